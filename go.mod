@@ -1,0 +1,13 @@
+module github.com/hookwire/hookwire
+
+go 1.26.8
+
+require (
+	github.com/go-json-experiment/json v1.27.2 // indirect
+	github.com/mattn/go-colorable v0.1.14 // indirect
+	github.com/mattn/go-isatty v0.0.20 // indirect
+	github.com/rs/zerolog v1.35.1 // indirect
+	github.com/sourcegraph/jsonrpc2 v0.2.3 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+	golang.org/x/sys v0.29.0 // indirect
+)

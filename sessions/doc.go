@@ -1,0 +1,6 @@
+// Package sessions is hookwire's session store: per parent session and
+// agent, the remembered task sessions with their aliases; the pending task
+// calls; which agent each session runs; the frozen cache-stable blocks; and
+// their persistence. It is safe for concurrent use. It never speaks the
+// protocol and never decides guidance text (that is core's).
+package sessions
