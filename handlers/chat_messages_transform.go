@@ -1,0 +1,235 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hookwire/hookwire/core"
+	"github.com/hookwire/hookwire/rpc"
+)
+
+// The wire shape of chat.messages.transform, limited to what the sidecar
+// reads (PROTOCOL.md 4.5). It is decoded with the JSON v2 API: skipping
+// the fields it does not name (tool outputs, file contents: most of a
+// history's bytes) is about three times faster than encoding/json.
+type transformParams struct {
+	Input  jsontext.Value `json:"input"`
+	Output *struct {
+		Messages []wireMessage `json:"messages"`
+	} `json:"output"`
+}
+
+type wireMessage struct {
+	Info struct {
+		ID        string `json:"id"`
+		Role      string `json:"role"`
+		Agent     any    `json:"agent"`
+		SessionID string `json:"sessionID"`
+	} `json:"info"`
+	Parts []wirePart `json:"parts"`
+}
+
+type wirePart struct {
+	Type      string  `json:"type"`
+	Text      *string `json:"text"`
+	Synthetic bool    `json:"synthetic"`
+	Tool      string  `json:"tool"`
+	State     *struct {
+		Status string `json:"status"`
+		Error  any    `json:"error"`
+	} `json:"state"`
+}
+
+// chatMessagesTransform learns sessions' agents from user messages, adds
+// guidance to errored task tool parts (4.1), and adds the phase reminder
+// (4.3) or, in cache-stable mode, the frozen blocks and reminders (4.4).
+func (s *Server) chatMessagesTransform(_ context.Context, raw json.RawMessage) (any, error) {
+	var p transformParams
+	if err := decodeTransform(raw, &p); err != nil {
+		return nil, err
+	}
+	msgs := toCoreMessages(p.Output.Messages)
+	for _, m := range msgs {
+		if m.Role == "user" && m.SessionID != "" && m.Agent != "" {
+			s.store.SetAgent(m.SessionID, m.Agent)
+		}
+	}
+	var ops []rpc.Op
+	if s.cfg.DelegateRetry.Enabled {
+		ops = s.guideErroredTasks(msgs, ops)
+	}
+	if s.cfg.CacheStable {
+		ops = s.stableParts(msgs, ops)
+	} else if i := core.PhaseReminderTarget(msgs, s.cfg.reminderConfig()); i >= 0 {
+		ops = append(ops, addPart(i, s.reminderText()))
+	}
+	return patch(ops...), nil
+}
+
+func decodeTransform(raw json.RawMessage, p *transformParams) error {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return invalidParams("params must be an object")
+	}
+	if err := jsonv2.Unmarshal(trimmed, p); err != nil {
+		return invalidParams("%s", describeV2Error(err))
+	}
+	if p.Input == nil {
+		return invalidParams("missing field %q", "input")
+	}
+	if p.Output == nil {
+		return invalidParams("missing field %q", "output")
+	}
+	return nil
+}
+
+// describeV2Error names the field of a JSON v2 decoding error.
+func describeV2Error(err error) string {
+	var se *jsonv2.SemanticError
+	if errors.As(err, &se) && se.JSONPointer != "" {
+		want := "another type"
+		if se.GoType != nil {
+			want = jsonKind(se.GoType.Kind().String())
+		}
+		field := strings.ReplaceAll(strings.TrimPrefix(string(se.JSONPointer), "/"), "/", ".")
+		return field + " must be " + want + ", got " + kindName(se.JSONKind)
+	}
+	return err.Error()
+}
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	}
+	return "something else"
+}
+
+func toCoreMessages(wire []wireMessage) []core.Message {
+	msgs := make([]core.Message, len(wire))
+	for i, w := range wire {
+		agent, _ := w.Info.Agent.(string)
+		m := core.Message{ID: w.Info.ID, Role: w.Info.Role, Agent: agent, SessionID: w.Info.SessionID,
+			Parts: make([]core.Part, len(w.Parts))}
+		for j, wp := range w.Parts {
+			part := core.Part{Type: wp.Type, Synthetic: wp.Synthetic, Tool: wp.Tool}
+			if wp.Text != nil {
+				part.Text, part.HasText = *wp.Text, true
+			}
+			if wp.State != nil {
+				part.StateStatus = wp.State.Status
+				part.StateError, part.HasError = wp.State.Error.(string)
+			}
+			m.Parts[j] = part
+		}
+		msgs[i] = m
+	}
+	return msgs
+}
+
+// guideErroredTasks appends guidance to every errored task tool part whose
+// error matches a row. It is a function of the part alone, so a history
+// gets the same bytes on every request.
+func (s *Server) guideErroredTasks(msgs []core.Message, ops []rpc.Op) []rpc.Op {
+	opts := s.cfg.retryOptions()
+	for i, m := range msgs {
+		for j, part := range m.Parts {
+			if part.Type != "tool" || !s.cfg.isTaskTool(part.Tool) || part.StateStatus != "error" || !part.HasError {
+				continue
+			}
+			d := core.DetectTaskError(part.StateError, true, opts)
+			if d == nil || strings.Contains(part.StateError, d.Guidance) {
+				continue
+			}
+			ops = append(ops, rpc.Op{Op: "replace", Path: partPath(i, j) + "/state/error",
+				Value: core.WithGuidance(part.StateError, d)})
+		}
+	}
+	return ops
+}
+
+// stableParts implements cache-stable mode (4.4): each orchestrator user
+// message carries the sessions block frozen when it was first seen, then
+// the reminder, so no earlier message ever changes.
+func (s *Server) stableParts(msgs []core.Message, ops []rpc.Op) []rpc.Op {
+	rc := s.cfg.reminderConfig()
+	reminder := s.reminderText()
+	for i, m := range msgs {
+		if !s.isOrchestratorUserMessage(m) {
+			continue
+		}
+		if s.cfg.TaskSessions.Enabled && m.ID != "" && m.SessionID != "" {
+			block := s.store.FrozenBlock(m.SessionID, m.ID, func() string {
+				return core.ResumableSessionsBlock(s.store.Block(m.SessionID))
+			})
+			if block != "" && !hasPartText(m, block) {
+				ops = append(ops, addPart(i, block))
+			}
+		}
+		if rc.Enabled && core.WantsReminder(m, rc) {
+			ops = append(ops, addPart(i, reminder))
+		}
+	}
+	return ops
+}
+
+func (s *Server) isOrchestratorUserMessage(m core.Message) bool {
+	if m.Role != "user" {
+		return false
+	}
+	if m.Agent != "" {
+		return m.Agent == s.cfg.OrchestratorAgent
+	}
+	return s.managed(m.SessionID)
+}
+
+func (s *Server) reminderText() string {
+	if t := s.cfg.PhaseReminder.Text; t != nil && *t != "" {
+		return *t
+	}
+	return core.DefaultPhaseReminder
+}
+
+func hasPartText(m core.Message, text string) bool {
+	for _, p := range m.Parts {
+		if p.HasText && p.Text == text {
+			return true
+		}
+	}
+	return false
+}
+
+// addPart appends a synthetic text part to message i.
+func addPart(i int, text string) rpc.Op {
+	return rpc.Op{Op: "add", Path: "/messages/" + strconv.Itoa(i) + "/parts/-",
+		Value: syntheticPart{Type: "text", Text: text, Synthetic: true}}
+}
+
+// syntheticPart is a text part the sidecar adds; OpenCode sends it to the
+// model but does not show it as the user's own words.
+type syntheticPart struct {
+	Type      string `json:"type"`
+	Text      string `json:"text"`
+	Synthetic bool   `json:"synthetic"`
+}
+
+func partPath(i, j int) string {
+	return "/messages/" + strconv.Itoa(i) + "/parts/" + strconv.Itoa(j)
+}

@@ -1,0 +1,42 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/hookwire/hookwire/core"
+	"github.com/hookwire/hookwire/rpc"
+)
+
+type systemTransformParams struct {
+	Input *struct {
+		SessionID string `json:"sessionID"`
+	} `json:"input"`
+	Output *struct {
+		System []json.RawMessage `json:"system"`
+	} `json:"output"`
+}
+
+// chatSystemTransform appends the Resumable Sessions block to a managed
+// session's system prompt (4.2). In cache-stable mode the block travels
+// with the user messages instead (4.4), so nothing is added here.
+func (s *Server) chatSystemTransform(_ context.Context, raw json.RawMessage) (any, error) {
+	var p systemTransformParams
+	if err := decodeParams(raw, &p, "input", "output"); err != nil {
+		return nil, err
+	}
+	if !s.cfg.TaskSessions.Enabled || s.cfg.CacheStable || !s.managed(p.Input.SessionID) {
+		return noChange(), nil
+	}
+	block := core.ResumableSessionsBlock(s.store.Block(p.Input.SessionID))
+	if block == "" {
+		return noChange(), nil
+	}
+	for _, existing := range p.Output.System {
+		var text string
+		if json.Unmarshal(existing, &text) == nil && text == block {
+			return noChange(), nil // already there: never twice
+		}
+	}
+	return patch(rpc.Op{Op: "add", Path: "/system/-", Value: block}), nil
+}

@@ -1,0 +1,26 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/hookwire/hookwire/core"
+)
+
+type detectErrorParams struct {
+	Output *string `json:"output"`
+	Failed bool    `json:"failed"`
+}
+
+// detectError answers delegate.detectError (5): the error type and the
+// guidance block that 4.1 would append, or null.
+func (s *Server) detectError(_ context.Context, raw json.RawMessage) (any, error) {
+	var p detectErrorParams
+	if err := decodeParams(raw, &p, "output"); err != nil {
+		return nil, err
+	}
+	if d := core.DetectTaskError(*p.Output, p.Failed, s.cfg.retryOptions()); d != nil {
+		return d, nil
+	}
+	return nil, nil
+}

@@ -1,0 +1,7 @@
+// Package handlers answers hookwire's methods: one file per hook or method.
+// Each handler decodes its params, asks core (decisions) and sessions
+// (state), and returns a JSON Patch or a result.
+//
+// handlers never touch the transport (framing, ids, writing replies: that
+// is rpc's) and never hold decision logic that belongs in core.
+package handlers

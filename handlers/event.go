@@ -1,0 +1,45 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+)
+
+type eventParams struct {
+	Input *struct {
+		Event *struct {
+			Type       string `json:"type"`
+			Properties struct {
+				SessionID json.RawMessage `json:"sessionID"`
+				Info      struct {
+					ID json.RawMessage `json:"id"`
+				} `json:"info"`
+			} `json:"properties"`
+		} `json:"event"`
+	} `json:"input"`
+}
+
+// event forgets a deleted session and everything remembered under it (4.2).
+// Other event types are accepted and ignored.
+func (s *Server) event(_ context.Context, raw json.RawMessage) (any, error) {
+	var p eventParams
+	if err := decodeParams(raw, &p, "input"); err != nil {
+		return nil, err
+	}
+	if p.Input.Event == nil {
+		return nil, invalidParams("missing field input.event")
+	}
+	ev := p.Input.Event
+	if ev.Type != "session.deleted" {
+		return nil, nil
+	}
+	id := rawString(ev.Properties.Info.ID)
+	if id == "" {
+		id = rawString(ev.Properties.SessionID)
+	}
+	if id != "" {
+		s.store.DeleteSession(id)
+		s.log.Debug().Str("session", id).Msg("session deleted")
+	}
+	return nil, nil
+}

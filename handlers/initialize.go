@@ -1,0 +1,84 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/hookwire/hookwire/rpc"
+	"github.com/hookwire/hookwire/sessions"
+)
+
+type initializeParams struct {
+	ProtocolVersion *int            `json:"protocolVersion"`
+	ClientInfo      json.RawMessage `json:"clientInfo"`
+	Config          json.RawMessage `json:"config"`
+}
+
+type initializeResult struct {
+	ProtocolVersion int          `json:"protocolVersion"`
+	ServerInfo      serverInfo   `json:"serverInfo"`
+	Capabilities    capabilities `json:"capabilities"`
+}
+
+type serverInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+type capabilities struct {
+	Hooks   []string `json:"hooks"`
+	Events  []string `json:"events"`
+	Methods []string `json:"methods"`
+}
+
+func (s *Server) initialize(_ context.Context, raw json.RawMessage) (any, error) {
+	if s.initialized {
+		return nil, rpc.Errorf(rpc.CodeInvalidRequest, "already initialized")
+	}
+	var p initializeParams
+	if err := decodeParams(raw, &p, "protocolVersion"); err != nil {
+		return nil, err
+	}
+	if *p.ProtocolVersion != ProtocolVersion {
+		return nil, rpc.Errorf(rpc.CodeInvalidParams,
+			"unsupported protocolVersion %d: this sidecar speaks [%d]", *p.ProtocolVersion, ProtocolVersion)
+	}
+	cfg, err := ParseConfig(p.Config)
+	if err != nil {
+		return nil, err
+	}
+	s.cfg = cfg
+	s.store = sessions.New(cfg.storeConfig())
+	if s.opts.OpenState != nil {
+		s.persist = s.opts.OpenState(s.store)
+	}
+	s.maxBytes.Store(cfg.MaxMessageBytes)
+	s.initialized = true
+	s.log.Info().Str("orchestrator", cfg.OrchestratorAgent).Bool("cacheStable", cfg.CacheStable).
+		Int("subagents", len(cfg.Subagents)).Msg("initialized")
+	return initializeResult{
+		ProtocolVersion: ProtocolVersion,
+		ServerInfo:      serverInfo{Name: "hookwire", Version: s.opts.Version},
+		Capabilities: capabilities{
+			Hooks:   hookMethods,
+			Events:  []string{"session.deleted"},
+			Methods: coreMethods,
+		},
+	}, nil
+}
+
+func (s *Server) shutdown(context.Context, json.RawMessage) (any, error) {
+	if s.persist != nil {
+		if err := s.persist.Flush(); err != nil {
+			s.log.Warn().Err(err).Msg("state flush at shutdown failed; state kept in memory")
+		}
+	}
+	return nil, nil
+}
+
+func (s *Server) exit(context.Context, json.RawMessage) (any, error) {
+	if s.opts.OnExit != nil {
+		s.opts.OnExit()
+	}
+	return nil, nil
+}

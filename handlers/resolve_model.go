@@ -1,0 +1,29 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/hookwire/hookwire/core"
+)
+
+type resolveModelParams struct {
+	Input *core.ModelInput `json:"input"`
+	Deps  *core.ModelDeps  `json:"deps"`
+}
+
+// resolveModel answers delegate.resolveModel (5, MODEL_RESOLUTION.md).
+func (s *Server) resolveModel(_ context.Context, raw json.RawMessage) (any, error) {
+	var p resolveModelParams
+	if err := decodeParams(raw, &p, "input"); err != nil {
+		return nil, err
+	}
+	deps := core.ModelDeps{}
+	if p.Deps != nil {
+		deps = *p.Deps
+	}
+	if r := core.ResolveModel(*p.Input, deps); r != nil {
+		return r, nil
+	}
+	return nil, nil
+}

@@ -1,0 +1,54 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+	"time"
+
+	"github.com/hookwire/hookwire/sessions"
+)
+
+type statusResult struct {
+	Version       string            `json:"version"`
+	UptimeSeconds float64           `json:"uptimeSeconds"`
+	Requests      map[string]uint64 `json:"requests"`
+	Errors        uint64            `json:"errors"`
+	Store         sessions.Stats    `json:"store"`
+	Memory        memoryStats       `json:"memory"`
+	State         string            `json:"state"`
+	CacheStable   bool              `json:"cacheStable"`
+}
+
+type memoryStats struct {
+	HeapAllocBytes uint64 `json:"heapAllocBytes"`
+	SysBytes       uint64 `json:"sysBytes"`
+	Goroutines     int    `json:"goroutines"`
+}
+
+// status reports what the sidecar holds and has done (5).
+func (s *Server) status(context.Context, json.RawMessage) (any, error) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	s.statsMu.Lock()
+	requests := make(map[string]uint64, len(s.requests))
+	for k, v := range s.requests {
+		requests[k] = v
+	}
+	errs := s.errors
+	s.statsMu.Unlock()
+	state := "memory"
+	if s.persist != nil {
+		state = s.persist.Status()
+	}
+	return statusResult{
+		Version:       s.opts.Version,
+		UptimeSeconds: time.Since(s.started).Seconds(),
+		Requests:      requests,
+		Errors:        errs,
+		Store:         s.store.Stats(),
+		Memory:        memoryStats{HeapAllocBytes: ms.HeapAlloc, SysBytes: ms.Sys, Goroutines: runtime.NumGoroutine()},
+		State:         state,
+		CacheStable:   s.cfg.CacheStable,
+	}, nil
+}

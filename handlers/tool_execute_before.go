@@ -1,0 +1,57 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/hookwire/hookwire/core"
+	"github.com/hookwire/hookwire/rpc"
+	"github.com/hookwire/hookwire/sessions"
+)
+
+type toolInput struct {
+	Tool      string `json:"tool"`
+	SessionID string `json:"sessionID"`
+	CallID    string `json:"callID"`
+}
+
+type toolBeforeParams struct {
+	Input  *toolInput `json:"input"`
+	Output *struct {
+		Args map[string]json.RawMessage `json:"args"`
+	} `json:"output"`
+}
+
+// toolExecuteBefore remembers a task call from a managed session and turns
+// an alias in args.task_id into the real session id (PROTOCOL.md 4.2).
+func (s *Server) toolExecuteBefore(_ context.Context, raw json.RawMessage) (any, error) {
+	var p toolBeforeParams
+	if err := decodeParams(raw, &p, "input", "output"); err != nil {
+		return nil, err
+	}
+	in, args := p.Input, p.Output.Args
+	if !s.cfg.TaskSessions.Enabled || !s.cfg.isTaskTool(in.Tool) || !s.managed(in.SessionID) {
+		return noChange(), nil
+	}
+	agent, _ := stringArg(args, "subagent_type")
+	if strings.TrimSpace(agent) == "" || in.CallID == "" {
+		return noChange(), nil
+	}
+	description, _ := stringArg(args, "description")
+	prompt, _ := stringArg(args, "prompt")
+	requested, isString := stringArg(args, "task_id")
+	label := core.TaskLabel(description, prompt, agent)
+
+	action, id := s.store.BeginCall(in.CallID, in.SessionID, agent, label, requested)
+	switch action {
+	case sessions.TaskIDReplace:
+		if isString && id == requested {
+			return noChange(), nil
+		}
+		return patch(rpc.Op{Op: "replace", Path: "/args/task_id", Value: id}), nil
+	case sessions.TaskIDRemove:
+		return patch(rpc.Op{Op: "remove", Path: "/args/task_id"}), nil
+	}
+	return noChange(), nil
+}
