@@ -1,0 +1,245 @@
+package core
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Flavor names the task tool an example call is written for.
+type Flavor string
+
+const (
+	FlavorDelegate Flavor = "delegate" // oh-my-opencode's delegate tool
+	FlavorNative   Flavor = "native"   // OpenCode's native task tool
+)
+
+// RetryPattern is one row of the error table (PROTOCOL.md 4.1).
+type RetryPattern struct {
+	Pattern   string `json:"pattern"`
+	ErrorType string `json:"errorType"`
+	FixHint   string `json:"fixHint"`
+	Flavor    Flavor `json:"flavor"`
+}
+
+// DetectedError is delegate.detectError's result.
+type DetectedError struct {
+	ErrorType string `json:"errorType"`
+	FixHint   string `json:"fixHint"`
+	Available string `json:"available,omitempty"`
+	Guidance  string `json:"guidance"`
+}
+
+// RetryOptions carries the client's configuration into detection.
+type RetryOptions struct {
+	Extra     []RetryPattern // config.delegateRetry.patterns, tried after the built-in rows
+	Subagents []string       // config.subagents, the fallback available list
+}
+
+// GuidanceHeader is the first line of every guidance block, so a reader
+// (human or model) can tell hookwire's advice from the tool's own text.
+const GuidanceHeader = "[hookwire retry guidance]"
+
+// builtinPatterns is the table of PROTOCOL.md 4.1. Order matters: the first
+// substring that matches wins, so "Unknown agent type" (native) must come
+// before "Unknown agent" (delegate).
+var builtinPatterns = []RetryPattern{
+	{"run_in_background", "missing_run_in_background",
+		"Add run_in_background=false to wait for the result (true only for work you will collect later).", FlavorDelegate},
+	{"load_skills", "missing_load_skills",
+		"Add load_skills=[]: the argument is required, even when no skill is needed.", FlavorDelegate},
+	{"category OR subagent_type", "mutual_exclusion",
+		"Pass exactly one of category or subagent_type, never both.", FlavorDelegate},
+	{"Must provide either category or subagent_type", "missing_category_or_agent",
+		"Pass either category (a kind of work) or subagent_type (a named agent).", FlavorDelegate},
+	{"Unknown category", "unknown_category",
+		"Use one of the available categories, spelled exactly as listed.", FlavorDelegate},
+	{"Agent name cannot be empty", "empty_agent",
+		"Set subagent_type to the name of an available agent; it cannot be empty.", FlavorDelegate},
+	{"Unknown agent type", "unknown_agent",
+		"Set subagent_type to a configured subagent, spelled exactly as listed (names are case-sensitive).", FlavorNative},
+	{"Unknown agent", "unknown_agent",
+		"Use one of the available agents, spelled exactly as listed (names are case-sensitive).", FlavorDelegate},
+	{"Cannot call primary agent", "primary_agent",
+		"Primary agents cannot be delegated to: pick a subagent instead.", FlavorDelegate},
+	{"Skills not found", "unknown_skills",
+		"Load only skills that exist (as listed), or pass load_skills=[].", FlavorDelegate},
+	{"is not allowed. Allowed agents:", "background_agent_not_allowed",
+		"This agent may not run in the background: pick one of the allowed agents, or set run_in_background=false.", FlavorDelegate},
+	{`Expected a string starting with "ses"`, "invalid_task_id",
+		"task_id was not a session id: resume with a real one, or start a fresh task.", FlavorNative},
+	{"depth limit", "depth_limit",
+		"The delegation depth limit is reached: do this part of the work yourself instead of delegating further.", FlavorNative},
+}
+
+// BuiltinRetryPatterns returns a copy of the built-in error table, in the
+// order it is tried.
+func BuiltinRetryPatterns() []RetryPattern {
+	return append([]RetryPattern(nil), builtinPatterns...)
+}
+
+// retrySignals are the words tool.execute.after needs before it looks at a
+// delegate tool's text at all: a successful task's output may quote any of
+// the table's substrings.
+var retrySignals = []string{"[ERROR]", "Invalid arguments", "is not allowed. Allowed agents:"}
+
+// agentErrorTypes are the error types whose available list is a list of
+// agents, so config.subagents may stand in when the output names none.
+var agentErrorTypes = map[string]bool{
+	"unknown_agent":                true,
+	"empty_agent":                  true,
+	"primary_agent":                true,
+	"background_agent_not_allowed": true,
+}
+
+const genericFixHint = "Correct the task call's arguments as the error above says, then retry."
+
+// DetectTaskError classifies a task tool's error text. failed=false applies
+// the tool.execute.after rule (signal words needed); failed=true the
+// errored-tool-part rule. nil: nothing to add.
+//
+// Rows from opts.Extra with an empty Pattern are ignored (they would match
+// every error); an empty Flavor means FlavorDelegate and an empty FixHint
+// gets a generic one.
+func DetectTaskError(output string, failed bool, opts RetryOptions) *DetectedError {
+	if !failed && !containsAny(output, retrySignals) {
+		return nil
+	}
+	row, ok := matchRetryPattern(output, opts.Extra)
+	if !ok {
+		return nil
+	}
+	available := AvailableOptions(output)
+	if available == "" && agentErrorTypes[row.ErrorType] {
+		available = joinNonBlank(opts.Subagents)
+	}
+	hint := strings.TrimSpace(row.FixHint)
+	if hint == "" {
+		hint = genericFixHint
+	}
+	return &DetectedError{
+		ErrorType: row.ErrorType,
+		FixHint:   hint,
+		Available: available,
+		Guidance:  retryGuidance(row, hint, available, opts.Subagents),
+	}
+}
+
+// WithGuidance returns text, a newline, and d.Guidance.
+func WithGuidance(text string, d *DetectedError) string { return text + "\n" + d.Guidance }
+
+func matchRetryPattern(output string, extra []RetryPattern) (RetryPattern, bool) {
+	for _, p := range builtinPatterns {
+		if strings.Contains(output, p.Pattern) {
+			return p, true
+		}
+	}
+	for _, p := range extra {
+		if p.Pattern != "" && strings.Contains(output, p.Pattern) {
+			return p, true
+		}
+	}
+	return RetryPattern{}, false
+}
+
+var (
+	allowedAgentsRe = regexp.MustCompile(`(?m)Allowed agents:\s*(.+)$`)
+	availableRe     = regexp.MustCompile(`(?m)Available[^:]*:\s*(.+)$`)
+)
+
+// AvailableOptions returns the options an error text lists: the rest of the
+// first line after "Allowed agents:", else after the first "Available...:"
+// label, trimmed; "" when it lists none.
+func AvailableOptions(output string) string {
+	for _, re := range []*regexp.Regexp{allowedAgentsRe, availableRe} {
+		if m := re.FindStringSubmatch(output); m != nil {
+			if s := strings.TrimSpace(m[1]); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+// retryGuidance renders the block appended to the failed call's text. The
+// example call is written for the tool that failed: the native task tool
+// rejects run_in_background, load_skills and category, so its users must
+// never be taught them.
+func retryGuidance(row RetryPattern, hint, available string, subagents []string) string {
+	var b strings.Builder
+	b.WriteString(GuidanceHeader)
+	b.WriteString("\nError type: " + row.ErrorType)
+	b.WriteString("\nFix: " + hint)
+	if available != "" {
+		b.WriteString("\nAvailable: " + available)
+	}
+	if row.ErrorType == "invalid_task_id" {
+		b.WriteString(`
+Task id: task_id must be a real session id starting with "ses" (as printed in <task id="ses_...">); an alias such as exp-1 works only while Resumable Sessions lists it. Omit task_id to start fresh.`)
+	}
+	b.WriteString("\nExample: ")
+	b.WriteString(exampleCall(row, available, subagents))
+	return b.String()
+}
+
+const (
+	exampleDescription = `description="Short summary of the task"`
+	examplePrompt      = `prompt="Complete, self-contained instructions for the subagent"`
+)
+
+func exampleCall(row RetryPattern, available string, subagents []string) string {
+	agent := exampleAgent(row.ErrorType, available, subagents)
+	if row.Flavor == FlavorNative {
+		return `task(` + exampleDescription + `, ` + examplePrompt + `, subagent_type="` + agent + `")`
+	}
+	selector := `subagent_type="` + agent + `"`
+	if row.ErrorType == "unknown_category" {
+		category := firstOption(available)
+		if category == "" {
+			category = "<category>"
+		}
+		selector = `category="` + category + `"`
+	}
+	return `task(` + exampleDescription + `, ` + examplePrompt + `, ` + selector +
+		`, run_in_background=false, load_skills=[])`
+}
+
+// exampleAgent picks the agent the example delegates to: the first listed
+// one when the list is a list of agents, else the first configured
+// subagent, else explorer (a subagent every anchor plugin ships).
+func exampleAgent(errorType, available string, subagents []string) string {
+	if agentErrorTypes[errorType] {
+		if a := firstOption(available); a != "" {
+			return a
+		}
+	}
+	if a := firstOption(joinNonBlank(subagents)); a != "" {
+		return a
+	}
+	return "explorer"
+}
+
+// firstOption returns the first item of a comma-separated list, without
+// the quotes or backticks error texts often put around names.
+func firstOption(list string) string {
+	first, _, _ := strings.Cut(list, ",")
+	return strings.Trim(strings.TrimSpace(first), "\"'`")
+}
+
+func joinNonBlank(items []string) string {
+	kept := make([]string, 0, len(items))
+	for _, s := range items {
+		if s = strings.TrimSpace(s); s != "" {
+			kept = append(kept, s)
+		}
+	}
+	return strings.Join(kept, ", ")
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
