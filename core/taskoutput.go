@@ -1,0 +1,38 @@
+package core
+
+import (
+	"regexp"
+	"strings"
+)
+
+var (
+	// taskIDLineRe is the `task_id: ses_... (...)` line of older task tools.
+	taskIDLineRe = regexp.MustCompile(`^task_id:\s*([^\s()]+)(\s*\(.*)?$`)
+	// taskTagRe is OpenCode 1.18's `<task id="ses_..." state="completed">`.
+	taskTagRe = regexp.MustCompile(`^<task\s(?:[^>]*\s)?id="([^"]+)"`)
+)
+
+// ParseTaskID finds the task id in a task tool's output (a `task_id:` line
+// or OpenCode 1.18's `<task id="...">`): the first line that, trimmed,
+// matches either form.
+func ParseTaskID(output string) (id string, ok bool) {
+	for line := range strings.Lines(output) {
+		line = strings.TrimSpace(line)
+		for _, re := range []*regexp.Regexp{taskIDLineRe, taskTagRe} {
+			if m := re.FindStringSubmatch(line); m != nil {
+				return m[1], true
+			}
+		}
+	}
+	return "", false
+}
+
+// IsSessionNotFound reports whether a task output's first line says the
+// resumed session is gone (`[error]` ... `session` ... `not found`/`no session`).
+func IsSessionNotFound(output string) bool {
+	first, _, _ := strings.Cut(output, "\n")
+	first = strings.ToLower(strings.TrimSpace(first))
+	return strings.HasPrefix(first, "[error]") &&
+		strings.Contains(first, "session") &&
+		(strings.Contains(first, "not found") || strings.Contains(first, "no session"))
+}
