@@ -1,0 +1,296 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/hookwire/hookwire/handlers"
+	"github.com/hookwire/hookwire/rpc"
+)
+
+// demo runs a scripted orchestrator session through the real server
+// (in-process, over pipes, line framing) and prints what each hook did.
+func demo(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintln(stderr, "hookwire demo takes no arguments")
+		return 2
+	}
+	c, stop := startInProcess()
+	defer stop()
+	d := &demoRun{c: c, w: stdout}
+	if err := d.script(); err != nil {
+		fmt.Fprintln(stderr, "hookwire demo:", err)
+		return 1
+	}
+	return 0
+}
+
+// inProcessClient talks to a server running in this process.
+type inProcessClient struct {
+	in     io.WriteCloser
+	out    *lineReader
+	nextID int
+}
+
+func startInProcess() (*inProcessClient, func()) {
+	srv := handlers.New(handlers.Options{Version: version, Log: zerolog.Nop()})
+	reqR, reqW := io.Pipe()
+	respR, respW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rpc.Serve(ctx, reqR, respW, srv, rpc.Options{Framing: rpc.FramingLine, MaxMessageBytes: srv.MaxMessageBytes, Log: zerolog.Nop()})
+		respW.Close()
+	}()
+	c := &inProcessClient{in: reqW, out: newLineReader(respR)}
+	return c, func() {
+		reqW.Close()
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+type rpcReply struct {
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// call sends a request and decodes its result into out (if not nil).
+func (c *inProcessClient) call(method string, params any, out any) error {
+	c.nextID++
+	msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.nextID, "method": method, "params": params})
+	if err != nil {
+		return err
+	}
+	if _, err := c.in.Write(append(msg, '\n')); err != nil {
+		return err
+	}
+	line, err := c.out.next(5 * time.Second)
+	if err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	var r rpcReply
+	if err := json.Unmarshal(line, &r); err != nil {
+		return fmt.Errorf("%s: bad reply: %w", method, err)
+	}
+	if r.Error != nil {
+		return fmt.Errorf("%s: error %d: %s", method, r.Error.Code, r.Error.Message)
+	}
+	if out != nil {
+		return json.Unmarshal(r.Result, out)
+	}
+	return nil
+}
+
+type patchOp struct {
+	Op    string          `json:"op"`
+	Path  string          `json:"path"`
+	Value json.RawMessage `json:"value"`
+}
+
+type patchReply struct {
+	Patch []patchOp `json:"patch"`
+}
+
+type demoRun struct {
+	c    *inProcessClient
+	w    io.Writer
+	step int
+}
+
+func (d *demoRun) title(format string, args ...any) {
+	d.step++
+	fmt.Fprintf(d.w, "\n%d. %s\n", d.step, fmt.Sprintf(format, args...))
+}
+
+func (d *demoRun) say(format string, args ...any) {
+	fmt.Fprintf(d.w, "   %s\n", fmt.Sprintf(format, args...))
+}
+
+func (d *demoRun) block(text string) {
+	for _, line := range strings.Split(text, "\n") {
+		fmt.Fprintf(d.w, "   | %s\n", line)
+	}
+}
+
+func (d *demoRun) hook(method string, input, output any) (patchReply, error) {
+	var r patchReply
+	err := d.c.call(method, map[string]any{"input": input, "output": output}, &r)
+	return r, err
+}
+
+func valueString(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var part struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &part) == nil && part.Text != "" {
+		return part.Text
+	}
+	return string(raw)
+}
+
+const (
+	demoParent = "ses_demo_orchestrator"
+	demoChild  = "ses_demo_explorer_1"
+)
+
+func (d *demoRun) script() error {
+	fmt.Fprintln(d.w, "hookwire demo: a scripted orchestrator session, sent through the real server over pipes.")
+
+	var init struct {
+		ServerInfo   struct{ Name, Version string } `json:"serverInfo"`
+		Capabilities struct {
+			Hooks []string `json:"hooks"`
+		} `json:"capabilities"`
+	}
+	if err := d.c.call("initialize", map[string]any{"protocolVersion": 1,
+		"clientInfo": map[string]any{"name": "hookwire-demo", "version": version},
+		"config":     map[string]any{"subagents": []string{"explorer", "oracle"}}}, &init); err != nil {
+		return err
+	}
+	d.title("initialize")
+	d.say("%s %s answers hooks: %s", init.ServerInfo.Name, init.ServerInfo.Version, strings.Join(init.Capabilities.Hooks, ", "))
+
+	if _, err := d.hook("chat.message", map[string]any{"sessionID": demoParent, "agent": "orchestrator"},
+		map[string]any{"message": map[string]any{"id": "msg_1", "role": "user"}, "parts": []any{}}); err != nil {
+		return err
+	}
+	d.title("chat.message: the user talks to the orchestrator")
+	d.say("session %s is now managed (agent orchestrator)", demoParent)
+
+	r, err := d.hook("tool.execute.before", map[string]any{"tool": "task", "sessionID": demoParent, "callID": "call_1"},
+		map[string]any{"args": map[string]any{"description": "Map the repository layout", "prompt": "List the packages.", "subagent_type": "explorer"}})
+	if err != nil {
+		return err
+	}
+	d.title("tool.execute.before: task(subagent_type=explorer, \"Map the repository layout\")")
+	d.say("pending call call_1 remembered; patch %s", describePatch(r))
+
+	r, err = d.hook("tool.execute.after", map[string]any{"tool": "task", "sessionID": demoParent, "callID": "call_1"},
+		map[string]any{"title": "Map the repository layout", "output": "<task id=\"" + demoChild + "\" state=\"completed\">\n<task_result>\nThree packages.\n</task_result>\n</task>", "metadata": map[string]any{}})
+	if err != nil {
+		return err
+	}
+	var list []struct{ Alias, TaskID, Label string }
+	if err := d.c.call("sessions.list", map[string]any{"sessionID": demoParent}, &list); err != nil {
+		return err
+	}
+	d.title("tool.execute.after: OpenCode 1.18 output <task id=\"%s\" ...>", demoChild)
+	for _, e := range list {
+		d.say("alias created: %s -> %s (%q)", e.Alias, e.TaskID, e.Label)
+	}
+
+	r, err = d.hook("chat.system.transform", map[string]any{"sessionID": demoParent}, map[string]any{"system": []string{"You are the orchestrator."}})
+	if err != nil {
+		return err
+	}
+	d.title("chat.system.transform: the next orchestrator request")
+	for _, op := range r.Patch {
+		d.say("%s %s:", op.Op, op.Path)
+		d.block(valueString(op.Value))
+	}
+
+	r, err = d.hook("tool.execute.before", map[string]any{"tool": "task", "sessionID": demoParent, "callID": "call_2"},
+		map[string]any{"args": map[string]any{"description": "Find the tests", "prompt": "Where are the tests?", "subagent_type": "explorer", "task_id": "exp-1"}})
+	if err != nil {
+		return err
+	}
+	d.title("tool.execute.before: task(subagent_type=explorer, task_id=\"exp-1\")")
+	d.say("alias resolved: %s", describePatch(r))
+	if _, err := d.hook("tool.execute.after", map[string]any{"tool": "task", "sessionID": demoParent, "callID": "call_2"},
+		map[string]any{"output": "<task id=\"" + demoChild + "\" state=\"completed\">\n<task_result>\nIn ./testdata.\n</task_result>\n</task>"}); err != nil {
+		return err
+	}
+	d.say("the resume returned the same session: exp-1 keeps pointing at it")
+
+	history := []any{
+		map[string]any{"info": map[string]any{"id": "msg_1", "role": "user", "agent": "orchestrator", "sessionID": demoParent},
+			"parts": []any{map[string]any{"type": "text", "text": "Explore the repo and fix the flaky test."}}},
+		map[string]any{"info": map[string]any{"id": "msg_2", "role": "assistant", "sessionID": demoParent},
+			"parts": []any{map[string]any{"type": "tool", "tool": "task", "state": map[string]any{"status": "error",
+				"error": "Unknown agent type: explorr is not a valid agent type"}}}},
+	}
+	r, err = d.hook("chat.messages.transform", map[string]any{}, map[string]any{"messages": history})
+	if err != nil {
+		return err
+	}
+	d.title("chat.messages.transform: a history whose native task call failed (Unknown agent type)")
+	for _, op := range r.Patch {
+		switch {
+		case strings.HasSuffix(op.Path, "/state/error"):
+			d.say("native task error part gets guidance (%s):", op.Path)
+			d.block(valueString(op.Value))
+		case strings.HasSuffix(op.Path, "/parts/-"):
+			d.say("reminder part added to the latest user message (%s), the user's own text untouched:", op.Path)
+			d.block(valueString(op.Value))
+		}
+	}
+
+	delegateErr := "[ERROR] Unknown category: \"fast\". Available categories: quick, deep, visual"
+	r, err = d.hook("tool.execute.after", map[string]any{"tool": "task", "sessionID": demoParent, "callID": "call_3"},
+		map[string]any{"output": delegateErr})
+	if err != nil {
+		return err
+	}
+	d.title("tool.execute.after: oh-my-opencode's delegate tool returned %q", delegateErr)
+	for _, op := range r.Patch {
+		d.say("%s %s: the old text, then", op.Op, op.Path)
+		d.block(strings.TrimPrefix(valueString(op.Value), delegateErr+"\n"))
+	}
+
+	var model map[string]any
+	sol := map[string]any{"providers": []string{"openai", "vercel"}, "model": "gpt-5.6-sol", "variant": "xhigh"}
+	copilot := map[string]any{"providers": []string{"github-copilot"}, "model": "gpt-5.6-sol", "variant": "high"}
+	if err := d.c.call("delegate.resolveModel", map[string]any{
+		"input": map[string]any{"fallbackChain": []any{sol, copilot}, "availableModels": []string{"github-copilot/gpt-5.6-sol", "vercel/openai/gpt-5.6-sol"}},
+		"deps":  map[string]any{"connectedProviders": nil, "hasProviderModelsCache": true, "hasConnectedProvidersCache": false},
+	}, &model); err != nil {
+		return err
+	}
+	d.title("delegate.resolveModel: the sol chain with copilot and vercel models available")
+	d.say("model %v, variant %v, decided by rung %q", model["model"], model["variant"], model["rung"])
+
+	if err := d.c.call("event", map[string]any{"input": map[string]any{"event": map[string]any{
+		"type": "session.deleted", "properties": map[string]any{"info": map[string]any{"id": demoParent}}}}}, nil); err != nil {
+		return err
+	}
+	if err := d.c.call("sessions.list", map[string]any{}, &list); err != nil {
+		return err
+	}
+	d.title("event session.deleted for the orchestrator session")
+	d.say("remembered entries left: %d", len(list))
+	fmt.Fprintln(d.w)
+	return nil
+}
+
+func describePatch(r patchReply) string {
+	if len(r.Patch) == 0 {
+		return "[] (args left as they are)"
+	}
+	var parts []string
+	for _, op := range r.Patch {
+		if op.Op == "remove" {
+			parts = append(parts, fmt.Sprintf("remove %s", op.Path))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s = %s", op.Op, op.Path, string(op.Value)))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/hookwire/hookwire/handlers"
+	"github.com/hookwire/hookwire/rpc"
+	"github.com/hookwire/hookwire/sessions"
+)
+
+// stateDebounce is how long after a change the state file is written:
+// long enough to coalesce a burst of hook calls, short enough that a crash
+// loses little.
+const stateDebounce = 200 * time.Millisecond
+
+func serve(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	framing := fs.String("framing", "auto", "message framing: auto, header or line")
+	level := fs.String("log-level", "info", "log level: trace, debug, info, warn or error")
+	logFile := fs.String("log-file", "", "write logs to this file instead of stderr")
+	state := fs.String("state", "", "keep the session store in this file across restarts")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "hookwire: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	fr, err := parseFraming(*framing)
+	if err != nil {
+		fmt.Fprintln(stderr, "hookwire:", err)
+		return 2
+	}
+	log, closeLog, err := newLogger(*level, *logFile, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "hookwire:", err)
+		return 2
+	}
+	defer closeLog()
+
+	// stdout is the protocol. Keep the real one for rpc and point
+	// os.Stdout at stderr, so that nothing else can ever write there.
+	protocolOut := os.Stdout
+	os.Stdout = os.Stderr
+
+	if isTerminal(os.Stdin) {
+		fmt.Fprintln(stderr, "hookwire speaks JSON-RPC 2.0 on stdin/stdout (see PROTOCOL.md); it is meant to be spawned by a client. Try `hookwire demo`.")
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case sig := <-sigs:
+			log.Info().Str("signal", sig.String()).Msg("stopping")
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+
+	opts := handlers.Options{Version: version, Log: log, OnExit: cancel}
+	if *state != "" {
+		opts.OpenState = func(store *sessions.Store) handlers.Persistence {
+			p, err := sessions.OpenPersister(*state, store, log, stateDebounce)
+			if err != nil {
+				log.Warn().Err(err).Str("state", *state).Msg("state file unusable; keeping state in memory")
+				return nil
+			}
+			return p
+		}
+	}
+	srv := handlers.New(opts)
+	log.Info().Str("version", version).Int("pid", os.Getpid()).Msg("serving")
+	err = rpc.Serve(ctx, os.Stdin, protocolOut, srv, rpc.Options{
+		Framing:         fr,
+		MaxMessageBytes: srv.MaxMessageBytes,
+		Log:             log,
+	})
+	if cerr := srv.Close(); cerr != nil {
+		log.Warn().Err(cerr).Msg("final state write failed")
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		// The client is gone (stdout closed): nobody is left to serve.
+		log.Info().Err(err).Msg("output closed; exiting")
+	}
+	log.Info().Msg("stopped")
+	return 0
+}
+
+func parseFraming(s string) (rpc.Framing, error) {
+	switch s {
+	case "auto":
+		return rpc.FramingAuto, nil
+	case "header":
+		return rpc.FramingHeader, nil
+	case "line":
+		return rpc.FramingLine, nil
+	}
+	return 0, fmt.Errorf("--framing must be auto, header or line, not %q", s)
+}
+
+func newLogger(level, file string, stderr io.Writer) (zerolog.Logger, func(), error) {
+	lvl, err := zerolog.ParseLevel(level)
+	if err != nil || level == "" {
+		return zerolog.Nop(), nil, fmt.Errorf("--log-level must be trace, debug, info, warn or error, not %q", level)
+	}
+	out, closeFn := stderr, func() {}
+	if file != "" {
+		f, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return zerolog.Nop(), nil, fmt.Errorf("opening log file: %w", err)
+		}
+		out, closeFn = f, func() { f.Close() }
+	}
+	return zerolog.New(out).Level(lvl).With().Timestamp().Logger(), closeFn, nil
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
