@@ -1,0 +1,107 @@
+package core
+
+import "strings"
+
+// SkipMarkerDefault marks a user message the plugins wrote themselves; such
+// a message gets no reminder.
+const SkipMarkerDefault = "<!-- SLIM_INTERNAL_INITIATOR -->"
+
+// DefaultOrchestratorAgent is config.orchestratorAgent's default.
+const DefaultOrchestratorAgent = "orchestrator"
+
+// DefaultPhaseReminder is the reminder text when config.phaseReminder.text
+// is not set.
+const DefaultPhaseReminder = "<internal_reminder>\n" +
+	"Work in phases: understand the request; plan, and delegate each piece to the specialist subagent that fits it; " +
+	"verify what comes back before you rely on it; then report the result. " +
+	"To continue a thread a subagent already started, resume its session by passing its alias from Resumable Sessions as task_id; " +
+	"anything new gets a fresh task.\n" +
+	"</internal_reminder>"
+
+// ReminderConfig is config.phaseReminder plus the orchestrator's name.
+//
+// SkipMarkers nil means the default ([SkipMarkerDefault]); a non-nil empty
+// slice means none (config `"skipMarkers": []`). Empty markers are ignored,
+// since every text contains "". OrchestratorAgent "" means
+// DefaultOrchestratorAgent.
+type ReminderConfig struct {
+	Enabled           bool
+	Text              string // "" means DefaultPhaseReminder
+	SkipMarkers       []string
+	OrchestratorAgent string
+}
+
+// ReminderText is the text of the reminder part.
+func (cfg ReminderConfig) ReminderText() string {
+	if cfg.Text == "" {
+		return DefaultPhaseReminder
+	}
+	return cfg.Text
+}
+
+func (cfg ReminderConfig) skipMarkers() []string {
+	if cfg.SkipMarkers == nil {
+		return []string{SkipMarkerDefault}
+	}
+	return cfg.SkipMarkers
+}
+
+func (cfg ReminderConfig) orchestrator() string {
+	if cfg.OrchestratorAgent == "" {
+		return DefaultOrchestratorAgent
+	}
+	return cfg.OrchestratorAgent
+}
+
+// PhaseReminderTarget returns the index of the message that gets the
+// reminder part under section 4.3, or -1. Only the last user message is
+// considered: when it is skipped, no earlier one takes its place.
+func PhaseReminderTarget(msgs []Message, cfg ReminderConfig) int {
+	if !cfg.Enabled {
+		return -1
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != "user" {
+			continue
+		}
+		if WantsReminder(msgs[i], cfg) {
+			return i
+		}
+		return -1
+	}
+	return -1
+}
+
+// WantsReminder applies the per-message skip rules of 4.3 to one user
+// message (agent, text part, skip markers, reminder already present). It is
+// false for a disabled config and for messages whose role is not "user".
+func WantsReminder(m Message, cfg ReminderConfig) bool {
+	if !cfg.Enabled || m.Role != "user" {
+		return false
+	}
+	if m.Agent != "" && m.Agent != cfg.orchestrator() {
+		return false
+	}
+	first := -1
+	for i, p := range m.Parts {
+		if p.Type == "text" && p.HasText {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return false
+	}
+	for _, marker := range cfg.skipMarkers() {
+		if marker != "" && strings.Contains(m.Parts[first].Text, marker) {
+			return false
+		}
+	}
+	reminder := cfg.ReminderText()
+	for _, p := range m.Parts {
+		if p.HasText && strings.Contains(p.Text, reminder) {
+			return false
+		}
+	}
+	return true
+}
