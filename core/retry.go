@@ -144,17 +144,19 @@ func matchRetryPattern(output string, extra []RetryPattern) (RetryPattern, bool)
 var (
 	allowedAgentsRe = regexp.MustCompile(`(?m)Allowed agents:\s*(.+)$`)
 	availableRe     = regexp.MustCompile(`(?m)Available[^:]*:\s*(.+)$`)
+
+	// availableForms are tried in order: an "Allowed agents:" list anywhere
+	// beats an earlier "Available...:" label.
+	availableForms = []*regexp.Regexp{allowedAgentsRe, availableRe}
 )
 
 // AvailableOptions returns the options an error text lists: the rest of the
 // first line after "Allowed agents:", else after the first "Available...:"
 // label, trimmed; "" when it lists none.
 func AvailableOptions(output string) string {
-	for _, re := range []*regexp.Regexp{allowedAgentsRe, availableRe} {
+	for _, re := range availableForms {
 		if m := re.FindStringSubmatch(output); m != nil {
-			if s := strings.TrimSpace(m[1]); s != "" {
-				return s
-			}
+			return strings.TrimSpace(m[1])
 		}
 	}
 	return ""

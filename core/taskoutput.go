@@ -10,6 +10,8 @@ var (
 	taskIDLineRe = regexp.MustCompile(`^task_id:\s*([^\s()]+)(\s*\(.*)?$`)
 	// taskTagRe is OpenCode 1.18's `<task id="ses_..." state="completed">`.
 	taskTagRe = regexp.MustCompile(`^<task\s(?:[^>]*\s)?id="([^"]+)"`)
+
+	taskIDForms = []*regexp.Regexp{taskIDLineRe, taskTagRe}
 )
 
 // ParseTaskID finds the task id in a task tool's output (a `task_id:` line
@@ -18,7 +20,7 @@ var (
 func ParseTaskID(output string) (id string, ok bool) {
 	for line := range strings.Lines(output) {
 		line = strings.TrimSpace(line)
-		for _, re := range []*regexp.Regexp{taskIDLineRe, taskTagRe} {
+		for _, re := range taskIDForms {
 			if m := re.FindStringSubmatch(line); m != nil {
 				return m[1], true
 			}
