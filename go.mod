@@ -3,11 +3,15 @@ module github.com/hookwire/hookwire
 go 1.26.8
 
 require (
-	github.com/go-json-experiment/json v1.27.2 // indirect
+	github.com/go-json-experiment/json v1.27.2
+	github.com/rs/zerolog v1.35.1
+	github.com/sourcegraph/jsonrpc2 v0.2.3
+	github.com/stretchr/testify v1.12.1
+)
+
+require (
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
-	github.com/rs/zerolog v1.35.1 // indirect
-	github.com/sourcegraph/jsonrpc2 v0.2.3 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.29.0 // indirect
 )
