@@ -1,0 +1,72 @@
+package rpc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// JSON-RPC error codes (PROTOCOL.md 8).
+const (
+	CodeParseError     int64 = -32700
+	CodeInvalidRequest int64 = -32600
+	CodeMethodNotFound int64 = -32601
+	CodeInvalidParams  int64 = -32602
+	CodeInternalError  int64 = -32603
+	CodeNotInitialized int64 = -32002
+)
+
+// Error is a JSON-RPC error a handler returns to answer with that code.
+// Data, when not nil, is sent as the error's "data" member.
+type Error struct {
+	Code    int64
+	Message string
+	Data    any
+
+	cause error // set by Errorf from a %w verb
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the error Errorf wrapped with %w, if any. The cause is
+// never sent to the client; only Message is.
+func (e *Error) Unwrap() error { return e.cause }
+
+// Errorf builds an *Error whose message is formatted as by fmt.Errorf; an
+// error given for a %w verb is kept as the cause (see Unwrap).
+func Errorf(code int64, format string, args ...any) *Error {
+	err := fmt.Errorf(format, args...)
+	return &Error{Code: code, Message: err.Error(), cause: errors.Unwrap(err)}
+}
+
+// toWireError turns an error returned by Dispatch into the error object
+// sent back: the first *Error in err's chain keeps its code, message and
+// data; anything else becomes -32603 with err's message. dataErr reports
+// Data that could not be encoded (it is then left out).
+func toWireError(err error) (wire *jsonrpc2.Error, dataErr error) {
+	var e *Error
+	if !errors.As(err, &e) || e == nil {
+		return &jsonrpc2.Error{Code: CodeInternalError, Message: err.Error()}, nil
+	}
+	wire = &jsonrpc2.Error{Code: e.Code, Message: e.Message}
+	if e.Data != nil {
+		b, err := json.Marshal(e.Data)
+		if err != nil {
+			return wire, fmt.Errorf("encoding error data: %w", err)
+		}
+		raw := json.RawMessage(b)
+		wire.Data = &raw
+	}
+	return wire, nil
+}
+
+// Messages of the errors the transport answers by itself.
+const (
+	msgTooLarge       = "message too large"
+	msgBatch          = "batch requests are not supported"
+	msgInvalidUTF8    = "invalid UTF-8"
+	msgInternalError  = "internal error"
+	msgNestingTooDeep = "nesting too deep"
+)

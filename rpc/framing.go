@@ -1,0 +1,481 @@
+package rpc
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Framing selects how messages are delimited.
+type Framing int
+
+const (
+	FramingAuto   Framing = iota // detect from the first non-blank byte
+	FramingHeader                // Content-Length headers
+	FramingLine                  // one JSON value per line
+)
+
+func (f Framing) String() string {
+	switch f {
+	case FramingAuto:
+		return "auto"
+	case FramingHeader:
+		return "header"
+	case FramingLine:
+		return "line"
+	}
+	return "Framing(" + strconv.Itoa(int(f)) + ")"
+}
+
+// ParseFraming parses the --framing flag: "auto" (or ""), "header" or "line".
+func ParseFraming(s string) (Framing, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return FramingAuto, nil
+	case "header":
+		return FramingHeader, nil
+	case "line":
+		return FramingLine, nil
+	}
+	return FramingAuto, fmt.Errorf("unknown framing %q (want auto, header or line)", s)
+}
+
+const (
+	// DefaultMaxMessageBytes is the message size limit when
+	// Options.MaxMessageBytes is nil or returns a value <= 0.
+	DefaultMaxMessageBytes int64 = 64 << 20
+
+	// idPrefixBytes is how much of an oversized message is kept to look
+	// for its id.
+	idPrefixBytes = 4 << 10
+
+	// maxHeaderLine bounds one header line; a longer one is a framing
+	// error, so a client that sends a body without headers cannot make
+	// the header reader buffer it.
+	maxHeaderLine = 8 << 10
+
+	// keepScratchBytes: a read buffer grown past this is dropped after
+	// use rather than held for the life of the process.
+	keepScratchBytes = 4 << 20
+
+	readBufferSize = 64 << 10
+)
+
+// detectFraming picks the framing from the first non-blank byte of r
+// (PROTOCOL.md 1): 'C' (Content-Length) selects header framing, anything
+// else line framing, where a byte that cannot start JSON is answered with a
+// parse error. The blanks are consumed. It returns io.EOF if r ends first.
+func detectFraming(r *bufio.Reader) (Framing, error) {
+	for {
+		b, err := r.ReadByte()
+		if err != nil {
+			return FramingAuto, err
+		}
+		if isBlank(b) {
+			continue
+		}
+		if err := r.UnreadByte(); err != nil {
+			return FramingAuto, err
+		}
+		if b == 'C' || b == 'c' {
+			return FramingHeader, nil
+		}
+		return FramingLine, nil
+	}
+}
+
+func isBlank(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }
+
+// frame is one message as delimited by a framer. Exactly one of data,
+// tooLarge and err describes it.
+type frame struct {
+	// data is the message. It is only valid until the next ReadFrame.
+	data []byte
+	// tooLarge reports a message over the limit; it was skipped, and
+	// prefix holds its first bytes (at most idPrefixBytes).
+	tooLarge bool
+	prefix   []byte
+	size     int64 // of a tooLarge message: its length, or a lower bound
+	// err is a frame that could not be delimited or was cut short; it
+	// is answered with a parse error.
+	err error
+}
+
+// A framer splits a byte stream into messages and writes messages back in
+// the same framing.
+type framer interface {
+	// ReadFrame reads the next message, buffering at most limit bytes of
+	// it. Malformed framing is reported in the frame, not as an error;
+	// the error is io.EOF at a message boundary or the reader's failure,
+	// after which the framer must not be used. Called from one goroutine.
+	ReadFrame(limit int64) (frame, error)
+	// WriteFrame writes the concatenation of parts as one message. The
+	// caller serialises calls and flushes w.
+	WriteFrame(w *bufio.Writer, parts ...[]byte) error
+}
+
+func newFramer(f Framing, r *bufio.Reader) framer {
+	if f == FramingHeader {
+		return &headerFramer{r: r}
+	}
+	return &lineFramer{r: r}
+}
+
+func partsLen(parts [][]byte) int {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	return n
+}
+
+// scratch is a reusable read buffer.
+type scratch struct{ buf []byte }
+
+// reset returns an empty buffer, first dropping one that grew too big.
+func (s *scratch) reset() []byte {
+	if cap(s.buf) > keepScratchBytes {
+		s.buf = nil
+	}
+	return s.buf[:0]
+}
+
+// lineFramer reads one JSON value per '\n'-terminated line; a trailing '\r'
+// is dropped and blank lines are skipped. The last line may lack its '\n'.
+type lineFramer struct {
+	r       *bufio.Reader
+	scratch scratch
+}
+
+func (f *lineFramer) ReadFrame(limit int64) (frame, error) {
+	for {
+		buf := f.scratch.reset()
+		var size int64 // bytes of the line, terminator included
+		tooLarge := false
+	read:
+		for {
+			chunk, err := f.r.ReadSlice('\n')
+			size += int64(len(chunk))
+			if tooLarge {
+				buf = appendPrefix(buf, chunk)
+			} else {
+				buf = append(buf, chunk...)
+				// Unterminated so far: all but a trailing '\r' is content.
+				if err != nil && int64(len(buf))-1 > limit {
+					tooLarge = true
+					buf = buf[:min(len(buf), idPrefixBytes)]
+				}
+			}
+			switch {
+			case err == nil:
+				break read
+			case errors.Is(err, bufio.ErrBufferFull):
+			case err == io.EOF:
+				if size == 0 {
+					return frame{}, io.EOF
+				}
+				break read // the last line may lack its '\n'
+			default:
+				return frame{}, fmt.Errorf("reading line: %w", err)
+			}
+		}
+		f.scratch.buf = buf
+		line := trimEOL(buf)
+		if tooLarge || int64(len(line)) > limit {
+			return frame{tooLarge: true, prefix: line[:min(len(line), idPrefixBytes)], size: size}, nil
+		}
+		if isBlankLine(line) {
+			continue
+		}
+		return frame{data: line}, nil
+	}
+}
+
+// appendPrefix appends as much of chunk as fits in idPrefixBytes.
+func appendPrefix(buf, chunk []byte) []byte {
+	if room := idPrefixBytes - len(buf); room > 0 {
+		buf = append(buf, chunk[:min(room, len(chunk))]...)
+	}
+	return buf
+}
+
+func trimEOL(b []byte) []byte {
+	b = bytes.TrimSuffix(b, []byte{'\n'})
+	return bytes.TrimSuffix(b, []byte{'\r'})
+}
+
+func isBlankLine(b []byte) bool {
+	for _, c := range b {
+		if !isBlank(c) {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *lineFramer) WriteFrame(w *bufio.Writer, parts ...[]byte) error {
+	for _, p := range parts {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return w.WriteByte('\n')
+}
+
+// headerFramer reads LSP-style frames: header lines ("Name: value", ended
+// by "\r\n" or a bare "\n"), a blank line, then Content-Length bytes.
+// Headers other than Content-Length are ignored. After a frame whose
+// headers it cannot use it resynchronises on the next "Content-Length:"
+// in the stream, wherever it appears.
+type headerFramer struct {
+	r       *bufio.Reader
+	scratch scratch
+	resync  bool   // skip input up to the next "Content-Length:"
+	carry   []byte // a header line found while resynchronising
+}
+
+// errors describing bad header frames; they are answered with -32700.
+var (
+	errNoContentLength  = errors.New("missing Content-Length header")
+	errHeaderTooLong    = errors.New("header line too long")
+	errTruncatedHeaders = errors.New("unexpected EOF in headers")
+	errTruncatedBody    = errors.New("unexpected EOF in message body")
+)
+
+const contentLengthHeader = "content-length:"
+
+func (f *headerFramer) ReadFrame(limit int64) (frame, error) {
+	if f.resync {
+		if err := f.skipToContentLength(); err != nil {
+			return frame{}, err
+		}
+		f.resync = false
+	}
+	length := int64(-1)
+	started := false
+	for {
+		line, err := f.readHeaderLine()
+		if err == io.EOF && !started && len(line) == 0 {
+			return frame{}, io.EOF
+		}
+		if err == io.EOF {
+			return frame{err: errTruncatedHeaders}, nil
+		}
+		if errors.Is(err, errHeaderTooLong) {
+			f.resync = true
+			return frame{err: err}, nil
+		}
+		if err != nil {
+			return frame{}, err
+		}
+		if isBlankLine(line) {
+			if !started {
+				continue // blank lines between messages
+			}
+			break
+		}
+		started = true
+		name, value, ok := bytes.Cut(line, []byte{':'})
+		if !ok || !isToken(name) {
+			// Junk, possibly glued to the next header ("}Content-Length: 5"
+			// after a body shorter than announced): answer it, then go on
+			// from the next Content-Length.
+			if i := indexFold(line, contentLengthHeader); i > 0 {
+				f.carry = append(f.carry[:0], line[i:]...)
+			} else {
+				f.resync = true
+			}
+			return frame{err: fmt.Errorf("malformed header line %.40q", line)}, nil
+		}
+		if !strings.EqualFold(string(name), "Content-Length") {
+			continue
+		}
+		n, err := strconv.ParseInt(string(bytes.TrimSpace(value)), 10, 64)
+		if err != nil || n < 0 || (length >= 0 && n != length) {
+			f.resync = true
+			return frame{err: fmt.Errorf("bad Content-Length %.40q", bytes.TrimSpace(value))}, nil
+		}
+		length = n
+	}
+	if length < 0 {
+		f.resync = true
+		return frame{err: errNoContentLength}, nil
+	}
+	if length > limit {
+		return f.skipBody(length)
+	}
+	buf := f.scratch.reset()
+	if int64(cap(buf)) < length {
+		buf = make([]byte, length)
+	}
+	buf = buf[:length]
+	f.scratch.buf = buf
+	if _, err := io.ReadFull(f.r, buf); err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return frame{err: errTruncatedBody}, nil
+		}
+		return frame{}, fmt.Errorf("reading message body: %w", err)
+	}
+	return frame{data: buf}, nil
+}
+
+// skipBody discards an oversized body, keeping its first bytes.
+func (f *headerFramer) skipBody(length int64) (frame, error) {
+	prefix := make([]byte, min(length, idPrefixBytes))
+	n, err := io.ReadFull(f.r, prefix)
+	fr := frame{tooLarge: true, prefix: prefix[:n], size: length}
+	if err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return fr, nil
+		}
+		return frame{}, fmt.Errorf("reading message body: %w", err)
+	}
+	if _, err := io.CopyN(io.Discard, f.r, length-int64(n)); err != nil && err != io.EOF {
+		return frame{}, fmt.Errorf("skipping message body: %w", err)
+	}
+	return fr, nil
+}
+
+// readHeaderLine returns the next header line without its line ending.
+// A line longer than maxHeaderLine is consumed and reported as
+// errHeaderTooLong. At EOF it returns what it has with io.EOF.
+func (f *headerFramer) readHeaderLine() ([]byte, error) {
+	if f.carry != nil {
+		line := f.carry
+		f.carry = nil
+		return line, nil
+	}
+	var line []byte
+	for {
+		chunk, err := f.r.ReadSlice('\n')
+		if len(line)+len(chunk) > maxHeaderLine {
+			if err == nil {
+				return nil, errHeaderTooLong
+			}
+			line = line[:0] // keep reading to the end of the line
+			if errors.Is(err, bufio.ErrBufferFull) {
+				if err := f.discardLine(); err != nil {
+					return nil, err
+				}
+				return nil, errHeaderTooLong
+			}
+		} else {
+			line = append(line, chunk...)
+		}
+		switch {
+		case err == nil:
+			return trimEOL(line), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err == io.EOF:
+			return trimEOL(line), io.EOF
+		default:
+			return nil, fmt.Errorf("reading header line: %w", err)
+		}
+	}
+}
+
+func (f *headerFramer) discardLine() error {
+	for {
+		_, err := f.r.ReadSlice('\n')
+		switch {
+		case err == nil, err == io.EOF:
+			return nil // io.EOF is seen again by the next read
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			return fmt.Errorf("reading header line: %w", err)
+		}
+	}
+}
+
+// skipToContentLength discards input up to the next "Content-Length:"
+// (any case) and leaves that header line in carry.
+func (f *headerFramer) skipToContentLength() error {
+	matched := 0
+	for {
+		b, err := f.r.ReadByte()
+		if err != nil {
+			if err == io.EOF {
+				return io.EOF
+			}
+			return fmt.Errorf("resynchronising headers: %w", err)
+		}
+		if lower(b) == contentLengthHeader[matched] {
+			matched++
+			if matched == len(contentLengthHeader) {
+				rest, err := f.readHeaderLine()
+				if err != nil && err != io.EOF {
+					return err
+				}
+				f.carry = append([]byte("Content-Length:"), rest...)
+				return nil
+			}
+			continue
+		}
+		// 'c' occurs only at the start of the pattern, so a mismatch can
+		// only restart a match at this byte.
+		matched = 0
+		if lower(b) == contentLengthHeader[0] {
+			matched = 1
+		}
+	}
+}
+
+func lower(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + ('a' - 'A')
+	}
+	return b
+}
+
+// indexFold is the index of the first case-insensitive match of the
+// lower-case ASCII pattern in b, or -1.
+func indexFold(b []byte, pattern string) int {
+	for i := 0; i+len(pattern) <= len(b); i++ {
+		j := 0
+		for j < len(pattern) && lower(b[i+j]) == pattern[j] {
+			j++
+		}
+		if j == len(pattern) {
+			return i
+		}
+	}
+	return -1
+}
+
+// isToken reports whether b is an HTTP header field name (RFC 9110 token).
+func isToken(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func (f *headerFramer) WriteFrame(w *bufio.Writer, parts ...[]byte) error {
+	var hdr [48]byte
+	h := append(hdr[:0], "Content-Length: "...)
+	h = strconv.AppendInt(h, int64(partsLen(parts)), 10)
+	h = append(h, "\r\n\r\n"...)
+	if _, err := w.Write(h); err != nil {
+		return err
+	}
+	for _, p := range parts {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}

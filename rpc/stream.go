@@ -1,0 +1,329 @@
+package rpc
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/rs/zerolog"
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// stream is the jsonrpc2.ObjectStream under Serve's connection.
+//
+// jsonrpc2 closes its connection on any ReadObject error, and decodes
+// params into a map and marshals them again. So ReadObject answers every
+// malformed frame itself and reads on; a request is scanned once, its raw
+// params and id are kept in a side table under a token, and jsonrpc2 gets
+// a small envelope whose id and params are that token:
+//
+//	{"jsonrpc":"2.0","id":7,"method":"m","params":7}
+//
+// The handler takes the raw params back with take, and WriteObject puts
+// the raw id back in place of the token, so replies carry the id exactly
+// as the client sent it.
+type stream struct {
+	r        *bufio.Reader
+	framing  Framing // forced, or FramingAuto until the first byte is seen
+	maxBytes func() int64
+	log      zerolog.Logger
+	dec      decoder // used by ReadObject only
+	env      []byte  // envelope buffer, used by ReadObject only
+	fr       framer  // set by ReadObject, under mu
+
+	mu sync.Mutex // serialises writes
+	w  *bufio.Writer
+
+	closed   atomic.Bool
+	errMu    sync.Mutex // never held across IO
+	writeErr error
+	readErr  error
+
+	tableMu sync.Mutex
+	next    uint64
+	table   map[uint64]*pendingRequest
+}
+
+// pendingRequest is a request between ReadObject and its reply.
+type pendingRequest struct {
+	method string
+	id     []byte // raw; nil for a notification
+	params json.RawMessage
+}
+
+var (
+	_ jsonrpc2.ObjectStream = (*stream)(nil)
+
+	errStreamClosed = errors.New("stream closed")
+)
+
+func newStream(in io.Reader, out io.Writer, opts Options) *stream {
+	s := &stream{
+		r:        bufio.NewReaderSize(in, readBufferSize),
+		w:        bufio.NewWriterSize(out, readBufferSize),
+		framing:  opts.Framing,
+		maxBytes: opts.MaxMessageBytes,
+		log:      opts.Log,
+		table:    make(map[uint64]*pendingRequest),
+	}
+	if s.framing != FramingAuto {
+		s.fr = newFramer(s.framing, s.r)
+	}
+	return s
+}
+
+func (s *stream) limit() int64 {
+	if s.maxBytes != nil {
+		if n := s.maxBytes(); n > 0 {
+			return n
+		}
+	}
+	return DefaultMaxMessageBytes
+}
+
+// ReadObject stores the next request in v, a *jsonrpc2.anyMessage (or
+// anything that takes a request's JSON). Frames that are not requests are
+// answered or ignored here. It fails only when the input ends (io.EOF),
+// the input fails, a reply to a bad frame cannot be written, or the stream
+// was closed. It is called from one goroutine.
+func (s *stream) ReadObject(v any) error {
+	for {
+		if s.closed.Load() {
+			return errStreamClosed
+		}
+		if s.fr == nil {
+			f, err := detectFraming(s.r)
+			if err != nil {
+				return s.failRead(err)
+			}
+			s.log.Debug().Stringer("framing", f).Msg("detected framing")
+			s.mu.Lock()
+			s.framing, s.fr = f, newFramer(f, s.r)
+			s.mu.Unlock()
+		}
+		fr, err := s.fr.ReadFrame(s.limit())
+		if err != nil {
+			return s.failRead(err)
+		}
+		env, err := s.handleFrame(fr)
+		if err != nil {
+			return err
+		}
+		if env == nil {
+			continue
+		}
+		if s.closed.Load() {
+			return errStreamClosed
+		}
+		if u, ok := v.(json.Unmarshaler); ok {
+			return u.UnmarshalJSON(env)
+		}
+		return json.Unmarshal(env, v)
+	}
+}
+
+func (s *stream) failRead(err error) error {
+	if err != io.EOF {
+		err = fmt.Errorf("rpc: reading message: %w", err)
+	}
+	s.errMu.Lock()
+	s.readErr = err
+	s.errMu.Unlock()
+	return err
+}
+
+// handleFrame returns the envelope for a request, or answers the frame and
+// returns nil. Its error is a failure to write that answer.
+func (s *stream) handleFrame(fr frame) ([]byte, error) {
+	switch {
+	case fr.err != nil:
+		s.log.Warn().Err(fr.err).Msg("unreadable frame")
+		return nil, s.replyError(&replyError{code: CodeParseError, message: "parse error: " + fr.err.Error()})
+	case fr.tooLarge:
+		id := scanPrefixID(fr.prefix)
+		s.log.Warn().Int64("size", fr.size).Int64("limit", s.limit()).Bool("idFound", id != nil).Msg("message too large, skipped")
+		return nil, s.replyError(&replyError{code: CodeInvalidRequest, message: msgTooLarge, id: id})
+	}
+	m := s.dec.decode(fr.data)
+	switch m.kind {
+	case kindResponse:
+		s.log.Debug().Bytes("id", m.id).Msg("ignoring a response from the client")
+		return nil, nil
+	case kindInvalid:
+		ev := s.log.Warn().Int64("code", m.reply.code).Str("error", m.reply.message).Int("size", len(fr.data))
+		if s.log.GetLevel() <= zerolog.DebugLevel {
+			ev = ev.Bytes("message", fr.data[:min(len(fr.data), 1024)])
+		}
+		ev.Msg("invalid message")
+		return nil, s.replyError(m.reply)
+	}
+	return s.envelope(s.store(m), m), nil
+}
+
+// store keeps a request's raw id and params (copied: the frame's bytes are
+// reused) and returns its token.
+func (s *stream) store(m message) uint64 {
+	p := &pendingRequest{method: m.method, id: bytes.Clone(m.id)}
+	if m.params != nil {
+		p.params = bytes.Clone(m.params)
+	}
+	s.tableMu.Lock()
+	defer s.tableMu.Unlock()
+	s.next++
+	s.table[s.next] = p
+	return s.next
+}
+
+func (s *stream) envelope(token uint64, m message) []byte {
+	b := append(s.env[:0], `{"jsonrpc":"2.0",`...)
+	if m.id != nil {
+		b = append(b, `"id":`...)
+		b = strconv.AppendUint(b, token, 10)
+		b = append(b, ',')
+	}
+	b = append(b, `"method":`...)
+	b = append(b, m.rawMethod...)
+	b = append(b, `,"params":`...)
+	b = strconv.AppendUint(b, token, 10)
+	b = append(b, '}')
+	s.env = b
+	return b
+}
+
+// take returns the request behind an envelope jsonrpc2 decoded, with its
+// token; the caller releases the token once it has replied.
+func (s *stream) take(req *jsonrpc2.Request) (pendingRequest, uint64, bool) {
+	if req.Params == nil {
+		return pendingRequest{}, 0, false
+	}
+	token, err := strconv.ParseUint(string(*req.Params), 10, 64)
+	if err != nil {
+		return pendingRequest{}, 0, false
+	}
+	s.tableMu.Lock()
+	defer s.tableMu.Unlock()
+	p, ok := s.table[token]
+	if !ok {
+		return pendingRequest{}, 0, false
+	}
+	taken := *p
+	p.params = nil // the handler owns them now
+	return taken, token, true
+}
+
+func (s *stream) release(token uint64) {
+	s.tableMu.Lock()
+	delete(s.table, token)
+	s.tableMu.Unlock()
+}
+
+// rawID returns the id the request with this token was sent with.
+func (s *stream) rawID(token uint64) ([]byte, bool) {
+	s.tableMu.Lock()
+	defer s.tableMu.Unlock()
+	p, ok := s.table[token]
+	if !ok || p.id == nil {
+		return nil, false
+	}
+	return p.id, true
+}
+
+// WriteObject writes a message from jsonrpc2 (in practice a response to a
+// request from ReadObject), with the request's raw id in place of its
+// token. Safe for concurrent use.
+func (s *stream) WriteObject(obj any) error {
+	var (
+		b   []byte
+		err error
+	)
+	if m, ok := obj.(json.Marshaler); ok {
+		b, err = m.MarshalJSON()
+	} else {
+		b, err = json.Marshal(obj)
+	}
+	if err != nil {
+		return fmt.Errorf("rpc: encoding message: %w", err)
+	}
+	// jsonrpc2 encodes a response as {"id":<token>,...}.
+	const idKey = `{"id":`
+	if bytes.HasPrefix(b, []byte(idKey)) {
+		end := len(idKey)
+		for end < len(b) && '0' <= b[end] && b[end] <= '9' {
+			end++
+		}
+		if token, err := strconv.ParseUint(string(b[len(idKey):end]), 10, 64); err == nil {
+			if id, ok := s.rawID(token); ok {
+				return s.write(b[:len(idKey)], id, b[end:])
+			}
+		}
+	}
+	s.log.Error().Msg("reply for an unknown request token; written as is")
+	return s.write(b)
+}
+
+// replyError writes an error response the stream makes by itself.
+func (s *stream) replyError(e *replyError) error {
+	id := e.id
+	if id == nil {
+		id = []byte("null")
+	}
+	b := make([]byte, 0, 96+len(id)+len(e.message))
+	b = append(b, `{"id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, e.code, 10)
+	b = append(b, `,"message":`...)
+	b, err := jsontext.AppendQuote(b, e.message)
+	if err != nil { // the message is ours; it is valid UTF-8
+		return fmt.Errorf("rpc: encoding error reply: %w", err)
+	}
+	b = append(b, `},"jsonrpc":"2.0"}`...)
+	return s.write(b)
+}
+
+// write writes one message and flushes it. After a write fails every
+// later write returns the same error.
+func (s *stream) write(parts ...[]byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if werr, _ := s.errors(); werr != nil {
+		return werr
+	}
+	if s.closed.Load() {
+		return errStreamClosed
+	}
+	err := s.fr.WriteFrame(s.w, parts...)
+	if err == nil {
+		err = s.w.Flush()
+	}
+	if err != nil {
+		err = fmt.Errorf("rpc: writing reply: %w", err)
+		s.errMu.Lock()
+		s.writeErr = err
+		s.errMu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// Close stops the stream: ReadObject and writes fail from now on. It does
+// not close the reader or writer Serve was given (they are the caller's),
+// and it never waits for a write in progress.
+func (s *stream) Close() error {
+	s.closed.Store(true)
+	return nil
+}
+
+// errors returns what ended the stream: the write error, else the read error.
+func (s *stream) errors() (writeErr, readErr error) {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	return s.writeErr, s.readErr
+}
