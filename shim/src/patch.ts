@@ -1,0 +1,85 @@
+// Applies the sidecar's JSON Patch (RFC 6902: add, replace, remove) to
+// OpenCode's output object in place. All or nothing: when an operation fails,
+// the ones already applied are undone, so output is left as it was.
+
+import fastJsonPatch from "fast-json-patch";
+import type { Operation } from "fast-json-patch";
+
+const { applyOperation, unescapePathComponent } = fastJsonPatch;
+
+export type PatchOp = { op: "add" | "replace" | "remove"; path: string; value?: unknown };
+
+export type PatchResult = { ok: true; applied: number } | { ok: false; error: string };
+
+const ALLOWED = new Set(["add", "replace", "remove"]);
+
+/** Checks the shape of a reply's patch without looking at the document. */
+export function isPatch(value: unknown): value is PatchOp[] {
+  if (!Array.isArray(value)) return false;
+  for (const op of value) {
+    if (!op || typeof op !== "object") return false;
+    const o = op as Record<string, unknown>;
+    if (typeof o.op !== "string" || !ALLOWED.has(o.op)) return false;
+    if (typeof o.path !== "string" || (o.path !== "" && !o.path.startsWith("/"))) return false;
+    if (o.path === "") return false; // replacing the whole output cannot be done in place
+    if (o.op !== "remove" && !("value" in o)) return false;
+  }
+  return true;
+}
+
+/**
+ * Applies patch to doc in place. Returns ok:false (and leaves doc as it was)
+ * when the patch is malformed or any operation does not apply.
+ */
+export function applyPatchInPlace(doc: unknown, patch: unknown): PatchResult {
+  if (!isPatch(patch)) return { ok: false, error: "malformed patch" };
+  if (patch.length === 0) return { ok: true, applied: 0 };
+  if (!doc || typeof doc !== "object") return { ok: false, error: "output is not an object" };
+  const undo: Array<() => void> = [];
+  try {
+    for (const op of patch) {
+      const inverse = inverseOf(doc, op);
+      applyOperation(doc, op as Operation, true, true, true);
+      undo.push(inverse);
+    }
+    return { ok: true, applied: patch.length };
+  } catch (err) {
+    for (let i = undo.length - 1; i >= 0; i--) {
+      try {
+        undo[i]();
+      } catch {
+        // Keep undoing the rest: each step touches only its own location.
+      }
+    }
+    return { ok: false, error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/** Returns a function that undoes op, computed before op is applied. */
+function inverseOf(doc: object, op: PatchOp): () => void {
+  const keys = op.path.split("/").slice(1).map(unescapePathComponent);
+  const last = keys.pop() as string;
+  let parent: unknown = doc;
+  for (const k of keys) {
+    if (parent === null || typeof parent !== "object") return noop;
+    parent = (parent as Record<string, unknown>)[k];
+  }
+  if (parent === null || typeof parent !== "object") return noop;
+  if (Array.isArray(parent)) {
+    const arr = parent;
+    const index = last === "-" ? arr.length : Number(last);
+    if (op.op === "add") return () => { if (arr.length > index) arr.splice(index, 1); };
+    const old = arr[index];
+    if (op.op === "replace") return () => { arr[index] = old; };
+    return () => { arr.splice(index, 0, old); };
+  }
+  const obj = parent as Record<string, unknown>;
+  const had = Object.prototype.hasOwnProperty.call(obj, last);
+  const old = obj[last];
+  return () => {
+    if (had) obj[last] = old;
+    else delete obj[last];
+  };
+}
+
+function noop(): void {}

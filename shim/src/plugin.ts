@@ -1,0 +1,263 @@
+// The OpenCode side of the shim: turns each plugin hook into a JSON-RPC call
+// to the sidecar and applies the reply's patch to OpenCode's output in place.
+//
+// OpenCode awaits every hook, has no timeout, and aborts a tool call whose
+// hook throws. So every hook here is bounded by a deadline, catches
+// everything, and on any failure leaves output exactly as it was.
+
+import { accessSync, constants, readFileSync } from "node:fs";
+import type { Hooks, PluginInput } from "@opencode-ai/plugin";
+import { Logger, type AppLogClient } from "./log.js";
+import { applyPatchInPlace } from "./patch.js";
+import { projectMessages } from "./projection.js";
+import { errorText, PROTOCOL_VERSION, Sidecar, type InitializeParams } from "./sidecar.js";
+import { resolveSettings, type ShimSettings } from "./options.js";
+import { Trace } from "./trace.js";
+
+/** Sidecar method → OpenCode hook name (PROTOCOL.md section 3). */
+export const HOOK_NAMES = {
+  "tool.execute.before": "tool.execute.before",
+  "tool.execute.after": "tool.execute.after",
+  "chat.message": "chat.message",
+  "chat.system.transform": "experimental.chat.system.transform",
+  "chat.messages.transform": "experimental.chat.messages.transform",
+} as const;
+
+export type HookMethod = keyof typeof HOOK_NAMES;
+
+const TRANSFORMS: ReadonlySet<string> = new Set(["chat.system.transform", "chat.messages.transform"]);
+
+const SUBAGENTS_TIMEOUT_MS = 1500;
+
+export const SHIM_VERSION = readVersion();
+
+function readVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+    return typeof pkg.version === "string" ? pkg.version : "0.0.0";
+  } catch {
+    return "0.0.0";
+  }
+}
+
+/** The parts of OpenCode's SDK client the shim uses. */
+export type ShimClient = AppLogClient & {
+  app?: AppLogClient["app"] & { agents?: () => unknown };
+};
+
+export type HookwireInstance = {
+  hooks: Hooks;
+  settings: ShimSettings;
+  sidecar?: Sidecar;
+  dispose(): Promise<void>;
+};
+
+// Every sidecar of this process, stopped when the process goes away.
+const live = new Set<Sidecar>();
+let exitHandlersInstalled = false;
+
+function installExitHandlers(): void {
+  if (exitHandlersInstalled) return;
+  exitHandlersInstalled = true;
+  const killAll = () => {
+    for (const s of live) s.killNow();
+  };
+  process.on("exit", killAll);
+  for (const sig of ["SIGTERM", "SIGINT"] as const) {
+    const onSignal = () => {
+      killAll();
+      process.off(sig, onSignal);
+      // Listening to a signal switches off its default action; restore it
+      // when nobody else in the process handles the signal.
+      if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
+    };
+    process.on(sig, onSignal);
+  }
+}
+
+/** The names of the agents the orchestrator can delegate to, or undefined when OpenCode does not say. */
+export async function fetchSubagents(client: ShimClient | undefined, ms = SUBAGENTS_TIMEOUT_MS): Promise<string[] | undefined> {
+  try {
+    const agents = client?.app?.agents;
+    if (typeof agents !== "function") return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), ms);
+    });
+    const res = await Promise.race([Promise.resolve(agents.call(client!.app)).catch(() => undefined), timeout]);
+    clearTimeout(timer);
+    const list = Array.isArray(res) ? res : (res as { data?: unknown } | undefined)?.data;
+    if (!Array.isArray(list)) return undefined;
+    return list
+      .filter(
+        (a): a is { name: string } =>
+          !!a &&
+          typeof a.name === "string" &&
+          (a.mode === "subagent" || a.mode === "all") &&
+          a.hidden !== true,
+      )
+      .map((a) => a.name);
+  } catch {
+    return undefined;
+  }
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Builds the hooks for one OpenCode instance. Exposed for tests; OpenCode
+ * calls `server` in index.ts.
+ */
+export function createHookwire(
+  input: Partial<PluginInput> | undefined,
+  options?: unknown,
+  env: NodeJS.ProcessEnv = process.env,
+): HookwireInstance {
+  const client = (input?.client ?? undefined) as ShimClient | undefined;
+  const log = new Logger(client);
+  const settings = resolveSettings(options, env);
+  const trace = settings.trace ? new Trace(settings.trace) : undefined;
+
+  if (!settings.binary || !isExecutable(settings.binary)) {
+    const where =
+      settings.binarySource === "option"
+        ? `the plugin option "binary" (${settings.binary})`
+        : settings.binarySource === "env"
+          ? `HOOKWIRE_BIN (${settings.binary})`
+          : '"hookwire" on PATH';
+    log.once(
+      "no-binary",
+      "warn",
+      `hookwire: sidecar binary not found via ${where}; hooks pass through unchanged. ` +
+        `Set the plugin option "binary" or HOOKWIRE_BIN, or put hookwire on PATH.`,
+    );
+    trace?.write({ ev: "no-binary", binary: settings.binary, source: settings.binarySource });
+    return { hooks: {}, settings, dispose: async () => {} };
+  }
+
+  let subagents: string[] | undefined;
+  const userGaveSubagents = Object.prototype.hasOwnProperty.call(settings.config, "subagents");
+  const initParams = async (): Promise<InitializeParams> => {
+    const config = { ...settings.config };
+    if (!userGaveSubagents) {
+      subagents ??= await fetchSubagents(client);
+      if (subagents) config.subagents = subagents;
+    }
+    return { protocolVersion: PROTOCOL_VERSION, clientInfo: { name: "hookwire-opencode", version: SHIM_VERSION }, config };
+  };
+
+  const inspect = async (s: Sidecar, after: string, extra?: Record<string, unknown>) => {
+    if (!trace) return;
+    const status = await s.request("status", {}, settings.transformTimeoutMs);
+    const sessions = await s.request("sessions.list", {}, settings.transformTimeoutMs);
+    trace.write({ ev: "inspect", after, pid: s.pid, status, sessions, ...extra });
+  };
+
+  const sidecar = new Sidecar({
+    binary: settings.binary,
+    args: settings.args,
+    env,
+    initParams,
+    log,
+    trace,
+    stderrFile: settings.logFile,
+    onReady: (s) => {
+      log.log("info", `hookwire: sidecar ready (pid ${s.pid})`, { serverInfo: s.serverInfo, capabilities: s.capabilities });
+      void inspect(s, "initialize");
+    },
+  });
+  live.add(sidecar);
+  installExitHandlers();
+  sidecar.start();
+
+  /** One hook call: forward, wait at most the deadline, patch output in place or leave it. */
+  const forward = async (method: HookMethod, hookInput: unknown, output: unknown): Promise<void> => {
+    try {
+      const deadline = TRANSFORMS.has(method) ? settings.transformTimeoutMs : settings.timeoutMs;
+      const started = Date.now();
+      if (!(await sidecar.whenReady(deadline))) {
+        if (sidecar.state !== "failed") log.once(`not-ready:${method}`, "warn", `hookwire: sidecar not ready within ${deadline} ms for ${method}; passed through`);
+        return;
+      }
+      if (!sidecar.wantsHook(method)) return;
+      let sent: unknown = output;
+      if (method === "chat.messages.transform") {
+        sent = projectMessages(output);
+        if (!sent) return;
+      }
+      const params = { input: hookInput ?? {}, output: sent };
+      if (method !== "chat.messages.transform" && !serialisable(params)) {
+        log.once(`unserialisable:${method}`, "warn", `hookwire: ${method} arguments are not JSON; passed through`);
+        return;
+      }
+      const r = await sidecar.request(method, params, deadline - (Date.now() - started));
+      if (!r.ok) {
+        log.once(`${r.reason}:${method}`, "warn", `hookwire: ${method} ${r.reason}${r.detail ? ` (${r.detail})` : ""}; passed through`);
+        return;
+      }
+      const patch = (r.result as { patch?: unknown } | null)?.patch;
+      if (patch === undefined) {
+        log.once(`no-patch:${method}`, "warn", `hookwire: ${method} reply has no patch; passed through`);
+        return;
+      }
+      const applied = applyPatchInPlace(output, patch);
+      if (!applied.ok) {
+        log.once(`patch:${method}`, "warn", `hookwire: ${method} patch not applied (${applied.error}); output left as it was`);
+        trace?.write({ ev: "patch-failed", method, error: applied.error });
+      }
+    } catch (err) {
+      log.once(`internal:${method}`, "error", `hookwire shim: ${method} failed internally: ${errorText(err)}; passed through`);
+    }
+  };
+
+  const onEvent = async (hookInput: { event?: { type?: unknown } } | undefined): Promise<void> => {
+    try {
+      const type = hookInput?.event?.type;
+      if (typeof type !== "string") return;
+      // Before initialize the wanted events are unknown: wait briefly.
+      if (sidecar.state !== "ready" && !(await sidecar.whenReady(settings.timeoutMs))) return;
+      if (!sidecar.wantsEvent(type)) return;
+      const params = { input: { event: hookInput!.event } };
+      if (!serialisable(params)) return;
+      sidecar.notify("event", params);
+      if (trace && type === "session.deleted") await inspect(sidecar, "session.deleted", { event: hookInput!.event });
+    } catch (err) {
+      log.once("internal:event", "error", `hookwire shim: event failed internally: ${errorText(err)}`);
+    }
+  };
+
+  const hooks: Hooks = {
+    "tool.execute.before": (i, o) => forward("tool.execute.before", i, o),
+    "tool.execute.after": (i, o) => forward("tool.execute.after", i, o),
+    "chat.message": (i, o) => forward("chat.message", i, o),
+    "experimental.chat.system.transform": (i, o) => forward("chat.system.transform", i, o),
+    "experimental.chat.messages.transform": (i, o) => forward("chat.messages.transform", i, o),
+    event: (i) => onEvent(i as { event?: { type?: unknown } }),
+    dispose: async () => {
+      try {
+        await sidecar.dispose();
+      } catch {
+        // disposal is best effort
+      }
+      live.delete(sidecar);
+    },
+  };
+
+  return { hooks, settings, sidecar, dispose: hooks.dispose! };
+}
+
+function serialisable(v: unknown): boolean {
+  try {
+    JSON.stringify(v);
+    return true;
+  } catch {
+    return false;
+  }
+}

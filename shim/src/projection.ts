@@ -1,0 +1,78 @@
+// The slim copy of OpenCode's message history sent with
+// chat.messages.transform (PROTOCOL.md 4.5). Only the fields the sidecar
+// reads are copied; tool outputs and file contents, most of the bytes, stay
+// behind. Array positions are kept one for one, so a patch path such as
+// /messages/4/parts/2/state/error points at the same place in the real history.
+
+export type ProjectedPart = {
+  type?: string;
+  text?: string;
+  synthetic?: boolean;
+  tool?: string;
+  state?: { status?: string; error?: string };
+};
+
+export type ProjectedMessage = {
+  info: { id?: string; role?: string; agent?: string; sessionID?: string };
+  parts: ProjectedPart[];
+};
+
+function str(v: unknown): string | undefined {
+  return typeof v === "string" ? v : undefined;
+}
+
+function record(v: unknown): Record<string, unknown> | undefined {
+  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+function projectPart(raw: unknown): ProjectedPart {
+  const p = record(raw);
+  if (!p) return {};
+  const out: ProjectedPart = {};
+  const type = str(p.type);
+  if (type !== undefined) out.type = type;
+  const text = str(p.text);
+  if (text !== undefined) out.text = text;
+  if (typeof p.synthetic === "boolean") out.synthetic = p.synthetic;
+  const tool = str(p.tool);
+  if (tool !== undefined) out.tool = tool;
+  const state = record(p.state);
+  if (state) {
+    const s: { status?: string; error?: string } = {};
+    const status = str(state.status);
+    if (status !== undefined) s.status = status;
+    const error = str(state.error);
+    if (error !== undefined) s.error = error;
+    out.state = s;
+  }
+  return out;
+}
+
+function projectMessage(raw: unknown): ProjectedMessage {
+  const m = record(raw);
+  const info = record(m?.info);
+  const out: ProjectedMessage = { info: {}, parts: [] };
+  if (info) {
+    const id = str(info.id);
+    if (id !== undefined) out.info.id = id;
+    const role = str(info.role);
+    if (role !== undefined) out.info.role = role;
+    const agent = str(info.agent);
+    if (agent !== undefined) out.info.agent = agent;
+    const sessionID = str(info.sessionID);
+    if (sessionID !== undefined) out.info.sessionID = sessionID;
+  }
+  if (Array.isArray(m?.parts)) out.parts = (m.parts as unknown[]).map(projectPart);
+  return out;
+}
+
+/**
+ * Projects output {messages} to the fields of PROTOCOL.md 4.5. Returns
+ * undefined when output has no messages array. The result holds only strings
+ * and booleans, so it always serialises.
+ */
+export function projectMessages(output: unknown): { messages: ProjectedMessage[] } | undefined {
+  const o = record(output);
+  if (!o || !Array.isArray(o.messages)) return undefined;
+  return { messages: (o.messages as unknown[]).map(projectMessage) };
+}

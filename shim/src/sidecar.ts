@@ -1,0 +1,388 @@
+// The hookwire child process as the shim sees it: spawn, initialize, calls
+// with a deadline, crash detection and restart with backoff, shutdown.
+// Nothing here throws to its caller and nothing waits past its deadline:
+// every failure becomes a CallResult with ok:false.
+
+import { spawn, type ChildProcess } from "node:child_process";
+import { closeSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
+import { dirname } from "node:path";
+import * as rpc from "vscode-jsonrpc/node";
+import type { Logger } from "./log.js";
+import type { Trace } from "./trace.js";
+
+export const PROTOCOL_VERSION = 1;
+
+export type Capabilities = {
+  hooks: string[];
+  events: string[];
+  methods: string[];
+};
+
+export type InitializeParams = {
+  protocolVersion: number;
+  clientInfo: { name: string; version: string };
+  config: Record<string, unknown>;
+};
+
+export type CallResult =
+  | { ok: true; result: unknown }
+  | { ok: false; reason: "not-ready" | "timeout" | "error" | "closed" | "unserialisable"; detail?: string };
+
+export type SidecarState = "starting" | "ready" | "backoff" | "failed" | "stopped";
+
+export type SidecarOptions = {
+  binary: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+  /** Computed once per spawn, just before initialize is sent. */
+  initParams: () => Promise<InitializeParams>;
+  log: Logger;
+  trace?: Trace;
+  /** File that receives the child's stderr (appended); null discards it. */
+  stderrFile?: string | null;
+  initTimeoutMs?: number;
+  backoffStartMs?: number;
+  backoffMaxMs?: number;
+  maxCrashes?: number;
+  crashWindowMs?: number;
+  /** Called each time a (re)started sidecar has answered initialize. */
+  onReady?: (sidecar: Sidecar) => void;
+};
+
+const MAX_STDERR_LOG_BYTES = 10 * 1024 * 1024;
+
+const silentLogger: rpc.Logger = { error() {}, warn() {}, info() {}, log() {} };
+
+/** A timer that never keeps the host process alive (restart backoff only:
+ * deadlines are short and bounded, so they may keep it alive). */
+function unrefTimer(fn: () => void, ms: number): NodeJS.Timeout {
+  const t = setTimeout(fn, ms);
+  t.unref?.();
+  return t;
+}
+
+export class Sidecar {
+  private child?: ChildProcess;
+  private conn?: rpc.MessageConnection;
+  private gen = 0;
+  private exitedGen = 0;
+  private crashTimes: number[] = [];
+  private restartTimer?: NodeJS.Timeout;
+  private waiters = new Set<() => void>();
+  private _state: SidecarState = "stopped";
+  capabilities?: Capabilities;
+  serverInfo?: unknown;
+
+  constructor(private readonly opts: SidecarOptions) {}
+
+  get state(): SidecarState {
+    return this._state;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Spawns the child; later crashes respawn it by themselves. */
+  start(): void {
+    if (this._state !== "stopped" || this.gen !== 0) return;
+    this.spawnChild();
+  }
+
+  /** Whether the sidecar asked for this hook method (false until initialized). */
+  wantsHook(method: string): boolean {
+    return this._state === "ready" && !!this.capabilities?.hooks.includes(method);
+  }
+
+  wantsEvent(type: string): boolean {
+    return this._state === "ready" && !!this.capabilities?.hooks.includes("event") && !!this.capabilities.events.includes(type);
+  }
+
+  /** Resolves true once initialized, false when ms pass first or the sidecar is given up on. */
+  whenReady(ms: number): Promise<boolean> {
+    if (this._state === "ready") return Promise.resolve(true);
+    if (this._state === "failed" || this._state === "stopped" || ms <= 0) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve(this._state === "ready");
+      };
+      const timer = setTimeout(done, ms);
+      this.waiters.add(done);
+    });
+  }
+
+  /**
+   * Sends a request and waits at most deadlineMs, counting the wait for
+   * initialize. Never rejects.
+   */
+  async request(method: string, params: unknown, deadlineMs: number): Promise<CallResult> {
+    const start = Date.now();
+    if (!(await this.whenReady(deadlineMs))) return { ok: false, reason: "not-ready", detail: this._state };
+    return this.send(method, params, deadlineMs - (Date.now() - start));
+  }
+
+  /** Sends a notification if the sidecar is up; drops it otherwise. */
+  notify(method: string, params: unknown): boolean {
+    const conn = this.conn;
+    if (this._state !== "ready" || !conn) return false;
+    try {
+      this.opts.trace?.write({ ev: "notify", pid: this.pid, method, params });
+      conn.sendNotification(method, params).catch(() => {});
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private send(method: string, params: unknown, ms: number, conn = this.conn): Promise<CallResult> {
+    if (!conn || ms <= 0) return Promise.resolve({ ok: false, reason: conn ? "timeout" : "closed" });
+    const pid = this.pid;
+    const trace = this.opts.trace;
+    const started = Date.now();
+    trace?.write({ ev: "call", pid, method, params });
+    return new Promise<CallResult>((resolve) => {
+      let settled = false;
+      const finish = (r: CallResult) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        trace?.write({ ev: "reply", pid, method, ms: Date.now() - started, ...r });
+        resolve(r);
+      };
+      const timer = setTimeout(() => finish({ ok: false, reason: "timeout", detail: `${method} took over ${ms} ms` }), ms);
+      try {
+        const pending: Promise<unknown> = params === undefined ? conn.sendRequest(method) : conn.sendRequest(method, params);
+        pending.then(
+          (result) => finish({ ok: true, result }),
+          (err: unknown) => {
+            const closed = err instanceof rpc.ResponseError && err.code === rpc.ErrorCodes.PendingResponseRejected;
+            finish({ ok: false, reason: closed ? "closed" : "error", detail: errorText(err) });
+          },
+        );
+      } catch (err) {
+        finish({ ok: false, reason: "closed", detail: errorText(err) });
+      }
+    });
+  }
+
+  private spawnChild(): void {
+    const gen = ++this.gen;
+    this.setState("starting");
+    this.capabilities = undefined;
+    const { binary, args, env, trace } = this.opts;
+    let stderr: number | "ignore" = "ignore";
+    if (this.opts.stderrFile) stderr = openStderrLog(this.opts.stderrFile);
+    let child: ChildProcess;
+    try {
+      child = spawn(binary, args, { stdio: ["pipe", "pipe", stderr], env: env ?? process.env, windowsHide: true });
+    } catch (err) {
+      if (typeof stderr === "number") closeSync(stderr);
+      this.onChildGone(gen, `spawn failed: ${errorText(err)}`);
+      return;
+    }
+    if (typeof stderr === "number") closeSync(stderr);
+    this.child = child;
+    child.on("error", (err) => this.onChildGone(gen, `process error: ${errorText(err)}`));
+    child.on("exit", (code, signal) => this.onChildGone(gen, `exited (code ${code}, signal ${signal})`));
+    child.stdin?.on("error", () => {});
+    child.stdout?.on("error", () => {});
+    // The child must never keep OpenCode alive; exit handlers stop it.
+    child.unref();
+    unrefStream(child.stdin);
+    unrefStream(child.stdout);
+    if (!child.stdin || !child.stdout) return;
+    const conn = rpc.createMessageConnection(
+      new rpc.StreamMessageReader(child.stdout),
+      new rpc.StreamMessageWriter(child.stdin),
+      silentLogger,
+    );
+    conn.onError(() => {});
+    conn.listen();
+    this.conn = conn;
+    trace?.write({ ev: "spawn", pid: child.pid, binary, args });
+    void this.initialize(gen, conn);
+  }
+
+  private async initialize(gen: number, conn: rpc.MessageConnection): Promise<void> {
+    const { log } = this.opts;
+    let params: InitializeParams;
+    try {
+      params = await this.opts.initParams();
+    } catch (err) {
+      params = { protocolVersion: PROTOCOL_VERSION, clientInfo: { name: "hookwire-opencode", version: "0.0.0" }, config: {} };
+      log.once("init-params", "warn", `hookwire: could not build initialize params: ${errorText(err)}`);
+    }
+    if (gen !== this.gen) return;
+    const r = await this.send("initialize", params, this.opts.initTimeoutMs ?? 10_000, conn);
+    if (gen !== this.gen || this._state !== "starting") return;
+    if (!r.ok) {
+      if (r.reason === "error") {
+        // The sidecar answered and said no (bad config, other protocol
+        // version): restarting would give the same answer.
+        log.once("init-rejected", "error", `hookwire: initialize rejected, hooks pass through: ${r.detail}`, { config: params.config });
+        this.giveUp();
+        return;
+      }
+      log.once(`init-${r.reason}`, "warn", `hookwire: initialize failed (${r.reason}${r.detail ? `: ${r.detail}` : ""}); restarting`);
+      this.child?.kill("SIGKILL");
+      return;
+    }
+    const caps = parseCapabilities(r.result);
+    if (!caps) {
+      log.once("init-bad-result", "error", "hookwire: initialize returned no usable capabilities; hooks pass through");
+      this.giveUp();
+      return;
+    }
+    this.capabilities = caps;
+    this.serverInfo = (r.result as Record<string, unknown>).serverInfo;
+    this.setState("ready");
+    try {
+      this.opts.onReady?.(this);
+    } catch {
+      // observers must not break the sidecar
+    }
+  }
+
+  private onChildGone(gen: number, why: string): void {
+    if (gen !== this.gen || this.exitedGen === gen) return;
+    this.exitedGen = gen;
+    const pid = this.child?.pid;
+    this.opts.trace?.write({ ev: "exit", pid, why });
+    try {
+      this.conn?.dispose();
+    } catch {
+      // already gone
+    }
+    this.conn = undefined;
+    this.capabilities = undefined;
+    if (this._state === "failed" || this._state === "stopped") return;
+    const now = Date.now();
+    const window = this.opts.crashWindowMs ?? 60_000;
+    this.crashTimes = this.crashTimes.filter((t) => now - t < window);
+    this.crashTimes.push(now);
+    const max = this.opts.maxCrashes ?? 5;
+    if (this.crashTimes.length >= max) {
+      this.opts.log.once(
+        "gave-up",
+        "error",
+        `hookwire: sidecar stopped ${this.crashTimes.length} times within ${Math.round(window / 1000)} s (last: ${why}); not restarting, hooks pass through`,
+      );
+      this.opts.trace?.write({ ev: "gave-up", why });
+      this.setState("failed");
+      return;
+    }
+    this.opts.log.once("crash", "warn", `hookwire: sidecar ${why}; restarting`);
+    const start = this.opts.backoffStartMs ?? 100;
+    const delay = Math.min(start * 2 ** (this.crashTimes.length - 1), this.opts.backoffMaxMs ?? 5_000);
+    this.setState("backoff");
+    this.restartTimer = unrefTimer(() => {
+      this.restartTimer = undefined;
+      if (this._state === "backoff") this.spawnChild();
+    }, delay);
+  }
+
+  private giveUp(): void {
+    this.setState("failed");
+    this.stopChild();
+  }
+
+  private setState(s: SidecarState): void {
+    this._state = s;
+    if (s !== "starting" && s !== "backoff") for (const w of [...this.waiters]) w();
+  }
+
+  /** Asks the child to exit (exit notification, stdin closed) and kills it after graceMs. */
+  private stopChild(graceMs = 1000): Promise<void> {
+    const child = this.child;
+    const conn = this.conn;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL");
+        resolve();
+      }, graceMs);
+      child.once("exit", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      try {
+        conn?.sendNotification("exit").catch(() => {});
+      } catch {
+        // connection already closed
+      }
+      setTimeout(() => child.stdin?.end(), 50);
+    });
+  }
+
+  /** Graceful stop: shutdown (bounded), exit, then kill if the child lingers. */
+  async dispose(graceMs = 1000): Promise<void> {
+    if (this._state === "stopped") return;
+    clearTimeout(this.restartTimer);
+    const wasReady = this._state === "ready";
+    this.setState("stopped");
+    if (wasReady && this.conn) await this.send("shutdown", undefined, Math.min(graceMs, 500), this.conn);
+    await this.stopChild(graceMs);
+  }
+
+  /** Last-moment stop for process exit: synchronous, signal only. */
+  killNow(): void {
+    clearTimeout(this.restartTimer);
+    this._state = "stopped";
+    const child = this.child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      try {
+        // SIGTERM lets the sidecar flush its state file (PROTOCOL.md 1).
+        child.kill("SIGTERM");
+      } catch {
+        // already gone
+      }
+    }
+  }
+}
+
+function parseCapabilities(result: unknown): Capabilities | undefined {
+  if (!result || typeof result !== "object") return undefined;
+  const r = result as Record<string, unknown>;
+  if (r.protocolVersion !== undefined && r.protocolVersion !== PROTOCOL_VERSION) return undefined;
+  const c = r.capabilities as Record<string, unknown> | undefined;
+  if (!c || typeof c !== "object") return undefined;
+  const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
+  return { hooks: strings(c.hooks), events: strings(c.events), methods: strings(c.methods) };
+}
+
+function unrefStream(s: unknown): void {
+  const u = (s as { unref?: () => void } | null)?.unref;
+  if (typeof u === "function") {
+    try {
+      u.call(s);
+    } catch {
+      // not a socket in this runtime
+    }
+  }
+}
+
+/** Opens the stderr log for appending, rotating it once past 10 MiB. */
+function openStderrLog(file: string): number | "ignore" {
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    try {
+      if (statSync(file).size > MAX_STDERR_LOG_BYTES) renameSync(file, `${file}.1`);
+    } catch {
+      // no file yet
+    }
+    return openSync(file, "a", 0o600);
+  } catch {
+    return "ignore";
+  }
+}
+
+export function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  try {
+    return typeof err === "string" ? err : JSON.stringify(err);
+  } catch {
+    return String(err);
+  }
+}
