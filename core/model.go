@@ -241,9 +241,9 @@ func crossProviderPool(chain []FallbackEntry, i int, available []string) []strin
 }
 
 func chainAnswer(entry FallbackEntry, model, variant string) *ModelResolution {
-	e := entry
-	e.Providers = append([]string{}, entry.Providers...)
-	return &ModelResolution{Model: model, Variant: variant, FallbackEntry: &e, MatchedFallback: true, Rung: RungFallbackChain}
+	// entry comes from normalizeChain, which copied it: the answer shares
+	// no memory with the caller's chain.
+	return &ModelResolution{Model: model, Variant: variant, FallbackEntry: &entry, MatchedFallback: true, Rung: RungFallbackChain}
 }
 
 // asGiven answers a user-written model as written: base and variant when it

@@ -134,6 +134,8 @@ func TestFuzzyMatchModel(t *testing.T) {
 		{"exact is canonical", "anthropic/claude-opus-4-6", []string{"anthropic/claude-opus-4.6-fast", "anthropic/claude-opus-4.6"}, nil, "anthropic/claude-opus-4.6"},
 		{"exact is case-insensitive", "OpenAI/GPT-5.4", []string{"openai/gpt-5.4"}, nil, "openai/gpt-5.4"},
 		{"first exact on duplicates", "gpt-5.4", []string{"x/gpt-5.4-mini", "gpt-5.4", "GPT-5.4"}, nil, "gpt-5.4"},
+		{"exact beats an earlier model id equal", "gpt-5.4", []string{"openai/gpt-5.4", "gpt-5.4"}, nil, "gpt-5.4"},
+		{"exact with provider beats a gateway copy", "openai/gpt-5.4", []string{"x/openai/gpt-5.4", "openai/gpt-5.4"}, nil, "openai/gpt-5.4"},
 		{"model id equal beats a shorter containing one", "gpt-5.4", []string{"zz/gpt-5.4x", "longprovider/gpt-5.4"}, nil, "longprovider/gpt-5.4"},
 		{"shortest model id equal", "gpt-5.4", []string{"longprovider/gpt-5.4", "short/gpt-5.4"}, nil, "short/gpt-5.4"},
 		{"model id equal ties go to the earlier", "gpt-5.4", []string{"bbb/gpt-5.4", "aaa/gpt-5.4"}, nil, "bbb/gpt-5.4"},
