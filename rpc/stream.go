@@ -157,11 +157,8 @@ func (s *stream) handleFrame(fr frame) ([]byte, error) {
 		s.log.Debug().Bytes("id", m.id).Msg("ignoring a response from the client")
 		return nil, nil
 	case kindInvalid:
-		ev := s.log.Warn().Int64("code", m.reply.code).Str("error", m.reply.message).Int("size", len(fr.data))
-		if s.log.GetLevel() <= zerolog.DebugLevel {
-			ev = ev.Bytes("message", fr.data[:min(len(fr.data), 1024)])
-		}
-		ev.Msg("invalid message")
+		s.log.Warn().Int64("code", m.reply.code).Str("error", m.reply.message).Int("size", len(fr.data)).Msg("invalid message")
+		s.log.Debug().Bytes("body", fr.data[:min(len(fr.data), 1024)]).Msg("invalid message body (first KiB)")
 		return nil, s.replyError(m.reply)
 	}
 	return s.envelope(s.store(m), m), nil
