@@ -229,7 +229,7 @@ func parseError(err error) message {
 func parseErrorMessage(err error) string {
 	var serr *jsontext.SyntacticError
 	switch {
-	case err == io.EOF || err == io.ErrUnexpectedEOF:
+	case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
 		return "parse error: unexpected end of JSON input"
 	case errors.As(err, &serr) && serr.Err != nil:
 		switch serr.Err.Error() {

@@ -34,16 +34,16 @@ type wireReply struct {
 
 // testServer runs Serve over in-memory pipes.
 type testServer struct {
-	t       *testing.T
-	in      *io.PipeWriter
-	frames  chan []byte // every frame Serve wrote, in order
-	header  bool        // frame requests with Content-Length
-	done    chan error
-	cancel  context.CancelFunc
-	calls   atomic.Int64 // Dispatch calls
-	notes   chan string  // params of "note" notifications
-	logs    *syncBuffer
-	limit   atomic.Int64 // the message size limit when Options has none; 0: default
+	t      *testing.T
+	in     *io.PipeWriter
+	frames chan []byte // every frame Serve wrote, in order
+	header bool        // frame requests with Content-Length
+	done   chan error
+	cancel context.CancelFunc
+	calls  atomic.Int64 // Dispatch calls
+	notes  chan string  // params of "note" notifications
+	logs   *syncBuffer
+	limit  atomic.Int64 // the message size limit when Options has none; 0: default
 }
 
 type syncBuffer struct {
@@ -561,8 +561,8 @@ func TestServePanicLogged(t *testing.T) {
 func TestServeNotifications(t *testing.T) {
 	s := startServer(t, Options{}, false)
 	s.send(`{"jsonrpc":"2.0","method":"note","params":{"n":1}}`)
-	s.send(`{"jsonrpc":"2.0","method":"fail"}`)        // error: no reply
-	s.send(`{"jsonrpc":"2.0","method":"nope"}`)        // unknown: no reply
+	s.send(`{"jsonrpc":"2.0","method":"fail"}`)         // error: no reply
+	s.send(`{"jsonrpc":"2.0","method":"nope"}`)         // unknown: no reply
 	s.send(`{"jsonrpc":"2.0","id":1,"result":{"x":1}}`) // a response from the client: ignored
 	s.send(`{"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"m"}}`)
 	s.expectAlive() // the first reply is the follow-up's
