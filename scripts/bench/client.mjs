@@ -1,0 +1,298 @@
+// client.mjs drives the echo floor (scripts/bench/echo) and the sidecar
+// (bin/hookwire) over real stdio pipes, line framed, the way the OpenCode
+// shim does, and times each round trip with process.hrtime.bigint. It has
+// no npm dependencies. Run it with `node --expose-gc` (a full GC runs
+// before each large request and each small round).
+//
+//   node --expose-gc client.mjs --mode small|large --echo BIN --hookwire BIN
+//        [--histories DIR] [--label TEXT] [--json FILE] [--rounds N] [--calls N]
+//
+// small: the 500 B tool.execute.before, floor and sidecar alternating
+//   round by round (A B A B); each round's p50/p99 ratio, then the medians.
+//   The floor echoes the request line back.
+// large: chat.messages.transform with the 1 MB and 5 MB histories from
+//   gen.mjs, one request per peer per round, alternating; the floor (echo
+//   -len) replies only the line's length. Each time includes JSON.stringify
+//   of the request, as OpenCode's shim does it. Then the sidecar's
+//   VmRSS/VmHWM a second after the last large request.
+//
+// Pin it with `taskset -c 1 node ...` for single-CPU figures: the children
+// inherit the CPU mask.
+
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { makeHistory, SIZES } from './gen.mjs';
+
+const { values: opt } = parseArgs({
+  options: {
+    mode: { type: 'string', default: 'small' },
+    echo: { type: 'string' },
+    hookwire: { type: 'string' },
+    histories: { type: 'string' },
+    label: { type: 'string', default: '' },
+    json: { type: 'string' },
+    rounds: { type: 'string' },
+    calls: { type: 'string', default: '500' },
+  },
+});
+if (!opt.echo || !opt.hookwire) {
+  console.error('client.mjs: --echo and --hookwire are required');
+  process.exit(2);
+}
+if (typeof global.gc !== 'function') {
+  console.error('client.mjs: run with node --expose-gc');
+  process.exit(2);
+}
+
+// Peer is one child process spoken to one line at a time.
+class Peer {
+  constructor(name, cmd, args) {
+    this.name = name;
+    this.proc = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.pid = this.proc.pid;
+    this.chunks = [];
+    this.lines = [];
+    this.waiter = null;
+    this.stderr = '';
+    this.nextID = 1;
+    this.proc.stdout.on('data', (buf) => this.onData(buf));
+    this.proc.stderr.on('data', (buf) => {
+      if (this.stderr.length < 1 << 16) this.stderr += buf;
+    });
+    this.exited = new Promise((resolve) => this.proc.on('exit', (code, sig) => {
+      this.exitStatus = sig ?? code;
+      if (this.waiter) this.waiter.reject(new Error(`${name} exited (${this.exitStatus}): ${this.stderr.slice(-2000)}`));
+      this.waiter = null;
+      resolve();
+    }));
+    this.proc.on('error', (err) => {
+      if (this.waiter) this.waiter.reject(err);
+      this.waiter = null;
+    });
+  }
+
+  onData(buf) {
+    const t = process.hrtime.bigint();
+    let start = 0;
+    for (let i = buf.indexOf(10); i >= 0; i = buf.indexOf(10, start)) {
+      this.chunks.push(buf.subarray(start, i));
+      const line = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
+      this.chunks = [];
+      start = i + 1;
+      if (this.waiter) {
+        const w = this.waiter;
+        this.waiter = null;
+        w.resolve({ line, t });
+      } else {
+        this.lines.push({ line, t });
+      }
+    }
+    if (start < buf.length) this.chunks.push(buf.subarray(start));
+  }
+
+  // roundTrip writes one line (built by make(id), timed) and resolves
+  // with the reply and the round trip in nanoseconds.
+  roundTrip(make) {
+    const id = this.nextID++;
+    return new Promise((resolve, reject) => {
+      if (this.lines.length) return reject(new Error(`${this.name}: unexpected line ${this.lines[0].line.subarray(0, 200)}`));
+      const t0 = process.hrtime.bigint();
+      this.waiter = {
+        resolve: ({ line, t }) => resolve({ line, ns: Number(t - t0) }),
+        reject,
+      };
+      this.proc.stdin.write(make(id));
+    });
+  }
+
+  async close() {
+    this.proc.stdin.end();
+    const timer = setTimeout(() => this.proc.kill('SIGKILL'), 5000);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  memory() {
+    const status = readFileSync(`/proc/${this.pid}/status`, 'utf8');
+    const kb = (field) => Number((status.match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm')) || [])[1]);
+    return { vmRSSKiB: kb('VmRSS'), vmHWMKiB: kb('VmHWM'), threads: Number((status.match(/^Threads:\s+(\d+)/m) || [])[1]) };
+  }
+}
+
+const request = (id, method, params) => JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
+
+function checkResult(peer, line) {
+  const reply = JSON.parse(line);
+  if (reply.error || !('result' in reply)) {
+    throw new Error(`${peer.name}: ${line.subarray(0, 500)}`);
+  }
+  return reply.result;
+}
+
+async function startSidecar() {
+  const side = new Peer('hookwire', opt.hookwire, ['--log-level', 'warn']);
+  checkResult(side, (await side.roundTrip((id) => request(id, 'initialize', { protocolVersion: 1 }))).line);
+  // ses_b runs the orchestrator, so its task calls are remembered.
+  checkResult(side, (await side.roundTrip((id) => request(id, 'chat.message', {
+    input: { sessionID: 'ses_b', agent: 'orchestrator' },
+    output: { message: { agent: 'orchestrator' } },
+  }))).line);
+  return side;
+}
+
+// The same 500 B request as handlers/transform_bench_test.go's smallCall.
+const PAD = 'Look through the repository and list the packages, their responsibilities and how requests flow between them; report file paths.';
+const PROMPT = PAD + ' ' + PAD + ' ' + PAD.slice(0, 24);
+const smallCall = (callNo) => (id) => request(id, 'tool.execute.before', {
+  input: { tool: 'task', sessionID: 'ses_b', callID: `call_${callNo}` },
+  output: { args: { description: 'Explore the repo', prompt: PROMPT, subagent_type: 'explorer' } },
+});
+
+const sorted = (xs) => Float64Array.from(xs).sort();
+// pct is the nearest-rank percentile of sorted values.
+const pct = (s, p) => s[Math.max(0, Math.ceil(p * s.length) - 1)];
+const median = (xs) => pct(sorted(xs), 0.5);
+const us = (ns) => ns / 1e3;
+const ms = (ns) => ns / 1e6;
+
+async function small() {
+  const rounds = Number(opt.rounds ?? 20);
+  const calls = Number(opt.calls);
+  const floor = new Peer('echo', opt.echo, []);
+  const side = await startSidecar();
+  let callNo = 0;
+  const batch = async (peer, n, check) => {
+    const times = [];
+    for (let i = 0; i < n; i++) {
+      const { line, ns } = await peer.roundTrip(smallCall(++callNo));
+      if (check && line.includes('"error":')) throw new Error(`hookwire: ${line.subarray(0, 500)}`);
+      times.push(ns);
+    }
+    return times;
+  };
+  const size = Buffer.byteLength(smallCall(1)(1));
+  // Warm up: JIT, Go's thread count after pinning, the store's bounds.
+  await batch(floor, 2000, false);
+  await batch(side, 2000, true);
+
+  const perRound = [];
+  const allFloor = [];
+  const allSide = [];
+  for (let r = 0; r < rounds; r++) {
+    global.gc();
+    const f = await batch(floor, calls, false);
+    global.gc();
+    const s = await batch(side, calls, true);
+    allFloor.push(...f);
+    allSide.push(...s);
+    const fs = sorted(f);
+    const ss = sorted(s);
+    perRound.push({
+      floorP50: pct(fs, 0.5), floorP99: pct(fs, 0.99), sideP50: pct(ss, 0.5), sideP99: pct(ss, 0.99),
+      ratioP50: pct(ss, 0.5) / pct(fs, 0.5), ratioP99: pct(ss, 0.99) / pct(fs, 0.99),
+    });
+  }
+  const status = checkResult(side, (await side.roundTrip((id) => request(id, 'status', {}))).line);
+  await floor.close();
+  await side.close();
+
+  const af = sorted(allFloor);
+  const as = sorted(allSide);
+  const res = {
+    mode: 'small', label: opt.label, requestBytes: size, rounds, callsPerRound: calls,
+    ratioP50: median(perRound.map((x) => x.ratioP50)),
+    ratioP99: median(perRound.map((x) => x.ratioP99)),
+    floorP50us: us(median(perRound.map((x) => x.floorP50))),
+    floorP99us: us(median(perRound.map((x) => x.floorP99))),
+    sideP50us: us(median(perRound.map((x) => x.sideP50))),
+    sideP99us: us(median(perRound.map((x) => x.sideP99))),
+    pooled: {
+      floorP50us: us(pct(af, 0.5)), floorP99us: us(pct(af, 0.99)), floorMaxus: us(af[af.length - 1]),
+      sideP50us: us(pct(as, 0.5)), sideP99us: us(pct(as, 0.99)), sideMaxus: us(as[as.length - 1]),
+    },
+    pendingCalls: status.store,
+    perRound,
+  };
+  const f1 = (x) => x.toFixed(1).padStart(8);
+  console.log(`\nsmall call: ${size} B tool.execute.before, ${rounds} rounds x ${calls} calls per peer, ${opt.label}`);
+  console.log('                        p50 µs   p99 µs   max µs');
+  console.log(`  echo floor         ${f1(res.pooled.floorP50us)} ${f1(res.pooled.floorP99us)} ${f1(res.pooled.floorMaxus)}`);
+  console.log(`  hookwire           ${f1(res.pooled.sideP50us)} ${f1(res.pooled.sideP99us)} ${f1(res.pooled.sideMaxus)}`);
+  console.log(`  median of per-round ratios: p50 ${res.ratioP50.toFixed(2)}x, p99 ${res.ratioP99.toFixed(2)}x`);
+  console.log(`  (sidecar store after the run: ${JSON.stringify(status.store)})`);
+  return res;
+}
+
+async function large() {
+  const floor = new Peer('echo -len', opt.echo, ['-len']);
+  const side = await startSidecar();
+  const defaultRounds = { '1MB': 15, '5MB': 7 };
+  const results = {};
+  for (const name of Object.keys(SIZES)) {
+    const file = opt.histories && join(opt.histories, `history-${name}.json`);
+    const params = file && existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : makeHistory(SIZES[name]);
+    const rounds = Number(opt.rounds ?? defaultRounds[name]);
+    const lineBytes = Buffer.byteLength(request(1, 'chat.messages.transform', params));
+    const viaFloor = async () => {
+      let sent = '';
+      const { line, ns } = await floor.roundTrip((id) => (sent = request(id, 'chat.messages.transform', params)));
+      const want = Buffer.byteLength(sent) - 1;
+      if (Number(line) !== want) throw new Error(`echo -len said ${line}, want ${want}`);
+      return ns;
+    };
+    let ops = 0;
+    const viaSide = async () => {
+      const { line, ns } = await side.roundTrip((id) => request(id, 'chat.messages.transform', params));
+      ops = checkResult(side, line).patch.length;
+      return ns;
+    };
+    const nodeCopy = () => {
+      const t0 = process.hrtime.bigint();
+      JSON.parse(JSON.stringify(params.output.messages));
+      return Number(process.hrtime.bigint() - t0);
+    };
+    for (let i = 0; i < 2; i++) { // warm up
+      await viaFloor();
+      await viaSide();
+    }
+    const f = [];
+    const s = [];
+    const n = [];
+    const ratio = [];
+    for (let r = 0; r < rounds; r++) {
+      global.gc();
+      f.push(await viaFloor());
+      global.gc();
+      s.push(await viaSide());
+      ratio.push(s[r] / f[r]);
+      global.gc();
+      n.push(nodeCopy());
+    }
+    results[name] = {
+      requestBytes: lineBytes, messages: params.output.messages.length, patchOps: ops, rounds,
+      floorMs: ms(median(f)), sideMs: ms(median(s)), ratio: median(ratio), nodeJSONCopyMs: ms(median(n)),
+      floorMinMs: ms(Math.min(...f)), sideMinMs: ms(Math.min(...s)),
+    };
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const memory = { hookwire: side.memory(), echo: floor.memory() };
+  await floor.close();
+  await side.close();
+
+  console.log(`\nchat.messages.transform, full round trip over pipes (stringify + pipe + sidecar + reply), ${opt.label}`);
+  console.log('                 msgs  ops   echo -len ms   hookwire ms   ratio (median per round)   node JSON copy ms');
+  for (const [name, r] of Object.entries(results)) {
+    console.log(`  ${name.padEnd(4)} ${String(r.requestBytes).padStart(8)} B ${String(r.messages).padStart(4)} ${String(r.patchOps).padStart(4)}` +
+      `   ${r.floorMs.toFixed(2).padStart(10)}   ${r.sideMs.toFixed(2).padStart(11)}   ${r.ratio.toFixed(2).padStart(8)}x` +
+      `                 ${r.nodeJSONCopyMs.toFixed(2).padStart(8)}`);
+  }
+  const mib = (kib) => (kib / 1024).toFixed(1);
+  console.log(`  RSS 1 s after the last request: hookwire VmRSS ${mib(memory.hookwire.vmRSSKiB)} MiB, VmHWM ${mib(memory.hookwire.vmHWMKiB)} MiB;` +
+    ` echo VmRSS ${mib(memory.echo.vmRSSKiB)} MiB, VmHWM ${mib(memory.echo.vmHWMKiB)} MiB`);
+  return { mode: 'large', label: opt.label, sizes: results, memory };
+}
+
+const res = opt.mode === 'large' ? await large() : await small();
+if (opt.json) writeFileSync(opt.json, JSON.stringify(res, null, 2) + '\n');
