@@ -1,0 +1,316 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// DefaultDebounce is how long Notify waits before writing, so a burst of
+// requests costs one write.
+const DefaultDebounce = 200 * time.Millisecond
+
+// corruptTimeFormat stamps a state file moved aside: FILE.corrupt-<UTC>.
+const corruptTimeFormat = "20060102T150405Z"
+
+var errLocked = errors.New("locked by another process")
+
+// Persister keeps a Store in a state file (PROTOCOL.md 6): loaded when
+// opened, written atomically shortly after changes and when closed. It
+// holds an exclusive lock on FILE.lock for its whole life; without the lock
+// it runs in memory only and never touches FILE. Its methods are safe for
+// concurrent use.
+type Persister struct {
+	path     string
+	store    *Store
+	log      zerolog.Logger
+	debounce time.Duration
+	lock     *os.File // nil: memory-only
+
+	writeMu sync.Mutex // serializes writes
+
+	mu       sync.Mutex // guards what follows
+	reason   string     // why memory-only
+	written  uint64     // store.Changes() as of the last load or write
+	timer    *time.Timer
+	lastErr  error
+	closed   bool
+	writes   int // successful writes
+	released bool
+
+	// beforeRename, when set (tests), runs after the temp file is complete
+	// and before it replaces FILE; an error fails the write there.
+	beforeRename func(tmp string) error
+}
+
+// OpenPersister locks path+".lock", loads path into store and returns the
+// Persister that keeps it there. A lock held elsewhere (or one that cannot
+// be taken) is not an error: the Persister runs in memory only, logs a
+// warning and says why in Status. A missing file starts empty; an
+// unreadable or corrupt one, or one of an unknown version, is renamed to
+// path+".corrupt-<UTC time>" with a warning, and the store starts empty.
+// debounce <= 0 means DefaultDebounce. The error is for bad arguments only.
+func OpenPersister(path string, store *Store, log zerolog.Logger, debounce time.Duration) (*Persister, error) {
+	if path == "" {
+		return nil, errors.New("opening state file: empty path")
+	}
+	if store == nil {
+		return nil, errors.New("opening state file: nil store")
+	}
+	if debounce <= 0 {
+		debounce = DefaultDebounce
+	}
+	p := &Persister{path: path, store: store, log: log, debounce: debounce}
+
+	lock, err := openLock(path)
+	if err != nil {
+		p.reason = err.Error()
+		log.Warn().Str("state", path).Str("reason", p.reason).Msg("state file not used: running in memory only")
+		p.written = store.Changes()
+		return p, nil
+	}
+	p.lock = lock
+	p.load()
+	p.written = store.Changes()
+	return p, nil
+}
+
+func openLock(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating state directory: %w", err)
+	}
+	name := path + ".lock"
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening lock file: %w", err)
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", name, err)
+	}
+	return f, nil
+}
+
+// load reads the state file into the store; a bad file is moved aside.
+func (p *Persister) load() {
+	data, err := os.ReadFile(p.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		p.log.Info().Str("state", p.path).Msg("no state file yet: starting empty")
+		return
+	}
+	if err == nil {
+		err = p.store.Restore(data)
+	}
+	if err == nil {
+		st := p.store.Stats()
+		p.log.Info().Str("state", p.path).Int("parents", st.Parents).Int("entries", st.Entries).Msg("state loaded")
+		return
+	}
+	aside, rerr := moveAside(p.path)
+	if rerr != nil {
+		p.log.Warn().Err(err).Str("state", p.path).AnErr("moveError", rerr).
+			Msg("state file unreadable or corrupt and could not be moved aside: starting empty, it will be overwritten")
+		return
+	}
+	p.log.Warn().Err(err).Str("state", p.path).Str("movedTo", aside).
+		Msg("state file unreadable or corrupt: moved aside, starting empty")
+}
+
+// moveAside renames path to path.corrupt-<UTC time>, never over an earlier
+// one.
+func moveAside(path string) (string, error) {
+	base := path + ".corrupt-" + time.Now().UTC().Format(corruptTimeFormat)
+	name := base
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		name = base + "-" + strconv.Itoa(i)
+	}
+	if err := os.Rename(path, name); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// Persistent reports whether the store is kept in the state file.
+func (p *Persister) Persistent() bool { return p.lock != nil }
+
+// Status says where the state lives and the last write error, if any.
+func (p *Persister) Status() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.lock == nil:
+		return "memory-only: " + p.reason
+	case p.released:
+		return "closed: " + p.path
+	case p.lastErr != nil:
+		return "persistent: " + p.path + "; last write failed: " + p.lastErr.Error()
+	}
+	return "persistent: " + p.path
+}
+
+// LastError is the error of the last write, nil once a write succeeds.
+func (p *Persister) LastError() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastErr
+}
+
+// Notify tells the persister a request that may have changed the store is
+// done. If the store changed since the last write, a write is scheduled
+// after the debounce delay; Notify calls before it fires share it.
+func (p *Persister) Notify() {
+	if p.lock == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.timer != nil || p.store.Changes() == p.written {
+		return
+	}
+	p.timer = time.AfterFunc(p.debounce, func() {
+		p.mu.Lock()
+		p.timer = nil
+		p.mu.Unlock()
+		_ = p.flush(false) // logged; the next Notify retries
+	})
+}
+
+// Flush writes the store now if it changed since the last write. A failed
+// write is logged and returned; the store keeps serving from memory and a
+// later Notify or Flush tries again. After Close it does nothing.
+func (p *Persister) Flush() error { return p.flush(false) }
+
+func (p *Persister) flush(closing bool) error {
+	if p.lock == nil {
+		return nil
+	}
+	p.writeMu.Lock()
+	defer p.writeMu.Unlock()
+
+	p.mu.Lock()
+	if p.released || (p.closed && !closing) {
+		p.mu.Unlock()
+		return nil
+	}
+	if p.timer != nil {
+		p.timer.Stop()
+		p.timer = nil
+	}
+	written := p.written
+	p.mu.Unlock()
+
+	data, changes, err := p.store.snapshot()
+	if err == nil && changes == written {
+		return nil
+	}
+	if err == nil {
+		err = p.writeFile(data)
+	}
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		p.lastErr = err
+		p.log.Warn().Err(err).Str("state", p.path).Msg("writing state file failed: serving from memory")
+		return err
+	}
+	if p.lastErr != nil {
+		p.log.Info().Str("state", p.path).Msg("writing state file works again")
+	}
+	p.lastErr = nil
+	p.written = changes
+	p.writes++
+	p.log.Debug().Str("state", p.path).Int("bytes", len(data)).Msg("state written")
+	return nil
+}
+
+// writeFile replaces the state file atomically: a temp file in the same
+// directory is written, synced, made 0600 and renamed over it, then the
+// directory is synced so the rename survives a crash.
+func (p *Persister) writeFile(data []byte) (err error) {
+	dir := filepath.Dir(p.path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(p.path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("creating temp state file: %w", err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("writing temp state file: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("syncing temp state file: %w", err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		return fmt.Errorf("setting mode of temp state file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("closing temp state file: %w", err)
+	}
+	if p.beforeRename != nil {
+		if err := p.beforeRename(tmp); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, p.path); err != nil {
+		return fmt.Errorf("replacing state file: %w", err)
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("syncing state directory: %w", err)
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Close writes pending changes and releases the lock. It is safe to call
+// more than once; later Notify and Flush calls do nothing.
+func (p *Persister) Close() error {
+	if p.lock == nil {
+		return nil
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.mu.Unlock()
+
+	err := p.flush(true)
+
+	p.writeMu.Lock()
+	defer p.writeMu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.released = true
+	if uerr := unlockFile(p.lock); uerr != nil && err == nil {
+		err = fmt.Errorf("unlocking state file: %w", uerr)
+	}
+	if cerr := p.lock.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("closing lock file: %w", cerr)
+	}
+	return err
+}
