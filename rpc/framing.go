@@ -241,6 +241,8 @@ type headerFramer struct {
 // errors describing bad header frames; they are answered with -32700.
 var (
 	errNoContentLength  = errors.New("missing Content-Length header")
+	errBadContentLength = errors.New("bad Content-Length header")
+	errMalformedHeader  = errors.New("malformed header line")
 	errHeaderTooLong    = errors.New("header line too long")
 	errTruncatedHeaders = errors.New("unexpected EOF in headers")
 	errTruncatedBody    = errors.New("unexpected EOF in message body")
@@ -289,7 +291,7 @@ func (f *headerFramer) ReadFrame(limit int64) (frame, error) {
 			} else {
 				f.resync = true
 			}
-			return frame{err: fmt.Errorf("malformed header line %.40q", line)}, nil
+			return frame{err: errMalformedHeader}, nil
 		}
 		if !strings.EqualFold(string(name), "Content-Length") {
 			continue
@@ -297,7 +299,7 @@ func (f *headerFramer) ReadFrame(limit int64) (frame, error) {
 		n, err := strconv.ParseInt(string(bytes.TrimSpace(value)), 10, 64)
 		if err != nil || n < 0 || (length >= 0 && n != length) {
 			f.resync = true
-			return frame{err: fmt.Errorf("bad Content-Length %.40q", bytes.TrimSpace(value))}, nil
+			return frame{err: errBadContentLength}, nil
 		}
 		length = n
 	}

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -105,7 +106,7 @@ func TestLineFramer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for _, chunk := range []int{1, 7, 1 << 20} {
-			t.Run(tt.name, func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/reads of %d", tt.name, chunk), func(t *testing.T) {
 				r := bufio.NewReaderSize(smallReader{strings.NewReader(tt.input), chunk}, 16)
 				assert.Equal(t, tt.want, readAll(t, &lineFramer{r: r}, tt.limit))
 			})
@@ -164,7 +165,7 @@ func TestHeaderFramer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for _, chunk := range []int{1, 5, 1 << 20} {
-			t.Run(tt.name, func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/reads of %d", tt.name, chunk), func(t *testing.T) {
 				r := bufio.NewReaderSize(smallReader{strings.NewReader(tt.input), chunk}, 16)
 				assert.Equal(t, tt.want, readAll(t, &headerFramer{r: r}, tt.limit))
 			})

@@ -44,6 +44,9 @@ type testServer struct {
 	notes  chan string  // params of "note" notifications
 	logs   *syncBuffer
 	limit  atomic.Int64 // the message size limit when Options has none; 0: default
+	// "block" signals started, then returns after 150ms setting finished.
+	started  chan struct{}
+	finished atomic.Bool
 }
 
 type syncBuffer struct {
@@ -81,6 +84,12 @@ func (s *testServer) testMux() Dispatcher {
 		s.limit.Store(n)
 		return n, err
 	})
+	m.Handle("block", func(context.Context, json.RawMessage) (any, error) {
+		s.started <- struct{}{}
+		time.Sleep(150 * time.Millisecond)
+		s.finished.Store(true)
+		return nil, nil
+	})
 	m.Handle("panic", func(context.Context, json.RawMessage) (any, error) { panic("kaboom") })
 	m.Handle("fail", func(context.Context, json.RawMessage) (any, error) { return nil, errors.New("boom") })
 	m.Handle("rpcerr", func(context.Context, json.RawMessage) (any, error) {
@@ -114,7 +123,8 @@ func startServer(t *testing.T, opts Options, header bool) *testServer {
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &testServer{t: t, in: inW, frames: make(chan []byte, 100), header: header,
-		done: make(chan error, 1), cancel: cancel, notes: make(chan string, 10), logs: &syncBuffer{}}
+		done: make(chan error, 1), cancel: cancel, notes: make(chan string, 10), logs: &syncBuffer{},
+		started: make(chan struct{}, 1)}
 	opts.Log = zerolog.New(s.logs).Level(zerolog.DebugLevel)
 	if opts.MaxMessageBytes == nil {
 		opts.MaxMessageBytes = s.limit.Load
@@ -640,12 +650,11 @@ func TestServeCancel(t *testing.T) {
 
 func TestServeCancelWaitsForDispatch(t *testing.T) {
 	s := startServer(t, Options{}, false)
-	s.send(`{"jsonrpc":"2.0","id":1,"method":"sleep","params":200}`)
-	time.Sleep(50 * time.Millisecond)
-	start := time.Now()
+	s.send(`{"jsonrpc":"2.0","id":1,"method":"block"}`)
+	<-s.started
 	s.cancel()
 	require.NoError(t, <-s.done)
-	assert.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond, "Serve returned while Dispatch was running")
+	assert.True(t, s.finished.Load(), "Serve returned while Dispatch was running")
 }
 
 // failingWriter fails every write, like stdout once the client is gone.
