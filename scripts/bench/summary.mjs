@@ -1,0 +1,105 @@
+// summary.mjs prints make bench's verdict: the ratios against the targets
+// of the issue, one PASS/MISS (or INFO) line each, from the Go benchmark
+// output and client.mjs's JSON results.
+//
+//   node summary.mjs --go FILE --small1 FILE --small2 FILE --large FILE
+//
+// Every ratio is a median of per-round ratios (floor and sidecar, or
+// decode-any and sidecar, measured alternately in the same run). Exit
+// status: 0, or 1 on a MISS when HOOKWIRE_BENCH_STRICT=1.
+
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+
+const { values: opt } = parseArgs({
+  options: {
+    go: { type: 'string' }, small1: { type: 'string' }, small2: { type: 'string' }, large: { type: 'string' },
+    load: { type: 'string', default: '' },
+  },
+});
+
+const json = (f) => JSON.parse(readFileSync(f, 'utf8'));
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.ceil(s.length / 2) - 1];
+};
+
+// goRounds reads BenchmarkLargeHistory lines: size -> round -> variant -> ns/op.
+function goRounds(text) {
+  const out = {};
+  const re = /^BenchmarkLargeHistory\/(\w+)\/round=(\d+)\/(decode-any|transform|serve)(?:-\d+)?\s+\d+\s+([\d.]+) ns\/op(?:.*?(\d+) B\/op\s+(\d+) allocs\/op)?/gm;
+  for (const m of text.matchAll(re)) {
+    const [, size, round, variant, ns, bytes, allocs] = m;
+    ((out[size] ??= {})[round] ??= {})[variant] = { ns: Number(ns), bytes: Number(bytes), allocs: Number(allocs) };
+  }
+  return out;
+}
+
+function goSmall(text) {
+  const out = {};
+  for (const m of text.matchAll(/^BenchmarkSmallCall\/(dispatch|serve)(?:-\d+)?\s+\d+\s+([\d.]+) ns\/op/gm)) {
+    out[m[1]] = Number(m[2]);
+  }
+  return out;
+}
+
+const rows = [];
+let missed = false;
+function row(what, value, target, ok) {
+  const verdict = ok === undefined ? 'INFO' : ok ? 'PASS' : 'MISS';
+  if (ok === false) missed = true;
+  rows.push([verdict, what, value, target]);
+}
+const x = (r) => `${r.toFixed(2)}x`;
+
+if (opt.small1) {
+  const s = json(opt.small1);
+  row(`small call p50 / echo floor p50, ${s.label} (headline)`, x(s.ratioP50), '<= 3x', s.ratioP50 <= 3);
+  row(`small call p99, ${s.label}`, `${s.pooled.sideP99us.toFixed(0)} µs`, '< 1000 µs', s.pooled.sideP99us < 1000);
+  row(`  (p50 ${s.pooled.sideP50us.toFixed(1)} µs vs floor ${s.pooled.floorP50us.toFixed(1)} µs; p99 ratio ${x(s.ratioP99)})`, '', '');
+}
+if (opt.small2) {
+  const s = json(opt.small2);
+  row(`small call p50 / echo floor p50, ${s.label}`, x(s.ratioP50), '<= 3x', s.ratioP50 <= 3);
+  row(`small call p99, ${s.label}`, `${s.pooled.sideP99us.toFixed(0)} µs`, '< 1000 µs', s.pooled.sideP99us < 1000);
+  row(`  (p50 ${s.pooled.sideP50us.toFixed(1)} µs vs floor ${s.pooled.floorP50us.toFixed(1)} µs; p99 ratio ${x(s.ratioP99)})`, '', '');
+}
+if (opt.go) {
+  const text = readFileSync(opt.go, 'utf8');
+  for (const [size, rounds] of Object.entries(goRounds(text))) {
+    const rs = Object.values(rounds).filter((r) => r['decode-any'] && r.transform && r.serve);
+    if (!rs.length) continue;
+    const t = median(rs.map((r) => r.transform.ns / r['decode-any'].ns));
+    const sv = median(rs.map((r) => r.serve.ns / r['decode-any'].ns));
+    const msOf = (v) => (median(rs.map((r) => r[v].ns)) / 1e6).toFixed(2);
+    row(`chat.messages.transform ${size}, handler / json.Unmarshal into any`, x(t), '<= 0.5x', t <= 0.5);
+    row(`chat.messages.transform ${size}, rpc.Serve over io.Pipe / json.Unmarshal into any`, x(sv), '');
+    row(`  (any ${msOf('decode-any')} ms, handler ${msOf('transform')} ms, rpc.Serve ${msOf('serve')} ms; ${rs.length} rounds)`, '', '');
+  }
+  const small = goSmall(text);
+  if (small.dispatch) {
+    row(`small call in Go: Dispatch ${(small.dispatch / 1e3).toFixed(1)} µs, rpc.Serve over io.Pipe ${(small.serve / 1e3).toFixed(1)} µs`, '', '');
+  }
+}
+if (opt.large) {
+  const l = json(opt.large);
+  for (const [size, r] of Object.entries(l.sizes)) {
+    row(`chat.messages.transform ${size}, round trip over pipes / echo -len floor, ${l.label}`, x(r.ratio), '');
+    row(`  (floor ${r.floorMs.toFixed(2)} ms, hookwire ${r.sideMs.toFixed(2)} ms, Node JSON copy ${r.nodeJSONCopyMs.toFixed(2)} ms)`, '', '');
+  }
+  const m = l.memory.hookwire;
+  row(`hookwire RSS 1 s after the last 5MB request`, `VmRSS ${(m.vmRSSKiB / 1024).toFixed(1)} MiB, VmHWM ${(m.vmHWMKiB / 1024).toFixed(1)} MiB`, '');
+}
+
+const cpu = cpus();
+console.log(`\n== make bench summary: ${cpu.length} CPUs (${cpu[0]?.model.trim()}), load average ${opt.load || '?'} at start, ` +
+  `${loadavg().map((v) => v.toFixed(2)).join(' ')} at end ==`);
+const w = Math.max(...rows.map((r) => r[1].length));
+for (const [verdict, what, value, target] of rows) {
+  console.log(`${verdict === 'INFO' && !value ? '    ' : verdict}  ${what.padEnd(w)}  ${String(value).padStart(10)}  ${target ? 'target ' + target : ''}`.trimEnd());
+}
+if (missed) {
+  console.log('\nA MISS on a loaded machine may be noise: rerun `make bench` when the load average is low.');
+}
+process.exit(missed && process.env.HOOKWIRE_BENCH_STRICT === '1' ? 1 : 0);
