@@ -127,12 +127,20 @@ func benchTransform(b *testing.B, raw []byte) {
 	}
 }
 
-// smallCall is a 500 B tool.execute.before from a managed session: a task
-// call to explorer with a fresh callID, so the store remembers it.
-func smallCall(i int) []byte {
+// smallCalls are 500 B tool.execute.before params from a managed session:
+// task calls to explorer, each with its own callID, so the store remembers
+// them (it keeps the newest 100 pending calls). They are built up front so
+// that formatting them is not timed.
+var smallCalls = func() [][]byte {
 	const pad = "Look through the repository and list the packages, their responsibilities and how requests flow between them; report file paths."
-	return fmt.Appendf(nil, `{"input":{"tool":"task","sessionID":"ses_b","callID":"call_%d"},"output":{"args":{"description":"Explore the repo","prompt":%q,"subagent_type":"explorer"}}}`, i, pad+" "+pad+" "+pad[:24])
-}
+	calls := make([][]byte, 1024)
+	for i := range calls {
+		calls[i] = fmt.Appendf(nil, `{"input":{"tool":"task","sessionID":"ses_b","callID":"call_%d"},"output":{"args":{"description":"Explore the repo","prompt":%q,"subagent_type":"explorer"}}}`, i, pad+" "+pad+" "+pad[:24])
+	}
+	return calls
+}()
+
+func smallCall(i int) []byte { return smallCalls[i%len(smallCalls)] }
 
 // BenchmarkSmallCall is the 500 B tool.execute.before, through Dispatch and
 // through rpc.Serve over io.Pipe, for profiling the small round trip.
