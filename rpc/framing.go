@@ -58,9 +58,8 @@ const (
 	// the header reader buffer it.
 	maxHeaderLine = 8 << 10
 
-	// keepScratchBytes: a read buffer grown past this is dropped after
-	// use rather than held for the life of the process.
-	keepScratchBytes = 4 << 20
+	// maxLineHint caps the room a long line starts with.
+	maxLineHint = 16 << 20
 
 	readBufferSize = 64 << 10
 )
@@ -93,7 +92,7 @@ func isBlank(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\
 // frame is one message as delimited by a framer. Exactly one of data,
 // tooLarge and err describes it.
 type frame struct {
-	// data is the message. It is only valid until the next ReadFrame.
+	// data is the message, in a buffer the caller owns from then on.
 	data []byte
 	// tooLarge reports a message over the limit; it was skipped, and
 	// prefix holds its first bytes (at most idPrefixBytes).
@@ -133,41 +132,41 @@ func partsLen(parts [][]byte) int {
 	return n
 }
 
-// scratch is a reusable read buffer.
-type scratch struct{ buf []byte }
-
-// reset returns an empty buffer, first dropping one that grew too big.
-func (s *scratch) reset() []byte {
-	if cap(s.buf) > keepScratchBytes {
-		s.buf = nil
-	}
-	return s.buf[:0]
-}
-
 // lineFramer reads one JSON value per '\n'-terminated line; a trailing '\r'
 // is dropped and blank lines are skipped. The last line may lack its '\n'.
 type lineFramer struct {
-	r       *bufio.Reader
-	scratch scratch
+	r *bufio.Reader
+	// hint is the length of the last line longer than the read buffer:
+	// the next long line starts with that much room, so a run of large
+	// messages is copied once each instead of grown by doubling.
+	hint int
 }
 
 func (f *lineFramer) ReadFrame(limit int64) (frame, error) {
 	for {
-		buf := f.scratch.reset()
-		var size int64 // bytes of the line, terminator included
-		tooLarge := false
+		var (
+			buf      []byte
+			size     int64 // bytes of the line, terminator included
+			tooLarge bool
+		)
 	read:
 		for {
 			chunk, err := f.r.ReadSlice('\n')
 			size += int64(len(chunk))
-			if tooLarge {
+			switch {
+			case tooLarge:
 				buf = appendPrefix(buf, chunk)
-			} else {
+			case buf == nil && err == nil:
+				buf = bytes.Clone(chunk) // the whole line in one chunk
+			default:
+				if buf == nil {
+					buf = make([]byte, 0, max(2*len(chunk), min(f.hint+f.hint/8, maxLineHint)))
+				}
 				buf = append(buf, chunk...)
 				// Unterminated so far: all but a trailing '\r' is content.
 				if err != nil && int64(len(buf))-1 > limit {
 					tooLarge = true
-					buf = buf[:min(len(buf), idPrefixBytes)]
+					buf = buf[:min(len(buf), idPrefixBytes):min(len(buf), idPrefixBytes)]
 				}
 			}
 			switch {
@@ -183,13 +182,15 @@ func (f *lineFramer) ReadFrame(limit int64) (frame, error) {
 				return frame{}, fmt.Errorf("reading line: %w", err)
 			}
 		}
-		f.scratch.buf = buf
 		line := trimEOL(buf)
 		if tooLarge || int64(len(line)) > limit {
 			return frame{tooLarge: true, prefix: line[:min(len(line), idPrefixBytes)], size: size}, nil
 		}
 		if isBlankLine(line) {
 			continue
+		}
+		if size > int64(f.r.Size()) {
+			f.hint = int(size)
 		}
 		return frame{data: line}, nil
 	}
@@ -232,9 +233,8 @@ func (f *lineFramer) WriteFrame(w *bufio.Writer, parts ...[]byte) error {
 // headers it cannot use it resynchronises on the next "Content-Length:"
 // in the stream, wherever it appears.
 type headerFramer struct {
-	r       *bufio.Reader
-	scratch scratch
-	resync  bool   // skip input up to the next "Content-Length:"
+	r      *bufio.Reader
+	resync bool   // skip input up to the next "Content-Length:"
 	carry   []byte // a header line found while resynchronising
 }
 
@@ -310,12 +310,7 @@ func (f *headerFramer) ReadFrame(limit int64) (frame, error) {
 	if length > limit {
 		return f.skipBody(length)
 	}
-	buf := f.scratch.reset()
-	if int64(cap(buf)) < length {
-		buf = make([]byte, length)
-	}
-	buf = buf[:length]
-	f.scratch.buf = buf
+	buf := make([]byte, length)
 	if _, err := io.ReadFull(f.r, buf); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return frame{err: errTruncatedBody}, nil

@@ -186,7 +186,9 @@ func checkCodec(t *testing.T, framing rpc.Framing, garbage []byte) {
 			checkSentinel = false
 			declared = 0
 		}
-		tail.WriteString(strings.Repeat("\r\n", int(declared)/2+2))
+		// The padding ends an open header line, ends the headers, fills a
+		// body of the declared length, and leaves blank lines.
+		tail.WriteString(strings.Repeat("\r\n", int(declared)/2+4))
 		sentinel = headerFramed(sentinelBody)
 	} else {
 		tail.WriteString("\n")

@@ -164,13 +164,10 @@ func (s *stream) handleFrame(fr frame) ([]byte, error) {
 	return s.envelope(s.store(m), m), nil
 }
 
-// store keeps a request's raw id and params (copied: the frame's bytes are
-// reused) and returns its token.
+// store keeps a request's raw id and params (slices of the frame, which
+// is not reused) and returns its token.
 func (s *stream) store(m message) uint64 {
-	p := &pendingRequest{method: m.method, id: bytes.Clone(m.id)}
-	if m.params != nil {
-		p.params = bytes.Clone(m.params)
-	}
+	p := &pendingRequest{method: m.method, id: m.id, params: m.params}
 	s.tableMu.Lock()
 	defer s.tableMu.Unlock()
 	s.next++

@@ -107,6 +107,16 @@ func openCodeRequest(size int) []byte {
 	return b.Bytes()
 }
 
+// reportCPU adds a cpu-ns/op metric to b; call it before b.Loop.
+func reportCPU(b *testing.B) func() {
+	start := processCPU()
+	return func() {
+		if cpu := processCPU() - start; cpu > 0 && b.N > 0 {
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
+
 // loopReader returns line, then '\n', forever.
 type loopReader struct {
 	line []byte
@@ -152,6 +162,7 @@ func BenchmarkReadObject1MB(b *testing.B) {
 	s := newStream(&loopReader{line: line}, io.Discard, Options{Framing: FramingLine, Log: zerolog.Nop()})
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for b.Loop() {
 		var req jsonrpc2.Request
 		if err := s.ReadObject(&req); err != nil {
@@ -169,6 +180,7 @@ func BenchmarkDecodeAny1MB(b *testing.B) {
 	line := openCodeRequest(1 << 20)
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for b.Loop() {
 		var v any
 		if err := json.Unmarshal(line, &v); err != nil {
@@ -181,6 +193,7 @@ func BenchmarkStockRequestUnmarshal1MB(b *testing.B) {
 	line := openCodeRequest(1 << 20)
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for b.Loop() {
 		var req jsonrpc2.Request
 		if err := req.UnmarshalJSON(line); err != nil {
@@ -194,6 +207,7 @@ func BenchmarkReadObjectSmall(b *testing.B) {
 	line := []byte(`{"jsonrpc":"2.0","id":7,"method":"tool.execute.before","params":{"input":{"tool":"task","sessionID":"ses_1","callID":"call_1"},"output":{"args":{"description":"look around","prompt":"find the config loader","subagent_type":"explorer"}}}}`)
 	s := newStream(&loopReader{line: line}, io.Discard, Options{Framing: FramingLine, Log: zerolog.Nop()})
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for b.Loop() {
 		var req jsonrpc2.Request
 		if err := s.ReadObject(&req); err != nil {
