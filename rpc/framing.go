@@ -235,7 +235,7 @@ func (f *lineFramer) WriteFrame(w *bufio.Writer, parts ...[]byte) error {
 type headerFramer struct {
 	r      *bufio.Reader
 	resync bool   // skip input up to the next "Content-Length:"
-	carry   []byte // a header line found while resynchronising
+	carry  []byte // a header line found while resynchronising
 }
 
 // errors describing bad header frames; they are answered with -32700.
