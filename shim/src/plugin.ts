@@ -28,6 +28,11 @@ export type HookMethod = keyof typeof HOOK_NAMES;
 const TRANSFORMS: ReadonlySet<string> = new Set(["chat.system.transform", "chat.messages.transform"]);
 
 const SUBAGENTS_TIMEOUT_MS = 1500;
+/** How long an event that came before initialize may wait for it. */
+const EVENT_WAIT_MS = 10_000;
+const MAX_WAITING_EVENTS = 1000;
+/** How long dispose lets such events finish before shutting the sidecar down. */
+const DISPOSE_EVENT_WAIT_MS = 3000;
 
 export const SHIM_VERSION = readVersion();
 
@@ -102,6 +107,18 @@ export async function fetchSubagents(client: ShimClient | undefined, ms = SUBAGE
   }
 }
 
+/** Subagents named in OpenCode's config (agent.<name>.mode subagent or all, not hidden or disabled). */
+export function subagentsFromConfig(cfg: unknown): string[] | undefined {
+  const agents = (cfg as { agent?: unknown } | null)?.agent;
+  if (!agents || typeof agents !== "object") return undefined;
+  return Object.entries(agents as Record<string, unknown>)
+    .filter(([, a]) => {
+      const o = a as { mode?: unknown; hidden?: unknown; disable?: unknown } | null;
+      return !!o && (o.mode === "subagent" || o.mode === "all") && o.hidden !== true && o.disable !== true;
+    })
+    .map(([name]) => name);
+}
+
 function isExecutable(file: string): boolean {
   try {
     accessSync(file, constants.X_OK);
@@ -143,20 +160,28 @@ export function createHookwire(
   }
 
   let subagents: string[] | undefined;
+  // Fallback when the agents call is slow or fails: the agents OpenCode's
+  // config defines (the config hook runs right after plugins load).
+  let configSubagents: string[] | undefined;
   const userGaveSubagents = Object.prototype.hasOwnProperty.call(settings.config, "subagents");
   const initParams = async (): Promise<InitializeParams> => {
     const config = { ...settings.config };
     if (!userGaveSubagents) {
       subagents ??= await fetchSubagents(client);
-      if (subagents) config.subagents = subagents;
+      const names = subagents ?? configSubagents;
+      if (names) config.subagents = names;
     }
     return { protocolVersion: PROTOCOL_VERSION, clientInfo: { name: "hookwire-opencode", version: SHIM_VERSION }, config };
   };
 
   const inspect = async (s: Sidecar, after: string, extra?: Record<string, unknown>) => {
     if (!trace) return;
-    const status = await s.request("status", {}, settings.transformTimeoutMs);
-    const sessions = await s.request("sessions.list", {}, settings.transformTimeoutMs);
+    // Both leave at once: the sidecar answers in arrival order, so they show
+    // the state right after what was sent before them.
+    const [status, sessions] = await Promise.all([
+      s.request("status", {}, settings.transformTimeoutMs),
+      s.request("sessions.list", {}, settings.transformTimeoutMs),
+    ]);
     trace.write({ ev: "inspect", after, pid: s.pid, status, sessions, ...extra });
   };
 
@@ -217,17 +242,32 @@ export function createHookwire(
     }
   };
 
+  // Events that arrive before initialize has answered (so before the wanted
+  // event types are known) wait for it; OpenCode does not await the event
+  // hook, so waiting blocks nothing. dispose() lets them finish first.
+  const inflightEvents = new Set<Promise<void>>();
+
+  const forwardEvent = async (event: { type: string }): Promise<void> => {
+    if (!sidecar.wantsEvent(event.type)) return;
+    const params = { input: { event } };
+    if (!serialisable(params)) return;
+    sidecar.notify("event", params);
+    if (trace && event.type === "session.deleted") await inspect(sidecar, "session.deleted", { event });
+  };
+
   const onEvent = async (hookInput: { event?: { type?: unknown } } | undefined): Promise<void> => {
     try {
-      const type = hookInput?.event?.type;
-      if (typeof type !== "string") return;
-      // Before initialize the wanted events are unknown: wait briefly.
-      if (sidecar.state !== "ready" && !(await sidecar.whenReady(settings.timeoutMs))) return;
-      if (!sidecar.wantsEvent(type)) return;
-      const params = { input: { event: hookInput!.event } };
-      if (!serialisable(params)) return;
-      sidecar.notify("event", params);
-      if (trace && type === "session.deleted") await inspect(sidecar, "session.deleted", { event: hookInput!.event });
+      const event = hookInput?.event;
+      if (!event || typeof event.type !== "string") return;
+      if (sidecar.state === "ready") return await forwardEvent(event as { type: string });
+      if (sidecar.state === "failed" || sidecar.state === "stopped" || inflightEvents.size >= MAX_WAITING_EVENTS) return;
+      const waiting = sidecar
+        .whenReady(EVENT_WAIT_MS)
+        .then((ready) => (ready ? forwardEvent(event as { type: string }) : undefined))
+        .catch(() => {});
+      inflightEvents.add(waiting);
+      await waiting;
+      inflightEvents.delete(waiting);
     } catch (err) {
       log.once("internal:event", "error", `hookwire shim: event failed internally: ${errorText(err)}`);
     }
@@ -240,8 +280,24 @@ export function createHookwire(
     "experimental.chat.system.transform": (i, o) => forward("chat.system.transform", i, o),
     "experimental.chat.messages.transform": (i, o) => forward("chat.messages.transform", i, o),
     event: (i) => onEvent(i as { event?: { type?: unknown } }),
+    config: async (cfg) => {
+      try {
+        configSubagents = subagentsFromConfig(cfg);
+      } catch {
+        // only a fallback
+      }
+    },
     dispose: async () => {
       try {
+        trace?.write({ ev: "dispose", pid: sidecar.pid, waitingEvents: inflightEvents.size });
+        if (inflightEvents.size > 0) {
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([
+            Promise.allSettled([...inflightEvents]),
+            new Promise((r) => (timer = setTimeout(r, DISPOSE_EVENT_WAIT_MS))),
+          ]);
+          clearTimeout(timer);
+        }
         await sidecar.dispose();
       } catch {
         // disposal is best effort

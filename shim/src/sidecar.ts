@@ -108,7 +108,7 @@ export class Sidecar {
         this.waiters.delete(done);
         resolve(this._state === "ready");
       };
-      const timer = setTimeout(done, ms);
+      const timer = setTimeout(() => afterPendingIO(done), ms);
       this.waiters.add(done);
     });
   }
@@ -117,10 +117,13 @@ export class Sidecar {
    * Sends a request and waits at most deadlineMs, counting the wait for
    * initialize. Never rejects.
    */
-  async request(method: string, params: unknown, deadlineMs: number): Promise<CallResult> {
+  request(method: string, params: unknown, deadlineMs: number): Promise<CallResult> {
+    // Ready: write at once, so calls leave in the order they were made.
+    if (this._state === "ready") return this.send(method, params, deadlineMs);
     const start = Date.now();
-    if (!(await this.whenReady(deadlineMs))) return { ok: false, reason: "not-ready", detail: this._state };
-    return this.send(method, params, deadlineMs - (Date.now() - start));
+    return this.whenReady(deadlineMs).then((ready) =>
+      ready ? this.send(method, params, deadlineMs - (Date.now() - start)) : { ok: false, reason: "not-ready", detail: this._state },
+    );
   }
 
   /** Sends a notification if the sidecar is up; drops it otherwise. */
@@ -151,7 +154,14 @@ export class Sidecar {
         trace?.write({ ev: "reply", pid, method, ms: Date.now() - started, ...r });
         resolve(r);
       };
-      const timer = setTimeout(() => finish({ ok: false, reason: "timeout", detail: `${method} took over ${ms} ms` }), ms);
+      // When OpenCode's event loop was busy, the reply may already sit in the
+      // pipe when this timer fires: timers run before I/O is read, and the
+      // connection hands a read message on in a setImmediate. Give up only
+      // after one full turn of the loop has let both happen.
+      const timer = setTimeout(
+        () => afterPendingIO(() => finish({ ok: false, reason: "timeout", detail: `${method} took over ${ms} ms` })),
+        ms,
+      );
       try {
         const pending: Promise<unknown> = params === undefined ? conn.sendRequest(method) : conn.sendRequest(method, params);
         pending.then(
@@ -237,12 +247,15 @@ export class Sidecar {
     }
     this.capabilities = caps;
     this.serverInfo = (r.result as Record<string, unknown>).serverInfo;
-    this.setState("ready");
+    this._state = "ready";
+    // Observers first, so what they send goes out before the calls that
+    // waited for initialize.
     try {
       this.opts.onReady?.(this);
     } catch {
       // observers must not break the sidecar
     }
+    this.setState("ready");
   }
 
   private onChildGone(gen: number, why: string): void {
@@ -340,6 +353,11 @@ export class Sidecar {
       }
     }
   }
+}
+
+/** Runs fn after the I/O already waiting has been read and dispatched. */
+function afterPendingIO(fn: () => void): void {
+  setImmediate(() => setImmediate(fn));
 }
 
 function parseCapabilities(result: unknown): Capabilities | undefined {
