@@ -20,7 +20,7 @@
 // inherit the CPU mask.
 
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { makeHistory, SIZES } from './gen.mjs';
@@ -114,6 +114,18 @@ class Peer {
     clearTimeout(timer);
   }
 
+  // cpuNs is the CPU time all the process's threads have run, from
+  // schedstat: unlike wall time, other processes' load barely moves it.
+  cpuNs() {
+    let ns = 0;
+    for (const task of readdirSync(`/proc/${this.pid}/task`)) {
+      try {
+        ns += Number(readFileSync(`/proc/${this.pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+      } catch { /* the thread exited */ }
+    }
+    return ns;
+  }
+
   memory() {
     const status = readFileSync(`/proc/${this.pid}/status`, 'utf8');
     const kb = (field) => Number((status.match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm')) || [])[1]);
@@ -163,19 +175,23 @@ async function small() {
   const floor = new Peer('echo', opt.echo, []);
   const side = await startSidecar();
   let callNo = 0;
+  const cpu = new Map([[floor, 0], [side, 0]]);
   const batch = async (peer, n, check) => {
     const times = [];
+    const cpu0 = peer.cpuNs();
     for (let i = 0; i < n; i++) {
       const { line, ns } = await peer.roundTrip(smallCall(++callNo));
       if (check && line.includes('"error":')) throw new Error(`hookwire: ${line.subarray(0, 500)}`);
       times.push(ns);
     }
+    cpu.set(peer, cpu.get(peer) + peer.cpuNs() - cpu0);
     return times;
   };
   const size = Buffer.byteLength(smallCall(1)(1));
   // Warm up: JIT, Go's thread count after pinning, the store's bounds.
   await batch(floor, 2000, false);
   await batch(side, 2000, true);
+  cpu.set(floor, 0).set(side, 0);
 
   const perRound = [];
   const allFloor = [];
@@ -212,6 +228,7 @@ async function small() {
       floorP50us: us(pct(af, 0.5)), floorP99us: us(pct(af, 0.99)), floorMaxus: us(af[af.length - 1]),
       sideP50us: us(pct(as, 0.5)), sideP99us: us(pct(as, 0.99)), sideMaxus: us(as[as.length - 1]),
     },
+    cpuPerCallus: { floor: us(cpu.get(floor) / (rounds * calls)), side: us(cpu.get(side) / (rounds * calls)) },
     pendingCalls: status.store,
     perRound,
   };
@@ -221,6 +238,7 @@ async function small() {
   console.log(`  echo floor         ${f1(res.pooled.floorP50us)} ${f1(res.pooled.floorP99us)} ${f1(res.pooled.floorMaxus)}`);
   console.log(`  hookwire           ${f1(res.pooled.sideP50us)} ${f1(res.pooled.sideP99us)} ${f1(res.pooled.sideMaxus)}`);
   console.log(`  median of per-round ratios: p50 ${res.ratioP50.toFixed(2)}x, p99 ${res.ratioP99.toFixed(2)}x`);
+  console.log(`  CPU time per call (schedstat, all threads): echo ${res.cpuPerCallus.floor.toFixed(1)} µs, hookwire ${res.cpuPerCallus.side.toFixed(1)} µs`);
   console.log(`  (sidecar store after the run: ${JSON.stringify(status.store)})`);
   return res;
 }
@@ -243,8 +261,11 @@ async function large() {
       return ns;
     };
     let ops = 0;
+    let sideCpu = 0;
     const viaSide = async () => {
+      const cpu0 = side.cpuNs();
       const { line, ns } = await side.roundTrip((id) => request(id, 'chat.messages.transform', params));
+      sideCpu += side.cpuNs() - cpu0;
       ops = checkResult(side, line).patch.length;
       return ns;
     };
@@ -257,6 +278,7 @@ async function large() {
       await viaFloor();
       await viaSide();
     }
+    sideCpu = 0;
     const f = [];
     const s = [];
     const n = [];
@@ -273,7 +295,7 @@ async function large() {
     results[name] = {
       requestBytes: lineBytes, messages: params.output.messages.length, patchOps: ops, rounds,
       floorMs: ms(median(f)), sideMs: ms(median(s)), ratio: median(ratio), nodeJSONCopyMs: ms(median(n)),
-      floorMinMs: ms(Math.min(...f)), sideMinMs: ms(Math.min(...s)),
+      floorMinMs: ms(Math.min(...f)), sideMinMs: ms(Math.min(...s)), sideCpuMs: ms(sideCpu / rounds),
     };
   }
   await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -282,11 +304,11 @@ async function large() {
   await side.close();
 
   console.log(`\nchat.messages.transform, full round trip over pipes (stringify + pipe + sidecar + reply), ${opt.label}`);
-  console.log('                 msgs  ops   echo -len ms   hookwire ms   ratio (median per round)   node JSON copy ms');
+  console.log('                 msgs  ops   echo -len ms   hookwire ms   ratio (median per round)   node JSON copy ms   hookwire CPU ms');
   for (const [name, r] of Object.entries(results)) {
     console.log(`  ${name.padEnd(4)} ${String(r.requestBytes).padStart(8)} B ${String(r.messages).padStart(4)} ${String(r.patchOps).padStart(4)}` +
       `   ${r.floorMs.toFixed(2).padStart(10)}   ${r.sideMs.toFixed(2).padStart(11)}   ${r.ratio.toFixed(2).padStart(8)}x` +
-      `                 ${r.nodeJSONCopyMs.toFixed(2).padStart(8)}`);
+      `                 ${r.nodeJSONCopyMs.toFixed(2).padStart(8)}   ${r.sideCpuMs.toFixed(2).padStart(15)}`);
   }
   const mib = (kib) => (kib / 1024).toFixed(1);
   console.log(`  RSS 1 s after the last request: hookwire VmRSS ${mib(memory.hookwire.vmRSSKiB)} MiB, VmHWM ${mib(memory.hookwire.vmHWMKiB)} MiB;` +
