@@ -161,6 +161,8 @@ func TestHeaderFramer(t *testing.T) {
 		{"junk glued to a header", "xx}Content-Length: 2\r\n\r\n{}", 100, []frameResult{{err: true}, {data: "{}"}}},
 		{"header line too long", "X: " + strings.Repeat("h", 3*maxHeaderLine) + "\r\nContent-Length: 2\r\n\r\n{}", 100, []frameResult{{err: true}, {data: "{}"}}},
 		{"EOF in headers", "Content-Length: 2\r\n", 100, []frameResult{{err: true}}},
+		{"EOF while resynchronising", "Content-Length: x\r\n\r\n{\"a\":1}", 100, []frameResult{{err: true}}},
+		{"EOF in a long header line", "X: " + strings.Repeat("h", 3*maxHeaderLine), 100, []frameResult{{err: true}}},
 		{"EOF in body", "Content-Length: 20\r\n\r\n{}", 100, []frameResult{{err: true}}},
 		{"EOF in oversize body", "Content-Length: 200\r\n\r\nabc", 100, []frameResult{{tooLarge: true, prefix: "abc"}}},
 	}

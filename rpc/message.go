@@ -41,8 +41,6 @@ type replyError struct {
 	id      []byte // raw id; nil means null
 }
 
-func (e *replyError) Error() string { return e.message }
-
 // decoder scans a message once: it checks the syntax of the whole value
 // (and UTF-8 of its strings, and nesting depth) and picks out the
 // top-level members, without decoding params.
