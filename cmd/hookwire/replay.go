@@ -282,10 +282,31 @@ func diffValue(path string, w, g any) string {
 		}
 		return ""
 	}
+	if ws, ok := w.(string); ok {
+		if gs, ok := g.(string); ok && ws != gs {
+			i := firstDiff(ws, gs)
+			return fmt.Sprintf("at %s: strings differ at byte %d: want %s, got %s",
+				orRoot(path), i, short(excerpt(ws, i)), short(excerpt(gs, i)))
+		}
+	}
 	if !reflect.DeepEqual(w, g) {
 		return fmt.Sprintf("at %s: want %s, got %s", orRoot(path), short(w), short(g))
 	}
 	return ""
+}
+
+func firstDiff(a, b string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// excerpt returns s around byte i, so a long string's difference shows.
+func excerpt(s string, i int) string {
+	start, end := max(0, i-30), min(len(s), i+50)
+	return s[start:end]
 }
 
 func orRoot(path string) string {
