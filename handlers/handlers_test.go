@@ -1,0 +1,285 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookwire/hookwire/rpc"
+)
+
+func newServer(t testing.TB, config map[string]any) *Server {
+	t.Helper()
+	s := New(Options{Version: "test", Log: zerolog.Nop()})
+	params := map[string]any{"protocolVersion": 1}
+	if config != nil {
+		params["config"] = config
+	}
+	_, err := s.Dispatch(context.Background(), "initialize", mustJSON(t, params), false)
+	require.NoError(t, err)
+	return s
+}
+
+func mustJSON(t testing.TB, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}
+
+// call dispatches a hook and returns its patch ops, round-tripped through
+// JSON as a client sees them.
+func call(t testing.TB, s *Server, method string, params any) []map[string]any {
+	t.Helper()
+	res, err := s.Dispatch(context.Background(), method, mustJSON(t, params), false)
+	require.NoError(t, err)
+	var out struct {
+		Patch []map[string]any `json:"patch"`
+	}
+	require.NoError(t, json.Unmarshal(mustJSON(t, res), &out))
+	return out.Patch
+}
+
+func TestParseConfig(t *testing.T) {
+	rows := []struct {
+		name    string
+		raw     string
+		wantErr []string
+		check   func(t *testing.T, c Config)
+	}{
+		{"absent config gives the defaults", ``, nil, func(t *testing.T, c Config) {
+			assert.Equal(t, DefaultConfig(), c)
+		}},
+		{"null config gives the defaults", `null`, nil, func(t *testing.T, c Config) {
+			assert.Equal(t, "orchestrator", c.OrchestratorAgent)
+			assert.Equal(t, 1000, c.MaxParents)
+		}},
+		{"fields override defaults, others stay", `{"orchestratorAgent":"lead","taskSessions":{"maxSessionsPerAgent":5}}`, nil,
+			func(t *testing.T, c Config) {
+				assert.Equal(t, "lead", c.OrchestratorAgent)
+				assert.Equal(t, 5, c.TaskSessions.MaxSessionsPerAgent)
+				assert.Equal(t, 100, c.TaskSessions.MaxPendingCalls, "a sibling field keeps its default")
+				assert.True(t, c.TaskSessions.Enabled)
+			}},
+		{"task tools are matched lower-cased", `{"taskTools":["Task","Delegate_Task"]}`, nil, func(t *testing.T, c Config) {
+			assert.True(t, c.isTaskTool("TASK"))
+			assert.True(t, c.isTaskTool("delegate_task"))
+			assert.False(t, c.isTaskTool("bash"))
+		}},
+		{"cacheStable is accepted", `{"cacheStable":true}`, nil, func(t *testing.T, c Config) { assert.True(t, c.CacheStable) }},
+		{"every unknown field is named, nested too", `{"orchestratorAgnet":"x","phaseReminder":{"txt":"y"},"delegateRetry":{"patterns":[{"pattern":"a","errorType":"b","hint":"c"}]}}`,
+			[]string{"config.orchestratorAgnet", "config.phaseReminder.txt", "config.delegateRetry.patterns[0].hint"}, nil},
+		{"agents map keys are free", `{"taskSessions":{"agents":{"my agent":"mya"}}}`, nil, func(t *testing.T, c Config) {
+			assert.Equal(t, "mya", c.TaskSessions.Agents["my agent"])
+		}},
+		{"wrong type names the field", `{"maxParents":"many"}`, []string{"maxParents"}, nil},
+		{"non-positive bound", `{"maxTrackedSessions":0}`, []string{"config.maxTrackedSessions", "positive"}, nil},
+		{"blank orchestrator", `{"orchestratorAgent":"  "}`, []string{"orchestratorAgent"}, nil},
+		{"pattern without errorType", `{"delegateRetry":{"patterns":[{"pattern":"boom"}]}}`, []string{"patterns[0]"}, nil},
+		{"bad flavor", `{"delegateRetry":{"patterns":[{"pattern":"boom","errorType":"x","flavor":"cli"}]}}`, []string{"flavor"}, nil},
+		{"config not an object", `[1]`, []string{"config must be an object"}, nil},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			c, err := ParseConfig(json.RawMessage(row.raw))
+			if row.wantErr != nil {
+				require.Error(t, err)
+				var rerr *rpc.Error
+				require.ErrorAs(t, err, &rerr)
+				assert.Equal(t, rpc.CodeInvalidParams, rerr.Code)
+				for _, want := range row.wantErr {
+					assert.Contains(t, err.Error(), want)
+				}
+				return
+			}
+			require.NoError(t, err)
+			row.check(t, c)
+		})
+	}
+}
+
+// A history of one orchestrator session that grows request by request,
+// as OpenCode sends it: messages as JSON objects.
+type history struct {
+	session string
+	msgs    []map[string]any
+	n       int
+}
+
+func (h *history) user(text string) {
+	h.n++
+	h.msgs = append(h.msgs, map[string]any{
+		"info":  map[string]any{"id": fmt.Sprintf("msg_u%03d", h.n), "role": "user", "agent": "orchestrator", "sessionID": h.session},
+		"parts": []any{map[string]any{"type": "text", "text": text}},
+	})
+}
+
+func (h *history) assistantTask(callID, output string) {
+	h.n++
+	h.msgs = append(h.msgs, map[string]any{
+		"info": map[string]any{"id": fmt.Sprintf("msg_a%03d", h.n), "role": "assistant", "sessionID": h.session},
+		"parts": []any{map[string]any{"type": "tool", "tool": "task", "callID": callID,
+			"state": map[string]any{"status": "completed", "output": output}}},
+	})
+}
+
+// request runs the transform on a copy of the history and applies the
+// patch the way the shim does, returning the messages the LLM would get.
+func (h *history) request(t *testing.T, s *Server) []json.RawMessage {
+	t.Helper()
+	var msgs []map[string]any
+	require.NoError(t, json.Unmarshal(mustJSON(t, h.msgs), &msgs))
+	ops := call(t, s, "chat.messages.transform", map[string]any{"input": map[string]any{}, "output": map[string]any{"messages": msgs}})
+	for _, op := range ops {
+		require.Equal(t, "add", op["op"], "transform only adds parts here")
+		path := strings.Split(strings.TrimPrefix(op["path"].(string), "/"), "/")
+		require.Len(t, path, 4)
+		require.Equal(t, []string{"messages", "parts", "-"}, []string{path[0], path[2], path[3]})
+		i, err := strconv.Atoi(path[1])
+		require.NoError(t, err)
+		msgs[i]["parts"] = append(msgs[i]["parts"].([]any), op["value"])
+	}
+	out := make([]json.RawMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = mustJSON(t, m)
+	}
+	return out
+}
+
+// delegate runs one task call through before/after.
+func delegate(t *testing.T, s *Server, session, callID, agent, childID, taskID string) {
+	args := map[string]any{"description": "work " + callID, "prompt": "p", "subagent_type": agent}
+	if taskID != "" {
+		args["task_id"] = taskID
+	}
+	call(t, s, "tool.execute.before", map[string]any{"input": map[string]any{"tool": "task", "sessionID": session, "callID": callID},
+		"output": map[string]any{"args": args}})
+	call(t, s, "tool.execute.after", map[string]any{"input": map[string]any{"tool": "task", "sessionID": session, "callID": callID},
+		"output": map[string]any{"output": `<task id="` + childID + `" state="completed">` + "\nok\n</task>"}})
+}
+
+// TestCacheStablePrefix plays a long orchestrator session and checks the
+// promise of PROTOCOL.md 4.4: every request's messages, up to and
+// including the previous request's newest user message, are byte-identical
+// to the previous request's; and the system prompt is never touched.
+func TestCacheStablePrefix(t *testing.T) {
+	for _, stable := range []bool{true, false} {
+		t.Run(fmt.Sprintf("cacheStable=%v", stable), func(t *testing.T) {
+			s := newServer(t, map[string]any{"cacheStable": stable})
+			h := &history{session: "ses_orc"}
+			call(t, s, "chat.message", map[string]any{"input": map[string]any{"sessionID": h.session, "agent": "orchestrator"}})
+			var prev []json.RawMessage
+			prevLastUser := -1
+			breaks, systemAdds := 0, 0
+			for turn := 0; turn < 8; turn++ {
+				h.user(fmt.Sprintf("turn %d", turn))
+				lastUser := len(h.msgs) - 1
+				for step := 0; step < 3; step++ {
+					got := h.request(t, s)
+					if prev != nil {
+						for i := 0; i <= prevLastUser; i++ {
+							if string(got[i]) != string(prev[i]) {
+								breaks++
+								break
+							}
+						}
+					}
+					if len(call(t, s, "chat.system.transform", map[string]any{"input": map[string]any{"sessionID": h.session},
+						"output": map[string]any{"system": []string{"base"}}})) > 0 {
+						systemAdds++
+					}
+					prev, prevLastUser = got, lastUser
+					callID := fmt.Sprintf("c%d_%d", turn, step)
+					child := fmt.Sprintf("ses_child_%d", (turn*3+step)%4)
+					agent := []string{"explorer", "oracle"}[step%2]
+					alias := ""
+					if turn > 0 && step == 2 {
+						alias = "exp-1"
+					}
+					delegate(t, s, h.session, callID, agent, child, alias)
+					h.assistantTask(callID, child)
+				}
+			}
+			if stable {
+				assert.Zero(t, breaks, "cache-stable mode must never change an earlier message")
+				assert.Zero(t, systemAdds, "cache-stable mode must leave the system prompt alone")
+			} else {
+				// The default mode moves the reminder to the newest user
+				// message, so each new turn changes the previous one.
+				assert.Positive(t, breaks)
+				assert.Positive(t, systemAdds)
+			}
+		})
+	}
+}
+
+func TestCacheStableBlocksFrozenPerMessage(t *testing.T) {
+	s := newServer(t, map[string]any{"cacheStable": true})
+	h := &history{session: "ses_f"}
+	call(t, s, "chat.message", map[string]any{"input": map[string]any{"sessionID": h.session, "agent": "orchestrator"}})
+	h.user("first")
+	first := h.request(t, s)
+	assert.NotContains(t, string(first[0]), "### Resumable Sessions", "nothing was remembered when msg 1 was first seen")
+
+	delegate(t, s, h.session, "c1", "explorer", "ses_e1", "")
+	h.assistantTask("c1", "ses_e1")
+	h.user("second")
+	second := h.request(t, s)
+	assert.Equal(t, string(first[0]), string(second[0]), "message 1 keeps its bytes")
+	assert.Contains(t, string(second[2]), "exp-1")
+
+	delegate(t, s, h.session, "c2", "explorer", "ses_e2", "")
+	third := h.request(t, s)
+	assert.Equal(t, string(second[2]), string(third[2]), "message 2's block stays as it was first seen, without exp-2")
+	assert.NotContains(t, string(third[2]), "exp-2")
+
+	// Deleting the session drops its frozen blocks with everything else.
+	_, err := s.Dispatch(context.Background(), "event", mustJSON(t, map[string]any{"input": map[string]any{"event": map[string]any{
+		"type": "session.deleted", "properties": map[string]any{"info": map[string]any{"id": h.session}}}}}), true)
+	require.NoError(t, err)
+	assert.Zero(t, s.Store().Stats().FrozenBlocks)
+}
+
+func TestCacheStableFrozenBlocksAreBounded(t *testing.T) {
+	s := newServer(t, map[string]any{"cacheStable": true, "maxParents": 3})
+	for p := 0; p < 10; p++ {
+		h := &history{session: fmt.Sprintf("ses_p%d", p)}
+		call(t, s, "chat.message", map[string]any{"input": map[string]any{"sessionID": h.session, "agent": "orchestrator"}})
+		delegate(t, s, h.session, "c", "explorer", "ses_c"+strconv.Itoa(p), "")
+		for i := 0; i < 5; i++ {
+			h.user("u")
+			h.request(t, s)
+		}
+	}
+	st := s.Store().Stats()
+	assert.LessOrEqual(t, st.Parents, 3)
+	assert.LessOrEqual(t, st.FrozenBlocks, 3*5, "frozen blocks leave with their evicted parent")
+}
+
+func TestHooksBeforeInitialize(t *testing.T) {
+	s := New(Options{Version: "test", Log: zerolog.Nop()})
+	_, err := s.Dispatch(context.Background(), "status", nil, false)
+	var rerr *rpc.Error
+	require.ErrorAs(t, err, &rerr)
+	assert.Equal(t, rpc.CodeNotInitialized, rerr.Code)
+}
+
+func TestStatusCountsAreBounded(t *testing.T) {
+	s := newServer(t, nil)
+	for i := 0; i < 100; i++ {
+		s.Dispatch(context.Background(), fmt.Sprintf("made.up.%d", i), nil, false)
+	}
+	res, err := s.Dispatch(context.Background(), "status", nil, false)
+	require.NoError(t, err)
+	st := res.(statusResult)
+	assert.Equal(t, uint64(100), st.Requests["(other)"])
+	assert.LessOrEqual(t, len(st.Requests), len(knownMethods)+1)
+	assert.Equal(t, uint64(100), st.Errors)
+}
