@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -65,8 +66,27 @@ type proc struct {
 	stdin  io.WriteCloser
 	out    *bufio.Reader
 	header bool
-	stderr *bytes.Buffer
+	stderr *syncBuffer
 	done   chan error
+}
+
+// syncBuffer collects the sidecar's stderr; exec writes it from another
+// goroutine while a test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func start(t *testing.T, header bool, args ...string) *proc {
@@ -77,7 +97,7 @@ func start(t *testing.T, header bool, args ...string) *proc {
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	p := &proc{t: t, cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(stdout, 1<<20), header: header,
-		stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+		stderr: &syncBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = p.stderr
 	require.NoError(t, cmd.Start())
 	go func() { p.done <- cmd.Wait() }()
