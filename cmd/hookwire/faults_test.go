@@ -26,8 +26,8 @@ import (
 
 // statusReply is the part of the status result these tests read.
 type statusReply struct {
-	State string         `json:"state"`
-	Store sessions.Stats `json:"store"`
+	State  string         `json:"state"`
+	Store  sessions.Stats `json:"store"`
 	Memory struct {
 		Goroutines int `json:"goroutines"`
 	} `json:"memory"`
