@@ -3,16 +3,18 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 type chatMessageParams struct {
 	Input *struct {
-		SessionID string          `json:"sessionID"`
-		Agent     json.RawMessage `json:"agent"`
+		SessionID string         `json:"sessionID"`
+		Agent     jsontext.Value `json:"agent"`
 	} `json:"input"`
 	Output *struct {
 		Message struct {
-			Agent json.RawMessage `json:"agent"`
+			Agent jsontext.Value `json:"agent"`
 		} `json:"message"`
 	} `json:"output"`
 }
@@ -21,8 +23,11 @@ type chatMessageParams struct {
 // output.message.agent (4).
 func (s *Server) chatMessage(_ context.Context, raw json.RawMessage) (any, error) {
 	var p chatMessageParams
-	if err := decodeParams(raw, &p, "input"); err != nil {
+	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
+	}
+	if p.Input == nil {
+		return nil, missing("input")
 	}
 	agent := rawString(p.Input.Agent)
 	if agent == "" && p.Output != nil {
@@ -32,13 +37,4 @@ func (s *Server) chatMessage(_ context.Context, raw json.RawMessage) (any, error
 		s.store.SetAgent(p.Input.SessionID, agent)
 	}
 	return noChange(), nil
-}
-
-// rawString returns the JSON string in raw, or "" when raw is anything else.
-func rawString(raw json.RawMessage) string {
-	var v string
-	if json.Unmarshal(raw, &v) != nil {
-		return ""
-	}
-	return v
 }

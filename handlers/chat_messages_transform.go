@@ -1,14 +1,11 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"strings"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hookwire/hookwire/core"
@@ -74,60 +71,28 @@ func (s *Server) chatMessagesTransform(_ context.Context, raw json.RawMessage) (
 }
 
 func decodeTransform(raw json.RawMessage, p *transformParams) error {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return invalidParams("params must be an object")
-	}
-	if err := jsonv2.Unmarshal(trimmed, p); err != nil {
-		return invalidParams("%s", describeV2Error(err))
+	if err := decodeParams(raw, p); err != nil {
+		return err
 	}
 	if p.Input == nil {
-		return invalidParams("missing field %q", "input")
+		return missing("input")
 	}
 	if p.Output == nil {
-		return invalidParams("missing field %q", "output")
+		return missing("output")
 	}
 	return nil
-}
-
-// describeV2Error names the field of a JSON v2 decoding error.
-func describeV2Error(err error) string {
-	var se *jsonv2.SemanticError
-	if errors.As(err, &se) && se.JSONPointer != "" {
-		want := "another type"
-		if se.GoType != nil {
-			want = jsonKind(se.GoType.Kind().String())
-		}
-		field := strings.ReplaceAll(strings.TrimPrefix(string(se.JSONPointer), "/"), "/", ".")
-		return field + " must be " + want + ", got " + kindName(se.JSONKind)
-	}
-	return err.Error()
-}
-
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	}
-	return "something else"
 }
 
 func toCoreMessages(wire []wireMessage) []core.Message {
 	msgs := make([]core.Message, len(wire))
 	for i, w := range wire {
 		agent, _ := w.Info.Agent.(string)
-		m := core.Message{ID: w.Info.ID, Role: w.Info.Role, Agent: agent, SessionID: w.Info.SessionID,
-			Parts: make([]core.Part, len(w.Parts))}
+		m := core.Message{ID: w.Info.ID, Role: w.Info.Role, Agent: agent, SessionID: w.Info.SessionID}
+		if w.Parts != nil {
+			// Parts stays nil when the message has no parts array (absent
+			// or null): there is nothing to append a part to.
+			m.Parts = make([]core.Part, len(w.Parts))
+		}
 		for j, wp := range w.Parts {
 			part := core.Part{Type: wp.Type, Synthetic: wp.Synthetic, Tool: wp.Tool}
 			if wp.Text != nil {
@@ -172,7 +137,7 @@ func (s *Server) stableParts(msgs []core.Message, ops []rpc.Op) []rpc.Op {
 	rc := s.cfg.reminderConfig()
 	reminder := s.reminderText()
 	for i, m := range msgs {
-		if !s.isOrchestratorUserMessage(m) {
+		if !s.isOrchestratorUserMessage(m) || m.Parts == nil {
 			continue
 		}
 		if s.cfg.TaskSessions.Enabled && m.ID != "" && m.SessionID != "" {

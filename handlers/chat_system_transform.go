@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/rpc"
 )
@@ -13,7 +15,7 @@ type systemTransformParams struct {
 		SessionID string `json:"sessionID"`
 	} `json:"input"`
 	Output *struct {
-		System []json.RawMessage `json:"system"`
+		System []jsontext.Value `json:"system"`
 	} `json:"output"`
 }
 
@@ -22,8 +24,14 @@ type systemTransformParams struct {
 // with the user messages instead (4.4), so nothing is added here.
 func (s *Server) chatSystemTransform(_ context.Context, raw json.RawMessage) (any, error) {
 	var p systemTransformParams
-	if err := decodeParams(raw, &p, "input", "output"); err != nil {
+	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
+	}
+	if p.Input == nil {
+		return nil, missing("input")
+	}
+	if p.Output == nil {
+		return nil, missing("output")
 	}
 	if !s.cfg.TaskSessions.Enabled || s.cfg.CacheStable || !s.managed(p.Input.SessionID) {
 		return noChange(), nil
@@ -32,9 +40,12 @@ func (s *Server) chatSystemTransform(_ context.Context, raw json.RawMessage) (an
 	if block == "" {
 		return noChange(), nil
 	}
+	if p.Output.System == nil {
+		// No array to append to (absent or null): make one.
+		return patch(rpc.Op{Op: "add", Path: "/system", Value: []string{block}}), nil
+	}
 	for _, existing := range p.Output.System {
-		var text string
-		if json.Unmarshal(existing, &text) == nil && text == block {
+		if rawString(existing) == block {
 			return noChange(), nil // already there: never twice
 		}
 	}

@@ -16,8 +16,11 @@ type detectErrorParams struct {
 // guidance block that 4.1 would append, or null.
 func (s *Server) detectError(_ context.Context, raw json.RawMessage) (any, error) {
 	var p detectErrorParams
-	if err := decodeParams(raw, &p, "output"); err != nil {
+	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
+	}
+	if p.Output == nil {
+		return nil, missing("output")
 	}
 	if d := core.DetectTaskError(*p.Output, p.Failed, s.cfg.retryOptions()); d != nil {
 		return d, nil

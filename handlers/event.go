@@ -3,6 +3,8 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 type eventParams struct {
@@ -10,9 +12,9 @@ type eventParams struct {
 		Event *struct {
 			Type       string `json:"type"`
 			Properties struct {
-				SessionID json.RawMessage `json:"sessionID"`
+				SessionID jsontext.Value `json:"sessionID"`
 				Info      struct {
-					ID json.RawMessage `json:"id"`
+					ID jsontext.Value `json:"id"`
 				} `json:"info"`
 			} `json:"properties"`
 		} `json:"event"`
@@ -23,11 +25,14 @@ type eventParams struct {
 // Other event types are accepted and ignored.
 func (s *Server) event(_ context.Context, raw json.RawMessage) (any, error) {
 	var p eventParams
-	if err := decodeParams(raw, &p, "input"); err != nil {
+	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
+	if p.Input == nil {
+		return nil, missing("input")
+	}
 	if p.Input.Event == nil {
-		return nil, invalidParams("missing field input.event")
+		return nil, missing("input.event")
 	}
 	ev := p.Input.Event
 	if ev.Type != "session.deleted" {

@@ -426,7 +426,7 @@ var hookSeeds = map[string][]string{
 // skipped until fixed (see knownBug).
 
 func TestBugAddPartWithoutParts(t *testing.T) {
-	t.Skip("bug: in cache-stable mode chat.messages.transform adds /messages/0/parts/- to a user message that has no parts array (absent or null); the client's patch fails. Found by FuzzHooks.")
+
 	srv := primedServer(t, true)
 	for _, msg := range []string{`{"info":{"id":"m1","role":"user","sessionID":"ses_parent"}}`,
 		`{"info":{"id":"m2","role":"user","sessionID":"ses_parent"},"parts":null}`} {
@@ -436,7 +436,7 @@ func TestBugAddPartWithoutParts(t *testing.T) {
 }
 
 func TestBugAddSystemWithoutArray(t *testing.T) {
-	t.Skip("bug: chat.system.transform adds /system/- when output.system is absent or null; the client's patch fails. Found by FuzzHooks.")
+
 	srv := primedServer(t, false)
 	for _, params := range []string{`{"input":{"sessionID":"ses_parent"},"output":{}}`,
 		`{"input":{"sessionID":"ses_parent"},"output":{"system":null}}`} {
@@ -445,7 +445,7 @@ func TestBugAddSystemWithoutArray(t *testing.T) {
 }
 
 func TestBugCaseInsensitiveMembers(t *testing.T) {
-	t.Skip("bug: tool.execute.before/after decode params with encoding/json, which matches member names case-insensitively: output {\"Args\":{...}} or {\"Output\":\"...\"} gets a patch on /args/task_id or /output, which the output does not have. Found by FuzzHooks.")
+
 	srv := primedServer(t, false)
 	checkPatchApplies(t, srv, "tool.execute.before",
 		`{"input":{"tool":"task","sessionID":"ses_parent","callID":"c9"},"output":{"Args":{"subagent_type":"explorer","task_id":"exp-1"}}}`)

@@ -4,14 +4,16 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
 )
 
 type initializeParams struct {
-	ProtocolVersion *int            `json:"protocolVersion"`
-	ClientInfo      json.RawMessage `json:"clientInfo"`
-	Config          json.RawMessage `json:"config"`
+	ProtocolVersion *int           `json:"protocolVersion"`
+	ClientInfo      jsontext.Value `json:"clientInfo"`
+	Config          jsontext.Value `json:"config"`
 }
 
 type initializeResult struct {
@@ -36,14 +38,17 @@ func (s *Server) initialize(_ context.Context, raw json.RawMessage) (any, error)
 		return nil, rpc.Errorf(rpc.CodeInvalidRequest, "already initialized")
 	}
 	var p initializeParams
-	if err := decodeParams(raw, &p, "protocolVersion"); err != nil {
+	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
+	}
+	if p.ProtocolVersion == nil {
+		return nil, missing("protocolVersion")
 	}
 	if *p.ProtocolVersion != ProtocolVersion {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams,
 			"unsupported protocolVersion %d: this sidecar speaks [%d]", *p.ProtocolVersion, ProtocolVersion)
 	}
-	cfg, err := ParseConfig(p.Config)
+	cfg, err := ParseConfig(json.RawMessage(p.Config))
 	if err != nil {
 		return nil, err
 	}

@@ -7,32 +7,63 @@ import (
 	"fmt"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/hookwire/hookwire/rpc"
 )
 
-// decodeParams decodes a request's params object into v. Each name in
-// required must be present and not null. Errors are -32602 and name the
-// field, so a client can tell what it sent wrong.
-func decodeParams(raw json.RawMessage, v any, required ...string) error {
+// decodeParams decodes a request's params object into v in one pass with
+// the JSON v2 API. Member names match exactly, as OpenCode spells them:
+// encoding/json would also take "Args" for "args", and a patch on /args
+// would then miss the object the client holds. Errors are -32602 and
+// name the field, so a client can tell what it sent wrong.
+func decodeParams(raw json.RawMessage, v any) error {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return rpc.Errorf(rpc.CodeInvalidParams, "invalid params: params must be an object")
+		return invalidParams("params must be an object")
 	}
-	if len(required) > 0 {
-		var top map[string]json.RawMessage
-		if err := json.Unmarshal(trimmed, &top); err != nil {
-			return rpc.Errorf(rpc.CodeInvalidParams, "invalid params: %s", describeJSONError(err, "params"))
-		}
-		for _, name := range required {
-			if f, ok := top[name]; !ok || string(f) == "null" {
-				return rpc.Errorf(rpc.CodeInvalidParams, "invalid params: missing field %q", name)
-			}
-		}
-	}
-	if err := json.Unmarshal(trimmed, v); err != nil {
-		return rpc.Errorf(rpc.CodeInvalidParams, "invalid params: %s", describeJSONError(err, ""))
+	if err := jsonv2.Unmarshal(trimmed, v); err != nil {
+		return invalidParams("%s", describeV2Error(err))
 	}
 	return nil
+}
+
+// missing is the error for a required field that is absent or null.
+func missing(field string) error {
+	return invalidParams("missing field %q", field)
+}
+
+// describeV2Error names the field of a JSON v2 decoding error.
+func describeV2Error(err error) string {
+	var se *jsonv2.SemanticError
+	if errors.As(err, &se) && se.JSONPointer != "" {
+		want := "another type"
+		if se.GoType != nil {
+			want = jsonKind(se.GoType.Kind().String())
+		}
+		field := strings.ReplaceAll(strings.TrimPrefix(string(se.JSONPointer), "/"), "/", ".")
+		return field + " must be " + want + ", got " + kindName(se.JSONKind)
+	}
+	return err.Error()
+}
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	}
+	return "something else"
 }
 
 // describeJSONError turns an encoding/json error into a sentence that names
@@ -70,17 +101,27 @@ func jsonKind(goKind string) string {
 	return "of another type"
 }
 
+// rawString returns the JSON string in raw, or "" when raw is anything else.
+func rawString(raw jsontext.Value) string {
+	s, _ := stringValue(raw)
+	return s
+}
+
+// stringValue returns the JSON string in raw, and whether raw is one.
+func stringValue(raw jsontext.Value) (string, bool) {
+	if raw.Kind() != '"' {
+		return "", false
+	}
+	s, err := jsontext.AppendUnquote(nil, raw)
+	if err != nil {
+		return "", false
+	}
+	return string(s), true
+}
+
 // stringArg returns args[name] when it is a JSON string.
-func stringArg(args map[string]json.RawMessage, name string) (string, bool) {
-	raw, ok := args[name]
-	if !ok {
-		return "", false
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
+func stringArg(args map[string]jsontext.Value, name string) (string, bool) {
+	return stringValue(args[name])
 }
 
 // noChange is the hook result that leaves OpenCode's output as it is.

@@ -15,8 +15,11 @@ type resolveModelParams struct {
 // resolveModel answers delegate.resolveModel (5, MODEL_RESOLUTION.md).
 func (s *Server) resolveModel(_ context.Context, raw json.RawMessage) (any, error) {
 	var p resolveModelParams
-	if err := decodeParams(raw, &p, "input"); err != nil {
+	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
+	}
+	if p.Input == nil {
+		return nil, missing("input")
 	}
 	deps := core.ModelDeps{}
 	if p.Deps != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/rpc"
 )
@@ -11,7 +13,7 @@ import (
 type toolAfterParams struct {
 	Input  *toolInput `json:"input"`
 	Output *struct {
-		Output json.RawMessage `json:"output"`
+		Output jsontext.Value `json:"output"`
 	} `json:"output"`
 }
 
@@ -19,11 +21,17 @@ type toolAfterParams struct {
 // appends retry guidance to a delegate tool's returned error (4.1, 4.2).
 func (s *Server) toolExecuteAfter(_ context.Context, raw json.RawMessage) (any, error) {
 	var p toolAfterParams
-	if err := decodeParams(raw, &p, "input", "output"); err != nil {
+	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}
-	var text string
-	if json.Unmarshal(p.Output.Output, &text) != nil {
+	if p.Input == nil {
+		return nil, missing("input")
+	}
+	if p.Output == nil {
+		return nil, missing("output")
+	}
+	text, ok := stringValue(p.Output.Output)
+	if !ok {
 		// Not a string: there is nothing to parse, but the pending call is
 		// done all the same (CompleteCall with no id forgets nothing).
 		if s.cfg.TaskSessions.Enabled && p.Input.CallID != "" {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
@@ -19,7 +21,7 @@ type toolInput struct {
 type toolBeforeParams struct {
 	Input  *toolInput `json:"input"`
 	Output *struct {
-		Args map[string]json.RawMessage `json:"args"`
+		Args map[string]jsontext.Value `json:"args"`
 	} `json:"output"`
 }
 
@@ -27,8 +29,14 @@ type toolBeforeParams struct {
 // an alias in args.task_id into the real session id (PROTOCOL.md 4.2).
 func (s *Server) toolExecuteBefore(_ context.Context, raw json.RawMessage) (any, error) {
 	var p toolBeforeParams
-	if err := decodeParams(raw, &p, "input", "output"); err != nil {
+	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
+	}
+	if p.Input == nil {
+		return nil, missing("input")
+	}
+	if p.Output == nil {
+		return nil, missing("output")
 	}
 	in, args := p.Input, p.Output.Args
 	if !s.cfg.TaskSessions.Enabled || !s.cfg.isTaskTool(in.Tool) || !s.managed(in.SessionID) {

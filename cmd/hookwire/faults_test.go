@@ -115,8 +115,8 @@ func TestFaultStdoutClosed(t *testing.T) {
 			outR, outW, err := os.Pipe()
 			require.NoError(t, err)
 			cmd.Stdout = outW
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
+			stderr := &syncBuffer{}
+			cmd.Stderr = stderr
 			require.NoError(t, cmd.Start())
 			outW.Close()
 			done := make(chan error, 1)
@@ -164,11 +164,6 @@ func TestFaultStdoutClosed(t *testing.T) {
 				if err != nil {
 					require.ErrorAs(t, err, &ee)
 					ws := ee.Sys().(syscall.WaitStatus)
-					if ws.Signaled() && ws.Signal() == syscall.SIGPIPE {
-						// Reported; remove this skip with the fix (e.g.
-						// signal.Ignore(syscall.SIGPIPE) in serve).
-						t.Skip("bug: the sidecar dies of SIGPIPE when the client closes stdout (Go's runtime kills a program whose write to fd 1 fails with EPIPE unless SIGPIPE is handled), so it skips the final state flush and exits by signal, not 0")
-					}
 					if ws.Signaled() {
 						t.Fatalf("killed by %v instead of exiting: a write to the closed stdout must be an error, not a fatal SIGPIPE; log: %s", ws.Signal(), stderr.String())
 					}
@@ -455,4 +450,297 @@ func TestFaultSecondProcessSameState(t *testing.T) {
 	assert.Contains(t, string(data), "ses_first")
 	first.stdin.Close()
 	assert.Equal(t, 0, first.waitExit())
+}
+
+// The soak driver (TestSoak in soak_test.go, build tag soak, and the short
+// TestSoakShort below): one sidecar process, many parent sessions, requests
+// pipelined (one goroutine writes, another reads the replies in order and
+// checks them), with the process's RSS, goroutines and store sizes taken
+// after warm-up, in the middle and at the end.
+
+// soakConfig shapes a soak run: parents are visited in groups whose
+// members are interleaved round by round; each round of one parent is
+// soakCallsPerRound calls.
+type soakConfig struct {
+	bin     string
+	parents int
+	rounds  int // per parent
+	group   int // parents interleaved at a time
+}
+
+const soakCallsPerRound = 7
+
+// soakPoint is one measurement.
+type soakPoint struct {
+	label      string
+	calls      int
+	rssKB      int
+	heapBytes  uint64
+	goroutines int
+	store      sessions.Stats
+	at         time.Duration
+}
+
+type soakExpect struct {
+	id   int64
+	kind int
+	want string // resume: the task id the patch must hold
+}
+
+const (
+	expectAny    = iota // a result, not an error
+	expectPatch         // a non-empty patch
+	expectResume        // a patch that sets task_id to want
+	expectStatus        // a status result: measure
+)
+
+// runSoak drives one sidecar with cfg's workload and returns the
+// measurements (warm-up, middle, end) and the number of calls sent.
+func runSoak(t *testing.T, cfg soakConfig) ([]soakPoint, int) {
+	t.Helper()
+	cmd := exec.Command(cfg.bin, "serve", "--framing", "line", "--log-level", "warn")
+	stdinPipe, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdoutPipe, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		stdinPipe.Close()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+		}
+	})
+	pid := cmd.Process.Pid
+	began := time.Now()
+
+	expects := make(chan soakExpect, 1<<16)
+	points := make(chan soakPoint, 8)
+	labels := make(chan string, 8)
+	readErr := make(chan error, 1)
+	go func() { readErr <- soakRead(stdoutPipe, expects, labels, points, pid, began) }()
+
+	w := bufio.NewWriterSize(stdinPipe, 256<<10)
+	var id int64
+	calls := 0
+	send := func(kind int, want, method, params string) {
+		if kind < 0 { // notification
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","method":%q,"params":%s}`+"\n", method, params)
+			calls++
+			return
+		}
+		id++
+		expects <- soakExpect{id: id, kind: kind, want: want}
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)
+		calls++
+	}
+	const notify = -1
+	measure := func(label string) {
+		labels <- label
+		send(expectStatus, "", "status", "null")
+		require.NoError(t, w.Flush())
+	}
+
+	send(expectAny, "", "initialize", `{"protocolVersion":1,"clientInfo":{"name":"soak","version":"1"}}`)
+	warmUp, middle := cfg.parents/20, cfg.parents/2
+	for g := 0; g < cfg.parents; g += cfg.group {
+		switch g {
+		case warmUp - warmUp%cfg.group:
+			measure("start")
+		case middle - middle%cfg.group:
+			measure("middle")
+		}
+		end := min(g+cfg.group, cfg.parents)
+		for k := g; k < end; k++ {
+			send(expectAny, "", "chat.message", fmt.Sprintf(
+				`{"input":{"sessionID":"ses_p%06d","agent":"orchestrator","model":{"providerID":"p","modelID":"m"}},"output":{"message":{"id":"msg_%d","role":"user"},"parts":[{"type":"text","text":"go"}]}}`, k, k))
+		}
+		for r := 0; r < cfg.rounds; r++ {
+			agent, prefix := "explorer", "exp"
+			if r%2 == 1 {
+				agent, prefix = "oracle", "ora"
+			}
+			alias := fmt.Sprintf("%s-%d", prefix, r/2+1)
+			for k := g; k < end; k++ {
+				parent := fmt.Sprintf("ses_p%06d", k)
+				task := fmt.Sprintf("ses_p%06d_r%d", k, r)
+				call := fmt.Sprintf("call_%d_%d", k, r)
+				// Create a task session, then resume it by its alias.
+				send(expectAny, "", "tool.execute.before", fmt.Sprintf(
+					`{"input":{"tool":"task","sessionID":%q,"callID":%q},"output":{"args":{"subagent_type":%q,"description":"round %d work","prompt":"do round %d"}}}`,
+					parent, call, agent, r, r))
+				send(expectAny, "", "tool.execute.after", fmt.Sprintf(
+					`{"input":{"tool":"task","sessionID":%q,"callID":%q},"output":{"title":"t","output":"<task id=\"%s\" state=\"completed\">\nresult of round %d\n</task>","metadata":{}}}`,
+					parent, call, task, r))
+				send(expectResume, task, "tool.execute.before", fmt.Sprintf(
+					`{"input":{"tool":"task","sessionID":%q,"callID":%q},"output":{"args":{"subagent_type":%q,"description":"more","prompt":"again","task_id":%q}}}`,
+					parent, call+"b", agent, alias))
+				send(expectAny, "", "tool.execute.after", fmt.Sprintf(
+					`{"input":{"tool":"task","sessionID":%q,"callID":%q},"output":{"output":"task_id: %s (for resuming to continue this task if needed)\n\n<task_result>ok</task_result>"}}`,
+					parent, call+"b", task))
+				send(expectPatch, "", "chat.system.transform", fmt.Sprintf(
+					`{"input":{"sessionID":%q,"model":{"providerID":"p"}},"output":{"system":["You are the orchestrator."]}}`, parent))
+				send(expectPatch, "", "chat.messages.transform", fmt.Sprintf(
+					`{"input":{},"output":{"messages":[{"info":{"id":"m%d_%d_1","role":"user","agent":"orchestrator","sessionID":%q},"parts":[{"type":"text","text":"start"}]},`+
+						`{"info":{"id":"m%d_%d_2","role":"assistant","sessionID":%q},"parts":[{"type":"tool","tool":"task","state":{"status":"error","error":"Unknown agent type: explorr is not a valid agent type"}}]},`+
+						`{"info":{"id":"m%d_%d_3","role":"user","agent":"orchestrator","sessionID":%q},"parts":[{"type":"text","text":"round %d"}]}]}}`,
+					k, r, parent, k, r, parent, k, r, parent, r))
+				send(notify, "", "event", fmt.Sprintf(
+					`{"input":{"event":{"type":"session.status","properties":{"sessionID":%q,"status":{"type":"idle"}}}}}`, task))
+			}
+		}
+		// Some parents are deleted; the others never are, so only the
+		// bounds keep memory flat.
+		for k := g; k < end; k++ {
+			if k%3 == 0 {
+				send(notify, "", "event", fmt.Sprintf(
+					`{"input":{"event":{"type":"session.deleted","properties":{"sessionID":"ses_p%06d","info":{"id":"ses_p%06d"}}}}}`, k, k))
+			}
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatalf("writing to the sidecar: %v; log: %s", err, stderr.String())
+		}
+	}
+	measure("end")
+	close(expects)
+	close(labels)
+	select {
+	case err := <-readErr:
+		require.NoError(t, err, "log: %s", stderr.String())
+	case <-time.After(10 * time.Minute):
+		t.Fatalf("replies stopped coming; log: %s", stderr.String())
+	}
+	close(points)
+	stdinPipe.Close()
+	select {
+	case err := <-done:
+		done <- err
+		require.NoError(t, err, "sidecar exit; log: %s", stderr.String())
+	case <-time.After(10 * time.Second):
+		t.Fatalf("sidecar did not exit at EOF")
+	}
+	var out []soakPoint
+	for p := range points {
+		out = append(out, p)
+	}
+	return out, calls
+}
+
+// soakRead reads replies in order and checks each against its expectation.
+func soakRead(r io.Reader, expects <-chan soakExpect, labels <-chan string, points chan<- soakPoint, pid int, began time.Time) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	n := 0
+	for want := range expects {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return fmt.Errorf("reply %d (id %d): %w", n, want.id, err)
+		}
+		n++
+		var rep struct {
+			ID     int64           `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(line, &rep); err != nil {
+			return fmt.Errorf("reply %q: %w", line, err)
+		}
+		if rep.ID != want.id {
+			return fmt.Errorf("reply for id %d, want %d (out of order or missing)", rep.ID, want.id)
+		}
+		if rep.Error != nil {
+			return fmt.Errorf("id %d: error %s", rep.ID, rep.Error)
+		}
+		switch want.kind {
+		case expectPatch:
+			if !bytes.Contains(rep.Result, []byte(`"op"`)) {
+				return fmt.Errorf("id %d: empty patch %s", rep.ID, rep.Result)
+			}
+		case expectResume:
+			if !bytes.Contains(rep.Result, []byte(`"path":"/args/task_id","value":"`+want.want+`"`)) {
+				return fmt.Errorf("id %d: resume by alias did not resolve to %s: %s", rep.ID, want.want, rep.Result)
+			}
+		case expectStatus:
+			var st struct {
+				statusReply
+				Memory struct {
+					HeapAllocBytes uint64 `json:"heapAllocBytes"`
+					Goroutines     int    `json:"goroutines"`
+				} `json:"memory"`
+			}
+			if err := json.Unmarshal(rep.Result, &st); err != nil {
+				return fmt.Errorf("status %s: %w", rep.Result, err)
+			}
+			points <- soakPoint{label: <-labels, calls: int(rep.ID), rssKB: vmRSSKB(pid), heapBytes: st.Memory.HeapAllocBytes,
+				goroutines: st.Memory.Goroutines, store: st.Store, at: time.Since(began)}
+		}
+	}
+	return nil
+}
+
+// vmRSSKB is the process's resident set size in KiB (/proc/PID/status).
+func vmRSSKB(pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+			return kb
+		}
+	}
+	return -1
+}
+
+// checkSoak prints the figures and fails on growth: end RSS over 1.5x the
+// middle's plus slack, more goroutines at the end than at the start, or a
+// store beyond its configured bounds (defaults: PROTOCOL.md 7).
+func checkSoak(t *testing.T, points []soakPoint, calls int, elapsed time.Duration) {
+	t.Helper()
+	require.Len(t, points, 3, "measurements")
+	t.Logf("%d calls in %v (%.0f calls/s)", calls, elapsed.Round(time.Millisecond), float64(calls)/elapsed.Seconds())
+	for _, p := range points {
+		t.Logf("%-6s after %8d requests at %7v: RSS %6d KiB, heap %6d KiB, goroutines %d, store %+v",
+			p.label, p.calls, p.at.Round(time.Millisecond), p.rssKB, p.heapBytes>>10, p.goroutines, p.store)
+	}
+	start, middle, end := points[0], points[1], points[2]
+	const slackKB = 16 << 10
+	assert.LessOrEqual(t, end.rssKB, middle.rssKB*3/2+slackKB, "RSS grew from the middle to the end")
+	assert.LessOrEqual(t, end.goroutines, start.goroutines, "goroutines grew")
+	for _, p := range points {
+		assert.LessOrEqual(t, p.store.Parents, sessions.DefaultMaxParents, "%s: parents", p.label)
+		assert.LessOrEqual(t, p.store.TrackedSessions, sessions.DefaultMaxTrackedSessions, "%s: tracked sessions", p.label)
+		assert.LessOrEqual(t, p.store.PendingCalls, sessions.DefaultMaxPendingCalls, "%s: pending calls", p.label)
+		// Two agents per parent, each keeping maxSessionsPerAgent entries.
+		assert.LessOrEqual(t, p.store.Entries, p.store.Parents*2*sessions.DefaultMaxSessionsPerAgent, "%s: entries", p.label)
+	}
+}
+
+// buildPlain builds hookwire without -race into a temp dir: the race
+// detector's shadow memory would swamp the RSS figures and slow a soak
+// several times over.
+func buildPlain(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "hookwire-plain")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "building hookwire: %s", out)
+	return bin
+}
+
+// TestSoakShort is the soak at a small scale (about 50,000 calls over 500
+// parents, a few seconds); TestSoak (go test -tags soak) is the full one.
+func TestSoakShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak skipped in -short mode")
+	}
+	bin := buildPlain(t)
+	began := time.Now()
+	points, calls := runSoak(t, soakConfig{bin: bin, parents: 500, rounds: 14, group: 25})
+	checkSoak(t, points, calls, time.Since(began))
 }

@@ -58,6 +58,11 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "hookwire speaks JSON-RPC 2.0 on stdin/stdout (see PROTOCOL.md); it is meant to be spawned by a client. Try `hookwire demo`.")
 	}
 
+	// A client that goes away closes our stdout. Without this, Go's runtime
+	// kills the process with SIGPIPE on the next reply, before the final
+	// state flush; with it the write fails with EPIPE and we exit cleanly.
+	signal.Ignore(syscall.SIGPIPE)
+
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := make(chan os.Signal, 1)
