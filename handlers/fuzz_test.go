@@ -116,59 +116,12 @@ func FuzzHooks(f *testing.F) {
 			}
 			next, err := applyOp(doc, op.Op, *op.Path, value, op.Value != nil)
 			if err != nil {
-				if bug := knownBug(method, doc, op.Op, *op.Path); bug != "" {
-					t.Skip(bug)
-				}
 				t.Fatalf("%s: op %d %s %q does not apply to the call's output: %v\nparams: %s\npatch: %s",
 					method, i, op.Op, *op.Path, err, params, b)
 			}
 			doc = next
 		}
 	})
-}
-
-// knownBug names a reported, not yet fixed bug that explains why an op does
-// not apply, so the fuzzer keeps looking for new ones; "" otherwise. Each
-// has a failing test below that is skipped until it is fixed; delete the
-// case here with the fix.
-func knownBug(method string, doc any, op, path string) string {
-	if method == "chat.messages.transform" && op == "add" && strings.HasSuffix(path, "/parts/-") {
-		// "/messages/<i>/parts/-" into a message without a parts array.
-		tokens := strings.Split(path, "/")
-		if len(tokens) == 5 {
-			if msg, err := child(doc, "messages"); err == nil {
-				if m, err := child(msg, tokens[2]); err == nil {
-					if obj, ok := m.(map[string]any); ok {
-						if _, isArray := obj["parts"].([]any); !isArray {
-							return "known bug: cache-stable part added to a message without a parts array (TestBugAddPartWithoutParts)"
-						}
-					}
-				}
-			}
-		}
-	}
-	if method == "tool.execute.before" || method == "tool.execute.after" {
-		// encoding/json matches member names case-insensitively, so
-		// {"Args":...} or {"OUTPUT":...} is read as args or output.
-		if obj, ok := doc.(map[string]any); ok {
-			first := strings.Split(path, "/")[1]
-			if _, exact := obj[first]; !exact {
-				for name := range obj {
-					if strings.EqualFold(name, first) {
-						return "known bug: members matched case-insensitively (TestBugCaseInsensitiveMembers)"
-					}
-				}
-			}
-		}
-	}
-	if method == "chat.system.transform" && op == "add" && path == "/system/-" {
-		if obj, ok := doc.(map[string]any); ok {
-			if _, isArray := obj["system"].([]any); !isArray {
-				return "known bug: sessions block added to an output without a system array (TestBugAddSystemWithoutArray)"
-			}
-		}
-	}
-	return ""
 }
 
 // primedServer is an initialized server where ses_parent is an
@@ -422,11 +375,12 @@ var hookSeeds = map[string][]string{
 	"status":        {`null`, `{}`},
 }
 
-// Bugs the fuzzer found, each as the smallest failing call. They are
-// skipped until fixed (see knownBug).
+// Regression tests: bugs the fuzzer found, each as the smallest call that
+// showed it.
 
-func TestBugAddPartWithoutParts(t *testing.T) {
-
+// Cache-stable mode once added /messages/0/parts/- to a user message with
+// no parts array.
+func TestRegressionAddPartWithoutParts(t *testing.T) {
 	srv := primedServer(t, true)
 	for _, msg := range []string{`{"info":{"id":"m1","role":"user","sessionID":"ses_parent"}}`,
 		`{"info":{"id":"m2","role":"user","sessionID":"ses_parent"},"parts":null}`} {
@@ -435,8 +389,9 @@ func TestBugAddPartWithoutParts(t *testing.T) {
 	}
 }
 
-func TestBugAddSystemWithoutArray(t *testing.T) {
-
+// chat.system.transform once added /system/- when output.system was absent
+// or null.
+func TestRegressionAddSystemWithoutArray(t *testing.T) {
 	srv := primedServer(t, false)
 	for _, params := range []string{`{"input":{"sessionID":"ses_parent"},"output":{}}`,
 		`{"input":{"sessionID":"ses_parent"},"output":{"system":null}}`} {
@@ -444,8 +399,9 @@ func TestBugAddSystemWithoutArray(t *testing.T) {
 	}
 }
 
-func TestBugCaseInsensitiveMembers(t *testing.T) {
-
+// encoding/json once read {"Args":...} as args, so the patch named a path
+// the output does not have.
+func TestRegressionCaseInsensitiveMembers(t *testing.T) {
 	srv := primedServer(t, false)
 	checkPatchApplies(t, srv, "tool.execute.before",
 		`{"input":{"tool":"task","sessionID":"ses_parent","callID":"c9"},"output":{"Args":{"subagent_type":"explorer","task_id":"exp-1"}}}`)
