@@ -1,0 +1,192 @@
+// The shim against sidecars that misbehave (fixtures/fake-sidecar.mjs) or are
+// missing: every hook returns within its deadline, leaves output untouched,
+// never throws, and says so once in OpenCode's log.
+import assert from "node:assert/strict";
+import { after, test } from "node:test";
+import { createHookwire } from "../dist/plugin.js";
+import { alive, fakeClient, fakeSidecar, scratch, sleep, waitFor } from "./helpers.mjs";
+
+const instances = [];
+after(async () => {
+  for (const h of instances) await h.dispose();
+});
+
+function start(mode, { env = {}, options = {}, client } = {}) {
+  const s = scratch();
+  const fc = client ?? fakeClient();
+  const h = createHookwire(
+    { client: fc.client },
+    { binary: fakeSidecar, args: [mode], trace: s.trace, logFile: s.log, subagents: [], ...options },
+    { ...process.env, ...env },
+  );
+  instances.push(h);
+  return { h, s, logs: fc.logs };
+}
+
+const beforeOutput = () => ({ args: { description: "d", prompt: "p", subagent_type: "explorer", task_id: "exp-1" } });
+const taskInput = { tool: "task", sessionID: "ses_parent", callID: "call_1" };
+
+test("a sidecar that never answers: each hook waits its deadline, then passes through", async () => {
+  const { h, logs } = start("hang", { options: { timeoutMs: 150, transformTimeoutMs: 300 } });
+  const out = beforeOutput();
+  let t = Date.now();
+  await h.hooks["tool.execute.before"](taskInput, out);
+  const took = Date.now() - t;
+  assert.ok(took >= 140 && took < 1000, `took ${took} ms`);
+  assert.deepEqual(out, beforeOutput());
+  const sys = { system: ["s"] };
+  t = Date.now();
+  await h.hooks["experimental.chat.system.transform"]({ sessionID: "ses_parent" }, sys);
+  const tookT = Date.now() - t;
+  assert.ok(tookT >= 290 && tookT < 1500, `transform took ${tookT} ms`);
+  assert.deepEqual(sys, { system: ["s"] });
+  // A second hook after the first: logged once per kind, not once per call.
+  await h.hooks["tool.execute.before"](taskInput, out);
+  const notReady = logs.filter((l) => l.message.includes("not ready") && l.message.includes("tool.execute.before"));
+  assert.equal(notReady.length, 1);
+  assert.equal(notReady[0].level, "warn");
+});
+
+test("a sidecar that answers too late: the late patch is never applied", async () => {
+  const patch = [{ op: "replace", path: "/args/task_id", value: "ses_late" }];
+  const { h, s } = start("slow", { env: { FAKE_PATCH: JSON.stringify(patch), FAKE_DELAY_MS: "300" }, options: { timeoutMs: 100 } });
+  await waitFor(() => h.sidecar.state === "ready");
+  const out = beforeOutput();
+  await h.hooks["tool.execute.before"](taskInput, out);
+  assert.equal(out.args.task_id, "exp-1");
+  await sleep(450);
+  assert.equal(out.args.task_id, "exp-1", "the reply that came after the deadline changed nothing");
+  assert.ok(s.records().some((r) => r.ev === "reply" && r.reason === "timeout"));
+});
+
+test("a sidecar that exits at once: restarts with backoff, gives up after 5 crashes, says so once", async () => {
+  const { h, s, logs } = start("exit", { options: { timeoutMs: 100 } });
+  await waitFor(() => h.sidecar.state === "failed", 10_000);
+  const spawns = s.records().filter((r) => r.ev === "spawn");
+  assert.equal(spawns.length, 5);
+  // The wait between a crash and the next spawn doubles from 100 ms.
+  const exits = s.records().filter((r) => r.ev === "exit");
+  const waits = spawns.slice(1).map((r, i) => r.t - exits[i].t);
+  [100, 200, 400, 800].forEach((want, i) => assert.ok(waits[i] >= want - 5 && waits[i] < want + 400, `backoff ${waits}`));
+  assert.equal(logs.filter((l) => l.message.includes("not restarting")).length, 1);
+  // Given up: hooks pass through at once, without waiting their deadline.
+  const out = beforeOutput();
+  const t = Date.now();
+  await h.hooks["tool.execute.before"](taskInput, out);
+  assert.ok(Date.now() - t < 50);
+  assert.deepEqual(out, beforeOutput());
+  for (const r of spawns) assert.equal(alive(r.pid), false);
+});
+
+test("a missing binary: one clear warning, hooks pass through", async () => {
+  const fc = fakeClient();
+  const h = createHookwire({ client: fc.client }, { binary: "/nonexistent/hookwire" }, { ...process.env });
+  instances.push(h);
+  assert.equal(h.sidecar, undefined);
+  assert.equal(fc.logs.length, 1);
+  assert.match(fc.logs[0].message, /binary not found.*\/nonexistent\/hookwire.*pass through/);
+  assert.equal(h.hooks["tool.execute.before"], undefined);
+
+  // Nothing configured and nothing on PATH.
+  const fc2 = fakeClient();
+  const h2 = createHookwire({ client: fc2.client }, {}, { PATH: "/nonexistent", HOME: "/nonexistent" });
+  instances.push(h2);
+  assert.match(fc2.logs[0].message, /"hookwire" on PATH/);
+});
+
+test("HOOKWIRE_BIN and PATH find the binary; the option wins over both", () => {
+  const viaEnv = createHookwire({}, { logFile: null }, { ...process.env, HOOKWIRE_BIN: fakeSidecar });
+  instances.push(viaEnv);
+  assert.equal(viaEnv.settings.binary, fakeSidecar);
+  assert.equal(viaEnv.settings.binarySource, "env");
+  const viaOption = createHookwire({}, { binary: fakeSidecar, logFile: null }, { ...process.env, HOOKWIRE_BIN: "/nope" });
+  instances.push(viaOption);
+  assert.equal(viaOption.settings.binarySource, "option");
+});
+
+test("initialize rejected (e.g. a typo in the config): logged once, hooks pass through at once", async () => {
+  const { h, logs } = start("reject", { options: { bogus: 1 } });
+  await waitFor(() => h.sidecar.state === "failed");
+  assert.equal(logs.filter((l) => l.message.includes("initialize rejected")).length, 1);
+  const out = beforeOutput();
+  await h.hooks["tool.execute.before"](taskInput, out);
+  assert.deepEqual(out, beforeOutput());
+});
+
+test("shim-only options are stripped from the config; subagents come from OpenCode's agents", async () => {
+  const fc = fakeClient({
+    agents: [
+      { name: "explorer", mode: "subagent" },
+      { name: "oracle", mode: "all" },
+      { name: "build", mode: "primary" },
+      { name: "secret", mode: "subagent", hidden: true },
+    ],
+  });
+  const s = scratch();
+  const h = createHookwire(
+    { client: fc.client },
+    { binary: fakeSidecar, args: ["ok"], timeoutMs: 100, transformTimeoutMs: 100, trace: s.trace, logFile: s.log, cacheStable: true },
+    process.env,
+  );
+  instances.push(h);
+  await waitFor(() => h.sidecar.state === "ready");
+  const init = s.records().find((r) => r.ev === "call" && r.method === "initialize");
+  assert.deepEqual(init.params, {
+    protocolVersion: 1,
+    clientInfo: { name: "hookwire-opencode", version: init.params.clientInfo.version },
+    config: { cacheStable: true, subagents: ["explorer", "oracle"] },
+  });
+  assert.match(init.params.clientInfo.version, /^\d+\.\d+\.\d+/);
+});
+
+test("a patch that does not apply leaves output untouched and is logged once", async () => {
+  const patch = [
+    { op: "replace", path: "/args/task_id", value: "ses_1" },
+    { op: "remove", path: "/args/nope" },
+  ];
+  const { h, logs } = start("ok", { env: { FAKE_PATCH: JSON.stringify(patch) }, options: { timeoutMs: 2000 } });
+  const out = beforeOutput();
+  await h.hooks["tool.execute.before"](taskInput, out);
+  await h.hooks["tool.execute.before"](taskInput, out);
+  assert.deepEqual(out, beforeOutput());
+  assert.equal(logs.filter((l) => l.message.includes("patch not applied")).length, 1);
+});
+
+test("never throws: bad inputs and outputs, broken log client", async () => {
+  const { h } = start("ok", {
+    env: { FAKE_PATCH: JSON.stringify([{ op: "add", path: "/x", value: 1 }]) },
+    options: { timeoutMs: 300, transformTimeoutMs: 300 },
+    client: fakeClient({ logThrows: true }),
+  });
+  const cyclic = { args: {} };
+  cyclic.args.self = cyclic;
+  const throwing = { get args() { throw new Error("getter"); } };
+  const outputs = [null, undefined, 5, "s", [], {}, cyclic, throwing, Object.freeze({}), { args: { n: 10n } }, { messages: null }, { messages: [null, { parts: 5 }] }];
+  const inputs = [null, undefined, {}, { tool: 5 }, cyclic, { big: 1n }];
+  const hookNames = ["tool.execute.before", "tool.execute.after", "chat.message", "experimental.chat.system.transform", "experimental.chat.messages.transform"];
+  for (const name of hookNames)
+    for (const input of inputs)
+      for (const output of outputs) {
+        const t = Date.now();
+        await h.hooks[name](input, output); // must resolve, never reject
+        assert.ok(Date.now() - t < 1500, `${name} took ${Date.now() - t} ms`);
+      }
+  for (const ev of [null, undefined, {}, { event: null }, { event: { type: 5 } }, { event: { type: "session.deleted", properties: { n: 1n } } }])
+    await h.hooks.event(ev);
+});
+
+test("dispose stops the sidecar and leaves no process behind", async () => {
+  const { h } = start("ok");
+  await waitFor(() => h.sidecar.state === "ready");
+  const pid = h.sidecar.pid;
+  assert.ok(alive(pid));
+  await h.dispose();
+  await waitFor(() => !alive(pid), 3000);
+  const hung = start("hang");
+  await sleep(100);
+  const hungPid = hung.h.sidecar.pid;
+  const t = Date.now();
+  await hung.h.dispose(); // never answers initialize: killed after the grace period
+  assert.ok(Date.now() - t < 2500);
+  await waitFor(() => !alive(hungPid), 3000);
+});

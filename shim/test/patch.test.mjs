@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { applyPatchInPlace, isPatch } from "../dist/patch.js";
+
+test("add, replace and remove change the same objects in place", () => {
+  const args = { task_id: "exp-1", prompt: "p" };
+  const system = ["a"];
+  const output = { args, system, messages: [{ parts: [{ type: "text" }] }] };
+  const r = applyPatchInPlace(output, [
+    { op: "replace", path: "/args/task_id", value: "ses_1" },
+    { op: "add", path: "/system/-", value: "block" },
+    { op: "add", path: "/messages/0/parts/-", value: { type: "text", text: "r", synthetic: true } },
+    { op: "remove", path: "/args/prompt" },
+  ]);
+  assert.deepEqual(r, { ok: true, applied: 4 });
+  assert.equal(output.args, args);
+  assert.equal(output.system, system);
+  assert.deepEqual(args, { task_id: "ses_1" });
+  assert.deepEqual(system, ["a", "block"]);
+  assert.equal(output.messages[0].parts.length, 2);
+});
+
+test("a patch whose later op fails leaves output exactly as it was", () => {
+  const output = { args: { task_id: "exp-1", keep: [1, 2, 3] }, system: ["a"] };
+  const before = structuredClone(output);
+  const r = applyPatchInPlace(output, [
+    { op: "replace", path: "/args/task_id", value: "ses_1" },
+    { op: "add", path: "/system/-", value: "x" },
+    { op: "add", path: "/args/keep/1", value: 9 },
+    { op: "remove", path: "/args/keep/0" },
+    { op: "add", path: "/args/new", value: 1 },
+    { op: "replace", path: "/missing/deep", value: 1 },
+  ]);
+  assert.equal(r.ok, false);
+  assert.deepEqual(output, before);
+});
+
+test("replace and remove of a missing path fail; add beyond the end fails", () => {
+  for (const op of [
+    { op: "replace", path: "/args/nope", value: 1 },
+    { op: "remove", path: "/args/nope" },
+    { op: "add", path: "/list/5", value: 1 },
+    { op: "replace", path: "/list/3", value: 1 },
+    { op: "add", path: "/args/a/b", value: 1 },
+  ]) {
+    const output = { args: { a: 1 }, list: [1, 2] };
+    assert.equal(applyPatchInPlace(output, [op]).ok, false, JSON.stringify(op));
+    assert.deepEqual(output, { args: { a: 1 }, list: [1, 2] });
+  }
+});
+
+test("malformed patches are refused before touching output", () => {
+  const bad = [
+    null,
+    "x",
+    {},
+    [{ op: "move", from: "/a", path: "/b" }],
+    [{ op: "copy", from: "/a", path: "/b" }],
+    [{ op: "test", path: "/a", value: 1 }],
+    [{ op: "add", path: "a", value: 1 }],
+    [{ op: "add", path: "/a" }],
+    [{ op: "replace", path: "", value: {} }],
+    [null],
+  ];
+  for (const patch of bad) {
+    const output = { a: 1 };
+    assert.equal(isPatch(patch), false, JSON.stringify(patch));
+    assert.equal(applyPatchInPlace(output, patch).ok, false);
+    assert.deepEqual(output, { a: 1 });
+  }
+  assert.deepEqual(applyPatchInPlace({ a: 1 }, []), { ok: true, applied: 0 });
+});
+
+test("prototype pollution is refused", () => {
+  const output = { a: {} };
+  const r = applyPatchInPlace(output, [{ op: "add", path: "/__proto__/polluted", value: true }]);
+  assert.equal(r.ok, false);
+  assert.equal({}.polluted, undefined);
+  const r2 = applyPatchInPlace(output, [{ op: "add", path: "/a/constructor/prototype/polluted", value: true }]);
+  assert.equal(r2.ok, false);
+  assert.equal({}.polluted, undefined);
+});
+
+test("frozen or odd outputs fail without throwing", () => {
+  const frozen = Object.freeze({ args: Object.freeze({ task_id: "x" }) });
+  // A frozen object cannot change; whatever the library reports, nothing throws.
+  applyPatchInPlace(frozen, [{ op: "replace", path: "/args/task_id", value: "y" }]);
+  assert.equal(frozen.args.task_id, "x");
+  assert.equal(applyPatchInPlace(null, [{ op: "add", path: "/a", value: 1 }]).ok, false);
+  assert.equal(applyPatchInPlace(42, [{ op: "add", path: "/a", value: 1 }]).ok, false);
+  const cyclic = { a: {} };
+  cyclic.a.self = cyclic;
+  assert.equal(applyPatchInPlace(cyclic, [{ op: "add", path: "/a/x", value: 1 }]).ok, true);
+  assert.equal(cyclic.a.x, 1);
+});
+
+test("escaped pointer segments (~0, ~1) address the right keys and roll back", () => {
+  const output = { m: { "a/b": 1, "c~d": 2 } };
+  assert.equal(applyPatchInPlace(output, [{ op: "replace", path: "/m/a~1b", value: 3 }, { op: "remove", path: "/m/c~0d" }]).ok, true);
+  assert.deepEqual(output, { m: { "a/b": 3 } });
+  assert.equal(applyPatchInPlace(output, [{ op: "replace", path: "/m/a~1b", value: 4 }, { op: "remove", path: "/m/zz" }]).ok, false);
+  assert.deepEqual(output, { m: { "a/b": 3 } });
+});

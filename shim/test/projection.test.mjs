@@ -1,0 +1,38 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { projectMessages } from "../dist/projection.js";
+import { fixture } from "./helpers.mjs";
+
+test("projection keeps exactly the PROTOCOL.md 4.5 fields and every index", () => {
+  const { output } = fixture("messages-transform.json");
+  const p = projectMessages(output);
+  assert.equal(p.messages.length, output.messages.length);
+  output.messages.forEach((m, i) => {
+    const pm = p.messages[i];
+    assert.deepEqual(Object.keys(pm.info).sort(), ["agent", "id", "role", "sessionID"].filter((k) => k in m.info).sort());
+    assert.equal(pm.parts.length, m.parts.length);
+    m.parts.forEach((part, j) => {
+      const pp = pm.parts[j];
+      for (const k of Object.keys(pp)) assert.ok(["type", "text", "synthetic", "tool", "state"].includes(k), k);
+      assert.equal(pp.type, part.type);
+      if (part.state) assert.deepEqual(pp.state, { status: part.state.status, ...(typeof part.state.error === "string" ? { error: part.state.error } : {}) });
+    });
+  });
+  const json = JSON.stringify(p);
+  assert.ok(!json.includes("task_result"), "tool outputs are dropped");
+  assert.ok(!json.includes("metadata"));
+  assert.ok(json.length < JSON.stringify(output).length / 3, `projection ${json.length} B vs ${JSON.stringify(output).length} B`);
+  assert.ok(json.includes("Unknown agent type: nonexistent"), "errors are kept");
+});
+
+test("odd histories project without throwing and keep positions", () => {
+  const odd = {
+    messages: [null, 5, { info: null, parts: null }, { info: { id: 1, role: "user", agent: ["x"] }, parts: [null, "s", { type: 3, text: {}, state: "x" }, { type: "tool", state: { status: "error", error: 5 } }] }],
+  };
+  const p = projectMessages(odd);
+  assert.equal(p.messages.length, 4);
+  assert.deepEqual(p.messages[0], { info: {}, parts: [] });
+  assert.deepEqual(p.messages[3], { info: { role: "user" }, parts: [{}, {}, {}, { type: "tool", state: { status: "error" } }] });
+  assert.equal(projectMessages(null), undefined);
+  assert.equal(projectMessages({ messages: "no" }), undefined);
+});
