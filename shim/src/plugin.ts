@@ -217,11 +217,9 @@ export function createHookwire(
         sent = projectMessages(output);
         if (!sent) return;
       }
+      // Arguments that are not JSON (cycles, BigInt) fail in the encoder:
+      // reason "unserialisable", nothing sent.
       const params = { input: hookInput ?? {}, output: sent };
-      if (method !== "chat.messages.transform" && !serialisable(params)) {
-        log.once(`unserialisable:${method}`, "warn", `hookwire: ${method} arguments are not JSON; passed through`);
-        return;
-      }
       const r = await sidecar.request(method, params, deadline - (Date.now() - started));
       if (!r.ok) {
         log.once(`${r.reason}:${method}`, "warn", `hookwire: ${method} ${r.reason}${r.detail ? ` (${r.detail})` : ""}; passed through`);
@@ -249,9 +247,7 @@ export function createHookwire(
 
   const forwardEvent = async (event: { type: string }): Promise<void> => {
     if (!sidecar.wantsEvent(event.type)) return;
-    const params = { input: { event } };
-    if (!serialisable(params)) return;
-    sidecar.notify("event", params);
+    if (!sidecar.notify("event", { input: { event } })) return;
     if (trace && event.type === "session.deleted") await inspect(sidecar, "session.deleted", { event });
   };
 
@@ -307,13 +303,4 @@ export function createHookwire(
   };
 
   return { hooks, settings, sidecar, dispose: hooks.dispose! };
-}
-
-function serialisable(v: unknown): boolean {
-  try {
-    JSON.stringify(v);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import * as rpc from "vscode-jsonrpc/node";
+import { ClosedError, EncodeError, LineConnection } from "./rpc.js";
 import type { Logger } from "./log.js";
 import type { Trace } from "./trace.js";
 
@@ -51,8 +51,6 @@ export type SidecarOptions = {
 
 const MAX_STDERR_LOG_BYTES = 10 * 1024 * 1024;
 
-const silentLogger: rpc.Logger = { error() {}, warn() {}, info() {}, log() {} };
-
 /** A timer that never keeps the host process alive (restart backoff only:
  * deadlines are short and bounded, so they may keep it alive). */
 function unrefTimer(fn: () => void, ms: number): NodeJS.Timeout {
@@ -63,7 +61,7 @@ function unrefTimer(fn: () => void, ms: number): NodeJS.Timeout {
 
 export class Sidecar {
   private child?: ChildProcess;
-  private conn?: rpc.MessageConnection;
+  private conn?: LineConnection;
   private gen = 0;
   private exitedGen = 0;
   private crashTimes: number[] = [];
@@ -130,13 +128,9 @@ export class Sidecar {
   notify(method: string, params: unknown): boolean {
     const conn = this.conn;
     if (this._state !== "ready" || !conn) return false;
-    try {
-      this.opts.trace?.write({ ev: "notify", pid: this.pid, method, params });
-      conn.sendNotification(method, params).catch(() => {});
-      return true;
-    } catch {
-      return false;
-    }
+    const sent = conn.notify(method, params);
+    if (sent) this.opts.trace?.write({ ev: "notify", pid: this.pid, method, params });
+    return sent;
   }
 
   private send(method: string, params: unknown, ms: number, conn = this.conn): Promise<CallResult> {
@@ -155,25 +149,19 @@ export class Sidecar {
         resolve(r);
       };
       // When OpenCode's event loop was busy, the reply may already sit in the
-      // pipe when this timer fires: timers run before I/O is read, and the
-      // connection hands a read message on in a setImmediate. Give up only
-      // after one full turn of the loop has let both happen.
+      // pipe when this timer fires: timers run before I/O is read. Give up
+      // only after the loop has had a turn to read it.
       const timer = setTimeout(
         () => afterPendingIO(() => finish({ ok: false, reason: "timeout", detail: `${method} took over ${ms} ms` })),
         ms,
       );
-      try {
-        const pending: Promise<unknown> = params === undefined ? conn.sendRequest(method) : conn.sendRequest(method, params);
-        pending.then(
-          (result) => finish({ ok: true, result }),
-          (err: unknown) => {
-            const closed = err instanceof rpc.ResponseError && err.code === rpc.ErrorCodes.PendingResponseRejected;
-            finish({ ok: false, reason: closed ? "closed" : "error", detail: errorText(err) });
-          },
-        );
-      } catch (err) {
-        finish({ ok: false, reason: "closed", detail: errorText(err) });
-      }
+      conn.request(method, params).then(
+        (result) => finish({ ok: true, result }),
+        (err: unknown) => {
+          const reason = err instanceof ClosedError ? "closed" : err instanceof EncodeError ? "unserialisable" : "error";
+          finish({ ok: false, reason, detail: errorText(err) });
+        },
+      );
     });
   }
 
@@ -203,19 +191,13 @@ export class Sidecar {
     unrefStream(child.stdin);
     unrefStream(child.stdout);
     if (!child.stdin || !child.stdout) return;
-    const conn = rpc.createMessageConnection(
-      new rpc.StreamMessageReader(child.stdout),
-      new rpc.StreamMessageWriter(child.stdin),
-      silentLogger,
-    );
-    conn.onError(() => {});
-    conn.listen();
+    const conn = new LineConnection(child.stdout, child.stdin);
     this.conn = conn;
     trace?.write({ ev: "spawn", pid: child.pid, binary, args });
     void this.initialize(gen, conn);
   }
 
-  private async initialize(gen: number, conn: rpc.MessageConnection): Promise<void> {
+  private async initialize(gen: number, conn: LineConnection): Promise<void> {
     const { log } = this.opts;
     let params: InitializeParams;
     try {
@@ -263,11 +245,7 @@ export class Sidecar {
     this.exitedGen = gen;
     const pid = this.child?.pid;
     this.opts.trace?.write({ ev: "exit", pid, why });
-    try {
-      this.conn?.dispose();
-    } catch {
-      // already gone
-    }
+    this.conn?.close();
     this.conn = undefined;
     this.capabilities = undefined;
     if (this._state === "failed" || this._state === "stopped") return;
@@ -320,11 +298,7 @@ export class Sidecar {
         clearTimeout(timer);
         resolve();
       });
-      try {
-        conn?.sendNotification("exit").catch(() => {});
-      } catch {
-        // connection already closed
-      }
+      conn?.notify("exit");
       setTimeout(() => child.stdin?.end(), 50);
     });
   }
@@ -357,7 +331,7 @@ export class Sidecar {
 
 /** Runs fn after the I/O already waiting has been read and dispatched. */
 function afterPendingIO(fn: () => void): void {
-  setImmediate(() => setImmediate(fn));
+  setImmediate(fn);
 }
 
 function parseCapabilities(result: unknown): Capabilities | undefined {

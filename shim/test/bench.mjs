@@ -6,9 +6,11 @@
 //
 // Three clients, each with its own sidecar process, take turns round by round
 // (A B C A B C ...), each call awaited before the next as OpenCode does:
-//   line   a raw line-framed JSON-RPC client (the floor: JSON + pipe + sidecar)
-//   direct a vscode-jsonrpc connection (header framing), the shim's transport
-//   shim   the shim's tool.execute.before hook (deadline, checks, patch apply)
+//   line   a bare line-framed JSON-RPC client (the floor: JSON + pipe + sidecar)
+//   vscode a vscode-jsonrpc connection with header framing (the alternative
+//          transport the shim measured and did not take; devDependency only)
+//   shim   the shim's tool.execute.before hook (line framing, deadline,
+//          checks, patch apply)
 // Reports the median over rounds of each round's median call time, and the
 // median of per-round ratios.
 import { spawn } from "node:child_process";
@@ -44,7 +46,7 @@ async function lineClient() {
   return { call: () => call("tool.execute.before", { input, output: makeOutput() }), stop: () => child.kill() };
 }
 
-async function directClient() {
+async function vscodeClient() {
   const child = spawn(bin, [], { stdio: ["pipe", "pipe", "ignore"] });
   const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(child.stdout), new rpc.StreamMessageWriter(child.stdin));
   conn.listen();
@@ -75,13 +77,13 @@ async function roundOf(client) {
   return median(times);
 }
 
-const clients = { line: await lineClient(), direct: await directClient(), shim: await shimClient() };
+const clients = { line: await lineClient(), vscode: await vscodeClient(), shim: await shimClient() };
 for (const c of Object.values(clients)) await roundOf(c); // warm-up
-const per = { line: [], direct: [], shim: [] };
+const per = { line: [], vscode: [], shim: [] };
 for (let r = 0; r < rounds; r++) for (const [name, c] of Object.entries(clients)) per[name].push(await roundOf(c));
 const ratio = (a, b) => median(per[a].map((x, i) => x / per[b][i]));
 console.log(`small tool.execute.before round trip, ${rounds} rounds x ${perRound} calls, median of round medians:`);
 for (const name of Object.keys(per)) console.log(`  ${name.padEnd(6)} ${median(per[name]).toFixed(1)} µs`);
-console.log(`  shim - direct: ${(median(per.shim) - median(per.direct)).toFixed(1)} µs; shim/direct ${ratio("shim", "direct").toFixed(2)}x; direct/line ${ratio("direct", "line").toFixed(2)}x; shim/line ${ratio("shim", "line").toFixed(2)}x`);
+console.log(`  shim - line: ${(median(per.shim) - median(per.line)).toFixed(1)} µs; shim/line ${ratio("shim", "line").toFixed(2)}x; vscode/line ${ratio("vscode", "line").toFixed(2)}x; shim/vscode ${ratio("shim", "vscode").toFixed(2)}x`);
 for (const c of Object.values(clients)) await c.stop();
 process.exit(0);
