@@ -24,6 +24,15 @@ import (
 // Fault tests: the real binary over real pipes, with the client or the
 // machine misbehaving (PROTOCOL.md 1 and 6).
 
+func init() {
+	// The sidecars these tests start are built with -race, whose runtime
+	// sleeps a second at exit (atexit_sleep_ms) before reporting; every
+	// start/stop would pay it. Children inherit this.
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
+}
+
 // statusReply is the part of the status result these tests read.
 type statusReply struct {
 	State  string         `json:"state"`
