@@ -192,6 +192,16 @@ check("6. opencode session delete <parent> leaves no remembered entries in the s
   return { ok: true, why: `${beforeEntries.length} entries before (from --state), ${left.length} entries of any parent after` };
 });
 
+// Not a check: how often the shim had to pass a hook through.
+{
+  const replies = [...traceRun, ...traceDelete].filter((r) => r.ev === "reply" && r.method !== "initialize");
+  const failedOpen = replies.filter((r) => !r.ok);
+  const byReason = {};
+  for (const r of failedOpen) byReason[`${r.method}:${r.reason}`] = (byReason[`${r.method}:${r.reason}`] ?? 0) + 1;
+  const slowest = Math.max(0, ...replies.filter((r) => r.ok).map((r) => r.ms));
+  console.log(`info: ${replies.length} sidecar calls, ${failedOpen.length} passed through ${JSON.stringify(byReason)}, slowest answered call ${slowest} ms`);
+}
+
 const failed = results.filter((r) => !r.ok).length;
 console.log(`e2e-opencode: ${results.length - failed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
