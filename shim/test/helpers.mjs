@@ -15,18 +15,22 @@ export function fixture(name) {
 
 let built;
 /**
- * The real sidecar: HOOKWIRE_BIN, else ../bin/hookwire, else one built from
- * the repo into a temp dir (so the tests run from a fresh clone).
+ * The real sidecar: HOOKWIRE_BIN, else one built from this repo into a temp
+ * dir (go build is cached, and a fresh build cannot be stale), else
+ * ../bin/hookwire when Go is not there.
  */
 export function realSidecar() {
   if (process.env.HOOKWIRE_BIN) return process.env.HOOKWIRE_BIN;
-  const inRepo = join(repoDir, "bin", "hookwire");
-  if (existsSync(inRepo)) return inRepo;
-  if (!built) {
-    const dir = mkdtempSync(join(tmpdir(), "hookwire-shim-bin-"));
+  if (built) return built;
+  const dir = mkdtempSync(join(tmpdir(), "hookwire-shim-bin-"));
+  process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+  try {
+    execFileSync("go", ["build", "-o", join(dir, "hookwire"), "./cmd/hookwire"], { cwd: repoDir, stdio: ["ignore", "ignore", "inherit"] });
     built = join(dir, "hookwire");
-    execFileSync("go", ["build", "-o", built, "./cmd/hookwire"], { cwd: repoDir, stdio: "inherit" });
-    process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+  } catch (err) {
+    const inRepo = join(repoDir, "bin", "hookwire");
+    if (!existsSync(inRepo)) throw new Error(`no sidecar: set HOOKWIRE_BIN, or install Go to build one (${err.message})`);
+    built = inRepo;
   }
   return built;
 }
