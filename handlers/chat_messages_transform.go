@@ -16,11 +16,8 @@ import (
 // reads (PROTOCOL.md 4.5). It is decoded with the JSON v2 API: skipping
 // the fields it does not name (tool outputs, file contents: most of a
 // history's bytes) is about three times faster than encoding/json.
-type transformParams struct {
-	Input  jsontext.Value `json:"input"`
-	Output *struct {
-		Messages []wireMessage `json:"messages"`
-	} `json:"output"`
+type transformOutput struct {
+	Messages []wireMessage `json:"messages"`
 }
 
 type wireMessage struct {
@@ -48,11 +45,11 @@ type wirePart struct {
 // guidance to errored task tool parts (4.1), and adds the phase reminder
 // (4.3) or, in cache-stable mode, the frozen blocks and reminders (4.4).
 func (s *Server) chatMessagesTransform(_ context.Context, raw json.RawMessage) (any, error) {
-	var p transformParams
-	if err := decodeTransform(raw, &p); err != nil {
+	_, out, err := decodeHook[jsontext.Value, transformOutput](raw)
+	if err != nil {
 		return nil, err
 	}
-	msgs := toCoreMessages(p.Output.Messages)
+	msgs := toCoreMessages(out.Messages)
 	for _, m := range msgs {
 		if m.Role == "user" && m.SessionID != "" && m.Agent != "" {
 			s.store.SetAgent(m.SessionID, m.Agent)
@@ -68,19 +65,6 @@ func (s *Server) chatMessagesTransform(_ context.Context, raw json.RawMessage) (
 		ops = append(ops, addPart(i, s.reminderText()))
 	}
 	return patch(ops...), nil
-}
-
-func decodeTransform(raw json.RawMessage, p *transformParams) error {
-	if err := decodeParams(raw, p); err != nil {
-		return err
-	}
-	if p.Input == nil {
-		return missing("input")
-	}
-	if p.Output == nil {
-		return missing("output")
-	}
-	return nil
 }
 
 func toCoreMessages(wire []wireMessage) []core.Message {

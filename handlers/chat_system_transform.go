@@ -10,41 +10,34 @@ import (
 	"github.com/hookwire/hookwire/rpc"
 )
 
-type systemTransformParams struct {
-	Input *struct {
-		SessionID string `json:"sessionID"`
-	} `json:"input"`
-	Output *struct {
-		System []jsontext.Value `json:"system"`
-	} `json:"output"`
+type systemInput struct {
+	SessionID string `json:"sessionID"`
+}
+
+type systemOutput struct {
+	System []jsontext.Value `json:"system"`
 }
 
 // chatSystemTransform appends the Resumable Sessions block to a managed
 // session's system prompt (4.2). In cache-stable mode the block travels
 // with the user messages instead (4.4), so nothing is added here.
 func (s *Server) chatSystemTransform(_ context.Context, raw json.RawMessage) (any, error) {
-	var p systemTransformParams
-	if err := decodeParams(raw, &p); err != nil {
+	in, out, err := decodeHook[systemInput, systemOutput](raw)
+	if err != nil {
 		return nil, err
 	}
-	if p.Input == nil {
-		return nil, missing("input")
-	}
-	if p.Output == nil {
-		return nil, missing("output")
-	}
-	if !s.cfg.TaskSessions.Enabled || s.cfg.CacheStable || !s.managed(p.Input.SessionID) {
+	if !s.cfg.TaskSessions.Enabled || s.cfg.CacheStable || !s.managed(in.SessionID) {
 		return noChange(), nil
 	}
-	block := core.ResumableSessionsBlock(s.store.Block(p.Input.SessionID))
+	block := core.ResumableSessionsBlock(s.store.Block(in.SessionID))
 	if block == "" {
 		return noChange(), nil
 	}
-	if p.Output.System == nil {
+	if out.System == nil {
 		// No array to append to (absent or null): make one.
 		return patch(rpc.Op{Op: "add", Path: "/system", Value: []string{block}}), nil
 	}
-	for _, existing := range p.Output.System {
+	for _, existing := range out.System {
 		if rawString(existing) == block {
 			return noChange(), nil // already there: never twice
 		}

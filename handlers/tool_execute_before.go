@@ -18,27 +18,18 @@ type toolInput struct {
 	CallID    string `json:"callID"`
 }
 
-type toolBeforeParams struct {
-	Input  *toolInput `json:"input"`
-	Output *struct {
-		Args map[string]jsontext.Value `json:"args"`
-	} `json:"output"`
+type toolBeforeOutput struct {
+	Args map[string]jsontext.Value `json:"args"`
 }
 
 // toolExecuteBefore remembers a task call from a managed session and turns
 // an alias in args.task_id into the real session id (PROTOCOL.md 4.2).
 func (s *Server) toolExecuteBefore(_ context.Context, raw json.RawMessage) (any, error) {
-	var p toolBeforeParams
-	if err := decodeParams(raw, &p); err != nil {
+	in, out, err := decodeHook[toolInput, toolBeforeOutput](raw)
+	if err != nil {
 		return nil, err
 	}
-	if p.Input == nil {
-		return nil, missing("input")
-	}
-	if p.Output == nil {
-		return nil, missing("output")
-	}
-	in, args := p.Input, p.Output.Args
+	args := out.Args
 	if !s.cfg.TaskSessions.Enabled || !s.cfg.isTaskTool(in.Tool) || !s.managed(in.SessionID) {
 		return noChange(), nil
 	}
