@@ -2,6 +2,35 @@ package core
 
 import "strings"
 
+// Model resolution follows docs/MODEL_RESOLUTION.md. Where that page is
+// silent, these are the choices (each has a test row):
+//
+//   - A lone variant word (`high`) is a model id, not a variant: the space
+//     rule needs a word before it. Any whitespace separates.
+//   - A parenthesised variant keeps its case and inner spaces
+//     (`gpt-5.4 (x y)` has variant `x y`); `()` means no variant; nested
+//     parentheses are not a variant; `(high)` alone leaves an empty id, so
+//     the entry is unusable.
+//   - "As given" answers are the trimmed text; promotion of a user fallback
+//     tests the user model's parsed base with its provider hint.
+//   - A category default that is not user-configured is parsed like the
+//     user's entries: its variant is split off before matching and kept in
+//     the answer.
+//   - Explicit `-high` is case-sensitive, needs text before `-high`, and
+//     "the match is not itself" / "equals that model's base" are exact
+//     comparisons; the chain answers the default's base with no variant.
+//   - Blank available models are dropped (the rest kept as they are);
+//     connected providers are trimmed, blanks dropped, and the list stays
+//     "known" (so [" "] means none connected).
+//   - Chain entries are trimmed, blank providers and entries with a blank
+//     model dropped; fallbackEntry echoes the cleaned entry with providers
+//     always a list. With no models and unknown connected providers, an
+//     empty first entry answers nothing rather than trying the next.
+//   - An available id without `/` has no provider: a provider filter drops
+//     it and no later rung reserves it. A blank target matches nothing.
+//   - Provider shaping is case-sensitive; matching is not. The system
+//     default is trimmed, with no variant split.
+
 // FallbackEntry is one rung of a fallback chain.
 type FallbackEntry struct {
 	Providers []string `json:"providers"`
