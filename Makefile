@@ -45,7 +45,7 @@ test-shim: build
 	cd shim && npm ci --no-audit --no-fund && npm run build && HOOKWIRE_BIN=$(CURDIR)/$(BIN) npm test
 
 test-e2e: build
-	bash scripts/e2e-opencode.sh
+	HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-opencode.sh
 
 fuzz-short:
 	FUZZTIME=$(FUZZTIME_SHORT) bash scripts/fuzz.sh
