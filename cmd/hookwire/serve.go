@@ -30,7 +30,11 @@ func serve(args []string, stderr io.Writer) int {
 	level := fs.String("log-level", "info", "log level: trace, debug, info, warn or error")
 	logFile := fs.String("log-file", "", "write logs to this file instead of stderr")
 	state := fs.String("state", "", "keep the session store in this file across restarts")
+	fs.Usage = func() { usage(stderr) }
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	if fs.NArg() > 0 {
