@@ -5,13 +5,14 @@
 // hook throws. So every hook here is bounded by a deadline, catches
 // everything, and on any failure leaves output exactly as it was.
 
-import { accessSync, constants, readFileSync } from "node:fs";
+import { accessSync, constants, mkdirSync, readFileSync } from "node:fs";
+import { dirname } from "node:path";
 import type { Hooks, PluginInput } from "@opencode-ai/plugin";
 import { Logger, type AppLogClient } from "./log.js";
 import { applyPatchInPlace } from "./patch.js";
 import { projectMessages } from "./projection.js";
 import { errorText, PROTOCOL_VERSION, Sidecar, type InitializeParams } from "./sidecar.js";
-import { resolveSettings, type ShimSettings } from "./options.js";
+import { hasStateArg, resolveSettings, type ShimSettings } from "./options.js";
 import { Trace } from "./trace.js";
 
 /** Sidecar method → OpenCode hook name (PROTOCOL.md section 3). */
@@ -139,7 +140,7 @@ export function createHookwire(
 ): HookwireInstance {
   const client = (input?.client ?? undefined) as ShimClient | undefined;
   const log = new Logger(client);
-  const settings = resolveSettings(options, env);
+  const settings = resolveSettings(options, env, input);
   const trace = settings.trace ? new Trace(settings.trace) : undefined;
 
   if (!settings.binary || !isExecutable(settings.binary)) {
@@ -185,17 +186,44 @@ export function createHookwire(
     trace.write({ ev: "inspect", after, pid: s.pid, status, sessions, ...extra });
   };
 
+  const args = [...settings.args];
+  if (settings.state) {
+    try {
+      // The user's state directory is private (the file holds session ids
+      // and task descriptions); the sidecar writes the file itself, 0600.
+      mkdirSync(dirname(settings.state), { recursive: true, mode: 0o700 });
+      args.push("--state", settings.state);
+    } catch (err) {
+      log.once(
+        "state-dir",
+        "warn",
+        `hookwire: cannot create the state directory of ${settings.state} (${errorText(err)}); aliases are kept in memory only`,
+      );
+    }
+  }
+
+  /** Says once in OpenCode's log when the state file is not in use (e.g. another OpenCode holds its lock). */
+  const checkState = async (s: Sidecar) => {
+    if (!hasStateArg(args)) return;
+    const r = await s.request("status", {}, settings.transformTimeoutMs);
+    const state = r.ok ? (r.result as { state?: unknown } | null)?.state : undefined;
+    if (typeof state === "string" && state.startsWith("memory-only")) {
+      log.once("state-memory-only", "warn", `hookwire: state file not used, aliases are kept in memory only (${state})`);
+    }
+  };
+
   const sidecar = new Sidecar({
     binary: settings.binary,
-    args: settings.args,
+    args,
     env,
     initParams,
     log,
     trace,
     stderrFile: settings.logFile,
     onReady: (s) => {
-      log.log("info", `hookwire: sidecar ready (pid ${s.pid})`, { serverInfo: s.serverInfo, capabilities: s.capabilities });
+      log.log("info", `hookwire: sidecar ready (pid ${s.pid})`, { serverInfo: s.serverInfo, capabilities: s.capabilities, args });
       void inspect(s, "initialize");
+      void checkState(s);
     },
   });
   live.add(sidecar);

@@ -358,7 +358,7 @@ function unrefStream(s: unknown): void {
 /** Opens the stderr log for appending, rotating it once past 10 MiB. */
 function openStderrLog(file: string): number | "ignore" {
   try {
-    mkdirSync(dirname(file), { recursive: true });
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     try {
       if (statSync(file).size > MAX_STDERR_LOG_BYTES) renameSync(file, `${file}.1`);
     } catch {

@@ -15,7 +15,11 @@ before(async () => {
   const fc = fakeClient({ agents: [{ name: "explorer", mode: "subagent" }, { name: "oracle", mode: "subagent" }, { name: "build", mode: "primary" }] });
   logs = fc.logs;
   // Generous deadlines: these tests are about behaviour, not speed, and CI machines are shared.
-  h = createHookwire({ client: fc.client }, { binary: realSidecar(), trace: s.trace, logFile: s.log, timeoutMs: 2000, transformTimeoutMs: 4000 }, process.env);
+  h = createHookwire({ client: fc.client }, { binary: realSidecar(), trace: s.trace, logFile: s.log, timeoutMs: 2000, transformTimeoutMs: 4000 }, {
+    ...process.env,
+    HOME: s.dir,
+    XDG_STATE_HOME: `${s.dir}/state`,
+  });
   await waitFor(() => h.sidecar.state === "ready", 10_000);
 });
 

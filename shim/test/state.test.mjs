@@ -1,0 +1,250 @@
+// The per-project state file (PROTOCOL.md 6): the shim passes
+// `--state $XDG_STATE_HOME/hookwire/<key>.json` by default, keyed by
+// OpenCode's project directory, so aliases survive an OpenCode restart.
+// Every test points HOME and XDG_STATE_HOME at a temp dir.
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { createHookwire } from "../dist/plugin.js";
+import { defaultStatePath, projectDir, resolveSettings, stateKey } from "../dist/options.js";
+import { alive, fakeClient, realSidecar, scratch, waitFor } from "./helpers.mjs";
+
+const PARENT = "ses_parent000000000000000001";
+const CHILD = "ses_child0000000000000000001";
+const AGENTS = [{ name: "explorer", mode: "subagent" }, { name: "oracle", mode: "subagent" }];
+
+const scratches = [];
+const instances = [];
+after(async () => {
+  for (const h of instances) await h.dispose();
+  for (const s of scratches) s.cleanup();
+});
+
+/** A temp dir with its own HOME, XDG_STATE_HOME (not created yet) and project directories. */
+function sandbox() {
+  const s = scratch();
+  scratches.push(s);
+  const home = join(s.dir, "home");
+  mkdirSync(home);
+  const env = { ...process.env, HOME: home, XDG_STATE_HOME: join(s.dir, "xdg", "state") };
+  const project = (name) => {
+    const dir = join(s.dir, "projects", name);
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  };
+  return { s, env, home, stateDir: join(s.dir, "xdg", "state", "hookwire"), project };
+}
+
+const sha16 = (p) => createHash("sha256").update(p).digest("hex").slice(0, 16);
+
+/** One OpenCode instance on project dir, with the real sidecar. */
+async function open(box, dir, options = {}, { trace = join(box.s.dir, "trace.jsonl") } = {}) {
+  const fc = fakeClient({ agents: AGENTS });
+  const h = createHookwire(
+    { client: fc.client, directory: dir, worktree: dir },
+    { binary: realSidecar(), trace, logFile: join(box.s.dir, "sidecar.log"), timeoutMs: 2000, transformTimeoutMs: 4000, ...options },
+    box.env,
+  );
+  instances.push(h);
+  await waitFor(() => h.sidecar.state === "ready", 10_000);
+  return { h, logs: fc.logs };
+}
+
+async function close(h) {
+  const pid = h.sidecar.pid;
+  await h.dispose();
+  await waitFor(() => !alive(pid), 3000);
+}
+
+/** The orchestrator delegates to explorer; OpenCode's task tool answers with the child session. */
+async function delegate(h) {
+  await h.hooks["chat.message"](
+    { sessionID: PARENT, agent: "orchestrator" },
+    { message: { id: "msg_u1", role: "user", sessionID: PARENT, agent: "orchestrator" }, parts: [{ type: "text", text: "hi" }] },
+  );
+  const input = { tool: "task", sessionID: PARENT, callID: "call_1" };
+  const out = { args: { description: "Explore the repo", prompt: "List files.", subagent_type: "explorer" } };
+  await h.hooks["tool.execute.before"](input, out);
+  await h.hooks["tool.execute.after"](
+    { ...input, args: out.args },
+    { title: "Explore the repo", metadata: {}, output: `<task id="${CHILD}" state="completed">\n<task_result>\nok\n</task_result>\n</task>` },
+  );
+}
+
+/** The orchestrator resumes "exp-1": what task_id reaches OpenCode's task tool. */
+async function resume(h) {
+  const args = { description: "Resume", prompt: "Again.", subagent_type: "explorer", task_id: "exp-1" };
+  await h.hooks["tool.execute.before"]({ tool: "task", sessionID: PARENT, callID: "call_2" }, { args });
+  return args.task_id;
+}
+
+function spawnArgs(trace) {
+  return readFileSync(trace, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .filter((r) => r.ev === "spawn")
+    .map((r) => r.args);
+}
+
+test("the default state path: $XDG_STATE_HOME/hookwire/<basename>-<sha256[:16]>.json, else ~/.local/state", () => {
+  const dir = "/work/some project/My Repo!";
+  const env = { HOME: "/home/u", XDG_STATE_HOME: "/x/state" };
+  assert.equal(stateKey(dir), `My_Repo_-${sha16(dir)}`);
+  assert.equal(defaultStatePath(env, dir), `/x/state/hookwire/My_Repo_-${sha16(dir)}.json`);
+  assert.equal(defaultStatePath({ HOME: "/home/u" }, dir), `/home/u/.local/state/hookwire/My_Repo_-${sha16(dir)}.json`);
+  assert.equal(defaultStatePath({ HOME: "/home/u", XDG_STATE_HOME: "" }, dir), `/home/u/.local/state/hookwire/My_Repo_-${sha16(dir)}.json`);
+  // Readable and safe whatever the name: no separators, no leading dot, bounded.
+  assert.match(stateKey("/srv/..hidden"), /^hidden-[0-9a-f]{16}$/);
+  assert.match(stateKey("/"), /^project-[0-9a-f]{16}$/);
+  assert.match(stateKey(`/a/${"x".repeat(300)}`), /^x{40}-[0-9a-f]{16}$/);
+  assert.equal(stateKey("/a/b/"), stateKey("/a/b"), "trailing slash: same project");
+  // Same base name, different directories: different files.
+  assert.notEqual(stateKey("/one/app"), stateKey("/two/app"));
+});
+
+test("the project directory: worktree, else directory (OpenCode's worktree outside git is /)", () => {
+  assert.equal(projectDir({ worktree: "/repo", directory: "/repo/sub" }), "/repo");
+  assert.equal(projectDir({ worktree: "/", directory: "/tmp/notgit" }), "/tmp/notgit");
+  assert.equal(projectDir({ directory: "/tmp/d" }), "/tmp/d");
+  assert.equal(projectDir({ worktree: "", directory: "/tmp/d" }), "/tmp/d");
+  assert.equal(projectDir({}), undefined);
+  assert.equal(projectDir(undefined), undefined);
+});
+
+test("options: state false / a path / --state in args; never sent to the sidecar", () => {
+  const env = { HOME: "/home/u", XDG_STATE_HOME: "/x/state" };
+  const project = { worktree: "/repo", directory: "/repo/sub" };
+  const dflt = resolveSettings({ subagents: [] }, env, project);
+  assert.equal(dflt.state, `/x/state/hookwire/repo-${sha16("/repo")}.json`);
+  assert.equal(dflt.stateSource, "default");
+  for (const off of [false, null, ""]) {
+    const s = resolveSettings({ state: off }, env, project);
+    assert.equal(s.state, null);
+    assert.equal(s.stateSource, "off");
+    assert.deepEqual(s.config, {});
+  }
+  const file = resolveSettings({ state: "/elsewhere/s.json", timeoutMs: 5 }, env, project);
+  assert.equal(file.state, "/elsewhere/s.json");
+  assert.equal(file.stateSource, "option");
+  assert.deepEqual(file.config, {});
+  const rel = resolveSettings({ state: "state.json" }, env, project);
+  assert.equal(rel.state, "/repo/state.json", "a relative path is taken from the project directory");
+  const viaArgs = resolveSettings({ args: ["--state", "/a/s.json"], state: "/b/s.json" }, env, project);
+  assert.equal(viaArgs.state, null, "an explicit --state in args wins; the shim adds none");
+  assert.equal(viaArgs.stateSource, "args");
+  assert.equal(resolveSettings({ args: ["--state=/a/s.json"] }, env, project).stateSource, "args");
+  assert.equal(resolveSettings({}, env, {}).stateSource, "no-project");
+  assert.equal(resolveSettings({}, env, {}).state, null);
+});
+
+test("default: the sidecar gets --state <derived path>, the directory is created 0700, the file is written", async () => {
+  const box = sandbox();
+  const dir = box.project("alpha");
+  assert.equal(existsSync(box.stateDir), false);
+  const trace = join(box.s.dir, "trace-default.jsonl");
+  const { h } = await open(box, dir, {}, { trace });
+  const want = join(box.stateDir, `alpha-${sha16(dir)}.json`);
+  assert.equal(h.settings.state, want);
+  assert.deepEqual(spawnArgs(trace), [["--state", want]]);
+  assert.equal(statSync(box.stateDir).mode & 0o777, 0o700);
+  const status = await h.sidecar.request("status", {}, 4000);
+  assert.equal(status.result.state, `persistent: ${want}`);
+  await delegate(h);
+  await close(h);
+  assert.ok(existsSync(want), "state file written at exit");
+  assert.equal(statSync(want).mode & 0o777, 0o600);
+  assert.match(readFileSync(want, "utf8"), new RegExp(CHILD));
+});
+
+test("two project directories get two state files", async () => {
+  const box = sandbox();
+  const a = box.project("one/app");
+  const b = box.project("two/app");
+  const ha = (await open(box, a)).h;
+  const hb = (await open(box, b)).h;
+  assert.notEqual(ha.settings.state, hb.settings.state);
+  await delegate(ha);
+  await delegate(hb);
+  await close(ha);
+  await close(hb);
+  assert.deepEqual(readdirSync(box.stateDir).filter((f) => f.endsWith(".json")).sort(), [
+    `app-${sha16(a)}.json`,
+    `app-${sha16(b)}.json`,
+  ].sort());
+});
+
+test("an alias survives OpenCode's restart: dispose, a new plugin instance on the same project resolves exp-1", async () => {
+  const box = sandbox();
+  const dir = box.project("restart");
+  const first = (await open(box, dir)).h;
+  await delegate(first);
+  assert.equal(await resume(first), CHILD, "resolved in the first sidecar");
+  await close(first);
+
+  const second = (await open(box, dir)).h;
+  assert.notEqual(second.sidecar.pid, undefined);
+  assert.equal(await resume(second), CHILD, "exp-1 rewritten to the real id by a fresh sidecar");
+  await close(second);
+});
+
+test("an alias survives a killed sidecar (kill -9) once the debounced write is done", async () => {
+  const box = sandbox();
+  const dir = box.project("killed");
+  const { h } = await open(box, dir);
+  await delegate(h);
+  await waitFor(() => existsSync(h.settings.state) && readFileSync(h.settings.state, "utf8").includes(CHILD), 5000);
+  const victim = h.sidecar.pid;
+  process.kill(victim, "SIGKILL");
+  await waitFor(() => h.sidecar.pid !== victim && h.sidecar.state === "ready", 5000);
+  assert.equal(await resume(h), CHILD);
+  await close(h);
+});
+
+test("state: false passes no --state: nothing is written and the alias is gone after a restart", async () => {
+  const box = sandbox();
+  const dir = box.project("nostate");
+  const trace = join(box.s.dir, "trace-off.jsonl");
+  const first = (await open(box, dir, { state: false }, { trace })).h;
+  assert.deepEqual(spawnArgs(trace), [[]]);
+  const status = await first.sidecar.request("status", {}, 4000);
+  assert.equal(status.result.state, "memory");
+  await delegate(first);
+  await close(first);
+  assert.equal(existsSync(box.stateDir) && readdirSync(box.stateDir).some((f) => f.endsWith(".json")), false);
+  const second = (await open(box, dir, { state: false })).h;
+  assert.notEqual(await resume(second), CHILD);
+  await close(second);
+});
+
+test('state: "<path>" uses that file', async () => {
+  const box = sandbox();
+  const file = join(box.s.dir, "custom", "mine.json");
+  const dir = box.project("custom");
+  const trace = join(box.s.dir, "trace-custom.jsonl");
+  const { h } = await open(box, dir, { state: file }, { trace });
+  assert.deepEqual(spawnArgs(trace), [["--state", file]]);
+  await delegate(h);
+  await close(h);
+  assert.ok(existsSync(file));
+  assert.equal(existsSync(box.stateDir) && readdirSync(box.stateDir).some((f) => f.endsWith(".json")), false);
+});
+
+test("a second OpenCode on the same project: its sidecar runs in memory only and says so", async () => {
+  const box = sandbox();
+  const dir = box.project("shared");
+  const first = (await open(box, dir)).h;
+  const { h: second, logs } = await open(box, dir);
+  assert.equal(second.settings.state, first.settings.state);
+  const status = await second.sidecar.request("status", {}, 4000);
+  assert.match(status.result.state, /^memory-only: .*locked by another process/);
+  const warning = await waitFor(() => logs.find((l) => l.message.includes("state file not used")));
+  assert.equal(warning.level, "warn");
+  assert.match(warning.message, /memory only/);
+  // The first keeps its file.
+  assert.match((await first.sidecar.request("status", {}, 4000)).result.state, /^persistent: /);
+  await close(second);
+  await close(first);
+});
