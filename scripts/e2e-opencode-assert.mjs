@@ -7,7 +7,7 @@
 // Prints PASS/FAIL per check and exits non-zero when any fails.
 
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 
 const work = process.argv[2];
 if (!work) {
@@ -189,7 +189,20 @@ check("6. opencode session delete <parent> leaves no remembered entries in the s
   const mine = left.filter((e) => parentOf(e) === parent);
   if (mine.length > 0) return { ok: false, why: `${mine.length} entries left: ${JSON.stringify(mine)}` };
   if (beforeEntries.length === 0) return { ok: false, why: "nothing was remembered for the parent before the delete (state file not loaded?), so the check proves nothing" };
-  return { ok: true, why: `${beforeEntries.length} entries before (from --state), ${left.length} entries of any parent after` };
+  // Both OpenCode processes ran in the same project: the shim's default gave
+  // both sidecars the same per-project file under $XDG_STATE_HOME/hookwire.
+  const stateArg = (trace) => {
+    const args = trace.find((r) => r.ev === "spawn")?.args ?? [];
+    const i = args.indexOf("--state");
+    return i >= 0 ? args[i + 1] : undefined;
+  };
+  const runState = stateArg(traceRun);
+  const deleteState = stateArg(traceDelete);
+  const stateDir = join(work, "xdg", "state", "hookwire");
+  if (!runState || runState !== deleteState) return { ok: false, why: `the two sidecars got different state files: ${runState} and ${deleteState}` };
+  if (dirname(runState) !== stateDir || !/^project-[0-9a-f]{16}\.json$/.test(basename(runState)))
+    return { ok: false, why: `state file ${runState} is not the default per-project one under ${stateDir}` };
+  return { ok: true, why: `${beforeEntries.length} entries before (from the default state file ${basename(runState)}), ${left.length} entries of any parent after` };
 });
 
 // Not a check: how often the shim had to pass a hook through.

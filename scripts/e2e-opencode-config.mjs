@@ -17,11 +17,11 @@ const dir = arg("dir");
 const port = arg("port");
 const version = arg("version");
 const shim = arg("shim");
-const state = arg("state");
 const timeoutMs = Number(arg("timeout-ms") || 0);
 const transformTimeoutMs = Number(arg("transform-timeout-ms") || 0);
 
-const shimOptions = { args: ["--state", state] };
+// No state option: the shim keeps its default per-project state file.
+const shimOptions = {};
 if (timeoutMs > 0) shimOptions.timeoutMs = timeoutMs;
 if (transformTimeoutMs > 0) shimOptions.transformTimeoutMs = transformTimeoutMs;
 

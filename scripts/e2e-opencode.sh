@@ -115,7 +115,10 @@ export OPENCODE_DISABLE_EXTERNAL_SKILLS=1 OPENCODE_DISABLE_EMBEDDED_WEB_UI=1 OPE
 export HOOKWIRE_BIN=$SIDECAR
 export HOOKWIRE_LOG_FILE=$WORK/sidecar.log
 export FAKELLM_EVENTS=$WORK/fakellm-events.jsonl
-mkdir -p "$HOME" "$XDG_CONFIG_HOME/opencode/node_modules" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME" "$WORK/state"
+# No state option: the shim's default per-project state file, under
+# $XDG_STATE_HOME/hookwire, is what carries the aliases from the run to the
+# delete process (check 6).
+mkdir -p "$HOME" "$XDG_CONFIG_HOME/opencode/node_modules" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME"
 
 PROJECT=$WORK/project
 mkdir -p "$PROJECT"
@@ -137,7 +140,7 @@ log "fake LLM on 127.0.0.1:$PORT"
 
 node "$ROOT/scripts/e2e-opencode-config.mjs" \
   --dir "$XDG_CONFIG_HOME/opencode" --port "$PORT" --version "$OPENCODE_VERSION" \
-  --shim "$ROOT/shim/dist/index.js" --state "$WORK/state/hookwire.json" \
+  --shim "$ROOT/shim/dist/index.js" \
   --timeout-ms "${HOOKWIRE_E2E_TIMEOUT_MS:-1000}" --transform-timeout-ms "${HOOKWIRE_E2E_TRANSFORM_TIMEOUT_MS:-4000}"
 
 # --- 5. The run ------------------------------------------------------------------------
