@@ -3,7 +3,8 @@
 // cache-break measurement (scripts/cache-breaks.sh): the fake provider, the
 // orchestrator + explorer + oracle agents (as in the end-to-end test), and,
 // unless --mode baseline, the hookwire shim as a file:// plugin with
-// cacheStable off (--mode default) or on (--mode stable). Plus the
+// cacheStable off (--mode default) or on (--mode stable), and its own default
+// state file unless --state FILE is given. Plus the
 // package.json / package-lock.json / node_modules that stop OpenCode from
 // running its own npm install there (see shared/OPENCODE.md).
 
@@ -67,8 +68,11 @@ const config = {
 
 if (mode !== "baseline") {
   // The store must outlive each `opencode run` (one process per user turn):
-  // aliases and frozen blocks come back from the state file.
-  const shimOptions = { args: ["--state", state], cacheStable: mode === "stable" };
+  // aliases and frozen blocks come back from the state file. The shim's
+  // default per-project state file (under the run's own XDG_STATE_HOME) is
+  // what users get, so it is what is measured; --state FILE overrides it.
+  const shimOptions = { cacheStable: mode === "stable" };
+  if (state) shimOptions.state = state;
   if (timeoutMs > 0) shimOptions.timeoutMs = timeoutMs;
   if (transformTimeoutMs > 0) shimOptions.transformTimeoutMs = transformTimeoutMs;
   config.plugin = [[pathToFileURL(shim).href, shimOptions]];

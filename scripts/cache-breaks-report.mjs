@@ -188,7 +188,9 @@ function analyse(mode) {
     .filter((f) => /^trace-turn\d+\.jsonl$/.test(f))
     .flatMap((f) => readJsonl(join(dir, f)));
   const passedThrough = traces.filter((r) => r.ev === "reply" && !r.ok && r.method !== "initialize");
-  const spawns = traces.filter((r) => r.ev === "spawn").length;
+  const spawnRecords = traces.filter((r) => r.ev === "spawn");
+  const spawns = spawnRecords.length;
+  const stateFiles = [...new Set(spawnRecords.map((r) => (r.args ?? []).find((a, i, all) => all[i - 1] === "--state" || /^--state=/.test(a))?.replace(/^--state=/, "") ?? null))];
   const initialized = traces.filter((r) => r.ev === "reply" && r.method === "initialize" && r.ok).length;
   const turnRcs = readdirSync(existsSync(dir) ? dir : work)
     .filter((f) => /^turn\d+\.rc$/.test(f))
@@ -225,6 +227,7 @@ function analyse(mode) {
       lastOrchestratorRequest: injected,
       sidecarSpawns: spawns,
       sidecarInitialized: initialized,
+      stateFiles,
       passedThrough: passedThrough.map((r) => `${r.method}:${r.reason}`),
     },
     scenario: {
@@ -362,9 +365,9 @@ check(
 for (const k of ["default", "stable"]) {
   const h = runs[k].hookwire;
   check(
-    `${k}: every sidecar started, no hook passed through`,
-    h.sidecarInitialized >= 4 && h.passedThrough.length === 0,
-    `${h.sidecarInitialized} sidecars initialized (one per turn); passed through: ${h.passedThrough.join(", ") || "none"}`,
+    `${k}: every sidecar started with one state file, no hook passed through`,
+    h.sidecarInitialized >= 4 && h.passedThrough.length === 0 && h.stateFiles.length === 1 && h.stateFiles[0] !== null,
+    `${h.sidecarInitialized} sidecars initialized (one per turn), state ${h.stateFiles.join(", ")}; passed through: ${h.passedThrough.join(", ") || "none"}`,
   );
 }
 check(

@@ -135,7 +135,7 @@ run_mode() {
   export XDG_CONFIG_HOME=$run/xdg/config XDG_DATA_HOME=$run/xdg/data
   export XDG_CACHE_HOME=$run/xdg/cache XDG_STATE_HOME=$run/xdg/state
   export HOOKWIRE_LOG_FILE=$run/sidecar.log
-  mkdir -p "$HOME" "$XDG_CONFIG_HOME/opencode/node_modules" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME" "$run/state"
+  mkdir -p "$HOME" "$XDG_CONFIG_HOME/opencode/node_modules" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME"
   local project=$run/project
   mkdir -p "$project"
   printf '# cache-break measurement project\n' >"$project/README.md"
@@ -151,7 +151,7 @@ run_mode() {
 
   node "$ROOT/scripts/cache-breaks-config.mjs" \
     --dir "$XDG_CONFIG_HOME/opencode" --port "$(cat "$run/port")" --version "$OPENCODE_VERSION" --mode "$mode" \
-    --shim "$ROOT/shim/dist/index.js" --state "$run/state/hookwire.json" \
+    --shim "$ROOT/shim/dist/index.js" \
     --timeout-ms "${HOOKWIRE_E2E_TIMEOUT_MS:-1000}" --transform-timeout-ms "${HOOKWIRE_E2E_TRANSFORM_TIMEOUT_MS:-4000}"
 
   local session="" turn=0 prompt rc
