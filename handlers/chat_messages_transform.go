@@ -120,6 +120,7 @@ func (s *Server) guideErroredTasks(msgs []core.Message, ops []rpc.Op) []rpc.Op {
 func (s *Server) stableParts(msgs []core.Message, ops []rpc.Op) []rpc.Op {
 	rc := s.cfg.reminderConfig()
 	reminder := s.reminderText()
+	s.retainFrozen(msgs)
 	for i, m := range msgs {
 		if !s.isOrchestratorUserMessage(m) || m.Parts == nil {
 			continue
@@ -137,6 +138,25 @@ func (s *Server) stableParts(msgs []core.Message, ops []rpc.Op) []rpc.Op {
 		}
 	}
 	return ops
+}
+
+// retainFrozen forgets the frozen blocks of messages that are no longer in
+// the history (OpenCode compacted them away), so a long session keeps room
+// to freeze its new messages.
+func (s *Server) retainFrozen(msgs []core.Message) {
+	ids := map[string]map[string]bool{}
+	for _, m := range msgs {
+		if m.SessionID == "" || m.ID == "" {
+			continue
+		}
+		if ids[m.SessionID] == nil {
+			ids[m.SessionID] = map[string]bool{}
+		}
+		ids[m.SessionID][m.ID] = true
+	}
+	for session, inHistory := range ids {
+		s.store.RetainFrozen(session, func(id string) bool { return inHistory[id] })
+	}
 }
 
 func (s *Server) isOrchestratorUserMessage(m core.Message) bool {

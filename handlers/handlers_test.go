@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookwire/hookwire/rpc"
+	"github.com/hookwire/hookwire/sessions"
 )
 
 func newServer(t testing.TB, config map[string]any) *Server {
@@ -282,4 +283,28 @@ func TestStatusCountsAreBounded(t *testing.T) {
 	assert.Equal(t, uint64(100), st.Requests["(other)"])
 	assert.LessOrEqual(t, len(st.Requests), len(knownMethods)+1)
 	assert.Equal(t, uint64(100), st.Errors)
+}
+
+// TestCacheStableBeyondFrozenBound: a session with more orchestrator user
+// messages than a session keeps frozen blocks must still never change an
+// earlier message (the first message's block used to be forgotten and
+// rebuilt, breaking every request after the bound).
+func TestCacheStableBeyondFrozenBound(t *testing.T) {
+	s := newServer(t, map[string]any{"cacheStable": true})
+	h := &history{session: "ses_long"}
+	call(t, s, "chat.message", map[string]any{"input": map[string]any{"sessionID": h.session, "agent": "orchestrator"}})
+	delegate(t, s, h.session, "c0", "explorer", "ses_e0", "")
+	var prev []json.RawMessage
+	for turn := 0; turn < sessions.MaxFrozenBlocksPerSession+20; turn++ {
+		h.user(fmt.Sprintf("turn %d", turn))
+		got := h.request(t, s)
+		for i := range prev {
+			require.Equal(t, string(prev[i]), string(got[i]), "turn %d changed message %d", turn, i)
+		}
+		prev = got
+		if turn%50 == 0 {
+			delegate(t, s, h.session, fmt.Sprintf("c%d", turn+1), "oracle", fmt.Sprintf("ses_o%d", turn), "")
+		}
+	}
+	assert.Equal(t, sessions.MaxFrozenBlocksPerSession, s.Store().Stats().FrozenBlocks)
 }

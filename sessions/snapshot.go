@@ -172,8 +172,11 @@ func (s *Store) load(doc *snapshotDoc) error {
 		if err := s.loadEntries(p, sp.Entries); err != nil {
 			return fmt.Errorf("parent %q: %w", sp.ID, err)
 		}
-		// Oldest first, so freeze's own bound keeps the newest.
+		// Oldest first, up to the bound, as FrozenBlock would have kept them.
 		for j := len(sp.Frozen) - 1; j >= 0; j-- {
+			if p.frozenQ != nil && p.frozenQ.Len() >= MaxFrozenBlocksPerSession {
+				break
+			}
 			fb := sp.Frozen[j]
 			if p.frozen != nil && p.frozen[fb.MessageID] != nil {
 				return fmt.Errorf("parent %q: frozen block for message %q listed twice", sp.ID, fb.MessageID)

@@ -32,9 +32,13 @@ const (
 // memory flat when a client sends unbounded variety under one parent.
 const (
 	// MaxFrozenBlocksPerSession is how many cache-stable blocks (4.4) one
-	// session keeps; the oldest frozen block is forgotten first. A long
-	// session re-adds its blocks to its newest messages, so a forgotten
-	// one belongs to a message the provider no longer caches anyway.
+	// session keeps. A full session freezes no more: a message first seen
+	// then carries no block, every time, so no earlier byte changes.
+	// Forgetting the oldest block instead would rebuild it for the first
+	// message of the history on the next request and break the whole
+	// cached prefix (and, by evicting the next one, every request after).
+	// Blocks of messages that left the history are dropped with
+	// RetainFrozen, which frees room after a compaction.
 	MaxFrozenBlocksPerSession = 256
 	// MaxAgentsPerParent is how many agents one parent remembers entries
 	// for; beyond it the agent whose newest entry is oldest is forgotten
@@ -515,7 +519,8 @@ func (s *Store) Agent(session string) string {
 // and storing it with compute on first sight (cache-stable mode, 4.4).
 // compute runs without the store's lock held, so it may call Block; if two
 // callers race on one key, the first stored result wins and both get it.
-// Each session keeps MaxFrozenBlocksPerSession blocks, oldest forgotten first.
+// A session holding MaxFrozenBlocksPerSession blocks freezes no more: a new
+// message gets "" and nothing is stored, so it gets "" again next time.
 func (s *Store) FrozenBlock(session, messageID string, compute func() string) string {
 	s.mu.Lock()
 	p := s.parent(session)
@@ -524,7 +529,11 @@ func (s *Store) FrozenBlock(session, messageID string, compute func() string) st
 		s.mu.Unlock()
 		return text
 	}
+	full := p.frozenQ != nil && p.frozenQ.Len() >= MaxFrozenBlocksPerSession
 	s.mu.Unlock()
+	if full {
+		return ""
+	}
 
 	text := compute()
 
@@ -534,13 +543,15 @@ func (s *Store) FrozenBlock(session, messageID string, compute func() string) st
 	if el := p.frozen[messageID]; el != nil {
 		return el.Value.(*frozenBlock).text
 	}
+	if p.frozenQ != nil && p.frozenQ.Len() >= MaxFrozenBlocksPerSession {
+		return "" // filled up meanwhile
+	}
 	s.freeze(p, messageID, text)
 	s.changed()
 	return text
 }
 
-// freeze stores a new frozen block under p, forgetting the oldest beyond
-// MaxFrozenBlocksPerSession.
+// freeze stores a new frozen block under p; the caller checked the bound.
 func (s *Store) freeze(p *parentState, messageID, text string) {
 	if p.frozen == nil {
 		p.frozen = make(map[string]*list.Element)
@@ -548,10 +559,29 @@ func (s *Store) freeze(p *parentState, messageID, text string) {
 	}
 	p.frozen[messageID] = p.frozenQ.PushFront(&frozenBlock{messageID: messageID, text: text})
 	s.frozenCount++
-	for p.frozenQ.Len() > MaxFrozenBlocksPerSession {
-		fb := p.frozenQ.Remove(p.frozenQ.Back()).(*frozenBlock)
-		delete(p.frozen, fb.messageID)
-		s.frozenCount--
+}
+
+// RetainFrozen makes room in a session that holds MaxFrozenBlocksPerSession
+// blocks: it forgets those whose message inHistory says is gone (OpenCode
+// dropped it from the history, e.g. by compaction), as no request will
+// carry that message again. Below the bound it does nothing, so a request
+// that carries only part of a history (a title request) costs nothing.
+func (s *Store) RetainFrozen(session string, inHistory func(messageID string) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.parents[session]
+	if p == nil || p.frozenQ == nil || p.frozenQ.Len() < MaxFrozenBlocksPerSession {
+		return
+	}
+	for e := p.frozenQ.Front(); e != nil; {
+		next := e.Next()
+		if fb := e.Value.(*frozenBlock); !inHistory(fb.messageID) {
+			p.frozenQ.Remove(e)
+			delete(p.frozen, fb.messageID)
+			s.frozenCount--
+			s.changed()
+		}
+		e = next
 	}
 }
 

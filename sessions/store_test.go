@@ -662,16 +662,36 @@ func TestFrozenBlock(t *testing.T) {
 		assert.Equal(t, "kept", s.FrozenBlock("p2", "m1", func() string { return "x" }))
 	})
 
-	t.Run("capped per session, oldest first", func(t *testing.T) {
+	t.Run("a full session freezes no more and keeps every earlier block", func(t *testing.T) {
 		s := newTestStore(Config{})
-		for i := 0; i <= MaxFrozenBlocksPerSession; i++ {
+		for i := 0; i < MaxFrozenBlocksPerSession; i++ {
 			s.FrozenBlock("p1", "m"+strconv.Itoa(i), func() string { return "b" + strconv.Itoa(i) })
 		}
+		over := "m" + strconv.Itoa(MaxFrozenBlocksPerSession)
+		assert.Equal(t, "", s.FrozenBlock("p1", over, func() string { return "new" }), "beyond the bound: no block")
+		assert.Equal(t, "", s.FrozenBlock("p1", over, func() string { return "new" }), "and none next time either")
 		assert.Equal(t, MaxFrozenBlocksPerSession, s.Stats().FrozenBlocks)
-		last := strconv.Itoa(MaxFrozenBlocksPerSession)
-		assert.Equal(t, "b"+last, s.FrozenBlock("p1", "m"+last, func() string { return "x" }))
-		assert.Equal(t, "b1", s.FrozenBlock("p1", "m1", func() string { return "x" }))
-		assert.Equal(t, "recomputed", s.FrozenBlock("p1", "m0", func() string { return "recomputed" }))
+		assert.Equal(t, "b0", s.FrozenBlock("p1", "m0", func() string { return "x" }), "the first message keeps its bytes")
+		assert.Equal(t, "b255", s.FrozenBlock("p1", "m255", func() string { return "x" }))
+	})
+
+	t.Run("RetainFrozen drops blocks of messages that left the history", func(t *testing.T) {
+		s := newTestStore(Config{})
+		for i := 0; i < MaxFrozenBlocksPerSession; i++ {
+			s.FrozenBlock("p1", "m"+strconv.Itoa(i), func() string { return "b" + strconv.Itoa(i) })
+		}
+		s.FrozenBlock("p2", "m0", func() string { return "other session" })
+		c := s.Changes()
+		// A compaction: only m200 and later are still in p1's history.
+		s.RetainFrozen("p1", func(id string) bool { n, _ := strconv.Atoi(id[1:]); return n >= 200 })
+		assert.Equal(t, 56+1, s.Stats().FrozenBlocks)
+		assert.Greater(t, s.Changes(), c, "the state file must learn of it")
+		assert.Equal(t, "b200", s.FrozenBlock("p1", "m200", func() string { return "x" }))
+		assert.Equal(t, "fresh", s.FrozenBlock("p1", "m999", func() string { return "fresh" }), "room again")
+		assert.Equal(t, "other session", s.FrozenBlock("p2", "m0", func() string { return "x" }))
+		s.RetainFrozen("nobody", func(string) bool { return false }) // unknown session: nothing happens
+		s.RetainFrozen("p2", func(string) bool { return false })     // below the bound: nothing happens
+		assert.Equal(t, 56+2, s.Stats().FrozenBlocks)
 	})
 
 	t.Run("go with the parent's eviction", func(t *testing.T) {
