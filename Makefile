@@ -17,7 +17,7 @@ LDFLAGS := -X main.version=$(VERSION)
 FUZZTIME_SHORT ?= 5s
 FUZZTIME       ?= 60s
 
-.PHONY: all build demo test test-go lint test-shim test-e2e fuzz fuzz-short bench soak clean
+.PHONY: all build demo test test-go lint test-shim test-e2e test-cache fuzz fuzz-short bench soak clean
 
 all: build
 
@@ -28,9 +28,10 @@ demo: build
 	./$(BIN) demo
 
 ## test: everything CI runs: lint, Go tests with -race (unit, replay of
-## testdata/transcripts, process tests), a short fuzz pass, the shim's
-## tests and the real-OpenCode end-to-end test.
-test: lint test-go fuzz-short test-shim test-e2e
+## testdata/transcripts, process and fault tests, a short soak), a short
+## fuzz pass, the shim's tests, the real-OpenCode end-to-end test and the
+## prompt-cache measurement through real OpenCode.
+test: lint test-go fuzz-short test-shim test-e2e test-cache
 	@echo "make test: all passed"
 
 lint:
@@ -46,6 +47,9 @@ test-shim: build
 
 test-e2e: build
 	HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-opencode.sh
+
+test-cache: build
+	HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/cache-breaks.sh
 
 fuzz-short:
 	FUZZTIME=$(FUZZTIME_SHORT) bash scripts/fuzz.sh
