@@ -362,8 +362,10 @@ func TestInitializeErrors(t *testing.T) {
 			for _, m := range row.wantMsg {
 				assert.Contains(t, r.Error.Message, m)
 			}
-			// A failed initialize leaves the sidecar waiting for a good one.
+			// A failed initialize leaves the sidecar waiting for a good one,
+			// and serving after it.
 			p.initialize()
+			assert.Nil(t, p.call("status", nil).Error)
 		})
 	}
 }
