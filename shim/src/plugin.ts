@@ -5,14 +5,14 @@
 // hook throws. So every hook here is bounded by a deadline, catches
 // everything, and on any failure leaves output exactly as it was.
 
-import { accessSync, constants, mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Hooks, PluginInput } from "@opencode-ai/plugin";
 import { Logger, type AppLogClient } from "./log.js";
 import { applyPatchInPlace } from "./patch.js";
 import { projectMessages } from "./projection.js";
 import { errorText, PROTOCOL_VERSION, Sidecar, type InitializeParams } from "./sidecar.js";
-import { hasStateArg, resolveSettings, type ShimSettings } from "./options.js";
+import { hasStateArg, isExecutable, resolveSettings, type ShimSettings } from "./options.js";
 import { Trace } from "./trace.js";
 
 /** Sidecar method → OpenCode hook name (PROTOCOL.md section 3). */
@@ -118,15 +118,6 @@ export function subagentsFromConfig(cfg: unknown): string[] | undefined {
       return !!o && (o.mode === "subagent" || o.mode === "all") && o.hidden !== true && o.disable !== true;
     })
     .map(([name]) => name);
-}
-
-function isExecutable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
