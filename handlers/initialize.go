@@ -31,6 +31,11 @@ type capabilities struct {
 	Hooks   []string `json:"hooks"`
 	Events  []string `json:"events"`
 	Methods []string `json:"methods"`
+	// TaskTools are the tools whose tool.execute.before/after calls the
+	// sidecar acts on (config.taskTools, lower-cased). A client may leave
+	// out other tools' calls: a 1 MB `read` output then never crosses the
+	// pipe. An extension of PROTOCOL.md 2; older clients ignore it.
+	TaskTools []string `json:"taskTools"`
 }
 
 func (s *Server) initialize(_ context.Context, raw json.RawMessage) (any, error) {
@@ -65,9 +70,10 @@ func (s *Server) initialize(_ context.Context, raw json.RawMessage) (any, error)
 		ProtocolVersion: ProtocolVersion,
 		ServerInfo:      serverInfo{Name: "hookwire", Version: s.opts.Version},
 		Capabilities: capabilities{
-			Hooks:   hookMethods,
-			Events:  []string{"session.deleted"},
-			Methods: coreMethods,
+			Hooks:     hookMethods,
+			Events:    []string{"session.deleted"},
+			Methods:   coreMethods,
+			TaskTools: cfg.TaskTools,
 		},
 	}, nil
 }

@@ -27,6 +27,7 @@ export const HOOK_NAMES = {
 export type HookMethod = keyof typeof HOOK_NAMES;
 
 const TRANSFORMS: ReadonlySet<string> = new Set(["chat.system.transform", "chat.messages.transform"]);
+const TOOL_HOOKS: ReadonlySet<string> = new Set(["tool.execute.before", "tool.execute.after"]);
 
 const SUBAGENTS_TIMEOUT_MS = 1500;
 /** How long an event that came before initialize may wait for it. */
@@ -231,6 +232,7 @@ export function createHookwire(
         return;
       }
       if (!sidecar.wantsHook(method)) return;
+      if (TOOL_HOOKS.has(method) && !sidecar.wantsTool((hookInput as { tool?: unknown } | undefined)?.tool)) return;
       let sent: unknown = output;
       if (method === "chat.messages.transform") {
         sent = projectMessages(output);

@@ -16,6 +16,8 @@ export type Capabilities = {
   hooks: string[];
   events: string[];
   methods: string[];
+  /** Tools whose tool.execute.* calls the sidecar acts on; undefined: all. */
+  taskTools?: string[];
 };
 
 export type InitializeParams = {
@@ -90,6 +92,16 @@ export class Sidecar {
   /** Whether the sidecar asked for this hook method (false until initialized). */
   wantsHook(method: string): boolean {
     return this._state === "ready" && !!this.capabilities?.hooks.includes(method);
+  }
+
+  /**
+   * Whether the sidecar acts on this tool's tool.execute.* calls. A sidecar
+   * that names its task tools lets the shim keep other tools' outputs (a
+   * whole file from `read`) off the pipe.
+   */
+  wantsTool(tool: unknown): boolean {
+    const tools = this.capabilities?.taskTools;
+    return !tools || (typeof tool === "string" && tools.includes(tool.toLowerCase()));
   }
 
   wantsEvent(type: string): boolean {
@@ -341,7 +353,9 @@ function parseCapabilities(result: unknown): Capabilities | undefined {
   const c = r.capabilities as Record<string, unknown> | undefined;
   if (!c || typeof c !== "object") return undefined;
   const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
-  return { hooks: strings(c.hooks), events: strings(c.events), methods: strings(c.methods) };
+  const caps: Capabilities = { hooks: strings(c.hooks), events: strings(c.events), methods: strings(c.methods) };
+  if (Array.isArray(c.taskTools)) caps.taskTools = strings(c.taskTools).map((t) => t.toLowerCase());
+  return caps;
 }
 
 function unrefStream(s: unknown): void {

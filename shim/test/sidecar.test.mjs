@@ -43,6 +43,18 @@ async function delegate(callID, args, resultId) {
   return out;
 }
 
+test("other tools' calls stay off the pipe: only the task tools the sidecar names are forwarded", async () => {
+  assert.deepEqual(h.sidecar.capabilities.taskTools, ["task"]);
+  const calls = () => s.records().filter((r) => r.ev === "call" && r.method.startsWith("tool.execute.")).length;
+  const before = calls();
+  const big = "x".repeat(1 << 20);
+  await h.hooks["tool.execute.before"]({ tool: "read", sessionID: PARENT, callID: "r1" }, { args: { filePath: "/a" } });
+  await h.hooks["tool.execute.after"]({ tool: "read", sessionID: PARENT, callID: "r1" }, { title: "", metadata: {}, output: big });
+  assert.equal(calls(), before, "a read's 1 MB output was not sent");
+  await h.hooks["tool.execute.after"]({ tool: "Task", sessionID: PARENT, callID: "t0" }, { title: "", metadata: {}, output: "ok" });
+  assert.equal(calls(), before + 1, "a task tool (any case) is still sent");
+});
+
 test("initialize carries the subagents read from OpenCode", () => {
   const init = s.records().find((r) => r.ev === "call" && r.method === "initialize");
   assert.deepEqual(init.params.config, { subagents: ["explorer", "oracle"] });
