@@ -14,7 +14,8 @@
 # scripts/CACHE_RESULTS.md). Prints a table, writes it as JSON, exits non-zero
 # when a check fails.
 #
-# Same install cache, isolation and fake LLM as scripts/e2e-opencode.sh.
+# Same install cache, isolation and fake LLM as scripts/e2e-opencode.sh: all
+# of it is scripts/lib/opencode.sh.
 #
 # Env:
 #   HOOKWIRE_CACHE              cache root (default $HOME/.cache/hookwire)
@@ -27,12 +28,9 @@
 #                               the report fails when one did)
 set -euo pipefail
 
-OPENCODE_VERSION=1.18.33
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CACHE_ROOT=${HOOKWIRE_CACHE:-$HOME/.cache/hookwire}
-CACHE=$CACHE_ROOT/opencode-$OPENCODE_VERSION
-NPM_CACHE=$CACHE/.npm
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/hookwire-cache-breaks.XXXXXX")
+# shellcheck source=scripts/lib/opencode.sh
+. "$ROOT/scripts/lib/opencode.sh"
 JSON_OUT=${HOOKWIRE_CACHE_BREAKS_JSON:-$ROOT/bin/cache-breaks.json}
 TURN_TIMEOUT=${HOOKWIRE_CACHE_BREAKS_TURN_TIMEOUT:-120}
 MODES=(baseline default stable)
@@ -42,117 +40,29 @@ TURNS=(
   "TURN3: Reconsider the design with what you found."
   "TURN4: Finally check the docs."
 )
+oc_scratch cache-breaks HOOKWIRE_CACHE_BREAKS_KEEP run
 
-log() { printf '[cache-breaks] %s\n' "$*" >&2; }
-
-FAKELLM_PID=
-cleanup() {
-  local rc=$?
-  set +e
-  [ -n "$FAKELLM_PID" ] && kill "$FAKELLM_PID" 2>/dev/null && wait "$FAKELLM_PID" 2>/dev/null
-  # Any sidecar a shim started and that is somehow still running.
-  for trace in "$WORK"/*/trace-*.jsonl; do
-    [ -f "$trace" ] || continue
-    for pid in $(node -e '
-      const fs = require("fs");
-      for (const l of fs.readFileSync(process.argv[1], "utf8").split("\n"))
-        if (l) { try { const r = JSON.parse(l); if (r.ev === "spawn") console.log(r.pid); } catch {} }' "$trace"); do
-      if [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q hookwire; then
-        log "sidecar $pid still running after the run; killing it"
-        kill -9 "$pid" 2>/dev/null
-      fi
-    done
-  done
-  if [ "$rc" -eq 0 ] && [ "${HOOKWIRE_CACHE_BREAKS_KEEP:-0}" != 1 ]; then
-    rm -rf "$WORK"
-  else
-    log "scratch directory kept: $WORK"
-  fi
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# --- 1. OpenCode, installed once into the cache (as scripts/e2e-opencode.sh) ---
-find_opencode() {
-  local arch candidate
-  case "$(uname -m)" in
-    x86_64 | amd64) arch=x64 ;;
-    aarch64 | arm64) arch=arm64 ;;
-    *) arch=$(uname -m) ;;
-  esac
-  local os
-  os=$(uname -s | tr '[:upper:]' '[:lower:]')
-  for candidate in "$CACHE"/node_modules/opencode-"$os"-"$arch"/bin/opencode \
-    "$CACHE"/node_modules/opencode-"$os"-"$arch"-baseline/bin/opencode \
-    "$CACHE"/node_modules/opencode-"$os"-"$arch"-musl/bin/opencode \
-    "$CACHE"/node_modules/opencode-"$os"-"$arch"-baseline-musl/bin/opencode; do
-    if [ -x "$candidate" ] && [ "$("$candidate" --version 2>/dev/null)" = "$OPENCODE_VERSION" ]; then
-      echo "$candidate"
-      return 0
-    fi
-  done
-  return 1
-}
-
-if ! OPENCODE=$(find_opencode); then
-  log "installing opencode-ai@$OPENCODE_VERSION into $CACHE"
-  mkdir -p "$CACHE"
-  [ -f "$CACHE/package.json" ] || echo '{"name":"hookwire-opencode-cache","private":true}' >"$CACHE/package.json"
-  npm install --prefix "$CACHE" --cache "$NPM_CACHE" --ignore-scripts --no-audit --no-fund --loglevel=error \
-    "opencode-ai@$OPENCODE_VERSION" "@opencode-ai/plugin@$OPENCODE_VERSION" >&2
-  OPENCODE=$(find_opencode) || { log "FAIL: no runnable opencode $OPENCODE_VERSION binary under $CACHE/node_modules"; exit 1; }
-fi
-log "opencode: $OPENCODE"
+# --- 1. OpenCode, installed once into the cache --------------------------------
+oc_install
 
 # --- 2. The sidecar and the shim ---------------------------------------------------
-if [ -n "${HOOKWIRE_BIN:-}" ]; then
-  SIDECAR=$HOOKWIRE_BIN
-else
-  SIDECAR=$WORK/bin/hookwire
-  log "building the sidecar"
-  (cd "$ROOT" && go build -o "$SIDECAR" ./cmd/hookwire)
-fi
-log "building the shim"
-(
-  cd "$ROOT/shim"
-  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-    npm ci --cache "$NPM_CACHE" --no-audit --no-fund --loglevel=error >&2
-  fi
-  npm run --silent build >&2
-)
-
-export OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_LSP_DOWNLOAD=1
-export OPENCODE_DISABLE_SHARE=1 OPENCODE_DISABLE_DEFAULT_PLUGINS=1 OPENCODE_DISABLE_CLAUDE_CODE=1
-export OPENCODE_DISABLE_EXTERNAL_SKILLS=1 OPENCODE_DISABLE_EMBEDDED_WEB_UI=1 OPENCODE_DISABLE_PRUNE=1
-export HOOKWIRE_BIN=$SIDECAR
+oc_build
+oc_env
 
 # --- 3. One run: an isolated OpenCode home, a fresh fake LLM, four turns -----------
 run_mode() {
   local mode=$1 run=$WORK/$1
   mkdir -p "$run"
-  export HOME=$run/home
-  export XDG_CONFIG_HOME=$run/xdg/config XDG_DATA_HOME=$run/xdg/data
-  export XDG_CACHE_HOME=$run/xdg/cache XDG_STATE_HOME=$run/xdg/state
-  export HOOKWIRE_LOG_FILE=$run/sidecar.log
-  mkdir -p "$HOME" "$XDG_CONFIG_HOME/opencode/node_modules" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME"
+  oc_home "$run"
   local project=$run/project
-  mkdir -p "$project"
-  printf '# cache-break measurement project\n' >"$project/README.md"
+  oc_project "$project" '# cache-break measurement project'
 
   local resume=alias
   [ "$mode" = baseline ] && resume=id
-  CACHE_SCENARIO_RESUME=$resume node "$ROOT/scripts/fakellm/server.mjs" --scenario "$ROOT/scripts/fakellm/cache-scenario.mjs" \
-    --log "$run/requests.jsonl" --port-file "$run/port" \
-    --max-seconds $((TURN_TIMEOUT * ${#TURNS[@]} + 60)) 2>"$run/fakellm.err" &
-  FAKELLM_PID=$!
-  for _ in $(seq 100); do [ -s "$run/port" ] && break; sleep 0.1; done
-  [ -s "$run/port" ] || { log "FAIL: the fake LLM did not start"; cat "$run/fakellm.err" >&2; exit 1; }
+  CACHE_SCENARIO_RESUME=$resume oc_fakellm_start "$run" $((TURN_TIMEOUT * ${#TURNS[@]} + 60)) \
+    --scenario "$ROOT/scripts/fakellm/cache-scenario.mjs"
 
-  node "$ROOT/scripts/cache-breaks-config.mjs" \
-    --dir "$XDG_CONFIG_HOME/opencode" --port "$(cat "$run/port")" --version "$OPENCODE_VERSION" --mode "$mode" \
-    --shim "$ROOT/shim/dist/index.js" \
-    --timeout-ms "${HOOKWIRE_E2E_TIMEOUT_MS:-1000}" --transform-timeout-ms "${HOOKWIRE_E2E_TRANSFORM_TIMEOUT_MS:-4000}"
+  oc_config "$ROOT/scripts/cache-breaks-config.mjs" --mode "$mode"
 
   local session="" turn=0 prompt rc
   for prompt in "${TURNS[@]}"; do
@@ -167,12 +77,7 @@ run_mode() {
     set -e
     echo "$rc" >"$run/turn$turn.rc"
     if [ -z "$session" ]; then
-      session=$(node -e '
-        const fs = require("fs");
-        for (const l of fs.readFileSync(process.argv[1], "utf8").split("\n")) {
-          if (!l.trim()) continue;
-          try { const e = JSON.parse(l); const id = e.sessionID ?? e.part?.sessionID; if (id) { console.log(id); break; } } catch {}
-        }' "$run/turn$turn.jsonl")
+      session=$(oc_session_of "$run/turn$turn.jsonl")
       echo "$session" >"$run/session"
     fi
     log "$mode: turn $turn exited $rc (session ${session:-?}, $(wc -l <"$run/requests.jsonl" 2>/dev/null || echo 0) requests so far)"
@@ -183,9 +88,7 @@ run_mode() {
     fi
   done
 
-  kill "$FAKELLM_PID" 2>/dev/null || true
-  wait "$FAKELLM_PID" 2>/dev/null || true
-  FAKELLM_PID=
+  oc_fakellm_stop
 }
 
 START=$(date +%s)

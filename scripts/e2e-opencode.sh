@@ -5,7 +5,9 @@
 #
 # Needs only Go, Node 20 and npm. The only network use is the npm install of
 # OpenCode into ${HOOKWIRE_CACHE:-$HOME/.cache/hookwire}/opencode-1.18.33
-# (reused when present; npm's own cache lives there too).
+# (reused when present; npm's own cache lives there too). The install, the
+# builds, the isolation and the fake LLM's start are scripts/lib/opencode.sh,
+# shared with scripts/cache-breaks.sh.
 #
 # Env:
 #   HOOKWIRE_CACHE      cache root (default $HOME/.cache/hookwire)
@@ -18,111 +20,28 @@
 #                       250 / 2000. Every fail-open call is reported.)
 set -euo pipefail
 
-OPENCODE_VERSION=1.18.33
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CACHE_ROOT=${HOOKWIRE_CACHE:-$HOME/.cache/hookwire}
-CACHE=$CACHE_ROOT/opencode-$OPENCODE_VERSION
-NPM_CACHE=$CACHE/.npm
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/hookwire-e2e.XXXXXX")
+# shellcheck source=scripts/lib/opencode.sh
+. "$ROOT/scripts/lib/opencode.sh"
 RUN_TIMEOUT=${HOOKWIRE_E2E_RUN_TIMEOUT:-180}
-
-log() { printf '[e2e] %s\n' "$*" >&2; }
-
-FAKELLM_PID=
-cleanup() {
-  local rc=$?
-  set +e
-  [ -n "$FAKELLM_PID" ] && kill "$FAKELLM_PID" 2>/dev/null && wait "$FAKELLM_PID" 2>/dev/null
-  # Any sidecar the shim started and that is somehow still running.
-  for trace in "$WORK"/trace*.jsonl; do
-    [ -f "$trace" ] || continue
-    for pid in $(node -e '
-      const fs = require("fs");
-      for (const l of fs.readFileSync(process.argv[1], "utf8").split("\n"))
-        if (l) { const r = JSON.parse(l); if (r.ev === "spawn") console.log(r.pid); }' "$trace"); do
-      if [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q hookwire; then
-        log "sidecar $pid still running after the test; killing it"
-        kill -9 "$pid" 2>/dev/null
-      fi
-    done
-  done
-  if [ "$rc" -eq 0 ] && [ "${HOOKWIRE_E2E_KEEP:-0}" != 1 ]; then
-    rm -rf "$WORK"
-  else
-    log "scratch directory kept: $WORK"
-  fi
-  exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+oc_scratch e2e HOOKWIRE_E2E_KEEP test
 
 # --- 1. OpenCode, installed once into the cache -------------------------------
-find_opencode() {
-  local arch candidate
-  case "$(uname -m)" in
-    x86_64 | amd64) arch=x64 ;;
-    aarch64 | arm64) arch=arm64 ;;
-    *) arch=$(uname -m) ;;
-  esac
-  local os
-  os=$(uname -s | tr '[:upper:]' '[:lower:]')
-  for candidate in "$CACHE"/node_modules/opencode-"$os"-"$arch"/bin/opencode \
-    "$CACHE"/node_modules/opencode-"$os"-"$arch"-baseline/bin/opencode \
-    "$CACHE"/node_modules/opencode-"$os"-"$arch"-musl/bin/opencode \
-    "$CACHE"/node_modules/opencode-"$os"-"$arch"-baseline-musl/bin/opencode; do
-    if [ -x "$candidate" ] && [ "$("$candidate" --version 2>/dev/null)" = "$OPENCODE_VERSION" ]; then
-      echo "$candidate"
-      return 0
-    fi
-  done
-  return 1
-}
-
-if ! OPENCODE=$(find_opencode); then
-  log "installing opencode-ai@$OPENCODE_VERSION into $CACHE"
-  mkdir -p "$CACHE"
-  [ -f "$CACHE/package.json" ] || echo '{"name":"hookwire-opencode-cache","private":true}' >"$CACHE/package.json"
-  npm install --prefix "$CACHE" --cache "$NPM_CACHE" --ignore-scripts --no-audit --no-fund --loglevel=error \
-    "opencode-ai@$OPENCODE_VERSION" "@opencode-ai/plugin@$OPENCODE_VERSION" >&2
-  OPENCODE=$(find_opencode) || { log "FAIL: no runnable opencode $OPENCODE_VERSION binary under $CACHE/node_modules"; exit 1; }
-fi
-log "opencode: $OPENCODE"
+oc_install
 
 # --- 2. The sidecar and the shim --------------------------------------------------
-if [ -n "${HOOKWIRE_BIN:-}" ]; then
-  SIDECAR=$HOOKWIRE_BIN
-else
-  SIDECAR=$WORK/bin/hookwire
-  log "building the sidecar"
-  (cd "$ROOT" && go build -o "$SIDECAR" ./cmd/hookwire)
-fi
-log "building the shim"
-(
-  cd "$ROOT/shim"
-  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-    npm ci --cache "$NPM_CACHE" --no-audit --no-fund --loglevel=error >&2
-  fi
-  npm run --silent build >&2
-)
+oc_build
 
 # --- 3. An isolated OpenCode home with the config pre-seeded ----------------------
-export HOME=$WORK/home
-export XDG_CONFIG_HOME=$WORK/xdg/config XDG_DATA_HOME=$WORK/xdg/data
-export XDG_CACHE_HOME=$WORK/xdg/cache XDG_STATE_HOME=$WORK/xdg/state
-export OPENCODE_DISABLE_MODELS_FETCH=1 OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_LSP_DOWNLOAD=1
-export OPENCODE_DISABLE_SHARE=1 OPENCODE_DISABLE_DEFAULT_PLUGINS=1 OPENCODE_DISABLE_CLAUDE_CODE=1
-export OPENCODE_DISABLE_EXTERNAL_SKILLS=1 OPENCODE_DISABLE_EMBEDDED_WEB_UI=1 OPENCODE_DISABLE_PRUNE=1
-export HOOKWIRE_BIN=$SIDECAR
-export HOOKWIRE_LOG_FILE=$WORK/sidecar.log
+oc_env
+oc_home "$WORK"
 export FAKELLM_EVENTS=$WORK/fakellm-events.jsonl
 # No state option: the shim's default per-project state file, under
 # $XDG_STATE_HOME/hookwire, is what carries the aliases from the run to the
 # delete process (check 6).
-mkdir -p "$HOME" "$XDG_CONFIG_HOME/opencode/node_modules" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_STATE_HOME"
 
 PROJECT=$WORK/project
-mkdir -p "$PROJECT"
-printf '# e2e project\n' >"$PROJECT/README.md"
+oc_project "$PROJECT" '# e2e project'
 if command -v git >/dev/null; then
   git -C "$PROJECT" init -q && git -C "$PROJECT" -c user.name=e2e -c user.email=e2e@localhost add -A &&
     git -C "$PROJECT" -c user.name=e2e -c user.email=e2e@localhost commit -qm init || true
@@ -130,18 +49,10 @@ fi
 
 # --- 4. The fake LLM ----------------------------------------------------------------
 export HOOKWIRE_SHIM_TRACE=$WORK/trace-run.jsonl # the fake LLM reads the sidecar's pid from it
-node "$ROOT/scripts/fakellm/server.mjs" --log "$WORK/requests.jsonl" --port-file "$WORK/port" \
-  --max-seconds $((RUN_TIMEOUT + 60)) 2>"$WORK/fakellm.err" &
-FAKELLM_PID=$!
-for _ in $(seq 100); do [ -s "$WORK/port" ] && break; sleep 0.1; done
-[ -s "$WORK/port" ] || { log "FAIL: the fake LLM did not start"; cat "$WORK/fakellm.err" >&2; exit 1; }
-PORT=$(cat "$WORK/port")
-log "fake LLM on 127.0.0.1:$PORT"
+oc_fakellm_start "$WORK" $((RUN_TIMEOUT + 60))
+log "fake LLM on 127.0.0.1:$FAKELLM_PORT"
 
-node "$ROOT/scripts/e2e-opencode-config.mjs" \
-  --dir "$XDG_CONFIG_HOME/opencode" --port "$PORT" --version "$OPENCODE_VERSION" \
-  --shim "$ROOT/shim/dist/index.js" \
-  --timeout-ms "${HOOKWIRE_E2E_TIMEOUT_MS:-1000}" --transform-timeout-ms "${HOOKWIRE_E2E_TRANSFORM_TIMEOUT_MS:-4000}"
+oc_config "$ROOT/scripts/e2e-opencode-config.mjs"
 
 # --- 5. The run ------------------------------------------------------------------------
 log "opencode run (at most ${RUN_TIMEOUT}s)"
@@ -154,12 +65,7 @@ echo "$RUN_RC" >"$WORK/run.rc"
 log "opencode run exited $RUN_RC"
 
 # --- 6. Delete the parent session in a second OpenCode process ------------------------
-PARENT=$(node -e '
-  const fs = require("fs");
-  for (const l of fs.readFileSync(process.argv[1], "utf8").split("\n")) {
-    if (!l.trim()) continue;
-    try { const e = JSON.parse(l); const id = e.sessionID ?? e.part?.sessionID; if (id) { console.log(id); break; } } catch {}
-  }' "$WORK/run.jsonl")
+PARENT=$(oc_session_of "$WORK/run.jsonl")
 echo "$PARENT" >"$WORK/parent"
 if [ -n "$PARENT" ]; then
   log "opencode session delete $PARENT"
@@ -172,9 +78,7 @@ else
   log "no parent session id in the run's output"
 fi
 
-kill "$FAKELLM_PID" 2>/dev/null || true
-wait "$FAKELLM_PID" 2>/dev/null || true
-FAKELLM_PID=
+oc_fakellm_stop
 
 # --- 7. Assertions ------------------------------------------------------------------------
 node "$ROOT/scripts/e2e-opencode-assert.mjs" "$WORK"
