@@ -3,82 +3,12 @@
 // opencode.json (fake provider, orchestrator + explorer + oracle, the hookwire
 // shim as a file:// plugin with options) and the package.json /
 // package-lock.json / node_modules that stop OpenCode from running its own
-// npm install there (see shared/OPENCODE.md).
+// npm install there (scripts/lib/opencode-config.mjs, see shared/OPENCODE.md).
+//
+//   node e2e-opencode-config.mjs --dir DIR --port PORT --version V --shim INDEX.js
+//     [--timeout-ms MS] [--transform-timeout-ms MS]
 
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-
-const arg = (name) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : undefined;
-};
-const dir = arg("dir");
-const port = arg("port");
-const version = arg("version");
-const shim = arg("shim");
-const timeoutMs = Number(arg("timeout-ms") || 0);
-const transformTimeoutMs = Number(arg("transform-timeout-ms") || 0);
+import { fakeConfig, shimPlugin, withDeadlines, writeConfigDir } from "./lib/opencode-config.mjs";
 
 // No state option: the shim keeps its default per-project state file.
-const shimOptions = {};
-if (timeoutMs > 0) shimOptions.timeoutMs = timeoutMs;
-if (transformTimeoutMs > 0) shimOptions.transformTimeoutMs = transformTimeoutMs;
-
-const config = {
-  $schema: "https://opencode.ai/config.json",
-  autoupdate: false,
-  share: "disabled",
-  model: "fake/fake-model",
-  small_model: "fake/fake-model",
-  provider: {
-    fake: {
-      npm: "@ai-sdk/openai-compatible",
-      name: "Fake",
-      options: { baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "x" },
-      models: {
-        "fake-model": { name: "Fake Model", tool_call: true, limit: { context: 128000, output: 4096 } },
-      },
-    },
-  },
-  agent: {
-    orchestrator: {
-      mode: "primary",
-      description: "Delegates work to subagents",
-      prompt: "You are the orchestrator. AGENT_MARKER:orchestrator",
-      permission: { task: "allow" },
-    },
-    explorer: {
-      mode: "subagent",
-      description: "Explores the repository",
-      prompt: "You explore the repository. AGENT_MARKER:explorer",
-    },
-    oracle: {
-      mode: "subagent",
-      description: "Answers design questions",
-      prompt: "You answer design questions. AGENT_MARKER:oracle",
-    },
-  },
-  plugin: [[pathToFileURL(shim).href, shimOptions]],
-};
-
-mkdirSync(join(dir, "node_modules"), { recursive: true });
-writeFileSync(join(dir, "opencode.json"), JSON.stringify(config, null, 2));
-const deps = { "@opencode-ai/plugin": version };
-writeFileSync(join(dir, "package.json"), JSON.stringify({ dependencies: deps }, null, 2));
-writeFileSync(
-  join(dir, "package-lock.json"),
-  JSON.stringify(
-    {
-      name: "opencode",
-      lockfileVersion: 3,
-      requires: true,
-      packages: {
-        "": { dependencies: deps },
-        "node_modules/@opencode-ai/plugin": { version },
-      },
-    },
-    null,
-    2,
-  ),
-);
+writeConfigDir(fakeConfig({ plugin: [shimPlugin(withDeadlines({}))] }));

@@ -1,0 +1,102 @@
+// Shared by the config generators of the scripts that drive real OpenCode
+// against the fake LLM (scripts/e2e-opencode-config.mjs,
+// scripts/cache-breaks-config.mjs): their command line, the opencode.json
+// they have in common (the fake provider, the orchestrator + explorer +
+// oracle agents), and the pre-seeded config directory: opencode.json plus
+// the package.json / package-lock.json / node_modules that stop OpenCode from
+// running its own npm install there (see shared/OPENCODE.md).
+
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+/** The value after --NAME on the command line. */
+export const arg = (name) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : undefined;
+};
+
+/** Adds the shim deadlines of --timeout-ms / --transform-timeout-ms (when > 0) to shim options. */
+export function withDeadlines(shimOptions) {
+  const timeoutMs = Number(arg("timeout-ms") || 0);
+  const transformTimeoutMs = Number(arg("transform-timeout-ms") || 0);
+  if (timeoutMs > 0) shimOptions.timeoutMs = timeoutMs;
+  if (transformTimeoutMs > 0) shimOptions.transformTimeoutMs = transformTimeoutMs;
+  return shimOptions;
+}
+
+/** The shim of --shim as a file:// plugin entry with these options. */
+export const shimPlugin = (shimOptions) => [pathToFileURL(arg("shim")).href, shimOptions];
+
+/**
+ * opencode.json for the fake LLM on --port: the fake provider and model, the
+ * orchestrator (AGENT_MARKER:orchestrator in its prompt, allowed to delegate)
+ * and its subagents explorer and oracle. `top` holds settings placed after
+ * autoupdate and share; `plugin`, when given, the plugin list.
+ */
+export function fakeConfig({ top = {}, plugin } = {}) {
+  const config = {
+    $schema: "https://opencode.ai/config.json",
+    autoupdate: false,
+    share: "disabled",
+    ...top,
+    model: "fake/fake-model",
+    small_model: "fake/fake-model",
+    provider: {
+      fake: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "Fake",
+        options: { baseURL: `http://127.0.0.1:${arg("port")}/v1`, apiKey: "x" },
+        models: {
+          "fake-model": { name: "Fake Model", tool_call: true, limit: { context: 128000, output: 4096 } },
+        },
+      },
+    },
+    agent: {
+      orchestrator: {
+        mode: "primary",
+        description: "Delegates work to subagents",
+        prompt: "You are the orchestrator. AGENT_MARKER:orchestrator",
+        permission: { task: "allow" },
+      },
+      explorer: {
+        mode: "subagent",
+        description: "Explores the repository",
+        prompt: "You explore the repository. AGENT_MARKER:explorer",
+      },
+      oracle: {
+        mode: "subagent",
+        description: "Answers design questions",
+        prompt: "You answer design questions. AGENT_MARKER:oracle",
+      },
+    },
+  };
+  if (plugin) config.plugin = plugin;
+  return config;
+}
+
+/** Writes the config directory --dir: opencode.json, and @opencode-ai/plugin --version as if installed. */
+export function writeConfigDir(config) {
+  const dir = arg("dir");
+  const version = arg("version");
+  mkdirSync(join(dir, "node_modules"), { recursive: true });
+  writeFileSync(join(dir, "opencode.json"), JSON.stringify(config, null, 2));
+  const deps = { "@opencode-ai/plugin": version };
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ dependencies: deps }, null, 2));
+  writeFileSync(
+    join(dir, "package-lock.json"),
+    JSON.stringify(
+      {
+        name: "opencode",
+        lockfileVersion: 3,
+        requires: true,
+        packages: {
+          "": { dependencies: deps },
+          "node_modules/@opencode-ai/plugin": { version },
+        },
+      },
+      null,
+      2,
+    ),
+  );
+}
