@@ -30,8 +30,10 @@
 //   request's prompt bytes; otherwise the bytes of the request's messages from
 //   the first message that differs from the previous request's onward.
 
-import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ownText, textOf } from "./fakellm/common.mjs";
+import { check, checks, finish, readJsonl, readText } from "./lib/checks.mjs";
 
 const argv = process.argv.slice(2);
 let jsonOut;
@@ -54,27 +56,11 @@ const MODES = [
 const BLOCK = "### Resumable Sessions";
 const REMINDER = "<internal_reminder>";
 
-const readText = (file) => (existsSync(file) ? readFileSync(file, "utf8") : "");
-const readJsonl = (file) =>
-  readText(file)
-    .split("\n")
-    .filter((l) => l.trim())
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l)];
-      } catch {
-        return [];
-      }
-    });
-
 const ser = (v) => JSON.stringify(v);
 const bytes = (v) => Buffer.byteLength(ser(v), "utf8");
 const sumBytes = (msgs) => msgs.reduce((a, m) => a + bytes(m), 0);
-const ownText = (content) =>
-  typeof content === "string" ? content : Array.isArray(content) ? (content.find((p) => typeof p?.text === "string")?.text ?? "") : "";
 const partsOf = (content) =>
   typeof content === "string" ? [{ type: "text", text: content }] : Array.isArray(content) ? content : [];
-const textOf = (content) => partsOf(content).map((p) => (typeof p?.text === "string" ? p.text : "")).join("\n");
 const systemOf = (body) => body.messages.filter((m) => m.role === "system");
 const lastUserIndex = (msgs) => msgs.findLastIndex((m) => m.role === "user");
 
@@ -312,12 +298,6 @@ for (const m of MODES) {
 console.log("");
 
 // --- the checks -----------------------------------------------------------------------
-const checks = [];
-function check(name, ok, why) {
-  checks.push({ name, ok, why });
-  console.log(`${ok ? "PASS" : "FAIL"} ${name}${why ? ` — ${why}` : ""}`);
-}
-
 for (const m of MODES) {
   const r = runs[m.key];
   const s = r.scenario;
@@ -376,7 +356,6 @@ check(
   `stable ${runs.stable.breaks} breaks (${runs.stable.rereadBytes} bytes re-read), baseline ${runs.baseline.breaks} (${runs.baseline.rereadBytes}), default ${runs.default.breaks} (${runs.default.rereadBytes})`,
 );
 
-const failed = checks.filter((c) => !c.ok).length;
 if (jsonOut) {
   writeFileSync(
     jsonOut,
@@ -408,7 +387,7 @@ if (jsonOut) {
         })),
         runs,
         checks,
-        passed: failed === 0,
+        passed: checks.every((c) => c.ok),
       },
       null,
       2,
@@ -416,5 +395,4 @@ if (jsonOut) {
   );
   console.log(`JSON: ${jsonOut}`);
 }
-console.log(`cache-breaks: ${checks.length - failed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+finish("cache-breaks");

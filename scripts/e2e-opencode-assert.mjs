@@ -6,8 +6,9 @@
 // status/sessions.list after each session.deleted), run.jsonl / run.rc.
 // Prints PASS/FAIL per check and exits non-zero when any fails.
 
-import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { textOf, taskIdOf } from "./fakellm/common.mjs";
+import { check as record, finish, readJsonl as readJsonlFile, readText as readTextFile } from "./lib/checks.mjs";
 
 const work = process.argv[2];
 if (!work) {
@@ -15,18 +16,8 @@ if (!work) {
   process.exit(2);
 }
 
-const readText = (name) => (existsSync(join(work, name)) ? readFileSync(join(work, name), "utf8") : "");
-const readJsonl = (name) =>
-  readText(name)
-    .split("\n")
-    .filter((l) => l.trim())
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l)];
-      } catch {
-        return [];
-      }
-    });
+const readText = (name) => readTextFile(join(work, name));
+const readJsonl = (name) => readJsonlFile(join(work, name));
 
 const requests = readJsonl("requests.jsonl");
 const events = readJsonl("fakellm-events.jsonl");
@@ -37,12 +28,6 @@ const runOut = readText("run.jsonl");
 const parent = readText("parent").trim();
 
 // --- helpers over OpenAI-style request bodies --------------------------------
-const textOf = (content) =>
-  typeof content === "string"
-    ? content
-    : Array.isArray(content)
-      ? content.map((p) => (typeof p?.text === "string" ? p.text : "")).join("\n")
-      : "";
 const systemTexts = (body) => body.messages.filter((m) => m.role === "system").map((m) => textOf(m.content));
 const lastUser = (body) => body.messages.filter((m) => m.role === "user").at(-1);
 const toolResults = (body) => body.messages.filter((m) => m.role === "tool");
@@ -61,14 +46,12 @@ const taskCalls = (body) => {
       return { id: tc.id, args, result: results.get(tc.id) };
     });
 };
-const taskIdOf = (text) => text?.match(/<task\s(?:[^>]*\s)?id="([^"]+)"/)?.[1];
 
 const orchestrator = requests.filter((r) => r.agent === "orchestrator");
 const subagents = requests.filter((r) => r.agent === "explorer" || r.agent === "oracle");
 const replies = new Map(readJsonl("requests.replies.jsonl").map((r) => [r.n, r.answer]));
 
 // --- the checks -----------------------------------------------------------------
-const results = [];
 function check(name, fn) {
   let outcome;
   try {
@@ -76,8 +59,7 @@ function check(name, fn) {
   } catch (err) {
     outcome = { ok: false, why: `threw: ${err?.stack ?? err}` };
   }
-  results.push({ name, ...outcome });
-  console.log(`${outcome.ok ? "PASS" : "FAIL"} ${name}${outcome.why ? ` — ${outcome.why}` : ""}`);
+  record(name, outcome.ok, outcome.why);
 }
 
 check("0. the run completed (opencode exit 0, final orchestrator text)", () => {
@@ -215,6 +197,4 @@ check("6. opencode session delete <parent> leaves no remembered entries in the s
   console.log(`info: ${replies.length} sidecar calls, ${failedOpen.length} passed through ${JSON.stringify(byReason)}, slowest answered call ${slowest} ms`);
 }
 
-const failed = results.filter((r) => !r.ok).length;
-console.log(`e2e-opencode: ${results.length - failed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+finish("e2e-opencode");

@@ -22,33 +22,11 @@
 // Every reply depends only on the request, never on arrival order, so the
 // three runs send the same conversation.
 
+import { ownText, systemText, task, taskIdOf, textOf } from "./common.mjs";
+
+export { agentOf, ownText, systemText } from "./common.mjs";
+
 const RESUME_BY = process.env.CACHE_SCENARIO_RESUME === "id" ? "id" : "alias";
-
-function textOf(content) {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((p) => (typeof p?.text === "string" ? p.text : "")).join("\n");
-  return "";
-}
-
-/** The user's own words: the first text of a message's content (hookwire appends its parts after it). */
-export function ownText(content) {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.find((p) => typeof p?.text === "string")?.text ?? "";
-  return "";
-}
-
-export function systemText(body) {
-  return (body.messages ?? []).filter((m) => m.role === "system").map((m) => textOf(m.content)).join("\n");
-}
-
-export function agentOf(body) {
-  const sys = systemText(body);
-  if (/title generator/i.test(sys)) return "title";
-  const m = sys.match(/AGENT_MARKER:([a-z]+)/);
-  return m ? m[1] : "unknown";
-}
-
-const task = (args) => ({ toolCalls: [{ name: "task", args }] });
 
 /** The real id of the child session a task call with this prompt marker started. */
 function childIdOf(body, marker) {
@@ -58,7 +36,7 @@ function childIdOf(body, marker) {
     .flatMap((m) => m.tool_calls)
     .find((tc) => tc.function?.name === "task" && String(tc.function.arguments).includes(marker));
   const result = call && msgs.find((m) => m.role === "tool" && m.tool_call_id === call.id);
-  return textOf(result?.content).match(/<task\s(?:[^>]*\s)?id="([^"]+)"/)?.[1];
+  return taskIdOf(textOf(result?.content));
 }
 
 function resume(body, alias, marker) {

@@ -15,27 +15,11 @@
 // generator) gets a short title.
 
 import { readFileSync, appendFileSync } from "node:fs";
+import { task } from "./common.mjs";
+
+export { agentOf, systemText } from "./common.mjs";
 
 export const KILL_AT_STEP = 4;
-
-function textOf(content) {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((p) => (typeof p?.text === "string" ? p.text : "")).join("\n");
-  return "";
-}
-
-export function systemText(body) {
-  return (body.messages ?? []).filter((m) => m.role === "system").map((m) => textOf(m.content)).join("\n");
-}
-
-export function agentOf(body) {
-  const sys = systemText(body);
-  if (/title generator/i.test(sys)) return "title";
-  const m = sys.match(/AGENT_MARKER:([a-z]+)/);
-  return m ? m[1] : "unknown";
-}
-
-const task = (args) => ({ toolCalls: [{ name: "task", args }] });
 
 const ORCHESTRATOR_STEPS = [
   () => task({ description: "Explore the repo", prompt: "List the files in the repo.", subagent_type: "explorer" }),
