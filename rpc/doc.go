@@ -10,7 +10,8 @@
 // stream.go is the jsonrpc2.ObjectStream that answers bad frames itself
 // and hands jsonrpc2 a small envelope per request while the raw params
 // wait in a side table; serve.go runs the jsonrpc2 connection and calls
-// the Dispatcher; mux.go routes by method; errors.go and patch.go are the
+// the Dispatcher (under a context for which ParamsValidated reports that
+// the params were scanned); mux.go routes by method; errors.go and patch.go are the
 // values handlers return.
 //
 // rpc knows nothing of what a method means: no hook logic lives here. It

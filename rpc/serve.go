@@ -144,7 +144,25 @@ func (h *connHandler) dispatch(ctx context.Context, p pendingRequest, notificati
 			result, err = nil, &Error{Code: CodeInternalError, Message: msgInternalError}
 		}
 	}()
-	return h.d.Dispatch(ctx, p.method, json.RawMessage(p.params), notification)
+	return h.d.Dispatch(withValidParams(ctx), p.method, json.RawMessage(p.params), notification)
+}
+
+// validParamsKey marks a Dispatch context whose params were scanned by
+// the transport; see ParamsValidated.
+type validParamsKey struct{}
+
+func withValidParams(ctx context.Context) context.Context {
+	return context.WithValue(ctx, validParamsKey{}, true)
+}
+
+// ParamsValidated reports whether ctx is the context of a Dispatch call
+// from Serve, whose params (when present) are then one valid JSON value:
+// the transport scanned the whole message (syntax, UTF-8, nesting depth)
+// before dispatching it. A handler may then skip work that only matters
+// for invalid JSON; Dispatch called any other way gets arbitrary bytes.
+func ParamsValidated(ctx context.Context) bool {
+	v, _ := ctx.Value(validParamsKey{}).(bool)
+	return v
 }
 
 // debugLogger sends jsonrpc2's own log lines to zerolog at debug level.

@@ -90,6 +90,7 @@ func (s *testServer) testMux() Dispatcher {
 		s.finished.Store(true)
 		return nil, nil
 	})
+	m.Handle("validated", func(ctx context.Context, _ json.RawMessage) (any, error) { return ParamsValidated(ctx), nil })
 	m.Handle("panic", func(context.Context, json.RawMessage) (any, error) { panic("kaboom") })
 	m.Handle("fail", func(context.Context, json.RawMessage) (any, error) { return nil, errors.New("boom") })
 	m.Handle("rpcerr", func(context.Context, json.RawMessage) (any, error) {
@@ -359,6 +360,17 @@ func TestServeParamsExact(t *testing.T) {
 		s.send(`{"jsonrpc":"2.0","id":1,"method":"echo"}`)
 		assert.JSONEq(t, `"absent"`, string(s.next().Result))
 	})
+}
+
+// Handlers may rely on ParamsValidated: it holds under Serve, whose
+// params passed the transport's scan, and nowhere else.
+func TestServeParamsValidated(t *testing.T) {
+	assert.False(t, ParamsValidated(context.Background()))
+	for _, header := range []bool{false, true} {
+		s := startServer(t, Options{}, header)
+		s.send(`{"jsonrpc":"2.0","id":1,"method":"validated","params":{"a":"\u00e9"}}`)
+		assert.JSONEq(t, `true`, string(s.next().Result))
+	}
 }
 
 func TestServeOversize(t *testing.T) {
