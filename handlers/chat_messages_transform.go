@@ -44,8 +44,8 @@ type wirePart struct {
 // chatMessagesTransform learns sessions' agents from user messages, adds
 // guidance to errored task tool parts (4.1), and adds the phase reminder
 // (4.3) or, in cache-stable mode, the frozen blocks and reminders (4.4).
-func (s *Server) chatMessagesTransform(_ context.Context, raw json.RawMessage) (any, error) {
-	_, out, err := decodeHook[jsontext.Value, transformOutput](raw)
+func (s *Server) chatMessagesTransform(ctx context.Context, raw json.RawMessage) (any, error) {
+	out, err := decodeTransform(ctx, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +65,34 @@ func (s *Server) chatMessagesTransform(_ context.Context, raw json.RawMessage) (
 		ops = append(ops, addPart(i, s.reminderText()))
 	}
 	return patch(ops...), nil
+}
+
+// decodeTransform decodes the params. When the transport has checked they
+// are valid JSON, the long strings the handler does not read are first
+// blanked (pruneStrings): most of a history's bytes, which the decoder
+// would otherwise scan only to skip them. The result is the same; so are
+// the errors, as any error is taken from decoding raw itself.
+func decodeTransform(ctx context.Context, raw json.RawMessage) (*transformOutput, error) {
+	if rpc.ParamsValidated(ctx) {
+		if _, out, err := decodeHook[jsontext.Value, transformOutput](pruneStrings(raw, transformReads)); err == nil {
+			return out, nil
+		}
+	}
+	_, out, err := decodeHook[jsontext.Value, transformOutput](raw)
+	return out, err
+}
+
+// transformReads reports whether a member's string value may be read
+// (the handler ignores input). Every string or any field of the wire
+// types above is named here; agent and error are read only when strings.
+// Blanking other strings changes no field: those members are skipped, or
+// are containers whose kind alone matters.
+func transformReads(name string) bool {
+	switch name {
+	case "id", "role", "agent", "sessionID", "type", "text", "tool", "status", "error":
+		return true
+	}
+	return false
 }
 
 func toCoreMessages(wire []wireMessage) []core.Message {

@@ -158,3 +158,91 @@ func patch(ops ...rpc.Op) rpc.PatchResult {
 func invalidParams(format string, args ...any) error {
 	return rpc.Errorf(rpc.CodeInvalidParams, "invalid params: "+format, args...)
 }
+
+// pruneMinLen is the shortest string value pruneStrings blanks: shorter
+// ones cost the decoder less than cutting them out costs.
+const pruneMinLen = 64
+
+// pruneStrings returns raw, which must be valid JSON (rpc.ParamsValidated),
+// with every long string that is the value of a member whose name keep
+// rejects replaced by "". A handler decodes the result instead of raw
+// when the fields it reads all have names keep accepts and it only
+// checks other strings' kind: the decoded values are then the same, and
+// the decoder does not scan the bulk of a large request (tool outputs,
+// file contents), which it would only skip. Names with escapes are kept.
+//
+// It finds string ends with bytes.IndexByte rather than checking every
+// byte: that is only sound because raw is valid. It returns raw itself
+// when there is nothing to blank.
+func pruneStrings(raw []byte, keep func(name string) bool) []byte {
+	var (
+		out  []byte // nil until something is blanked
+		last int    // raw[last:] is not yet in out
+		name []byte // the member name seen last
+	)
+	for i := 0; ; {
+		q := bytes.IndexByte(raw[i:], '"')
+		if q < 0 {
+			break
+		}
+		start := i + q
+		end := stringEnd(raw, start)
+		next := skipBlanks(raw, end)
+		if next < len(raw) && raw[next] == ':' {
+			name = raw[start+1 : end-1]
+			i = next + 1
+			continue
+		}
+		i = end
+		if end-start-2 < pruneMinLen || !memberValue(raw, start) ||
+			bytes.IndexByte(name, '\\') >= 0 || keep(string(name)) {
+			continue
+		}
+		out = append(append(out, raw[last:start]...), `""`...)
+		last = end
+	}
+	if out == nil {
+		return raw
+	}
+	return append(out, raw[last:]...)
+}
+
+// stringEnd returns the index after the closing quote of the valid JSON
+// string whose opening quote is at raw[start]: the first quote after an
+// even run of backslashes.
+func stringEnd(raw []byte, start int) int {
+	j := start + 1
+	for {
+		j += bytes.IndexByte(raw[j:], '"')
+		n := 0
+		for raw[j-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+}
+
+func skipBlanks(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\r' || raw[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// memberValue reports whether the value starting at raw[i] follows a ':'
+// (rather than '[' or ',' in an array).
+func memberValue(raw []byte, i int) bool {
+	for i--; i >= 0; i-- {
+		switch raw[i] {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case ':':
+			return true
+		}
+		return false
+	}
+	return false
+}

@@ -1,0 +1,94 @@
+package handlers
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// FuzzPruneTransform checks that decoding chat.messages.transform params
+// after pruneStrings gives the messages decoding them as sent gives, for any
+// valid JSON (the only input pruneStrings gets). Seeds: the transform
+// params in the transcripts, and shapes with long strings in every place.
+func FuzzPruneTransform(f *testing.F) {
+	for _, p := range transcriptTransformParams(f) {
+		f.Add(p)
+	}
+	long := strings.Repeat(`x\"\\y `, 20)
+	for _, s := range []string{
+		`{"input":{},"output":{"messages":[]}}`,
+		`{"input":{"k":"` + long + `"},"output":{"messages":[{"info":{"id":"` + long + `","role":"user","agent":"` + long + `"},"parts":[{"type":"text","text":"` + long + `"}]}]}}`,
+		`{"input":{},"output":{"messages":[{"info":{"role":"assistant"},"parts":[{"type":"tool","tool":"task","state":{"status":"error","error":"` + long + `","output":"` + long + `","input":{"prompt":"` + long + `"}}}]}]}}`,
+		`{"input":{},"output":{"messages":[{"info":{},"parts":[{"type":"tool","state":{"status":"error","error":{"message":"` + long + `"}}}]}]}}`,
+		`{"input":{},"output":{"messages":[{"info":{},"parts":[{"te\u0078t":"` + long + `","state":"` + long + `"}]}]}}`,
+		`{"input":{},"output":{"messages":"` + long + `"}}`,
+		`{"input":{},"output":"` + long + `"}`,
+		`{"input":{},"output":{"messages":[{"parts":["` + long + `",{"x":["` + long + `"]}],"parts":[]}]}}`,
+		`{"input" : {} , "output" : { "messages" : [ { "info" : { "id" : "` + long + `" } , "other" : "` + long + `" } ] } }`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !jsontext.Value(raw).IsValid() {
+			return
+		}
+		wantOut, wantErr := decodeTransform(context.Background(), raw)
+		_, gotOut, gotErr := decodeHook[jsontext.Value, transformOutput](pruneStrings(raw, transformReads))
+		if wantErr != nil {
+			require.Error(t, gotErr, "pruned params decoded, the params did not")
+			return
+		}
+		require.NoError(t, gotErr)
+		// What the handler uses: agent and error count only as strings,
+		// so an object there may differ inside.
+		assert.Equal(t, toCoreMessages(wantOut.Messages), toCoreMessages(gotOut.Messages))
+	})
+}
+
+func TestPruneStrings(t *testing.T) {
+	long := strings.Repeat("y", pruneMinLen)
+	short := long[1:]
+	raw := `{"a":"` + long + `","text":"` + long + `","b":"` + short + `","c":["` + long + `"],"d":"` + long + `\"","e\\":"` + long + `"}`
+	want := `{"a":"","text":"` + long + `","b":"` + short + `","c":["` + long + `"],"d":"","e\\":"` + long + `"}`
+	assert.Equal(t, want, string(pruneStrings([]byte(raw), transformReads)))
+	same := []byte(`{"a":"short"}`)
+	assert.Equal(t, &same[0], &pruneStrings(same, transformReads)[0], "nothing to blank: raw itself")
+}
+
+// transcriptTransformParams returns the chat.messages.transform params the
+// transcripts send.
+func transcriptTransformParams(tb testing.TB) [][]byte {
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "transcripts", "*.jsonl"))
+	require.NoError(tb, err)
+	var out [][]byte
+	for _, name := range files {
+		f, err := os.Open(name)
+		require.NoError(tb, err)
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			var step struct {
+				Send struct {
+					Method string          `json:"method"`
+					Params json.RawMessage `json:"params"`
+				} `json:"send"`
+			}
+			require.NoError(tb, json.Unmarshal(sc.Bytes(), &step), name)
+			if step.Send.Method == "chat.messages.transform" {
+				out = append(out, step.Send.Params)
+			}
+		}
+		require.NoError(tb, sc.Err())
+		f.Close()
+	}
+	require.NotEmpty(tb, out)
+	return out
+}
