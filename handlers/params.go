@@ -198,6 +198,12 @@ func pruneStrings(raw []byte, keep func(name string) bool) []byte {
 			bytes.IndexByte(name, '\\') >= 0 || keep(string(name)) {
 			continue
 		}
+		if out == nil {
+			// Room for what is usually kept (a tenth in OpenCode
+			// histories), so that append does not copy it over and over
+			// as it grows by a quarter at a time.
+			out = make([]byte, 0, len(raw)/8)
+		}
 		out = append(append(out, raw[last:start]...), `""`...)
 		last = end
 	}
