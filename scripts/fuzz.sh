@@ -18,6 +18,7 @@ targets=(
 	"FuzzCodecLine ./rpc/"
 	"FuzzCodecHeader ./rpc/"
 	"FuzzHooks ./handlers/"
+	"FuzzPruneTransform ./handlers/"
 	"FuzzResolveModel ./core/"
 )
 
