@@ -49,6 +49,14 @@ oc_install
 oc_build
 oc_env
 
+# OpenCode puts today's date in the system prompt, so a run that crosses
+# local midnight breaks its own cache. Run OpenCode in the fixed-offset zone
+# where it is now about noon: the three runs take minutes, not twelve hours.
+utc_hour=$((10#$(date -u +%H)))
+offset=$((utc_hour - 12)) # Etc/GMT+N is N hours behind UTC
+if [ "$offset" -ge 0 ]; then export TZ="Etc/GMT+$offset"; else export TZ="Etc/GMT$offset"; fi
+log "OpenCode runs with TZ=$TZ (local time $(date +%H:%M)), far from midnight"
+
 # --- 3. One run: an isolated OpenCode home, a fresh fake LLM, four turns -----------
 run_mode() {
   local mode=$1 run=$WORK/$1
