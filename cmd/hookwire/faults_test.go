@@ -182,8 +182,10 @@ func TestFaultStdoutClosed(t *testing.T) {
 				_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru)
 				cpu := time.Duration(ru.Utime.Nano()+ru.Stime.Nano()-rusageBefore.Utime.Nano()-rusageBefore.Stime.Nano()) * time.Nanosecond
 				t.Logf("CPU used by exited children meanwhile: %v", cpu)
-			case <-time.After(5 * time.Second):
-				t.Fatalf("sidecar still running 5s after its stdout was closed; log: %s", stderr.String())
+			case <-time.After(10 * time.Second):
+				// Normally well under a second; the margin is for a loaded
+				// machine running the race-built binary.
+				t.Fatalf("sidecar still running 10s after its stdout was closed; log: %s", stderr.String())
 			}
 			<-writer
 		})
@@ -266,6 +268,8 @@ func TestFaultKill9DuringStateWrites(t *testing.T) {
 		before := p.status()
 		if round > 0 {
 			assert.True(t, strings.HasPrefix(before.State, "persistent"), "round %d: state %q", round, before.State)
+		}
+		if writes > 0 {
 			assert.Equal(t, loadedStats(t, state), before.Store, "round %d: restarted with what the file holds", round)
 		}
 		parent := fmt.Sprintf("ses_parent%d", round%3)
@@ -302,8 +306,10 @@ func TestFaultKill9DuringStateWrites(t *testing.T) {
 		<-drained
 
 		data, err := os.ReadFile(state)
-		if os.IsNotExist(err) && round == 0 {
-			continue // killed before the first write
+		if os.IsNotExist(err) && writes == 0 {
+			// Killed before the first write: on a loaded machine the
+			// process may not get past its debounce in early rounds.
+			continue
 		}
 		require.NoError(t, err, "round %d", round)
 		require.NoError(t, sessions.New(sessions.Config{}).Restore(data), "round %d: the state file does not load after kill -9", round)
