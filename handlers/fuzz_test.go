@@ -192,13 +192,9 @@ func applyOp(doc any, op, path string, value any, hasValue bool) (any, error) {
 	if op == "remove" && hasValue {
 		return nil, errors.New("remove with a value")
 	}
-	parent := doc
-	for _, tok := range tokens[:len(tokens)-1] {
-		next, err := child(parent, tok)
-		if err != nil {
-			return nil, err
-		}
-		parent = next
+	parent, err := parentOf(doc, tokens)
+	if err != nil {
+		return nil, err
 	}
 	last := tokens[len(tokens)-1]
 	switch c := parent.(type) {
@@ -254,6 +250,19 @@ func applyOp(doc any, op, path string, value any, hasValue bool) (any, error) {
 	return nil, fmt.Errorf("parent of %q is %T, not an object or array", path, parent)
 }
 
+// parentOf returns the container that holds the last of tokens.
+func parentOf(doc any, tokens []string) (any, error) {
+	parent := doc
+	for _, tok := range tokens[:len(tokens)-1] {
+		next, err := child(parent, tok)
+		if err != nil {
+			return nil, err
+		}
+		parent = next
+	}
+	return parent, nil
+}
+
 func child(v any, tok string) (any, error) {
 	switch c := v.(type) {
 	case map[string]any:
@@ -291,13 +300,9 @@ func setIn(doc any, tokens []string, v any) (any, error) {
 	if len(tokens) == 0 {
 		return v, nil
 	}
-	parent := doc
-	for _, tok := range tokens[:len(tokens)-1] {
-		next, err := child(parent, tok)
-		if err != nil {
-			return nil, err
-		}
-		parent = next
+	parent, err := parentOf(doc, tokens)
+	if err != nil {
+		return nil, err
 	}
 	last := tokens[len(tokens)-1]
 	switch c := parent.(type) {
