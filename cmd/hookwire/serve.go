@@ -41,9 +41,9 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hookwire: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	fr, err := parseFraming(*framing)
+	fr, err := rpc.ParseFraming(*framing)
 	if err != nil {
-		fmt.Fprintln(stderr, "hookwire:", err)
+		fmt.Fprintln(stderr, "hookwire: --framing:", err)
 		return 2
 	}
 	log, closeLog, err := newLogger(*level, *logFile, stderr)
@@ -108,18 +108,6 @@ func serve(args []string, stderr io.Writer) int {
 	}
 	log.Info().Msg("stopped")
 	return 0
-}
-
-func parseFraming(s string) (rpc.Framing, error) {
-	switch s {
-	case "auto":
-		return rpc.FramingAuto, nil
-	case "header":
-		return rpc.FramingHeader, nil
-	case "line":
-		return rpc.FramingLine, nil
-	}
-	return 0, fmt.Errorf("--framing must be auto, header or line, not %q", s)
 }
 
 func newLogger(level, file string, stderr io.Writer) (zerolog.Logger, func(), error) {
