@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -108,7 +109,7 @@ func findUnknown(raw json.RawMessage, path string, unknown *[]string) error {
 		return nil // the typed decode names the wrong type
 	}
 	for k, v := range obj {
-		if !contains(known, k) {
+		if !slices.Contains(known, k) {
 			*unknown = append(*unknown, path+"."+k)
 			continue
 		}
@@ -199,14 +200,5 @@ func (c *Config) storeConfig() sessions.Config {
 }
 
 func (c *Config) isTaskTool(tool string) bool {
-	return contains(c.TaskTools, strings.ToLower(tool))
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(c.TaskTools, strings.ToLower(tool))
 }
