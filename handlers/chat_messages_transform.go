@@ -170,20 +170,28 @@ func (s *Server) stableParts(msgs []core.Message, ops []rpc.Op) []rpc.Op {
 
 // retainFrozen forgets the frozen blocks of messages that are no longer in
 // the history (OpenCode compacted them away), so a long session keeps room
-// to freeze its new messages.
+// to freeze its new messages. The store asks only for a full session, so
+// the history's ids are collected only then.
 func (s *Server) retainFrozen(msgs []core.Message) {
-	ids := map[string]map[string]bool{}
+	seen := map[string]bool{}
 	for _, m := range msgs {
-		if m.SessionID == "" || m.ID == "" {
+		if m.SessionID == "" || seen[m.SessionID] {
 			continue
 		}
-		if ids[m.SessionID] == nil {
-			ids[m.SessionID] = map[string]bool{}
-		}
-		ids[m.SessionID][m.ID] = true
-	}
-	for session, inHistory := range ids {
-		s.store.RetainFrozen(session, func(id string) bool { return inHistory[id] })
+		seen[m.SessionID] = true
+		session := m.SessionID
+		var ids map[string]bool
+		s.store.RetainFrozen(session, func(id string) bool {
+			if ids == nil {
+				ids = map[string]bool{}
+				for _, m := range msgs {
+					if m.SessionID == session && m.ID != "" {
+						ids[m.ID] = true
+					}
+				}
+			}
+			return ids[id]
+		})
 	}
 }
 

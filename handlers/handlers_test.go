@@ -308,3 +308,26 @@ func TestCacheStableBeyondFrozenBound(t *testing.T) {
 	}
 	assert.Equal(t, sessions.MaxFrozenBlocksPerSession, s.Store().Stats().FrozenBlocks)
 }
+
+// TestCacheStableCompactionFreesRoom: once a session is full, a history
+// that no longer carries its early messages (OpenCode compacted them)
+// frees their frozen blocks, and a new message gets a block again.
+func TestCacheStableCompactionFreesRoom(t *testing.T) {
+	s := newServer(t, map[string]any{"cacheStable": true})
+	h := &history{session: "ses_compact"}
+	call(t, s, "chat.message", map[string]any{"input": map[string]any{"sessionID": h.session, "agent": "orchestrator"}})
+	delegate(t, s, h.session, "c0", "explorer", "ses_e0", "")
+	for turn := 0; turn < sessions.MaxFrozenBlocksPerSession; turn++ {
+		h.user(fmt.Sprintf("turn %d", turn))
+		h.request(t, s)
+	}
+	h.user("one too many")
+	full := h.request(t, s)
+	assert.NotContains(t, string(full[len(full)-1]), "### Resumable Sessions", "a full session freezes no more")
+
+	h.msgs = h.msgs[len(h.msgs)-10:] // compaction: only the last ten remain
+	h.user("after compaction")
+	got := h.request(t, s)
+	assert.Contains(t, string(got[len(got)-1]), "### Resumable Sessions", "room again after the compaction")
+	assert.LessOrEqual(t, s.Store().Stats().FrozenBlocks, 11)
+}
