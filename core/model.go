@@ -13,9 +13,11 @@ import "strings"
 //     the entry is unusable.
 //   - "As given" answers are the trimmed text; promotion of a user fallback
 //     tests the user model's parsed base with its provider hint.
-//   - A category default that is not user-configured is parsed like the
-//     user's entries: its variant is split off before matching and kept in
-//     the answer.
+//   - The category default is an opaque model id, as in the anchor: no
+//     variant is split off it. `openai/gemini-3.1-pro xhigh` is matched, and
+//     answered as given, as that whole (trimmed) string. Its provider, for
+//     the connected-provider check and the match's provider hint, is the
+//     text before its first `/` when both sides are non-blank.
 //   - Explicit `-high` is case-sensitive, needs text before `-high`, and
 //     "the match is not itself" / "equals that model's base" are exact
 //     comparisons; the chain answers the default's base with no variant.
@@ -103,13 +105,10 @@ func ResolveModel(in ModelInput, deps ModelDeps) *ModelResolution {
 
 	var highModel, highBase string
 	if category := strings.TrimSpace(in.CategoryDefaultModel); category != "" {
-		entry, ok := parseModelEntry(category)
-		if ok {
-			if base, isHigh := explicitHighBase(entry.base); isHigh {
-				highModel, highBase = entry.base, base
-			}
+		if base, isHigh := explicitHighBase(category); isHigh {
+			highModel, highBase = category, base
 		}
-		if answer := resolveCategoryDefault(category, entry, ok, in.IsUserConfiguredCategoryModel, available, connected); answer != nil {
+		if answer := resolveCategoryDefault(category, in.IsUserConfiguredCategoryModel, available, connected); answer != nil {
 			return answer
 		}
 	}
@@ -156,30 +155,33 @@ func resolveUserModel(user string, fallbacks, available []string) *ModelResoluti
 	return answer
 }
 
-// resolveCategoryDefault is step 3; nil means go on.
-func resolveCategoryDefault(category string, entry modelEntry, ok, userConfigured bool, available, connected []string) *ModelResolution {
-	given := asGiven(category, entry, ok, RungCategoryDefault)
+// resolveCategoryDefault is step 3; nil means go on. category is trimmed
+// and non-blank, and opaque: no variant is split off it.
+func resolveCategoryDefault(category string, userConfigured bool, available, connected []string) *ModelResolution {
+	given := &ModelResolution{Model: category, Rung: RungCategoryDefault}
 	if userConfigured {
 		return given
 	}
+	provider := opaqueModelProvider(category)
 	if len(available) == 0 {
-		if connected != nil && ok && entry.provider != "" && !containsString(connected, entry.provider) {
+		if connected != nil && provider != "" && !containsString(connected, provider) {
 			return nil
 		}
 		return given
 	}
-	if !ok {
-		return nil
+	var hint []string
+	if provider != "" {
+		hint = []string{provider}
 	}
-	match := fuzzyMatchModel(entry.base, available, entry.providerHint())
+	match := fuzzyMatchModel(category, available, hint)
 	if match == "" {
 		return nil
 	}
-	if _, isHigh := explicitHighBase(entry.base); isHigh && match != entry.base {
+	if _, isHigh := explicitHighBase(category); isHigh && match != category {
 		// Never silently downgrade an explicit -high model to a sibling.
 		return given
 	}
-	return &ModelResolution{Model: match, Variant: entry.variant, Rung: RungCategoryDefault}
+	return &ModelResolution{Model: match, Rung: RungCategoryDefault}
 }
 
 // resolveUserFallbacks is step 4; nil means go on.

@@ -116,6 +116,18 @@ func TestResolveModelWorkedExamples(t *testing.T) {
 			in:   ModelInput{AvailableModels: []string{"long-custom-provider/gpt-5.6-sol", "github-copilot/gpt-5.6-sol"}, FallbackChain: solChain()},
 			want: chainAnswerFor("long-custom-provider/gpt-5.6-sol", "xhigh", solEntry),
 		},
+		{
+			name: "user-configured category default is an opaque id, answered whole",
+			in: ModelInput{CategoryDefaultModel: "openai/gemini-3.1-pro xhigh", IsUserConfiguredCategoryModel: true,
+				AvailableModels: []string{"openai/gemini-3.1-pro"}},
+			want: answer(RungCategoryDefault, "openai/gemini-3.1-pro xhigh", ""),
+		},
+		{
+			name: "category default is matched as the whole id",
+			in: ModelInput{CategoryDefaultModel: "openai/gemini-3.1-pro xhigh",
+				AvailableModels: []string{"openai/gemini-3.1-pro", "openai/gemini-3.1-pro xhigh"}},
+			want: answer(RungCategoryDefault, "openai/gemini-3.1-pro xhigh", ""),
+		},
 	})
 }
 
@@ -282,9 +294,37 @@ func TestResolveModelColdCaches(t *testing.T) {
 func TestResolveModelCategoryDefault(t *testing.T) {
 	runResolveCases(t, []resolveCase{
 		{
-			name: "user-configured answered as given despite no match",
+			name: "user-configured answered as given despite no match, no variant split",
 			in:   ModelInput{CategoryDefaultModel: "custom/foo high", IsUserConfiguredCategoryModel: true, AvailableModels: []string{"openai/gpt-5.4"}},
-			want: answer(RungCategoryDefault, "custom/foo", "high"),
+			want: answer(RungCategoryDefault, "custom/foo high", ""),
+		},
+		{
+			name: "opaque id: user-configured answered as the whole string",
+			in:   ModelInput{CategoryDefaultModel: " openai/gemini-3.1-pro xhigh ", IsUserConfiguredCategoryModel: true, AvailableModels: []string{"openai/gemini-3.1-pro"}},
+			want: answer(RungCategoryDefault, "openai/gemini-3.1-pro xhigh", ""),
+		},
+		{
+			name: "opaque id: matched as the whole string",
+			in:   ModelInput{CategoryDefaultModel: "openai/gemini-3.1-pro xhigh", AvailableModels: []string{"openai/gemini-3.1-pro", "openai/gemini-3.1-pro xhigh"}},
+			want: answer(RungCategoryDefault, "openai/gemini-3.1-pro xhigh", ""),
+		},
+		{
+			name: "opaque id: the base alone does not match, the next rung decides",
+			in: ModelInput{CategoryDefaultModel: "openai/gemini-3.1-pro xhigh", UserFallbackModels: []string{"openai/gpt-5.4 low"},
+				AvailableModels: []string{"openai/gemini-3.1-pro", "openai/gpt-5.4"}},
+			want: fallbackAnswer(RungUserFallback, "openai/gpt-5.4", "low"),
+		},
+		{
+			name: "opaque id: a parenthesised variant is kept too",
+			in:   ModelInput{CategoryDefaultModel: "openai/gpt-5.4(high)", AvailableModels: []string{}},
+			deps: connectedDeps("openai"),
+			want: answer(RungCategoryDefault, "openai/gpt-5.4(high)", ""),
+		},
+		{
+			name: "opaque id: its provider still decides when no models are known",
+			in:   ModelInput{CategoryDefaultModel: "openai/gpt-5.4 xhigh", SystemDefaultModel: "system/default", AvailableModels: []string{}},
+			deps: connectedDeps("anthropic"),
+			want: answer(RungSystemDefault, "system/default", ""),
 		},
 		{
 			name: "user-configured without variant is the trimmed text",
@@ -301,7 +341,7 @@ func TestResolveModelCategoryDefault(t *testing.T) {
 			name: "no models, connected unknown: as given",
 			in:   ModelInput{CategoryDefaultModel: "openai/gpt-5.4 medium", AvailableModels: []string{}},
 			deps: warm,
-			want: answer(RungCategoryDefault, "openai/gpt-5.4", "medium"),
+			want: answer(RungCategoryDefault, "openai/gpt-5.4 medium", ""),
 		},
 		{
 			name: "no models, provider connected: as given",
@@ -322,9 +362,14 @@ func TestResolveModelCategoryDefault(t *testing.T) {
 			want: answer(RungCategoryDefault, "gpt-5.4", ""),
 		},
 		{
-			name: "fuzzy match carries the variant",
-			in:   ModelInput{CategoryDefaultModel: "openai/gpt-5.4 medium", AvailableModels: []string{"openai/gpt-5.4-preview"}},
-			want: answer(RungCategoryDefault, "openai/gpt-5.4-preview", "medium"),
+			name: "fuzzy match of the whole id carries no variant",
+			in:   ModelInput{CategoryDefaultModel: "openai/gpt-5.4 medium", AvailableModels: []string{"openai/gpt-5.4-preview", "openai/gpt-5.4 medium-fast"}},
+			want: answer(RungCategoryDefault, "openai/gpt-5.4 medium-fast", ""),
+		},
+		{
+			name: "fuzzy match without a variant word",
+			in:   ModelInput{CategoryDefaultModel: "openai/gpt-5.4", AvailableModels: []string{"openai/gpt-5.4-preview"}},
+			want: answer(RungCategoryDefault, "openai/gpt-5.4-preview", ""),
 		},
 		{
 			name: "fuzzy match by canonical form",
@@ -347,9 +392,9 @@ func TestResolveModelCategoryDefault(t *testing.T) {
 			want: answer(RungCategoryDefault, "openai/gpt-5.4-high", ""),
 		},
 		{
-			name: "explicit high answered unchanged keeps its variant",
-			in:   ModelInput{CategoryDefaultModel: "openai/gpt-5.4-high max", AvailableModels: []string{"openai/gpt-5.4-high-fast"}},
-			want: answer(RungCategoryDefault, "openai/gpt-5.4-high", "max"),
+			name: "a trailing word after -high: not an explicit high id, and no match",
+			in:   ModelInput{CategoryDefaultModel: "openai/gpt-5.4-high max", AvailableModels: []string{"openai/gpt-5.4-high-fast"}, SystemDefaultModel: "system/default"},
+			want: answer(RungSystemDefault, "system/default", ""),
 		},
 		{
 			name: "explicit high that is itself available",
@@ -514,9 +559,18 @@ func TestResolveModelFallbackChain(t *testing.T) {
 			want: chainAnswerFor("openai/gpt-5.4-high", "", highEntry),
 		},
 		{
-			name: "explicit high restored without the default's own variant",
+			name: "a default with a trailing word after -high restores nothing",
 			in: ModelInput{
 				CategoryDefaultModel: " openai/gpt-5.4-high max ",
+				AvailableModels:      []string{"openai/gpt-5.4"},
+				FallbackChain:        []FallbackEntry{highEntry},
+			},
+			want: chainAnswerFor("openai/gpt-5.4", "high", highEntry),
+		},
+		{
+			name: "explicit high restored from a trimmed default",
+			in: ModelInput{
+				CategoryDefaultModel: " openai/gpt-5.4-high ",
 				AvailableModels:      []string{"openai/gpt-5.4"},
 				FallbackChain:        []FallbackEntry{highEntry},
 			},

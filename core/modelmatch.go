@@ -63,8 +63,8 @@ func parseProviderModel(s string) (provider, model, variant string, ok bool) {
 	return provider, model, variant, true
 }
 
-// modelEntry is a user-written model string (user model, user fallback,
-// category default) taken apart.
+// modelEntry is a user-written model string (user model, user fallback)
+// taken apart. The category default is opaque and never parsed this way.
 type modelEntry struct {
 	base     string // `provider/model` or a bare id, variant removed
 	provider string // "" when the entry names no provider
@@ -85,6 +85,18 @@ func parseModelEntry(s string) (e modelEntry, ok bool) {
 		return modelEntry{}, false
 	}
 	return modelEntry{base: id, variant: variant}, true
+}
+
+// opaqueModelProvider is the provider of an opaque `provider/model` id (the
+// category default): the trimmed text before the first `/`, or "" when
+// there is no `/` or either side is blank. No variant is split off.
+func opaqueModelProvider(s string) string {
+	provider, model, found := strings.Cut(s, "/")
+	provider = strings.TrimSpace(provider)
+	if !found || provider == "" || strings.TrimSpace(model) == "" {
+		return ""
+	}
+	return provider
 }
 
 // providerHint is the provider filter an entry brings to fuzzy matching.
