@@ -62,7 +62,7 @@ func (s *Server) chatMessagesTransform(ctx context.Context, raw json.RawMessage)
 	if s.cfg.CacheStable {
 		ops = s.stableParts(msgs, ops)
 	} else if i := core.PhaseReminderTarget(msgs, s.cfg.reminderConfig()); i >= 0 {
-		ops = append(ops, addPart(i, s.reminderText()))
+		ops = append(ops, addPart(i, s.cfg.reminderConfig().ReminderText()))
 	}
 	return patch(ops...), nil
 }
@@ -147,7 +147,7 @@ func (s *Server) guideErroredTasks(msgs []core.Message, ops []rpc.Op) []rpc.Op {
 // the reminder, so no earlier message ever changes.
 func (s *Server) stableParts(msgs []core.Message, ops []rpc.Op) []rpc.Op {
 	rc := s.cfg.reminderConfig()
-	reminder := s.reminderText()
+	reminder := rc.ReminderText()
 	s.retainFrozen(msgs)
 	for i, m := range msgs {
 		if !s.isOrchestratorUserMessage(m) || m.Parts == nil {
@@ -203,13 +203,6 @@ func (s *Server) isOrchestratorUserMessage(m core.Message) bool {
 		return m.Agent == s.cfg.OrchestratorAgent
 	}
 	return s.managed(m.SessionID)
-}
-
-func (s *Server) reminderText() string {
-	if t := s.cfg.PhaseReminder.Text; t != nil && *t != "" {
-		return *t
-	}
-	return core.DefaultPhaseReminder
 }
 
 func hasPartText(m core.Message, text string) bool {

@@ -51,16 +51,20 @@ type PhaseReminder struct {
 // DefaultConfig returns the configuration a client that sends no config gets.
 func DefaultConfig() Config {
 	return Config{
-		OrchestratorAgent: "orchestrator",
+		OrchestratorAgent: core.DefaultOrchestratorAgent,
 		TaskTools:         []string{"task"},
-		MaxMessageBytes:   64 << 20,
+		MaxMessageBytes:   rpc.DefaultMaxMessageBytes,
 		DelegateRetry:     RetryConfig{Enabled: true, Patterns: []core.RetryPattern{}},
-		TaskSessions: TaskSessions{Enabled: true, MaxSessionsPerAgent: 2, MaxPendingCalls: 100,
-			Agents: map[string]string{}},
+		TaskSessions: TaskSessions{
+			Enabled:             true,
+			MaxSessionsPerAgent: sessions.DefaultMaxSessionsPerAgent,
+			MaxPendingCalls:     sessions.DefaultMaxPendingCalls,
+			Agents:              map[string]string{},
+		},
 		PhaseReminder:      PhaseReminder{Enabled: true, SkipMarkers: []string{core.SkipMarkerDefault}},
 		Subagents:          []string{},
-		MaxParents:         1000,
-		MaxTrackedSessions: 10000,
+		MaxParents:         sessions.DefaultMaxParents,
+		MaxTrackedSessions: sessions.DefaultMaxTrackedSessions,
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/rs/zerolog"
 
@@ -17,11 +16,6 @@ import (
 	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
 )
-
-// stateDebounce is how long after a change the state file is written:
-// long enough to coalesce a burst of hook calls, short enough that a crash
-// loses little.
-const stateDebounce = 200 * time.Millisecond
 
 func serve(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -84,7 +78,7 @@ func serve(args []string, stderr io.Writer) int {
 	opts := handlers.Options{Version: version, Log: log, OnExit: cancel}
 	if *state != "" {
 		opts.OpenState = func(store *sessions.Store) handlers.Persistence {
-			p, err := sessions.OpenPersister(*state, store, log, stateDebounce)
+			p, err := sessions.OpenPersister(*state, store, log, sessions.DefaultDebounce)
 			if err != nil {
 				log.Warn().Err(err).Str("state", *state).Msg("state file unusable; keeping state in memory")
 				return nil
