@@ -122,6 +122,26 @@ export function subagentsFromConfig(cfg: unknown): string[] | undefined {
 }
 
 /**
+ * The warning for a `status` result whose state file is not in use, or
+ * undefined. Reads `stateFile.mode` (PROTOCOL.md 5); a sidecar too old to
+ * send `stateFile` is read from its `state` text instead.
+ */
+export function stateFileWarning(status: unknown): string | undefined {
+  const r = status as { stateFile?: unknown; state?: unknown } | null;
+  if (!r || typeof r !== "object") return undefined;
+  if (r.stateFile && typeof r.stateFile === "object") {
+    const f = r.stateFile as { mode?: unknown; path?: unknown; reason?: unknown };
+    if (f.mode !== "memory-only") return undefined;
+    const why = [f.path, f.reason].filter((x): x is string => typeof x === "string" && x !== "").join(": ");
+    return `hookwire: state file not used, aliases are kept in memory only${why ? ` (${why})` : ""}`;
+  }
+  if (typeof r.state === "string" && r.state.startsWith("memory-only")) {
+    return `hookwire: state file not used, aliases are kept in memory only (${r.state})`;
+  }
+  return undefined;
+}
+
+/**
  * Builds the hooks for one OpenCode instance. Exposed for tests; OpenCode
  * calls `server` in index.ts.
  */
@@ -198,10 +218,8 @@ export function createHookwire(
   const checkState = async (s: Sidecar) => {
     if (!hasStateArg(args)) return;
     const r = await s.request("status", {}, settings.transformTimeoutMs);
-    const state = r.ok ? (r.result as { state?: unknown } | null)?.state : undefined;
-    if (typeof state === "string" && state.startsWith("memory-only")) {
-      log.once("state-memory-only", "warn", `hookwire: state file not used, aliases are kept in memory only (${state})`);
-    }
+    const warning = r.ok ? stateFileWarning(r.result) : undefined;
+    if (warning) log.once("state-memory-only", "warn", warning);
   };
 
   const sidecar = new Sidecar({

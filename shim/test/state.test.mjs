@@ -7,9 +7,9 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { createHookwire } from "../dist/plugin.js";
+import { createHookwire, stateFileWarning } from "../dist/plugin.js";
 import { defaultStatePath, projectDir, resolveSettings, stateKey } from "../dist/options.js";
-import { alive, fakeClient, realSidecar, scratch, waitFor } from "./helpers.mjs";
+import { alive, fakeClient, fakeSidecar, realSidecar, scratch, waitFor } from "./helpers.mjs";
 
 const PARENT = "ses_parent000000000000000001";
 const CHILD = "ses_child0000000000000000001";
@@ -240,6 +240,10 @@ test("a second OpenCode on the same project: its sidecar runs in memory only and
   assert.equal(second.settings.state, first.settings.state);
   const status = await second.sidecar.request("status", {}, 4000);
   assert.match(status.result.state, /^memory-only: .*locked by another process/);
+  if (status.result.stateFile !== undefined) {
+    assert.equal(status.result.stateFile.mode, "memory-only");
+    assert.match(status.result.stateFile.reason, /locked by another process/);
+  }
   const warning = await waitFor(() => logs.find((l) => l.message.includes("state file not used")));
   assert.equal(warning.level, "warn");
   assert.match(warning.message, /memory only/);
@@ -248,3 +252,53 @@ test("a second OpenCode on the same project: its sidecar runs in memory only and
   await close(second);
   await close(first);
 });
+
+test("stateFileWarning: stateFile.mode decides; the state text only when stateFile is absent (an older sidecar)", () => {
+  const rows = [
+    { name: "memory-only with path and reason", status: { stateFile: { mode: "memory-only", path: "/s/a.json", reason: "locked by another process" } }, want: /memory only \(\/s\/a\.json: locked by another process\)$/ },
+    { name: "memory-only, no detail", status: { stateFile: { mode: "memory-only" } }, want: /memory only$/ },
+    { name: "persistent", status: { stateFile: { mode: "persistent", path: "/s/a.json" } }, want: undefined },
+    { name: "none (no --state)", status: { stateFile: { mode: "none" } }, want: undefined },
+    { name: "closed", status: { stateFile: { mode: "closed", path: "/s/a.json" } }, want: undefined },
+    { name: "persistent wins over a memory-only text", status: { stateFile: { mode: "persistent" }, state: "memory-only: stale" }, want: undefined },
+    { name: "older sidecar: memory-only text", status: { state: "memory-only: locking a.lock: locked by another process" }, want: /memory only \(memory-only: locking a\.lock: locked by another process\)$/ },
+    { name: "older sidecar: persistent text", status: { state: "persistent: /s/a.json" }, want: undefined },
+    { name: "not an object", status: "memory-only", want: undefined },
+    { name: "null", status: null, want: undefined },
+  ];
+  for (const r of rows) {
+    const got = stateFileWarning(r.status);
+    if (r.want === undefined) assert.equal(got, undefined, r.name);
+    else assert.match(got ?? "", r.want, r.name);
+  }
+});
+
+test("the shim reads status.stateFile from the sidecar it runs (fake sidecars, old and new)", async () => {
+  const cases = [
+    { name: "stateFile memory-only", status: { stateFile: { mode: "memory-only", path: "/s/a.json", reason: "locked by another process" } }, warns: true },
+    { name: "stateFile persistent, stale text", status: { stateFile: { mode: "persistent", path: "/s/a.json" }, state: "memory-only: stale" }, warns: false },
+    { name: "older binary, memory-only text", status: { state: "memory-only: locked by another process" }, warns: true },
+    { name: "older binary, persistent text", status: { state: "persistent: /s/a.json" }, warns: false },
+  ];
+  for (const c of cases) {
+    const box = sandbox();
+    const trace = join(box.s.dir, "trace-fake.jsonl");
+    const fc = fakeClient({ agents: AGENTS });
+    const h = createHookwire(
+      { client: fc.client, directory: box.project("fake"), worktree: box.project("fake") },
+      { binary: fakeSidecar, args: ["ok"], trace, logFile: null, timeoutMs: 2000, transformTimeoutMs: 4000 },
+      { ...box.env, FAKE_STATUS: JSON.stringify(c.status) },
+    );
+    instances.push(h);
+    // Both the state check and the trace's inspect ask status after initialize.
+    await waitFor(() => readTrace(trace).filter((r) => r.ev === "reply" && r.method === "status").length >= 2, 10_000);
+    const warnings = fc.logs.filter((l) => l.message.includes("state file not used"));
+    assert.equal(warnings.length, c.warns ? 1 : 0, c.name);
+    if (c.warns) assert.equal(warnings[0].level, "warn", c.name);
+    await close(h);
+  }
+});
+
+function readTrace(file) {
+  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+}
