@@ -14,6 +14,25 @@ var (
 	taskIDForms = []*regexp.Regexp{taskIDLineRe, taskTagRe}
 )
 
+// TaskOutcome is what a task tool's output says about the session it ran
+// in, the part the session store records (PROTOCOL.md 4.2).
+type TaskOutcome struct {
+	// TaskID is the session the call ran in; "" when the output names none.
+	TaskID string
+	// SessionNotFound says the output is the error of resuming a session
+	// that is gone; only meaningful when TaskID is "".
+	SessionNotFound bool
+}
+
+// ParseTaskOutput reads a task tool's output: the task id it names, else
+// whether it says the resumed session was not found.
+func ParseTaskOutput(output string) TaskOutcome {
+	if id, ok := ParseTaskID(output); ok {
+		return TaskOutcome{TaskID: id}
+	}
+	return TaskOutcome{SessionNotFound: IsSessionNotFound(output)}
+}
+
 // ParseTaskID finds the task id in a task tool's output (a `task_id:` line
 // or OpenCode 1.18's `<task id="...">`): the first line that, trimmed,
 // matches either form.

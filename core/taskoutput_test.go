@@ -67,3 +67,23 @@ func TestIsSessionNotFound(t *testing.T) {
 		})
 	}
 }
+
+func TestParseTaskOutput(t *testing.T) {
+	tests := []struct {
+		name   string
+		output string
+		want   TaskOutcome
+	}{
+		{"task_id line", "task_id: ses_a (for resuming)", TaskOutcome{TaskID: "ses_a"}},
+		{"task tag", "<task id=\"ses_t\" state=\"completed\">\nok\n</task>", TaskOutcome{TaskID: "ses_t"}},
+		{"session not found", "[ERROR] Session not found: ses_1", TaskOutcome{SessionNotFound: true}},
+		{"an id wins over a later error line", "task_id: ses_a\n[ERROR] Session not found", TaskOutcome{TaskID: "ses_a"}},
+		{"other error", "[ERROR] Invalid arguments", TaskOutcome{}},
+		{"empty", "", TaskOutcome{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, ParseTaskOutput(tt.output))
+		})
+	}
+}

@@ -155,7 +155,7 @@ func (s *Server) stableParts(msgs []core.Message, ops []rpc.Op) []rpc.Op {
 		}
 		if s.cfg.TaskSessions.Enabled && m.ID != "" && m.SessionID != "" {
 			block := s.store.FrozenBlock(m.SessionID, m.ID, func() string {
-				return core.ResumableSessionsBlock(s.store.Block(m.SessionID))
+				return core.ResumableSessionsBlock(s.store.ResumableSessions(m.SessionID))
 			})
 			if block != "" && !hasPartText(m, block) {
 				ops = append(ops, addPart(i, block))

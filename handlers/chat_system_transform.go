@@ -29,7 +29,7 @@ func (s *Server) chatSystemTransform(_ context.Context, raw json.RawMessage) (an
 	if !s.cfg.TaskSessions.Enabled || s.cfg.CacheStable || !s.managed(in.SessionID) {
 		return noChange(), nil
 	}
-	block := core.ResumableSessionsBlock(s.store.Block(in.SessionID))
+	block := core.ResumableSessionsBlock(s.store.ResumableSessions(in.SessionID))
 	if block == "" {
 		return noChange(), nil
 	}

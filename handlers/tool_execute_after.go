@@ -24,14 +24,14 @@ func (s *Server) toolExecuteAfter(_ context.Context, raw json.RawMessage) (any, 
 	text, ok := stringValue(out.Output)
 	if !ok {
 		// Not a string: there is nothing to parse, but the pending call is
-		// done all the same (CompleteCall with no id forgets nothing).
+		// done all the same (an outcome with no id forgets nothing).
 		if s.cfg.TaskSessions.Enabled && in.CallID != "" {
-			s.store.CompleteCall(in.CallID, "")
+			s.store.CompleteCall(in.CallID, core.TaskOutcome{})
 		}
 		return noChange(), nil
 	}
 	if s.cfg.TaskSessions.Enabled && in.CallID != "" {
-		s.store.CompleteCall(in.CallID, text)
+		s.store.CompleteCall(in.CallID, core.ParseTaskOutput(text))
 	}
 	if !s.cfg.DelegateRetry.Enabled || !s.cfg.isTaskTool(in.Tool) {
 		return noChange(), nil

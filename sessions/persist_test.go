@@ -51,7 +51,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 
 	t.Run("same content and order", func(t *testing.T) {
 		assert.Equal(t, src.s.List(""), dst.s.List(""))
-		assert.Equal(t, src.s.Block("p1"), dst.s.Block("p1"))
+		assert.Equal(t, src.s.ResumableSessions("p1"), dst.s.ResumableSessions("p1"))
 		assert.Empty(t, dst.s.List("old"))
 		again, err := dst.s.Snapshot()
 		require.NoError(t, err)

@@ -92,7 +92,7 @@ func (a TaskIDAction) String() string {
 }
 
 // Store is the session store. Its methods are safe for concurrent use; each
-// holds one mutex for O(1) work (Block, List and DeleteSession are linear in
+// holds one mutex for O(1) work (ResumableSessions, List and DeleteSession are linear in
 // what they return or forget).
 type Store struct {
 	mu  sync.Mutex
@@ -226,8 +226,9 @@ func (s *Store) BeginCall(callID, parent, agent, label, requestedID string) (Tas
 }
 
 // CompleteCall takes the pending call callID (tool.execute.after) and
-// updates the remembered entries from the task output.
-func (s *Store) CompleteCall(callID, output string) {
+// updates the remembered entries from what the task output said
+// (core.ParseTaskOutput).
+func (s *Store) CompleteCall(callID string, out core.TaskOutcome) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	el := s.pending[callID]
@@ -236,9 +237,9 @@ func (s *Store) CompleteCall(callID, output string) {
 	}
 	pc := s.removePending(el)
 
-	id, ok := core.ParseTaskID(output)
-	if !ok {
-		if pc.resumes != "" && core.IsSessionNotFound(output) {
+	id := out.TaskID
+	if id == "" {
+		if pc.resumes != "" && out.SessionNotFound {
 			if e := s.lookup(pc.parent, pc.agent, pc.resumes); e != nil {
 				s.forget(e)
 				s.changed()
@@ -451,10 +452,10 @@ func (s *Store) removePending(el *list.Element) *pendingCall {
 
 func (s *Store) changed() { s.changes++ }
 
-// Block returns parent's remembered entries grouped by agent, newest first,
-// ready for core.ResumableSessionsBlock. Agents are ordered by their newest
-// entry's use. nil when nothing is remembered.
-func (s *Store) Block(parent string) []core.BlockAgent {
+// ResumableSessions returns parent's remembered entries grouped by agent,
+// newest first, ready for core.ResumableSessionsBlock. Agents are ordered
+// by their newest entry's use. nil when nothing is remembered.
+func (s *Store) ResumableSessions(parent string) []core.BlockAgent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.parents[parent]
@@ -517,7 +518,8 @@ func (s *Store) Agent(session string) string {
 
 // FrozenBlock returns the block frozen for (session, messageID), computing
 // and storing it with compute on first sight (cache-stable mode, 4.4).
-// compute runs without the store's lock held, so it may call Block; if two
+// compute runs without the store's lock held, so it may call
+// ResumableSessions; if two
 // callers race on one key, the first stored result wins and both get it.
 // A session holding MaxFrozenBlocksPerSession blocks freezes no more: a new
 // message gets "" and nothing is stored, so it gets "" again next time.

@@ -42,16 +42,16 @@ func (h *harness) task(parent, agent, label, id string) {
 	c := h.callID()
 	act, _ := h.s.BeginCall(c, parent, agent, label, "")
 	require.Equal(h.t, TaskIDLeave, act)
-	h.s.CompleteCall(c, "task_id: "+id+" (for resuming)")
+	h.s.CompleteCall(c, out(id))
 }
 
-// resume runs a task call asking for requested, whose output is output. It
+// resume runs a task call asking for requested, whose output says out. It
 // returns what BeginCall answered.
-func (h *harness) resume(parent, agent, label, requested, output string) (TaskIDAction, string) {
+func (h *harness) resume(parent, agent, label, requested string, out core.TaskOutcome) (TaskIDAction, string) {
 	h.t.Helper()
 	c := h.callID()
 	act, id := h.s.BeginCall(c, parent, agent, label, requested)
-	h.s.CompleteCall(c, output)
+	h.s.CompleteCall(c, out)
 	return act, id
 }
 
@@ -70,7 +70,12 @@ func (h *harness) aliases(parent string) []string {
 	return out
 }
 
-func out(id string) string { return "task_id: " + id }
+// sessionGone is what a task output saying the resumed session is not
+// found says.
+var sessionGone = core.TaskOutcome{SessionNotFound: true}
+
+// out is what a task output naming id says.
+func out(id string) core.TaskOutcome { return core.TaskOutcome{TaskID: id} }
 
 func TestBeginCallResolution(t *testing.T) {
 	tests := []struct {
@@ -139,7 +144,7 @@ func TestCompleteCall(t *testing.T) {
 			run: func(h *harness) {
 				c := h.callID()
 				h.s.BeginCall(c, "p1", "explorer", "one", "")
-				h.s.CompleteCall(c, "<task id=\"ses_x\" state=\"completed\">\nfound it\n</task>")
+				h.s.CompleteCall(c, core.ParseTaskOutput("<task id=\"ses_x\" state=\"completed\">\nfound it\n</task>"))
 			},
 			want: map[string][]string{"p1": {"exp-1=ses_x one"}},
 		},
@@ -148,7 +153,7 @@ func TestCompleteCall(t *testing.T) {
 			run: func(h *harness) {
 				c := h.callID()
 				h.s.BeginCall(c, "p1", "explorer", "one", "")
-				h.s.CompleteCall(c, "[ERROR] Invalid arguments")
+				h.s.CompleteCall(c, core.ParseTaskOutput("[ERROR] Invalid arguments"))
 			},
 			want: map[string][]string{"p1": nil},
 		},
@@ -227,7 +232,7 @@ func TestCompleteCall(t *testing.T) {
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
 				h.task("p1", "explorer", "two", "ses_b")
-				h.resume("p1", "explorer", "retry", "exp-1", "[ERROR] Session not found: ses_a\nmore")
+				h.resume("p1", "explorer", "retry", "exp-1", sessionGone)
 			},
 			want: map[string][]string{"p1": {"exp-2=ses_b two"}},
 		},
@@ -235,7 +240,7 @@ func TestCompleteCall(t *testing.T) {
 			name: "no session forgets the resumed entry",
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
-				h.resume("p1", "explorer", "retry", "ses_a", "  [error] session lookup: no session ses_a")
+				h.resume("p1", "explorer", "retry", "ses_a", sessionGone)
 			},
 			want: map[string][]string{"p1": nil},
 		},
@@ -243,7 +248,7 @@ func TestCompleteCall(t *testing.T) {
 			name: "another error on resume keeps the entry",
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
-				h.resume("p1", "explorer", "retry", "exp-1", "[ERROR] Invalid arguments")
+				h.resume("p1", "explorer", "retry", "exp-1", core.TaskOutcome{})
 			},
 			want: map[string][]string{"p1": {"exp-1=ses_a one"}},
 		},
@@ -251,7 +256,7 @@ func TestCompleteCall(t *testing.T) {
 			name: "session not found without a resume forgets nothing",
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
-				h.resume("p1", "explorer", "fresh", "", "[ERROR] Session not found")
+				h.resume("p1", "explorer", "fresh", "", sessionGone)
 			},
 			want: map[string][]string{"p1": {"exp-1=ses_a one"}},
 		},
@@ -290,7 +295,7 @@ func TestCompleteCall(t *testing.T) {
 				h.task("p1", "explorer", "one", "ses_a")
 				h.task("p1", "explorer", "two", "ses_b")
 				h.task("p1", "explorer", "three", "ses_c") // evicts exp-1
-				h.resume("p1", "explorer", "gone", "exp-3", "[ERROR] Session not found")
+				h.resume("p1", "explorer", "gone", "exp-3", sessionGone)
 				h.s.DeleteSession("ses_b") // forgets exp-2 as a child id
 				h.task("p1", "explorer", "four", "ses_d")
 				h.task("p2", "explorer", "elsewhere", "ses_e")
@@ -465,7 +470,7 @@ func TestBeginCallMarksUse(t *testing.T) {
 	assert.Equal(t, []string{"exp-3=ses_c three", "exp-1=ses_a one"}, h.aliases("p1"))
 }
 
-func TestBlock(t *testing.T) {
+func TestResumableSessions(t *testing.T) {
 	tests := []struct {
 		name string
 		run  func(h *harness)
@@ -530,7 +535,7 @@ func TestBlock(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, Config{})
 			tt.run(h)
-			assert.Equal(t, tt.want, h.s.Block("p1"))
+			assert.Equal(t, tt.want, h.s.ResumableSessions("p1"))
 		})
 	}
 }
@@ -645,7 +650,7 @@ func TestFrozenBlock(t *testing.T) {
 		h := newHarness(t, Config{})
 		h.task("p1", "explorer", "one", "ses_a")
 		got := h.s.FrozenBlock("p1", "m1", func() string {
-			return fmt.Sprint(h.s.Block("p1"))
+			return fmt.Sprint(h.s.ResumableSessions("p1"))
 		})
 		assert.Equal(t, "[{explorer [{exp-1 one}]}]", got)
 		h.task("p1", "explorer", "two", "ses_b")
@@ -708,7 +713,7 @@ func TestFrozenBlock(t *testing.T) {
 func TestChanges(t *testing.T) {
 	h := newHarness(t, Config{})
 	c0 := h.s.Changes()
-	h.s.Block("p1")
+	h.s.ResumableSessions("p1")
 	h.s.List("")
 	h.s.Stats()
 	h.s.Agent("s1")
@@ -767,7 +772,7 @@ func TestAgentsPerParentBounded(t *testing.T) {
 	for i := 0; i < MaxAgentsPerParent+10; i++ {
 		h.task("p1", "agent"+strconv.Itoa(i), "l", "ses_"+strconv.Itoa(i))
 	}
-	block := h.s.Block("p1")
+	block := h.s.ResumableSessions("p1")
 	assert.Len(t, block, MaxAgentsPerParent)
 	assert.Equal(t, "agent"+strconv.Itoa(MaxAgentsPerParent+9), block[0].Agent)
 	// The forgotten agent's counter stays: its next alias is new.
@@ -802,7 +807,7 @@ func TestConcurrentUse(t *testing.T) {
 				s.CompleteCall(c, out(fmt.Sprintf("ses_%d_%d", g, i%5)))
 				s.SetAgent(parent, "orchestrator")
 				s.Agent(parent)
-				s.FrozenBlock(parent, "m"+strconv.Itoa(i%3), func() string { return fmt.Sprint(s.Block(parent)) })
+				s.FrozenBlock(parent, "m"+strconv.Itoa(i%3), func() string { return fmt.Sprint(s.ResumableSessions(parent)) })
 				if i%50 == 0 {
 					s.DeleteSession(parent)
 				}
@@ -836,15 +841,15 @@ func BenchmarkStoreMixed(b *testing.B) {
 		switch i % 10 {
 		case 0, 1, 2, 3: // fresh task
 			s.BeginCall(c, parent, agent, "label", "")
-			s.CompleteCall(c, "task_id: ses_child_"+strconv.Itoa(i))
+			s.CompleteCall(c, out("ses_child_"+strconv.Itoa(i)))
 		case 4, 5, 6: // resume by alias
 			if act, id := s.BeginCall(c, parent, agent, "label", "exp-1"); act == TaskIDReplace {
-				s.CompleteCall(c, "task_id: "+id)
+				s.CompleteCall(c, out(id))
 			} else {
-				s.CompleteCall(c, "task_id: ses_child_"+strconv.Itoa(i))
+				s.CompleteCall(c, out("ses_child_"+strconv.Itoa(i)))
 			}
 		case 7:
-			s.Block(parent)
+			s.ResumableSessions(parent)
 		case 8:
 			s.SetAgent(parent, "orchestrator")
 		case 9:
