@@ -38,7 +38,7 @@ type Persister struct {
 
 	mu       sync.Mutex // guards what follows
 	reason   string     // why memory-only
-	written  uint64     // store.Changes() as of the last load or write
+	written  uint64     // store.changeCount() as of the last load or write
 	timer    *time.Timer
 	lastErr  error
 	closed   bool
@@ -73,12 +73,12 @@ func OpenPersister(path string, store *Store, log zerolog.Logger, debounce time.
 	if err != nil {
 		p.reason = err.Error()
 		log.Warn().Str("state", path).Str("reason", p.reason).Msg("state file not used: running in memory only")
-		p.written = store.Changes()
+		p.written = store.changeCount()
 		return p, nil
 	}
 	p.lock = lock
 	p.load()
-	p.written = store.Changes()
+	p.written = store.changeCount()
 	return p, nil
 }
 
@@ -140,9 +140,6 @@ func moveAside(path string) (string, error) {
 	return name, nil
 }
 
-// Persistent reports whether the store is kept in the state file.
-func (p *Persister) Persistent() bool { return p.lock != nil }
-
 // Status says where the state lives and the last write error, if any.
 func (p *Persister) Status() string {
 	p.mu.Lock()
@@ -158,13 +155,6 @@ func (p *Persister) Status() string {
 	return "persistent: " + p.path
 }
 
-// LastError is the error of the last write, nil once a write succeeds.
-func (p *Persister) LastError() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.lastErr
-}
-
 // Notify tells the persister a request that may have changed the store is
 // done. If the store changed since the last write, a write is scheduled
 // after the debounce delay; Notify calls before it fires share it.
@@ -174,7 +164,7 @@ func (p *Persister) Notify() {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || p.timer != nil || p.store.Changes() == p.written {
+	if p.closed || p.timer != nil || p.store.changeCount() == p.written {
 		return
 	}
 	p.timer = time.AfterFunc(p.debounce, func() {

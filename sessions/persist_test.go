@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -202,6 +203,16 @@ func (l *logBuffer) String() string {
 
 func (l *logBuffer) logger() zerolog.Logger { return zerolog.New(l) }
 
+// persistent reports whether the store is kept in the state file.
+func (p *Persister) persistent() bool { return p.lock != nil }
+
+// lastError is the error of the last write, nil once a write succeeds.
+func (p *Persister) lastError() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastErr
+}
+
 func (p *Persister) writeCount() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -226,7 +237,7 @@ func TestPersisterMissingFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state", "hookwire.json")
 	s := newTestStore(Config{})
 	p, logs := openTest(t, path, s, 0)
-	assert.True(t, p.Persistent())
+	assert.True(t, p.persistent())
 	assert.Equal(t, "persistent: "+path, p.Status())
 	assert.Equal(t, Stats{}, s.Stats())
 	assert.NotContains(t, logs.String(), `"level":"warn"`)
@@ -254,7 +265,7 @@ func TestPersisterWritesAndReloads(t *testing.T) {
 
 	dst := newTestStore(Config{})
 	q, logs := openTest(t, path, dst, 0)
-	assert.True(t, q.Persistent())
+	assert.True(t, q.persistent())
 	assert.Contains(t, logs.String(), "state loaded")
 	assert.Equal(t, src.s.List(""), dst.List(""))
 	assert.Equal(t, "explorer", dst.Agent("ses_a"))
@@ -282,7 +293,7 @@ func TestPersisterCorruptFile(t *testing.T) {
 			s := newTestStore(Config{})
 			p, logs := openTest(t, path, s, 0)
 
-			assert.True(t, p.Persistent(), "a corrupt file is not a lock problem")
+			assert.True(t, p.persistent(), "a corrupt file is not a lock problem")
 			assert.Equal(t, Stats{}, s.Stats())
 			assert.Contains(t, logs.String(), `"level":"warn"`)
 			assert.Contains(t, logs.String(), "moved aside")
@@ -319,7 +330,7 @@ func TestPersisterUnreadableFile(t *testing.T) {
 	require.NoError(t, os.Mkdir(path, 0o700)) // reading a directory fails
 	s := newTestStore(Config{})
 	p, logs := openTest(t, path, s, 0)
-	assert.True(t, p.Persistent())
+	assert.True(t, p.persistent())
 	assert.Contains(t, logs.String(), "moved aside")
 	s.SetAgent("s", "a")
 	require.NoError(t, p.Flush(), "the path is free again")
@@ -328,11 +339,11 @@ func TestPersisterUnreadableFile(t *testing.T) {
 func TestPersisterSecondOpenIsMemoryOnly(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hookwire.json")
 	first, _ := openTest(t, path, newTestStore(Config{}), 0)
-	require.True(t, first.Persistent())
+	require.True(t, first.persistent())
 
 	s := newTestStore(Config{})
 	second, logs := openTest(t, path, s, 0)
-	assert.False(t, second.Persistent())
+	assert.False(t, second.persistent())
 	assert.Contains(t, second.Status(), "memory-only")
 	assert.Contains(t, second.Status(), "locked by another process")
 	assert.Contains(t, logs.String(), `"level":"warn"`)
@@ -347,7 +358,7 @@ func TestPersisterSecondOpenIsMemoryOnly(t *testing.T) {
 	// Once the first lets go, the file can be taken.
 	require.NoError(t, first.Close())
 	third, _ := openTest(t, path, newTestStore(Config{}), 0)
-	assert.True(t, third.Persistent())
+	assert.True(t, third.persistent())
 }
 
 func TestPersisterFailedWriteKeepsOldFile(t *testing.T) {
@@ -377,7 +388,7 @@ func TestPersisterFailedWriteKeepsOldFile(t *testing.T) {
 	// A later successful write clears the error.
 	p.beforeRename = nil
 	require.NoError(t, p.Flush())
-	assert.NoError(t, p.LastError())
+	assert.NoError(t, p.lastError())
 	assert.Equal(t, "persistent: "+path, p.Status())
 	now, err = os.ReadFile(path)
 	require.NoError(t, err)
@@ -408,32 +419,59 @@ func TestPersisterReadOnlyDirectory(t *testing.T) {
 
 	require.NoError(t, os.Chmod(dir, 0o700))
 	require.NoError(t, p.Flush())
-	assert.NoError(t, p.LastError())
+	assert.NoError(t, p.lastError())
 }
 
+// The debounce runs on synctest's fake clock: the verdict depends on the
+// order of events, never on how fast the machine is.
 func TestPersisterDebounceCoalesces(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "hookwire.json")
-	h := newHarness(t, Config{})
-	p, _ := openTest(t, path, h.s, 20*time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		const debounce = 200 * time.Millisecond
+		path := filepath.Join(t.TempDir(), "hookwire.json")
+		h := newHarness(t, Config{})
+		p, _ := openTest(t, path, h.s, debounce)
 
-	p.Notify() // nothing changed: nothing scheduled
-	p.mu.Lock()
-	assert.Nil(t, p.timer)
-	p.mu.Unlock()
+		p.Notify() // nothing changed: nothing scheduled
+		p.mu.Lock()
+		assert.Nil(t, p.timer)
+		p.mu.Unlock()
 
-	for i := 0; i < 100; i++ {
-		h.s.SetAgent("s"+strconv.Itoa(i), "a")
+		// A burst spread over most of the delay: the first Notify starts
+		// the timer, the others share it.
+		for i := 0; i < 100; i++ {
+			h.s.SetAgent("s"+strconv.Itoa(i), "a")
+			p.Notify()
+			time.Sleep(time.Millisecond)
+		}
+		synctest.Wait()
+		assert.Equal(t, 0, p.writeCount(), "nothing written before the delay")
+
+		time.Sleep(debounce - 100*time.Millisecond - time.Nanosecond)
+		synctest.Wait()
+		assert.Equal(t, 0, p.writeCount(), "nothing written a moment before the delay")
+
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		assert.Equal(t, 1, p.writeCount(), "one write for the burst, at the delay")
+
+		p.Notify() // nothing changed since the write
+		time.Sleep(2 * debounce)
+		synctest.Wait()
+		assert.Equal(t, 1, p.writeCount(), "no write without a change")
+
+		h.s.SetAgent("late", "b")
 		p.Notify()
-	}
-	assert.Equal(t, 0, p.writeCount(), "nothing written before the delay")
-	require.Eventually(t, func() bool { return p.writeCount() > 0 }, 5*time.Second, 5*time.Millisecond)
-	assert.Equal(t, 1, p.writeCount(), "one write for the burst")
+		time.Sleep(debounce)
+		synctest.Wait()
+		assert.Equal(t, 2, p.writeCount(), "a later change gets its own write")
 
-	dst := newTestStore(Config{})
-	require.NoError(t, p.Close())
-	q, _ := openTest(t, path, dst, 0)
-	require.True(t, q.Persistent())
-	assert.Equal(t, "a", dst.Agent("s99"))
+		dst := newTestStore(Config{})
+		require.NoError(t, p.Close())
+		q, _ := openTest(t, path, dst, 0)
+		require.True(t, q.persistent())
+		assert.Equal(t, "a", dst.Agent("s99"))
+		assert.Equal(t, "b", dst.Agent("late"))
+	})
 }
 
 func TestPersisterFlushCancelsScheduledWrite(t *testing.T) {
@@ -467,7 +505,7 @@ func TestPersisterCloseFlushes(t *testing.T) {
 
 	dst := newTestStore(Config{})
 	q, _ := openTest(t, path, dst, 0)
-	require.True(t, q.Persistent(), "Close released the lock")
+	require.True(t, q.persistent(), "Close released the lock")
 	assert.Equal(t, []string{"exp-1=ses_a one"}, (&harness{t: t, s: dst}).aliases("p1"))
 }
 
@@ -493,7 +531,7 @@ func TestPersisterConcurrentNotify(t *testing.T) {
 	require.NoError(t, p.Close())
 	dst := newTestStore(Config{})
 	q, _ := openTest(t, path, dst, 0)
-	require.True(t, q.Persistent())
+	require.True(t, q.persistent())
 	assert.Equal(t, 1200, dst.Stats().TrackedSessions)
 }
 

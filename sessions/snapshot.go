@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// SnapshotVersion is the format version Snapshot writes and Restore reads.
-const SnapshotVersion = 1
+// snapshotVersion is the format version Snapshot writes and Restore reads.
+const snapshotVersion = 1
 
 // snapshotDoc is the persisted form of a store (PROTOCOL.md 6). Lists are
 // ordered most recent first, so a restored store evicts in the same order.
@@ -63,7 +63,7 @@ func (s *Store) Snapshot() ([]byte, error) {
 // exactly which state it wrote.
 func (s *Store) snapshot() ([]byte, uint64, error) {
 	s.mu.Lock()
-	doc := snapshotDoc{Version: SnapshotVersion, Clock: s.clock, Parents: []snapshotParent{}, SessionAgents: []snapshotAgent{}}
+	doc := snapshotDoc{Version: snapshotVersion, Clock: s.clock, Parents: []snapshotParent{}, SessionAgents: []snapshotAgent{}}
 	for el := s.parentLRU.Front(); el != nil; el = el.Next() {
 		p := el.Value.(*parentState)
 		sp := snapshotParent{ID: p.id}
@@ -107,7 +107,7 @@ func (s *Store) snapshot() ([]byte, uint64, error) {
 
 // Restore replaces the store's state with a document Snapshot wrote, and
 // forgets the pending calls. Malformed data or a version other than
-// SnapshotVersion is an error and leaves the store as it was. The store's
+// snapshotVersion is an error and leaves the store as it was. The store's
 // Config bounds apply to what is restored (the most recent part is kept).
 func (s *Store) Restore(data []byte) error {
 	var head struct {
@@ -119,8 +119,8 @@ func (s *Store) Restore(data []byte) error {
 	if head.Version == nil {
 		return errors.New("decoding session state: no format version")
 	}
-	if *head.Version != SnapshotVersion {
-		return fmt.Errorf("decoding session state: unknown format version %d (this build reads %d)", *head.Version, SnapshotVersion)
+	if *head.Version != snapshotVersion {
+		return fmt.Errorf("decoding session state: unknown format version %d (this build reads %d)", *head.Version, snapshotVersion)
 	}
 	var doc snapshotDoc
 	if err := json.Unmarshal(data, &doc); err != nil {

@@ -665,11 +665,11 @@ func (s *Store) Stats() Stats {
 	}
 }
 
-// Changes counts the mutations of the state Snapshot saves; a writer
+// changeCount counts the mutations of the state Snapshot saves; a writer
 // compares it with the value it last wrote to know whether to write again.
 // Marking a parent or session as active without changing what it holds
 // does not count.
-func (s *Store) Changes() uint64 {
+func (s *Store) changeCount() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.changes

@@ -686,11 +686,11 @@ func TestFrozenBlock(t *testing.T) {
 			s.FrozenBlock("p1", "m"+strconv.Itoa(i), func() string { return "b" + strconv.Itoa(i) })
 		}
 		s.FrozenBlock("p2", "m0", func() string { return "other session" })
-		c := s.Changes()
+		c := s.changeCount()
 		// A compaction: only m200 and later are still in p1's history.
 		s.RetainFrozen("p1", func(id string) bool { n, _ := strconv.Atoi(id[1:]); return n >= 200 })
 		assert.Equal(t, 56+1, s.Stats().FrozenBlocks)
-		assert.Greater(t, s.Changes(), c, "the state file must learn of it")
+		assert.Greater(t, s.changeCount(), c, "the state file must learn of it")
 		assert.Equal(t, "b200", s.FrozenBlock("p1", "m200", func() string { return "x" }))
 		assert.Equal(t, "fresh", s.FrozenBlock("p1", "m999", func() string { return "fresh" }), "room again")
 		assert.Equal(t, "other session", s.FrozenBlock("p2", "m0", func() string { return "x" }))
@@ -712,13 +712,13 @@ func TestFrozenBlock(t *testing.T) {
 
 func TestChanges(t *testing.T) {
 	h := newHarness(t, Config{})
-	c0 := h.s.Changes()
+	c0 := h.s.changeCount()
 	h.s.ResumableSessions("p1")
 	h.s.List("")
 	h.s.Stats()
 	h.s.Agent("s1")
 	h.s.DeleteSession("nobody")
-	assert.Equal(t, c0, h.s.Changes(), "reads and no-ops change nothing")
+	assert.Equal(t, c0, h.s.changeCount(), "reads and no-ops change nothing")
 
 	steps := []struct {
 		name string
@@ -731,9 +731,9 @@ func TestChanges(t *testing.T) {
 		{"session deleted", func() { h.s.DeleteSession("p1") }},
 	}
 	for _, st := range steps {
-		before := h.s.Changes()
+		before := h.s.changeCount()
 		st.do()
-		assert.Greater(t, h.s.Changes(), before, st.name)
+		assert.Greater(t, h.s.changeCount(), before, st.name)
 	}
 }
 

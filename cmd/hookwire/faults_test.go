@@ -475,15 +475,13 @@ func TestFaultSecondProcessSameState(t *testing.T) {
 
 // soakConfig shapes a soak run: parents are visited in groups whose
 // members are interleaved round by round; each round of one parent is
-// soakCallsPerRound calls.
+// seven calls.
 type soakConfig struct {
 	bin     string
 	parents int
 	rounds  int // per parent
 	group   int // parents interleaved at a time
 }
-
-const soakCallsPerRound = 7
 
 // soakMaxTracked is the maxTrackedSessions the soak runs with.
 const soakMaxTracked = 2000
