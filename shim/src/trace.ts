@@ -17,3 +17,23 @@ export class Trace {
     }
   }
 }
+
+/**
+ * Writes an `inspect` record: the sidecar's `status` and `sessions.list`
+ * right after `after` (initialize, a session.deleted). Both leave at once:
+ * the sidecar answers in arrival order, so they show the state right after
+ * what was sent before them.
+ */
+export async function traceInspect(
+  trace: Trace,
+  sidecar: { pid?: number; request(method: string, params: unknown, deadlineMs: number): Promise<unknown> },
+  after: string,
+  deadlineMs: number,
+  extra?: Record<string, unknown>,
+): Promise<void> {
+  const [status, sessions] = await Promise.all([
+    sidecar.request("status", {}, deadlineMs),
+    sidecar.request("sessions.list", {}, deadlineMs),
+  ]);
+  trace.write({ ev: "inspect", after, pid: sidecar.pid, status, sessions, ...extra });
+}

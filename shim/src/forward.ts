@@ -1,0 +1,141 @@
+// Hook forwarding: one OpenCode hook call becomes one sidecar request whose
+// patch is applied to OpenCode's output in place, or nothing at all. Events
+// become notifications. Nothing here throws to OpenCode or waits past its
+// deadline.
+
+import type { Logger } from "./log.js";
+import { applyPatchInPlace } from "./patch.js";
+import { projectMessages } from "./projection.js";
+import { errorText, type Sidecar } from "./sidecar.js";
+import type { Trace } from "./trace.js";
+
+/** Sidecar method → OpenCode hook name (PROTOCOL.md section 3). */
+export const HOOK_NAMES = {
+  "tool.execute.before": "tool.execute.before",
+  "tool.execute.after": "tool.execute.after",
+  "chat.message": "chat.message",
+  "chat.system.transform": "experimental.chat.system.transform",
+  "chat.messages.transform": "experimental.chat.messages.transform",
+} as const;
+
+export type HookMethod = keyof typeof HOOK_NAMES;
+
+const TRANSFORMS: ReadonlySet<string> = new Set(["chat.system.transform", "chat.messages.transform"]);
+const TOOL_HOOKS: ReadonlySet<string> = new Set(["tool.execute.before", "tool.execute.after"]);
+
+export type Deadlines = { timeoutMs: number; transformTimeoutMs: number };
+
+export type ForwardContext = {
+  sidecar: Sidecar;
+  deadlines: Deadlines;
+  log: Logger;
+  trace?: Trace;
+};
+
+/** The deadline of one hook method: transforms get the longer one. */
+export function deadlineOf(method: HookMethod, d: Deadlines): number {
+  return TRANSFORMS.has(method) ? d.transformTimeoutMs : d.timeoutMs;
+}
+
+/** One hook call: forward, wait at most the deadline, patch output in place or leave it. */
+export async function forwardHook(ctx: ForwardContext, method: HookMethod, hookInput: unknown, output: unknown): Promise<void> {
+  const { sidecar, log, trace } = ctx;
+  try {
+    const deadline = deadlineOf(method, ctx.deadlines);
+    const started = Date.now();
+    if (!(await sidecar.whenReady(deadline))) {
+      if (sidecar.state !== "failed") log.once(`not-ready:${method}`, "warn", `hookwire: sidecar not ready within ${deadline} ms for ${method}; passed through`);
+      return;
+    }
+    if (!sidecar.wantsHook(method)) return;
+    if (TOOL_HOOKS.has(method) && !sidecar.wantsTool((hookInput as { tool?: unknown } | undefined)?.tool)) return;
+    let sent: unknown = output;
+    if (method === "chat.messages.transform") {
+      sent = projectMessages(output);
+      if (!sent) return;
+    }
+    // Arguments that are not JSON (cycles, BigInt) fail in the encoder:
+    // reason "unserialisable", nothing sent.
+    const params = { input: hookInput ?? {}, output: sent };
+    const r = await sidecar.request(method, params, deadline - (Date.now() - started));
+    if (!r.ok) {
+      log.once(`${r.reason}:${method}`, "warn", `hookwire: ${method} ${r.reason}${r.detail ? ` (${r.detail})` : ""}; passed through`);
+      return;
+    }
+    const patch = (r.result as { patch?: unknown } | null)?.patch;
+    if (patch === undefined) {
+      log.once(`no-patch:${method}`, "warn", `hookwire: ${method} reply has no patch; passed through`);
+      return;
+    }
+    const applied = applyPatchInPlace(output, patch);
+    if (!applied.ok) {
+      log.once(`patch:${method}`, "warn", `hookwire: ${method} patch not applied (${applied.error}); output left as it was`);
+      trace?.write({ ev: "patch-failed", method, error: applied.error });
+    }
+  } catch (err) {
+    log.once(`internal:${method}`, "error", `hookwire shim: ${method} failed internally: ${errorText(err)}; passed through`);
+  }
+}
+
+export type EventOptions = {
+  /** How long an event that came before initialize may wait for it. */
+  waitMs?: number;
+  /** How many such events may wait at once; later ones are dropped. */
+  maxWaiting?: number;
+  /** Called after a session.deleted went out (the trace's inspection). */
+  afterDelete?: (event: { type: string }) => Promise<void>;
+};
+
+/**
+ * OpenCode's `event` hook. Events that arrive before initialize has answered
+ * (so before the wanted event types are known) wait for it; OpenCode does not
+ * await the event hook, so waiting blocks nothing. `drain` lets them finish
+ * before the sidecar is shut down.
+ */
+export class EventForwarder {
+  private readonly waiting = new Set<Promise<void>>();
+
+  constructor(
+    private readonly sidecar: Sidecar,
+    private readonly log: Logger,
+    private readonly opts: EventOptions = {},
+  ) {}
+
+  /** Events waiting for initialize right now. */
+  get waitingCount(): number {
+    return this.waiting.size;
+  }
+
+  async onEvent(hookInput: { event?: { type?: unknown } } | undefined): Promise<void> {
+    try {
+      const event = hookInput?.event;
+      if (!event || typeof event.type !== "string") return;
+      const sidecar = this.sidecar;
+      if (sidecar.state === "ready") return await this.forward(event as { type: string });
+      if (sidecar.state === "failed" || sidecar.state === "stopped" || this.waiting.size >= (this.opts.maxWaiting ?? 1000)) return;
+      const waiting = sidecar
+        .whenReady(this.opts.waitMs ?? 10_000)
+        .then((ready) => (ready ? this.forward(event as { type: string }) : undefined))
+        .catch(() => {});
+      this.waiting.add(waiting);
+      await waiting;
+      this.waiting.delete(waiting);
+    } catch (err) {
+      this.log.once("internal:event", "error", `hookwire shim: event failed internally: ${errorText(err)}`);
+    }
+  }
+
+  /** Waits at most ms for the events still waiting for initialize. */
+  async drain(ms: number): Promise<void> {
+    if (this.waiting.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...this.waiting]), new Promise((r) => (timer = setTimeout(r, ms)))]);
+    clearTimeout(timer);
+  }
+
+  private async forward(event: { type: string }): Promise<void> {
+    if (!this.sidecar.wantsEvent(event.type)) return;
+    if (!this.sidecar.notify("event", { input: { event } })) return;
+    if (event.type === "session.deleted") await this.opts.afterDelete?.(event);
+  }
+}
