@@ -16,7 +16,7 @@ import { EventForwarder, forwardHook, type ForwardContext } from "./forward.js";
 import { disposeTracked, startTracked } from "./lifecycle.js";
 import { Logger } from "./log.js";
 import { isExecutable, resolveSettings, type ShimSettings } from "./options.js";
-import { Sidecar } from "./sidecar.js";
+import { Sidecar, type SpawnFn } from "./sidecar.js";
 import { checkStateFile, sidecarArgs } from "./statefile.js";
 import { InitParams, type ShimClient } from "./subagents.js";
 import { Trace, traceInspect } from "./trace.js";
@@ -35,6 +35,12 @@ function readVersion(): string {
     return "0.0.0";
   }
 }
+
+/** Test seams; OpenCode passes none. */
+export type Seams = {
+  /** Starts the child process instead of node's spawn (tests hand in a fake child). */
+  spawn?: SpawnFn;
+};
 
 export type HookwireInstance = {
   hooks: Hooks;
@@ -68,13 +74,14 @@ export function createHookwire(
   input: Partial<PluginInput> | undefined,
   options?: unknown,
   env: NodeJS.ProcessEnv = process.env,
+  seams: Seams = {},
 ): HookwireInstance {
   const client = (input?.client ?? undefined) as ShimClient | undefined;
   const log = new Logger(client);
   const settings = resolveSettings(options, env, input);
   const trace = settings.trace ? new Trace(settings.trace) : undefined;
 
-  if (!settings.binary || !isExecutable(settings.binary)) {
+  if (!settings.binary || (!seams.spawn && !isExecutable(settings.binary))) {
     warnNoBinary(settings, log, trace);
     return { hooks: {}, settings, dispose: async () => {} };
   }
@@ -92,6 +99,7 @@ export function createHookwire(
     log,
     trace,
     stderrFile: settings.logFile,
+    spawn: seams.spawn,
     onReady: (s) => {
       log.log("info", `hookwire: sidecar ready (pid ${s.pid})`, { serverInfo: s.serverInfo, capabilities: s.capabilities, args });
       void inspect(s, "initialize");

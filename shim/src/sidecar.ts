@@ -49,7 +49,16 @@ export type SidecarOptions = {
   crashWindowMs?: number;
   /** Called each time a (re)started sidecar has answered initialize. */
   onReady?: (sidecar: Sidecar) => void;
+  /** Starts the child; node's spawn unless a test hands in a fake child. */
+  spawn?: SpawnFn;
 };
+
+/** The part of node's spawn the sidecar uses: stdio is always [pipe, pipe, stderr]. */
+export type SpawnFn = (
+  binary: string,
+  args: string[],
+  options: { stdio: ["pipe", "pipe", number | "ignore"]; env: NodeJS.ProcessEnv; windowsHide: boolean },
+) => ChildProcess;
 
 const MAX_STDERR_LOG_BYTES = 10 * 1024 * 1024;
 
@@ -186,7 +195,7 @@ export class Sidecar {
     if (this.opts.stderrFile) stderr = openStderrLog(this.opts.stderrFile);
     let child: ChildProcess;
     try {
-      child = spawn(binary, args, { stdio: ["pipe", "pipe", stderr], env: env ?? process.env, windowsHide: true });
+      child = (this.opts.spawn ?? spawn)(binary, args, { stdio: ["pipe", "pipe", stderr], env: env ?? process.env, windowsHide: true });
     } catch (err) {
       if (typeof stderr === "number") closeSync(stderr);
       this.onChildGone(gen, `spawn failed: ${errorText(err)}`);

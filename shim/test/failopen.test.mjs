@@ -64,10 +64,11 @@ test("a sidecar that exits at once: restarts with backoff, gives up after 5 cras
   await waitFor(() => h.sidecar.state === "failed", 10_000);
   const spawns = s.records().filter((r) => r.ev === "spawn");
   assert.equal(spawns.length, 5);
-  // The wait between a crash and the next spawn doubles from 100 ms.
+  // The wait between a crash and the next spawn doubles from 100 ms (exact
+  // on a mocked clock in deadline.test.mjs; here only a generous bound).
   const exits = s.records().filter((r) => r.ev === "exit");
   const waits = spawns.slice(1).map((r, i) => r.t - exits[i].t);
-  [100, 200, 400, 800].forEach((want, i) => assert.ok(waits[i] >= want - 5 && waits[i] < want + 400, `backoff ${waits}`));
+  [100, 200, 400, 800].forEach((want, i) => assert.ok(waits[i] >= want - 5 && waits[i] < want + 2000, `backoff ${waits}`));
   assert.equal(logs.filter((l) => l.message.includes("not restarting")).length, 1);
   // Given up: hooks pass through at once, without waiting their deadline.
   const out = beforeOutput();

@@ -1,5 +1,7 @@
 // Shared helpers of the shim tests.
 import { execFileSync } from "node:child_process";
+import { EventEmitter } from "node:events";
+import { PassThrough, Writable } from "node:stream";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -88,3 +90,123 @@ export function alive(pid) {
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---- A child process in memory, for Sidecar's spawn seam ----------------
+
+const realSetImmediate = setImmediate;
+/** One turn of the real event loop (works while node:test's mock timers replace setImmediate). */
+export const flushIO = () => new Promise((r) => realSetImmediate(r));
+
+export const FAKE_CAPABILITIES = {
+  hooks: ["tool.execute.before", "tool.execute.after", "chat.system.transform", "chat.messages.transform", "chat.message", "event"],
+  events: ["session.deleted"],
+  methods: ["sessions.list", "status"],
+};
+
+/** The answers of a healthy sidecar: initialize, shutdown, status, and an empty patch for every hook. */
+export function healthyAnswer(msg) {
+  if (msg.method === "initialize") return { result: { protocolVersion: 1, serverInfo: { name: "fake", version: "0" }, capabilities: FAKE_CAPABILITIES } };
+  if (msg.method === "shutdown") return { result: null };
+  if (msg.method === "status") return { result: {} };
+  return { result: { patch: [] } };
+}
+
+/**
+ * A fake child process: reads line-framed JSON-RPC from stdin, answers with
+ * respond(msg, child) (undefined: no answer), and can be stopped like
+ * SIGSTOP (stdin is no longer read, so what is written stays in the
+ * writer's buffer) and continued.
+ */
+export class FakeChild extends EventEmitter {
+  constructor(pid, args, respond) {
+    super();
+    this.pid = pid;
+    this.args = args;
+    this.exitCode = null;
+    this.signalCode = null;
+    this.signals = [];
+    this.received = [];
+    this.stopped = false;
+    this.held = [];
+    this.stdout = new PassThrough();
+    let partial = "";
+    const take = (chunk, cb) => {
+      const lines = (partial + chunk.toString("utf8")).split("\n");
+      partial = lines.pop();
+      for (const line of lines) {
+        const msg = JSON.parse(line);
+        this.received.push(msg);
+        if (msg.method === "exit") this.exit(0);
+        else if (msg.id !== undefined && this.exitCode === null && this.signalCode === null) {
+          const r = respond(msg, this);
+          if (r) this.reply({ id: msg.id, ...r });
+        }
+      }
+      cb();
+    };
+    this.stdin = new Writable({
+      write: (chunk, _enc, cb) => {
+        if (this.stopped) this.held.push(() => take(chunk, cb));
+        else take(chunk, cb);
+      },
+    });
+  }
+
+  reply(obj) {
+    if (!this.stdout.writableEnded) this.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...obj }) + "\n");
+  }
+
+  /** Like SIGSTOP: stdin is no longer read. */
+  stop() {
+    this.stopped = true;
+  }
+
+  /** Like SIGCONT: what was written meanwhile is read now. */
+  cont() {
+    this.stopped = false;
+    const held = this.held;
+    this.held = [];
+    for (const f of held) f();
+  }
+
+  kill(sig = "SIGTERM") {
+    this.signals.push(sig);
+    if (this.exitCode === null && this.signalCode === null) {
+      this.signalCode = sig;
+      process.nextTick(() => {
+        this.stdout.end();
+        this.emit("exit", null, sig);
+      });
+    }
+    return true;
+  }
+
+  exit(code) {
+    if (this.exitCode !== null || this.signalCode !== null) return;
+    this.exitCode = code;
+    process.nextTick(() => {
+      this.stdout.end();
+      this.emit("exit", code, null);
+    });
+  }
+
+  unref() {}
+}
+
+/** A spawn for Sidecar's seam: every child answers with respond; onSpawn sees each one; spawnTimes holds Date.now() of each spawn. */
+export function fakeSpawner(respond = healthyAnswer, onSpawn = () => {}) {
+  const children = [];
+  const spawnTimes = [];
+  let pid = 4_000_000;
+  return {
+    children,
+    spawnTimes,
+    spawn: (binary, args) => {
+      const child = new FakeChild(pid++, args, respond);
+      children.push(child);
+      spawnTimes.push(Date.now());
+      onSpawn(child);
+      return child;
+    },
+  };
+}
