@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"os"
@@ -66,27 +65,26 @@ func TestPruneStrings(t *testing.T) {
 // transcriptTransformParams returns the chat.messages.transform params the
 // transcripts send.
 func transcriptTransformParams(tb testing.TB) [][]byte {
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "transcripts", "*.jsonl"))
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "transcripts", "*.json"))
 	require.NoError(tb, err)
 	var out [][]byte
 	for _, name := range files {
 		f, err := os.Open(name)
 		require.NoError(tb, err)
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
+		// A transcript is a stream of JSON values, one per step.
+		dec := json.NewDecoder(f)
+		for dec.More() {
 			var step struct {
 				Send struct {
 					Method string          `json:"method"`
 					Params json.RawMessage `json:"params"`
 				} `json:"send"`
 			}
-			require.NoError(tb, json.Unmarshal(sc.Bytes(), &step), name)
+			require.NoError(tb, dec.Decode(&step), name)
 			if step.Send.Method == "chat.messages.transform" {
 				out = append(out, step.Send.Params)
 			}
 		}
-		require.NoError(tb, sc.Err())
 		f.Close()
 	}
 	require.NotEmpty(tb, out)

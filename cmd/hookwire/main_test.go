@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestReplayTranscripts(t *testing.T) {
-	files, err := filepath.Glob("../../testdata/transcripts/*.jsonl")
+	files, err := filepath.Glob("../../testdata/transcripts/*.json")
 	require.NoError(t, err)
 	require.NotEmpty(t, files, "no transcripts found")
 	for _, f := range files {

@@ -14,25 +14,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
-
-// A transcript is one JSON value per line, each a step:
-//
-//	{"send": <message>}      a message the client sends (line framing)
-//	{"sendRaw": "<text>"}    raw bytes the client sends, for bad input
-//	{"recv": <message>}      the reply the sidecar must send next
-//	{"note": "<text>"}       a comment
-//
-// In a "recv" message the string "<any>" matches any value, for fields
-// such as uptime that differ on every run.
-type step struct {
-	Send    json.RawMessage `json:"send,omitempty"`
-	SendRaw *string         `json:"sendRaw,omitempty"`
-	Recv    json.RawMessage `json:"recv,omitempty"`
-	Note    string          `json:"note,omitempty"`
-}
-
-const anyValue = "<any>"
 
 // replayTimeout bounds the wait for one reply, so a sidecar that fails to
 // answer makes replay fail instead of hang.
@@ -126,7 +110,8 @@ func replayFile(bin, path string, update bool) ([]string, error) {
 				return diffs, fmt.Errorf("step %d: writing: %w", i+1, err)
 			}
 		case st.SendRaw != nil:
-			if _, err := io.WriteString(stdin, *st.SendRaw); err != nil {
+			text, _ := st.rawText() // readTranscript validated it
+			if _, err := io.WriteString(stdin, text); err != nil {
 				return diffs, fmt.Errorf("step %d: writing: %w", i+1, err)
 			}
 		case st.Recv != nil:
@@ -140,7 +125,7 @@ func replayFile(bin, path string, update bool) ([]string, error) {
 			}
 			if d := jsonDiff(st.Recv, got); d != "" {
 				diffs = append(diffs, fmt.Sprintf("step %d (line %d): %s\n  want %s\n  got  %s",
-					i+1, i+1, d, compact(st.Recv), compact(got)))
+					i+1, st.line, d, readable(st.Recv), readable(got)))
 			}
 		}
 	}
@@ -150,43 +135,11 @@ func replayFile(bin, path string, update bool) ([]string, error) {
 	return diffs, nil
 }
 
-func readTranscript(path string) ([]step, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var steps []step
-	for n, line := range bytes.Split(data, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		var st step
-		if err := json.Unmarshal(line, &st); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, n+1, err)
-		}
-		steps = append(steps, st)
-	}
-	return steps, nil
-}
-
-func writeTranscript(path string, steps []step) error {
-	var buf bytes.Buffer
-	for _, st := range steps {
-		line, err := json.Marshal(st)
-		if err != nil {
-			return err
-		}
-		buf.Write(line)
-		buf.WriteByte('\n')
-	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
-}
-
 // keepWildcards returns got, except where want had "<any>": those stay, so
 // an update does not freeze a value that changes on every run.
 func keepWildcards(want, got json.RawMessage) json.RawMessage {
 	var w, g any
-	if json.Unmarshal(want, &w) != nil || json.Unmarshal(got, &g) != nil {
+	if decodeNumbers(want, &w) != nil || decodeNumbers(got, &g) != nil {
 		return got
 	}
 	out, err := json.Marshal(mergeWildcards(w, g))
@@ -194,6 +147,14 @@ func keepWildcards(want, got json.RawMessage) json.RawMessage {
 		return got
 	}
 	return out
+}
+
+// decodeNumbers decodes raw into v keeping numbers as written, so an update
+// does not round a large integer through float64.
+func decodeNumbers(raw json.RawMessage, v *any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	return dec.Decode(v)
 }
 
 func mergeWildcards(w, g any) any {
@@ -317,11 +278,25 @@ func orRoot(path string) string {
 }
 
 func short(v any) string {
-	b, _ := json.Marshal(v)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	b := bytes.TrimSpace(buf.Bytes())
 	if len(b) > 200 {
 		return string(b[:200]) + "..."
 	}
 	return string(b)
+}
+
+// readable returns raw on one line with its strings unescaped where JSON
+// allows (`<`, not `\u003c`), for messages a person reads.
+func readable(raw json.RawMessage) []byte {
+	b, err := jsontext.AppendFormat(nil, raw)
+	if err != nil {
+		return raw
+	}
+	return b
 }
 
 func compact(raw json.RawMessage) []byte {

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// A transcript is a stream of JSON values, one per step (the full format is
+// in testdata/transcripts/README.md):
+//
+//	{"send": <message>}                a message the client sends (line framing)
+//	{"sendRaw": "<text>"}              raw bytes the client sends, for bad input;
+//	{"sendRaw": ["<text>", ...]}       or parts that are sent joined
+//	{"recv": <message>}                the reply the sidecar must send next
+//	{"note": "<text>"}                 a comment
+//
+// In a "recv" message the string "<any>" matches any value, for members
+// such as uptime that differ on every run.
+//
+// The writer indents a value only where it does not fit on one line, and
+// separates steps with a blank line, so a changed reply shows in a diff as
+// the lines that changed. The reader takes any whitespace between values,
+// so one step per line (the earlier format) reads as well.
+type step struct {
+	Send    json.RawMessage `json:"send,omitempty"`
+	SendRaw json.RawMessage `json:"sendRaw,omitempty"`
+	Recv    json.RawMessage `json:"recv,omitempty"`
+	Note    string          `json:"note,omitempty"`
+
+	line int // where the step starts in its file, for messages; 0 when unknown
+}
+
+const anyValue = "<any>"
+
+// transcriptWidth is the column up to which the writer keeps a value on one
+// line. Strings are never split, so a long one runs past it.
+const transcriptWidth = 100
+
+// rawText returns the bytes a sendRaw step sends.
+func (st step) rawText() (string, error) {
+	var s string
+	if err := json.Unmarshal(st.SendRaw, &s); err == nil {
+		return s, nil
+	}
+	var parts []string
+	if err := json.Unmarshal(st.SendRaw, &parts); err != nil {
+		return "", errors.New("sendRaw must be a string or an array of strings")
+	}
+	return strings.Join(parts, ""), nil
+}
+
+func (st step) validate() error {
+	n := 0
+	for _, set := range []bool{st.Send != nil, st.SendRaw != nil, st.Recv != nil, st.Note != ""} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return errors.New("a step has exactly one of send, sendRaw, recv, note")
+	}
+	if st.SendRaw != nil {
+		if _, err := st.rawText(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readTranscript reads the steps of the transcript at path.
+func readTranscript(path string) ([]step, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	steps, err := parseTranscript(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s:%w", path, err)
+	}
+	return steps, nil
+}
+
+// parseTranscript parses a transcript's bytes. An error starts with the
+// line it concerns ("12: ...").
+func parseTranscript(data []byte) ([]step, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(data))
+	var steps []step
+	for {
+		val, err := dec.ReadValue()
+		if err == io.EOF {
+			return steps, nil
+		}
+		if err != nil {
+			// Name the line where the broken value starts.
+			start := int(dec.InputOffset())
+			for start < len(data) && strings.ContainsRune(" \t\r\n", rune(data[start])) {
+				start++
+			}
+			return nil, fmt.Errorf("%d: step %d is not a JSON value: %w", lineAt(data, start), len(steps)+1, err)
+		}
+		line := lineAt(data, int(dec.InputOffset())-len(val))
+		var st step
+		strict := json.NewDecoder(bytes.NewReader(val))
+		strict.DisallowUnknownFields()
+		if err := strict.Decode(&st); err != nil {
+			return nil, fmt.Errorf("%d: step %d: %w", line, len(steps)+1, err)
+		}
+		if err := st.validate(); err != nil {
+			return nil, fmt.Errorf("%d: step %d: %w", line, len(steps)+1, err)
+		}
+		st.line = line
+		steps = append(steps, st)
+	}
+}
+
+func lineAt(data []byte, offset int) int {
+	return 1 + bytes.Count(data[:min(max(offset, 0), len(data))], []byte("\n"))
+}
+
+// writeTranscript replaces the file at path with steps, through a temporary
+// file so a failed write leaves the old transcript whole.
+func writeTranscript(path string, steps []step) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".transcript-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	tw := &transcriptWriter{w: tmp}
+	for _, st := range steps {
+		if err := tw.write(st); err != nil {
+			tmp.Close()
+			return err
+		}
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// transcriptWriter writes steps one at a time, so a recorder can append
+// each frame as it passes. Not safe for concurrent use.
+type transcriptWriter struct {
+	w       io.Writer
+	started bool // a step is already in the output: the next one is preceded by a blank line
+}
+
+func (tw *transcriptWriter) write(st step) error {
+	if err := st.validate(); err != nil {
+		return err
+	}
+	if st.SendRaw != nil {
+		// Raw text longer than two lines' worth is written as parts, one a
+		// line; shorter text stays one string, as it reads best.
+		text, _ := st.rawText()
+		const margin = len(`    "",`)
+		var err error
+		if st.SendRaw, err = json.Marshal(text); err != nil {
+			return err
+		}
+		if len(st.SendRaw) > 2*transcriptWidth {
+			if st.SendRaw, err = json.Marshal(splitText(text, transcriptWidth-margin)); err != nil {
+				return err
+			}
+		}
+	}
+	raw, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	var out []byte
+	if tw.started {
+		out = append(out, '\n')
+	}
+	out, err = appendPretty(out, raw, 0, "")
+	if err != nil {
+		return err
+	}
+	out = append(out, '\n')
+	if _, err := tw.w.Write(out); err != nil {
+		return err
+	}
+	tw.started = true
+	return nil
+}
+
+// appendPretty appends the JSON value raw, starting at column col of a line
+// indented by indent. A value that fits before transcriptWidth stays on one
+// line; a longer object or array gets one member per line, each formatted
+// the same way. Strings are written as they read, without HTML escaping.
+func appendPretty(dst, raw []byte, col int, indent string) ([]byte, error) {
+	flat, err := jsontext.AppendFormat(nil, raw,
+		jsontext.SpaceAfterColon(true), jsontext.SpaceAfterComma(true), jsontext.EscapeForHTML(false))
+	if err != nil {
+		return nil, err
+	}
+	kind := jsontext.Value(flat).Kind()
+	if (kind != '{' && kind != '[') || col+utf8.RuneCount(flat) <= transcriptWidth {
+		return append(dst, flat...), nil
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(flat))
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	inner := indent + "  "
+	dst = append(dst, byte(kind))
+	for i := 0; dec.PeekKind() != '}' && dec.PeekKind() != ']'; i++ {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '\n')
+		dst = append(dst, inner...)
+		lineStart := len(dst) - len(inner)
+		if kind == '{' {
+			name, err := dec.ReadToken()
+			if err != nil {
+				return nil, err
+			}
+			if dst, err = jsontext.AppendQuote(dst, name.String()); err != nil {
+				return nil, err
+			}
+			dst = append(dst, ": "...)
+		}
+		val, err := dec.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		val = val.Clone() // PeekKind may reuse the decoder's buffer
+		col := utf8.RuneCount(dst[lineStart:])
+		if k := dec.PeekKind(); k != '}' && k != ']' {
+			col++ // room for the comma after it
+		}
+		if dst, err = appendPretty(dst, val, col, inner); err != nil {
+			return nil, err
+		}
+	}
+	dst = append(dst, '\n')
+	dst = append(dst, indent...)
+	if kind == '{' {
+		return append(dst, '}'), nil
+	}
+	return append(dst, ']'), nil
+}
+
+// splitText cuts s after each newline and where its quoted form reaches
+// width columns, never inside a rune, so a long raw text is written as
+// parts that each fit on a line.
+func splitText(s string, width int) []string {
+	var parts []string
+	for s != "" {
+		n, cols := 0, 0
+		for n < len(s) {
+			r, size := utf8.DecodeRuneInString(s[n:])
+			q, _ := jsontext.AppendQuote(nil, string(r))
+			if n > 0 && r != '\n' && cols+len(q)-2 > width {
+				break
+			}
+			n += size
+			cols += len(q) - 2
+			if r == '\n' {
+				break
+			}
+		}
+		parts = append(parts, s[:n])
+		s = s[n:]
+	}
+	return parts
+}
