@@ -181,7 +181,7 @@ func (d *demoRun) script() error {
 		return err
 	}
 	d.title("tool.execute.before: task(subagent_type=explorer, \"Map the repository layout\")")
-	d.say("pending call call_1 remembered; patch %s", describePatch(r))
+	d.say("pending call call_1 remembered; patch %s", describePatch(r, "args left as they are"))
 
 	r, err = d.hook("tool.execute.after", map[string]any{"tool": "task", "sessionID": demoParent, "callID": "call_1"},
 		map[string]any{"title": "Map the repository layout", "output": "<task id=\"" + demoChild + "\" state=\"completed\">\n<task_result>\nThree packages.\n</task_result>\n</task>", "metadata": map[string]any{}})
@@ -196,6 +196,7 @@ func (d *demoRun) script() error {
 	for _, e := range list {
 		d.say("alias created: %s -> %s (%q)", e.Alias, e.TaskID, e.Label)
 	}
+	d.say("patch %s", describePatch(r, "the output reaches the LLM as it is"))
 
 	r, err = d.hook("chat.system.transform", map[string]any{"sessionID": demoParent}, map[string]any{"system": []string{"You are the orchestrator."}})
 	if err != nil {
@@ -213,7 +214,7 @@ func (d *demoRun) script() error {
 		return err
 	}
 	d.title("tool.execute.before: task(subagent_type=explorer, task_id=\"exp-1\")")
-	d.say("alias resolved: %s", describePatch(r))
+	d.say("alias resolved: %s", describePatch(r, "args left as they are"))
 	if _, err := d.hook("tool.execute.after", map[string]any{"tool": "task", "sessionID": demoParent, "callID": "call_2"},
 		map[string]any{"output": "<task id=\"" + demoChild + "\" state=\"completed\">\n<task_result>\nIn ./testdata.\n</task_result>\n</task>"}); err != nil {
 		return err
@@ -280,9 +281,10 @@ func (d *demoRun) script() error {
 	return nil
 }
 
-func describePatch(r patchReply) string {
+// describePatch names each op of r, or says what an empty patch leaves as it is.
+func describePatch(r patchReply, unchanged string) string {
 	if len(r.Patch) == 0 {
-		return "[] (args left as they are)"
+		return "[] (" + unchanged + ")"
 	}
 	var parts []string
 	for _, op := range r.Patch {
