@@ -7,7 +7,7 @@
 // state file unless --state FILE is given. Plus the
 // package.json / package-lock.json / node_modules that stop OpenCode from
 // running its own npm install there (scripts/lib/opencode-config.mjs, see
-// shared/OPENCODE.md).
+// docs/OPENCODE.md).
 //
 //   node cache-breaks-config.mjs --dir DIR --port PORT --version V --mode M --shim INDEX.js
 //     [--state FILE] [--timeout-ms MS] [--transform-timeout-ms MS]

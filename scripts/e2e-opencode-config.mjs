@@ -3,7 +3,7 @@
 // opencode.json (fake provider, orchestrator + explorer + oracle, the hookwire
 // shim as a file:// plugin with options) and the package.json /
 // package-lock.json / node_modules that stop OpenCode from running its own
-// npm install there (scripts/lib/opencode-config.mjs, see shared/OPENCODE.md).
+// npm install there (scripts/lib/opencode-config.mjs, see docs/OPENCODE.md).
 //
 //   node e2e-opencode-config.mjs --dir DIR --port PORT --version V --shim INDEX.js
 //     [--timeout-ms MS] [--transform-timeout-ms MS]

@@ -4,7 +4,7 @@
 // they have in common (the fake provider, the orchestrator + explorer +
 // oracle agents), and the pre-seeded config directory: opencode.json plus
 // the package.json / package-lock.json / node_modules that stop OpenCode from
-// running its own npm install there (see shared/OPENCODE.md).
+// running its own npm install there (see docs/OPENCODE.md).
 
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

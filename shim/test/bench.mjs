@@ -2,7 +2,7 @@
 // Cost of one small hook call through the shim, against the real sidecar.
 //
 //   node test/bench.mjs [rounds=30] [callsPerRound=200]
-//   taskset -c 1 node test/bench.mjs      # one CPU, see shared/BENCHMARKING.md
+//   taskset -c 1 node test/bench.mjs      # one CPU, see scripts/bench/RESULTS.md
 //
 // Three clients, each with its own sidecar process, take turns round by round
 // (A B C A B C ...), each call awaited before the next as OpenCode does:
