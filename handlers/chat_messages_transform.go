@@ -44,8 +44,8 @@ type wirePart struct {
 // chatMessagesTransform learns sessions' agents from user messages, adds
 // guidance to errored task tool parts (4.1), and adds the phase reminder
 // (4.3) or, in cache-stable mode, the frozen blocks and reminders (4.4).
-func (s *Server) chatMessagesTransform(ctx context.Context, raw json.RawMessage) (any, error) {
-	out, err := decodeTransform(ctx, raw)
+func (s *Server) chatMessagesTransform(_ context.Context, req rpc.Request) (any, error) {
+	out, err := decodeTransform(req.Validated, req.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (s *Server) chatMessagesTransform(ctx context.Context, raw json.RawMessage)
 			s.store.SetAgent(m.SessionID, m.Agent)
 		}
 	}
-	var ops []rpc.Op
+	var ops []Op
 	if s.cfg.DelegateRetry.Enabled {
 		ops = s.guideErroredTasks(msgs, ops)
 	}
@@ -72,8 +72,8 @@ func (s *Server) chatMessagesTransform(ctx context.Context, raw json.RawMessage)
 // blanked (pruneStrings): most of a history's bytes, which the decoder
 // would otherwise scan only to skip them. The result is the same; so are
 // the errors, as any error is taken from decoding raw itself.
-func decodeTransform(ctx context.Context, raw json.RawMessage) (*transformOutput, error) {
-	if rpc.ParamsValidated(ctx) {
+func decodeTransform(validated bool, raw json.RawMessage) (*transformOutput, error) {
+	if validated {
 		if _, out, err := decodeHook[jsontext.Value, transformOutput](pruneStrings(raw, transformReads)); err == nil {
 			return out, nil
 		}
@@ -124,7 +124,7 @@ func toCoreMessages(wire []wireMessage) []core.Message {
 // guideErroredTasks appends guidance to every errored task tool part whose
 // error matches a row. It is a function of the part alone, so a history
 // gets the same bytes on every request.
-func (s *Server) guideErroredTasks(msgs []core.Message, ops []rpc.Op) []rpc.Op {
+func (s *Server) guideErroredTasks(msgs []core.Message, ops []Op) []Op {
 	opts := s.cfg.retryOptions()
 	for i, m := range msgs {
 		for j, part := range m.Parts {
@@ -135,7 +135,7 @@ func (s *Server) guideErroredTasks(msgs []core.Message, ops []rpc.Op) []rpc.Op {
 			if d == nil || strings.Contains(part.StateError, d.Guidance) {
 				continue
 			}
-			ops = append(ops, rpc.Op{Op: "replace", Path: partPath(i, j) + "/state/error",
+			ops = append(ops, Op{Op: "replace", Path: partPath(i, j) + "/state/error",
 				Value: core.WithGuidance(part.StateError, d)})
 		}
 	}
@@ -145,7 +145,7 @@ func (s *Server) guideErroredTasks(msgs []core.Message, ops []rpc.Op) []rpc.Op {
 // stableParts implements cache-stable mode (4.4): each orchestrator user
 // message carries the sessions block frozen when it was first seen, then
 // the reminder, so no earlier message ever changes.
-func (s *Server) stableParts(msgs []core.Message, ops []rpc.Op) []rpc.Op {
+func (s *Server) stableParts(msgs []core.Message, ops []Op) []Op {
 	rc := s.cfg.reminderConfig()
 	reminder := rc.ReminderText()
 	s.retainFrozen(msgs)
@@ -215,8 +215,8 @@ func hasPartText(m core.Message, text string) bool {
 }
 
 // addPart appends a synthetic text part to message i.
-func addPart(i int, text string) rpc.Op {
-	return rpc.Op{Op: "add", Path: "/messages/" + strconv.Itoa(i) + "/parts/-",
+func addPart(i int, text string) Op {
+	return Op{Op: "add", Path: "/messages/" + strconv.Itoa(i) + "/parts/-",
 		Value: syntheticPart{Type: "text", Text: text, Synthetic: true}}
 }
 

@@ -7,7 +7,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hookwire/hookwire/core"
-	"github.com/hookwire/hookwire/rpc"
 )
 
 type systemInput struct {
@@ -35,12 +34,12 @@ func (s *Server) chatSystemTransform(_ context.Context, raw json.RawMessage) (an
 	}
 	if out.System == nil {
 		// No array to append to (absent or null): make one.
-		return patch(rpc.Op{Op: "add", Path: "/system", Value: []string{block}}), nil
+		return patch(Op{Op: "add", Path: "/system", Value: []string{block}}), nil
 	}
 	for _, existing := range out.System {
 		if rawString(existing) == block {
 			return noChange(), nil // already there: never twice
 		}
 	}
-	return patch(rpc.Op{Op: "add", Path: "/system/-", Value: block}), nil
+	return patch(Op{Op: "add", Path: "/system/-", Value: block}), nil
 }

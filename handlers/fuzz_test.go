@@ -54,7 +54,7 @@ func FuzzHooks(f *testing.F) {
 		srv := primedServer(t, cacheStable)
 		before := storeState(srv)
 
-		result, err := srv.Dispatch(context.Background(), method, json.RawMessage(params), false)
+		result, err := srv.Dispatch(context.Background(), rpc.Request{Method: method, Params: json.RawMessage(params)})
 		if err != nil {
 			var rerr *rpc.Error
 			if !errors.As(err, &rerr) {
@@ -138,7 +138,7 @@ func primedServer(t *testing.T, cacheStable bool) *handlers.Server {
 		{"tool.execute.before", `{"input":{"tool":"task","sessionID":"ses_parent","callID":"call_2"},"output":{"args":{"subagent_type":"oracle","description":"Ask","prompt":"why"}}}`},
 	}
 	for _, c := range calls {
-		if _, err := srv.Dispatch(context.Background(), c.method, json.RawMessage(c.params), false); err != nil {
+		if _, err := srv.Dispatch(context.Background(), rpc.Request{Method: c.method, Params: json.RawMessage(c.params)}); err != nil {
 			t.Fatalf("priming %s: %v", c.method, err)
 		}
 	}
@@ -418,7 +418,7 @@ func TestRegressionCaseInsensitiveMembers(t *testing.T) {
 // to the call's output.
 func checkPatchApplies(t *testing.T, srv *handlers.Server, method, params string) {
 	t.Helper()
-	result, err := srv.Dispatch(context.Background(), method, json.RawMessage(params), false)
+	result, err := srv.Dispatch(context.Background(), rpc.Request{Method: method, Params: json.RawMessage(params)})
 	if err != nil {
 		t.Fatalf("%s: %v", method, err)
 	}

@@ -23,7 +23,7 @@ func newServer(t testing.TB, config map[string]any) *Server {
 	if config != nil {
 		params["config"] = config
 	}
-	_, err := s.Dispatch(context.Background(), "initialize", mustJSON(t, params), false)
+	_, err := s.Dispatch(context.Background(), rpc.Request{Method: "initialize", Params: mustJSON(t, params)})
 	require.NoError(t, err)
 	return s
 }
@@ -39,7 +39,7 @@ func mustJSON(t testing.TB, v any) json.RawMessage {
 // JSON as a client sees them.
 func call(t testing.TB, s *Server, method string, params any) []map[string]any {
 	t.Helper()
-	res, err := s.Dispatch(context.Background(), method, mustJSON(t, params), false)
+	res, err := s.Dispatch(context.Background(), rpc.Request{Method: method, Params: mustJSON(t, params)})
 	require.NoError(t, err)
 	var out struct {
 		Patch []map[string]any `json:"patch"`
@@ -242,8 +242,8 @@ func TestCacheStableBlocksFrozenPerMessage(t *testing.T) {
 	assert.NotContains(t, string(third[2]), "exp-2")
 
 	// Deleting the session drops its frozen blocks with everything else.
-	_, err := s.Dispatch(context.Background(), "event", mustJSON(t, map[string]any{"input": map[string]any{"event": map[string]any{
-		"type": "session.deleted", "properties": map[string]any{"info": map[string]any{"id": h.session}}}}}), true)
+	_, err := s.Dispatch(context.Background(), rpc.Request{Method: "event", Params: mustJSON(t, map[string]any{"input": map[string]any{"event": map[string]any{
+		"type": "session.deleted", "properties": map[string]any{"info": map[string]any{"id": h.session}}}}}), Notification: true})
 	require.NoError(t, err)
 	assert.Zero(t, s.Store().Stats().FrozenBlocks)
 }
@@ -266,7 +266,7 @@ func TestCacheStableFrozenBlocksAreBounded(t *testing.T) {
 
 func TestHooksBeforeInitialize(t *testing.T) {
 	s := New(Options{Version: "test", Log: zerolog.Nop()})
-	_, err := s.Dispatch(context.Background(), "status", nil, false)
+	_, err := s.Dispatch(context.Background(), rpc.Request{Method: "status"})
 	var rerr *rpc.Error
 	require.ErrorAs(t, err, &rerr)
 	assert.Equal(t, rpc.CodeNotInitialized, rerr.Code)
@@ -275,9 +275,9 @@ func TestHooksBeforeInitialize(t *testing.T) {
 func TestStatusCountsAreBounded(t *testing.T) {
 	s := newServer(t, nil)
 	for i := 0; i < 100; i++ {
-		s.Dispatch(context.Background(), fmt.Sprintf("made.up.%d", i), nil, false)
+		s.Dispatch(context.Background(), rpc.Request{Method: fmt.Sprintf("made.up.%d", i)})
 	}
-	res, err := s.Dispatch(context.Background(), "status", nil, false)
+	res, err := s.Dispatch(context.Background(), rpc.Request{Method: "status"})
 	require.NoError(t, err)
 	st := res.(statusResult)
 	assert.Equal(t, uint64(100), st.Requests["(other)"])

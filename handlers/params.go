@@ -146,13 +146,13 @@ func stringArg(args map[string]jsontext.Value, name string) (string, bool) {
 }
 
 // noChange is the hook result that leaves OpenCode's output as it is.
-func noChange() rpc.PatchResult { return rpc.PatchResult{Patch: []rpc.Op{}} }
+func noChange() PatchResult { return PatchResult{Patch: []Op{}} }
 
-func patch(ops ...rpc.Op) rpc.PatchResult {
+func patch(ops ...Op) PatchResult {
 	if len(ops) == 0 {
 		return noChange()
 	}
-	return rpc.PatchResult{Patch: ops}
+	return PatchResult{Patch: ops}
 }
 
 func invalidParams(format string, args ...any) error {
@@ -163,7 +163,7 @@ func invalidParams(format string, args ...any) error {
 // ones cost the decoder less than cutting them out costs.
 const pruneMinLen = 64
 
-// pruneStrings returns raw, which must be valid JSON (rpc.ParamsValidated),
+// pruneStrings returns raw, which must be valid JSON (rpc.Request.Validated),
 // with every long string that is the value of a member whose name keep
 // rejects replaced by "". A handler decodes the result instead of raw
 // when the fields it reads all have names keep accepts and it only

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -39,7 +38,7 @@ func FuzzPruneTransform(f *testing.F) {
 		if !jsontext.Value(raw).IsValid() {
 			return
 		}
-		wantOut, wantErr := decodeTransform(context.Background(), raw)
+		wantOut, wantErr := decodeTransform(false, raw)
 		_, gotOut, gotErr := decodeHook[jsontext.Value, transformOutput](pruneStrings(raw, transformReads))
 		if wantErr != nil {
 			require.Error(t, gotErr, "pruned params decoded, the params did not")

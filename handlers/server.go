@@ -77,19 +77,24 @@ func New(opts Options) *Server {
 }
 
 func (s *Server) routes() {
-	s.mux.Handle("initialize", s.initialize)
-	s.mux.Handle("shutdown", s.shutdown)
-	s.mux.Handle("exit", s.exit)
-	s.mux.Handle("tool.execute.before", s.toolExecuteBefore)
-	s.mux.Handle("tool.execute.after", s.toolExecuteAfter)
-	s.mux.Handle("chat.system.transform", s.chatSystemTransform)
+	s.mux.Handle("initialize", params(s.initialize))
+	s.mux.Handle("shutdown", params(s.shutdown))
+	s.mux.Handle("exit", params(s.exit))
+	s.mux.Handle("tool.execute.before", params(s.toolExecuteBefore))
+	s.mux.Handle("tool.execute.after", params(s.toolExecuteAfter))
+	s.mux.Handle("chat.system.transform", params(s.chatSystemTransform))
 	s.mux.Handle("chat.messages.transform", s.chatMessagesTransform)
-	s.mux.Handle("chat.message", s.chatMessage)
-	s.mux.Handle("event", s.event)
-	s.mux.Handle("delegate.resolveModel", s.resolveModel)
-	s.mux.Handle("delegate.detectError", s.detectError)
-	s.mux.Handle("sessions.list", s.sessionsList)
-	s.mux.Handle("status", s.status)
+	s.mux.Handle("chat.message", params(s.chatMessage))
+	s.mux.Handle("event", params(s.event))
+	s.mux.Handle("delegate.resolveModel", params(s.resolveModel))
+	s.mux.Handle("delegate.detectError", params(s.detectError))
+	s.mux.Handle("sessions.list", params(s.sessionsList))
+	s.mux.Handle("status", params(s.status))
+}
+
+// params adapts a handler that reads only the raw params.
+func params(fn func(context.Context, json.RawMessage) (any, error)) rpc.HandlerFunc {
+	return func(ctx context.Context, req rpc.Request) (any, error) { return fn(ctx, req.Params) }
 }
 
 // hookMethods are the capabilities.hooks this server answers.
@@ -121,14 +126,15 @@ func (s *Server) Store() *sessions.Store { return s.store }
 
 // Dispatch implements rpc.Dispatcher: it enforces initialize-first, counts
 // requests and errors, and nudges persistence after state changes.
-func (s *Server) Dispatch(ctx context.Context, method string, params json.RawMessage, notification bool) (any, error) {
+func (s *Server) Dispatch(ctx context.Context, req rpc.Request) (any, error) {
+	method := req.Method
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.initialized && method != "initialize" && method != "exit" {
 		s.count(method, true)
 		return nil, rpc.Errorf(rpc.CodeNotInitialized, "not initialized: send initialize first")
 	}
-	result, err := s.mux.Dispatch(ctx, method, params, notification)
+	result, err := s.mux.Dispatch(ctx, req)
 	s.count(method, err != nil)
 	if err == nil && mutating[method] && s.persist != nil {
 		s.persist.Notify()

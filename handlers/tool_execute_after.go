@@ -7,7 +7,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hookwire/hookwire/core"
-	"github.com/hookwire/hookwire/rpc"
 )
 
 type toolAfterOutput struct {
@@ -40,5 +39,5 @@ func (s *Server) toolExecuteAfter(_ context.Context, raw json.RawMessage) (any, 
 	if d == nil {
 		return noChange(), nil
 	}
-	return patch(rpc.Op{Op: "replace", Path: "/output", Value: core.WithGuidance(text, d)}), nil
+	return patch(Op{Op: "replace", Path: "/output", Value: core.WithGuidance(text, d)}), nil
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hookwire/hookwire/core"
-	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -48,9 +47,9 @@ func (s *Server) toolExecuteBefore(_ context.Context, raw json.RawMessage) (any,
 		if isString && id == requested {
 			return noChange(), nil
 		}
-		return patch(rpc.Op{Op: "replace", Path: "/args/task_id", Value: id}), nil
+		return patch(Op{Op: "replace", Path: "/args/task_id", Value: id}), nil
 	case sessions.TaskIDRemove:
-		return patch(rpc.Op{Op: "remove", Path: "/args/task_id"}), nil
+		return patch(Op{Op: "remove", Path: "/args/task_id"}), nil
 	}
 	return noChange(), nil
 }

@@ -74,7 +74,7 @@ func rounds() int {
 func newServer(b *testing.B) *handlers.Server {
 	b.Helper()
 	srv := handlers.New(handlers.Options{Version: "bench", Log: zerolog.Nop()})
-	if _, err := srv.Dispatch(context.Background(), "initialize", json.RawMessage(`{"protocolVersion":1}`), false); err != nil {
+	if _, err := srv.Dispatch(context.Background(), rpc.Request{Method: "initialize", Params: json.RawMessage(`{"protocolVersion":1}`)}); err != nil {
 		b.Fatalf("initialize: %v", err)
 	}
 	return srv
@@ -111,17 +111,17 @@ func benchDecodeAny(b *testing.B, raw []byte) {
 func benchTransform(b *testing.B, raw []byte) {
 	srv := newServer(b)
 	ctx := context.Background()
-	res, err := srv.Dispatch(ctx, "chat.messages.transform", raw, false)
+	res, err := srv.Dispatch(ctx, rpc.Request{Method: "chat.messages.transform", Params: raw})
 	if err != nil {
 		b.Fatalf("chat.messages.transform: %v", err)
 	}
-	if p, ok := res.(rpc.PatchResult); !ok || len(p.Patch) == 0 {
+	if p, ok := res.(PatchResult); !ok || len(p.Patch) == 0 {
 		b.Fatalf("chat.messages.transform did no work: %#v", res)
 	}
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := srv.Dispatch(ctx, "chat.messages.transform", raw, false); err != nil {
+		if _, err := srv.Dispatch(ctx, rpc.Request{Method: "chat.messages.transform", Params: raw}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -153,7 +153,7 @@ func BenchmarkSmallCall(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			i++
-			if _, err := srv.Dispatch(ctx, "tool.execute.before", smallCall(i), false); err != nil {
+			if _, err := srv.Dispatch(ctx, rpc.Request{Method: "tool.execute.before", Params: smallCall(i)}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,18 +1,26 @@
 // Package rpc is hookwire's transport: framing detection (Content-Length
 // headers or one JSON value per line), a codec around
 // github.com/sourcegraph/jsonrpc2 that answers malformed input with a
-// JSON-RPC error and keeps serving, dispatch by method name, error codes
-// and JSON Patch results.
+// JSON-RPC error and keeps serving, dispatch by method name, and the
+// error values handlers return.
+//
+// Why a side table: jsonrpc2 decodes params into a map and marshals them
+// again (about 20 ms per MB of history) and holds ids as uint64 or string
+// only. So the stream scans each message once, keeps its raw id and params
+// in a table under a token, and gives jsonrpc2 a small request that names
+// the method and carries the token. jsonrpc2 still runs the connection:
+// the read loop, the call of our handler per request, and shutdown on EOF,
+// a read failure or the context's end. Replies are encoded here from the
+// handler's result, with the raw id the request carried.
 //
 // The files follow the concepts: framing.go splits bytes into messages
 // (detection, the header and line framers, the size limit); message.go
 // scans one message (syntax, UTF-8, depth) and picks out its members;
-// stream.go is the jsonrpc2.ObjectStream that answers bad frames itself
-// and hands jsonrpc2 a small envelope per request while the raw params
-// wait in a side table; serve.go runs the jsonrpc2 connection and calls
-// the Dispatcher (under a context for which ParamsValidated reports that
-// the params were scanned); mux.go routes by method; errors.go and patch.go are the
-// values handlers return.
+// stream.go is the jsonrpc2.ObjectStream that answers bad frames itself,
+// keeps the side table and writes replies; serve.go runs the jsonrpc2
+// connection and calls the Dispatcher with a Request; mux.go defines
+// Request, Dispatcher and routes by method; errors.go holds the error
+// codes and the Error a handler returns.
 //
 // rpc knows nothing of what a method means: no hook logic lives here. It
 // writes nothing but protocol frames to its output, and logs message

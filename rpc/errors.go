@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/sourcegraph/jsonrpc2"
 )
 
 // JSON-RPC error codes (PROTOCOL.md 8).
@@ -41,23 +39,29 @@ func Errorf(code int64, format string, args ...any) *Error {
 	return &Error{Code: code, Message: err.Error(), cause: errors.Unwrap(err)}
 }
 
+// wireError is the error object of a reply.
+type wireError struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
 // toWireError turns an error returned by Dispatch into the error object
 // sent back: the first *Error in err's chain keeps its code, message and
 // data; anything else becomes -32603 with err's message. dataErr reports
 // Data that could not be encoded (it is then left out).
-func toWireError(err error) (wire *jsonrpc2.Error, dataErr error) {
+func toWireError(err error) (wire wireError, dataErr error) {
 	var e *Error
 	if !errors.As(err, &e) || e == nil {
-		return &jsonrpc2.Error{Code: CodeInternalError, Message: err.Error()}, nil
+		return wireError{Code: CodeInternalError, Message: err.Error()}, nil
 	}
-	wire = &jsonrpc2.Error{Code: e.Code, Message: e.Message}
+	wire = wireError{Code: e.Code, Message: e.Message}
 	if e.Data != nil {
 		b, err := json.Marshal(e.Data)
 		if err != nil {
 			return wire, fmt.Errorf("encoding error data: %w", err)
 		}
-		raw := json.RawMessage(b)
-		wire.Data = &raw
+		wire.Data = b
 	}
 	return wire, nil
 }

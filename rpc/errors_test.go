@@ -49,7 +49,7 @@ func TestToWireError(t *testing.T) {
 				return
 			}
 			require.NotNil(t, w.Data)
-			assert.JSONEq(t, tt.data, string(*w.Data))
+			assert.JSONEq(t, tt.data, string(w.Data))
 			_, err := json.Marshal(w)
 			require.NoError(t, err)
 		})

@@ -131,7 +131,8 @@ type echoResult struct {
 	Params json.RawMessage `json:"params,omitempty"`
 }
 
-func (d *echoDispatcher) Dispatch(_ context.Context, method string, params json.RawMessage, notification bool) (any, error) {
+func (d *echoDispatcher) Dispatch(_ context.Context, r rpc.Request) (any, error) {
+	method, params, notification := r.Method, r.Params, r.Notification
 	d.mu.Lock()
 	seq := len(d.calls)
 	d.calls = append(d.calls, dispatched{seq, method, bytes.Clone(params), notification})

@@ -3,23 +3,37 @@ package rpc
 import (
 	"context"
 	"encoding/json"
-	"sort"
 	"sync"
 )
 
-// Dispatcher answers one decoded request. params is the raw "params"
-// value exactly as sent (nil when absent). notification is true when the
-// message had no id; its result is dropped. A returned *Error (anywhere in
-// the error's chain) is sent as is; any other error becomes -32603 with
-// its message. Serve calls Dispatch from one goroutine, in arrival order,
-// each call finished before the next message is read; a panic is
-// recovered and answered with -32603.
+// Request is one request as the transport read it.
+type Request struct {
+	Method string
+	// Params is the raw "params" value exactly as sent (nil when absent),
+	// except that an escaped lone surrogate reads as \ufffd (PROTOCOL.md 1).
+	Params json.RawMessage
+	// Notification is true when the message had no id; its result is
+	// dropped.
+	Notification bool
+	// Validated is true when Params (if present) is known to be one valid
+	// JSON value: Serve scanned the whole message (syntax, UTF-8, nesting
+	// depth) before dispatching it. A handler may then skip work that
+	// only matters for invalid JSON; a Request built any other way should
+	// leave it false.
+	Validated bool
+}
+
+// Dispatcher answers one request. A returned *Error (anywhere in the
+// error's chain) is sent as is; any other error becomes -32603 with its
+// message. Serve calls Dispatch from one goroutine, in arrival order, each
+// call finished before the next message is read; a panic is recovered and
+// answered with -32603.
 type Dispatcher interface {
-	Dispatch(ctx context.Context, method string, params json.RawMessage, notification bool) (any, error)
+	Dispatch(ctx context.Context, req Request) (any, error)
 }
 
 // HandlerFunc answers one method.
-type HandlerFunc func(ctx context.Context, params json.RawMessage) (any, error)
+type HandlerFunc func(ctx context.Context, req Request) (any, error)
 
 // Mux is a Dispatcher that routes by method name; unknown methods get
 // -32601. The zero Mux is empty and ready to use. Handle and Dispatch may
@@ -51,24 +65,12 @@ func (m *Mux) Handle(method string, fn HandlerFunc) {
 
 // Dispatch implements Dispatcher. The handler runs for notifications too;
 // its result is dropped by the caller.
-func (m *Mux) Dispatch(ctx context.Context, method string, params json.RawMessage, notification bool) (any, error) {
+func (m *Mux) Dispatch(ctx context.Context, req Request) (any, error) {
 	m.mu.RLock()
-	fn := m.handlers[method]
+	fn := m.handlers[req.Method]
 	m.mu.RUnlock()
 	if fn == nil {
-		return nil, Errorf(CodeMethodNotFound, "method not found: %s", method)
+		return nil, Errorf(CodeMethodNotFound, "method not found: %s", req.Method)
 	}
-	return fn(ctx, params)
-}
-
-// Methods returns the registered method names, sorted.
-func (m *Mux) Methods() []string {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	names := make([]string, 0, len(m.handlers))
-	for name := range m.handlers {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
+	return fn(ctx, req)
 }

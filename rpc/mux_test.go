@@ -12,8 +12,8 @@ import (
 
 func TestMux(t *testing.T) {
 	m := NewMux()
-	m.Handle("b.echo", func(_ context.Context, p json.RawMessage) (any, error) { return string(p), nil })
-	m.Handle("a.fail", func(context.Context, json.RawMessage) (any, error) { return nil, errors.New("no") })
+	m.Handle("b.echo", func(_ context.Context, r Request) (any, error) { return string(r.Params), nil })
+	m.Handle("a.fail", func(context.Context, Request) (any, error) { return nil, errors.New("no") })
 
 	tests := []struct {
 		name, method, params string
@@ -29,7 +29,7 @@ func TestMux(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := m.Dispatch(context.Background(), tt.method, json.RawMessage(tt.params), tt.notification)
+			got, err := m.Dispatch(context.Background(), Request{Method: tt.method, Params: json.RawMessage(tt.params), Notification: tt.notification})
 			switch {
 			case tt.wantErr != nil:
 				assert.Equal(t, tt.wantErr, err)
@@ -41,14 +41,13 @@ func TestMux(t *testing.T) {
 			}
 		})
 	}
-	assert.Equal(t, []string{"a.fail", "b.echo"}, m.Methods())
 }
 
 func TestMuxHandlePanics(t *testing.T) {
 	var m Mux // the zero Mux works
-	m.Handle("x", func(context.Context, json.RawMessage) (any, error) { return nil, nil })
+	m.Handle("x", func(context.Context, Request) (any, error) { return nil, nil })
 	assert.PanicsWithValue(t, "rpc: multiple handlers for method x", func() {
-		m.Handle("x", func(context.Context, json.RawMessage) (any, error) { return nil, nil })
+		m.Handle("x", func(context.Context, Request) (any, error) { return nil, nil })
 	})
 	assert.Panics(t, func() { m.Handle("y", nil) })
 }

@@ -2,12 +2,10 @@ package rpc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -45,7 +43,7 @@ type Options struct {
 //     the client and is ignored.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, d Dispatcher, opts Options) error {
 	s := newStream(in, out, opts)
-	h := &connHandler{stream: s, d: d, log: opts.Log}
+	h := &connHandler{stream: s, d: d, log: opts.Log, running: make(chan struct{}, 1)}
 	conn := jsonrpc2.NewConn(ctx, s, h, jsonrpc2.SetLogger(debugLogger{opts.Log}))
 	<-conn.DisconnectNotify()
 	h.stop()
@@ -66,15 +64,17 @@ type connHandler struct {
 	d      Dispatcher
 	log    zerolog.Logger
 
-	mu      sync.Mutex // held while Dispatch runs
-	stopped bool
+	// running holds a token while Dispatch runs (a lock that, unlike
+	// sync.Mutex, testing/synctest sees a goroutine wait on).
+	running chan struct{}
+	stopped bool // under running
 }
 
 // stop waits for a Dispatch in progress and prevents any further one.
 func (h *connHandler) stop() {
-	h.mu.Lock()
+	h.running <- struct{}{}
 	h.stopped = true
-	h.mu.Unlock()
+	<-h.running
 }
 
 func (h *connHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
@@ -84,85 +84,46 @@ func (h *connHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *json
 		return
 	}
 	defer h.stream.release(token)
-	notification := p.id == nil
+	r := Request{Method: p.method, Params: p.params, Notification: p.id == nil, Validated: true}
 
-	h.mu.Lock()
+	h.running <- struct{}{}
 	if h.stopped || ctx.Err() != nil {
-		h.mu.Unlock()
+		<-h.running
 		return
 	}
 	start := time.Now()
-	result, err := h.dispatch(ctx, p, notification)
-	h.mu.Unlock()
+	result, err := h.dispatch(ctx, r)
+	<-h.running
 
-	ev := h.log.Debug().Str("method", p.method).Dur("took", time.Since(start))
+	ev := h.log.Debug().Str("method", r.Method).Dur("took", time.Since(start))
 	if err != nil {
 		ev = ev.AnErr("error", err)
 	}
 	ev.Msg("handled")
-	if notification {
+	if r.Notification {
 		if err != nil {
-			h.log.Warn().Str("method", p.method).Err(err).Msg("notification failed")
+			// The error may quote the params: its text is logged above at debug only.
+			h.log.Warn().Str("method", r.Method).Msg("notification failed")
 		}
 		return
 	}
-	if err != nil {
-		wire, dataErr := toWireError(err)
-		if dataErr != nil {
-			h.log.Error().Str("method", p.method).Err(dataErr).Msg("error data left out")
-		}
-		h.replied(conn, p.method, conn.ReplyWithError(ctx, req.ID, wire))
-		return
+	if err := h.stream.reply(r.Method, p.id, result, err); err != nil && !errors.Is(err, errStreamClosed) {
+		// The client is gone; Serve returns the write error.
+		h.log.Error().Str("method", r.Method).Err(err).Msg("writing reply; closing")
+		_ = conn.Close()
 	}
-	err = conn.Reply(ctx, req.ID, result)
-	if err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
-		if werr, _ := h.stream.errors(); werr == nil {
-			// Nothing was written: the result could not be encoded.
-			h.log.Error().Str("method", p.method).Err(err).Msg("encoding result")
-			err = conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: CodeInternalError, Message: msgInternalError})
-		}
-	}
-	h.replied(conn, p.method, err)
-}
-
-// replied closes the connection when a reply could not be written: the
-// client is gone, and Serve returns the write error.
-func (h *connHandler) replied(conn *jsonrpc2.Conn, method string, err error) {
-	if err == nil || errors.Is(err, jsonrpc2.ErrClosed) {
-		return
-	}
-	h.log.Error().Str("method", method).Err(err).Msg("writing reply; closing")
-	_ = conn.Close()
 }
 
 // dispatch calls the Dispatcher, turning a panic into -32603.
-func (h *connHandler) dispatch(ctx context.Context, p pendingRequest, notification bool) (result any, err error) {
+func (h *connHandler) dispatch(ctx context.Context, r Request) (result any, err error) {
 	defer func() {
-		if r := recover(); r != nil {
-			h.log.Error().Str("method", p.method).Str("panic", fmt.Sprint(r)).
+		if v := recover(); v != nil {
+			h.log.Error().Str("method", r.Method).Str("panic", fmt.Sprint(v)).
 				Str("stack", string(debug.Stack())).Msg("handler panicked")
 			result, err = nil, &Error{Code: CodeInternalError, Message: msgInternalError}
 		}
 	}()
-	return h.d.Dispatch(withValidParams(ctx), p.method, json.RawMessage(p.params), notification)
-}
-
-// validParamsKey marks a Dispatch context whose params were scanned by
-// the transport; see ParamsValidated.
-type validParamsKey struct{}
-
-func withValidParams(ctx context.Context) context.Context {
-	return context.WithValue(ctx, validParamsKey{}, true)
-}
-
-// ParamsValidated reports whether ctx is the context of a Dispatch call
-// from Serve, whose params (when present) are then one valid JSON value:
-// the transport scanned the whole message (syntax, UTF-8, nesting depth)
-// before dispatching it. A handler may then skip work that only matters
-// for invalid JSON; Dispatch called any other way gets arbitrary bytes.
-func ParamsValidated(ctx context.Context) bool {
-	v, _ := ctx.Value(validParamsKey{}).(bool)
-	return v
+	return h.d.Dispatch(ctx, r)
 }
 
 // debugLogger sends jsonrpc2's own log lines to zerolog at debug level.

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -44,9 +45,6 @@ type testServer struct {
 	notes  chan string  // params of "note" notifications
 	logs   *syncBuffer
 	limit  atomic.Int64 // the message size limit when Options has none; 0: default
-	// "block" signals started, then returns after 150ms setting finished.
-	started  chan struct{}
-	finished atomic.Bool
 }
 
 type syncBuffer struct {
@@ -69,36 +67,30 @@ func (b *syncBuffer) String() string {
 // testMux is the Dispatcher the Serve tests run against.
 func (s *testServer) testMux() Dispatcher {
 	m := NewMux()
-	m.Handle("echo", func(_ context.Context, p json.RawMessage) (any, error) {
-		if p == nil {
+	m.Handle("echo", func(_ context.Context, r Request) (any, error) {
+		if r.Params == nil {
 			return "absent", nil
 		}
-		return map[string]string{"raw": string(p)}, nil
+		return map[string]string{"raw": string(r.Params)}, nil
 	})
-	m.Handle("note", func(_ context.Context, p json.RawMessage) (any, error) {
-		s.notes <- string(p)
+	m.Handle("note", func(_ context.Context, r Request) (any, error) {
+		s.notes <- string(r.Params)
 		return "ignored", nil
 	})
-	m.Handle("setLimit", func(_ context.Context, p json.RawMessage) (any, error) {
-		n, err := strconv.ParseInt(string(p), 10, 64)
+	m.Handle("setLimit", func(_ context.Context, r Request) (any, error) {
+		n, err := strconv.ParseInt(string(r.Params), 10, 64)
 		s.limit.Store(n)
 		return n, err
 	})
-	m.Handle("block", func(context.Context, json.RawMessage) (any, error) {
-		s.started <- struct{}{}
-		time.Sleep(150 * time.Millisecond)
-		s.finished.Store(true)
-		return nil, nil
-	})
-	m.Handle("validated", func(ctx context.Context, _ json.RawMessage) (any, error) { return ParamsValidated(ctx), nil })
-	m.Handle("panic", func(context.Context, json.RawMessage) (any, error) { panic("kaboom") })
-	m.Handle("fail", func(context.Context, json.RawMessage) (any, error) { return nil, errors.New("boom") })
-	m.Handle("rpcerr", func(context.Context, json.RawMessage) (any, error) {
+	m.Handle("validated", func(_ context.Context, r Request) (any, error) { return r.Validated, nil })
+	m.Handle("panic", func(context.Context, Request) (any, error) { panic("kaboom") })
+	m.Handle("fail", func(context.Context, Request) (any, error) { return nil, errors.New("boom") })
+	m.Handle("rpcerr", func(context.Context, Request) (any, error) {
 		return nil, fmt.Errorf("wrapped: %w", &Error{Code: CodeInvalidParams, Message: "input: missing", Data: map[string]string{"field": "input"}})
 	})
-	m.Handle("unencodable", func(context.Context, json.RawMessage) (any, error) { return func() {}, nil })
-	m.Handle("sleep", func(_ context.Context, p json.RawMessage) (any, error) {
-		ms, err := strconv.Atoi(string(p))
+	m.Handle("unencodable", func(context.Context, Request) (any, error) { return func() {}, nil })
+	m.Handle("sleep", func(_ context.Context, r Request) (any, error) {
+		ms, err := strconv.Atoi(string(r.Params))
 		if err != nil {
 			return nil, Errorf(CodeInvalidParams, "params: %v", err)
 		}
@@ -113,9 +105,9 @@ type dispatchCounter struct {
 	calls *atomic.Int64
 }
 
-func (c dispatchCounter) Dispatch(ctx context.Context, method string, params json.RawMessage, notification bool) (any, error) {
+func (c dispatchCounter) Dispatch(ctx context.Context, r Request) (any, error) {
 	c.calls.Add(1)
-	return c.d.Dispatch(ctx, method, params, notification)
+	return c.d.Dispatch(ctx, r)
 }
 
 func startServer(t *testing.T, opts Options, header bool) *testServer {
@@ -124,8 +116,7 @@ func startServer(t *testing.T, opts Options, header bool) *testServer {
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &testServer{t: t, in: inW, frames: make(chan []byte, 100), header: header,
-		done: make(chan error, 1), cancel: cancel, notes: make(chan string, 10), logs: &syncBuffer{},
-		started: make(chan struct{}, 1)}
+		done: make(chan error, 1), cancel: cancel, notes: make(chan string, 10), logs: &syncBuffer{}}
 	opts.Log = zerolog.New(s.logs).Level(zerolog.DebugLevel)
 	if opts.MaxMessageBytes == nil {
 		opts.MaxMessageBytes = s.limit.Load
@@ -362,10 +353,9 @@ func TestServeParamsExact(t *testing.T) {
 	})
 }
 
-// Handlers may rely on ParamsValidated: it holds under Serve, whose
-// params passed the transport's scan, and nowhere else.
+// Handlers may rely on Request.Validated: Serve sets it, as its params
+// passed the transport's scan.
 func TestServeParamsValidated(t *testing.T) {
-	assert.False(t, ParamsValidated(context.Background()))
 	for _, header := range []bool{false, true} {
 		s := startServer(t, Options{}, header)
 		s.send(`{"jsonrpc":"2.0","id":1,"method":"validated","params":{"a":"\u00e9"}}`)
@@ -661,12 +651,35 @@ func TestServeCancel(t *testing.T) {
 }
 
 func TestServeCancelWaitsForDispatch(t *testing.T) {
-	s := startServer(t, Options{}, false)
-	s.send(`{"jsonrpc":"2.0","id":1,"method":"block"}`)
-	<-s.started
-	s.cancel()
-	require.NoError(t, <-s.done)
-	assert.True(t, s.finished.Load(), "Serve returned while Dispatch was running")
+	synctest.Test(t, func(t *testing.T) {
+		started, release := make(chan struct{}), make(chan struct{})
+		var finished atomic.Bool
+		m := NewMux()
+		m.Handle("block", func(context.Context, Request) (any, error) {
+			close(started)
+			<-release
+			finished.Store(true)
+			return nil, nil
+		})
+		inR, inW := io.Pipe()
+		defer inW.Close()
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- Serve(ctx, inR, io.Discard, m, Options{Log: zerolog.Nop()}) }()
+		_, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"block"}`+"\n")
+		require.NoError(t, err)
+		<-started
+		cancel()
+		synctest.Wait() // every goroutine has run as far as it can
+		select {
+		case <-done:
+			t.Fatal("Serve returned while Dispatch was running")
+		default:
+		}
+		close(release)
+		require.NoError(t, <-done)
+		assert.True(t, finished.Load())
+	})
 }
 
 // failingWriter fails every write, like stdout once the client is gone.
@@ -735,9 +748,9 @@ func TestServeStdoutOnlyFrames(t *testing.T) {
 		`{"jsonrpc":"2.0","id":2,"method":"panic"}`,
 	}, "\n")
 	m := NewMux()
-	m.Handle("panic", func(context.Context, json.RawMessage) (any, error) { panic("x") })
-	m.Handle("echo", func(context.Context, json.RawMessage) (any, error) { return 1, nil })
-	m.Handle("note", func(context.Context, json.RawMessage) (any, error) { return 1, nil })
+	m.Handle("panic", func(context.Context, Request) (any, error) { panic("x") })
+	m.Handle("echo", func(context.Context, Request) (any, error) { return 1, nil })
+	m.Handle("note", func(context.Context, Request) (any, error) { return 1, nil })
 	logs := &syncBuffer{}
 	require.NoError(t, Serve(context.Background(), strings.NewReader(in), &out, m, Options{Log: zerolog.New(logs).Level(zerolog.InfoLevel)}))
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")

@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,17 +17,18 @@ import (
 
 // stream is the jsonrpc2.ObjectStream under Serve's connection.
 //
-// jsonrpc2 closes its connection on any ReadObject error, and decodes
-// params into a map and marshals them again. So ReadObject answers every
-// malformed frame itself and reads on; a request is scanned once, its raw
-// params and id are kept in a side table under a token, and jsonrpc2 gets
-// a small envelope whose id and params are that token:
+// jsonrpc2 closes its connection on any ReadObject error, decodes params
+// into a map and marshals them again, and knows only unsigned or string
+// ids. So ReadObject answers every malformed frame itself and reads on; a
+// request is scanned once, its raw id and params wait in a side table
+// under a token, and jsonrpc2 is given a small request whose id (for a
+// call) and params are that token:
 //
 //	{"jsonrpc":"2.0","id":7,"method":"m","params":7}
 //
-// The handler takes the raw params back with take, and WriteObject puts
-// the raw id back in place of the token, so replies carry the id exactly
-// as the client sent it.
+// The connection's handler takes the request back with take and writes
+// its reply with reply, which encodes it with the raw id as sent.
+// jsonrpc2 itself never writes on this stream: WriteObject refuses.
 type stream struct {
 	r        *bufio.Reader
 	framing  Framing // forced, or FramingAuto until the first byte is seen
@@ -61,7 +61,8 @@ type pendingRequest struct {
 var (
 	_ jsonrpc2.ObjectStream = (*stream)(nil)
 
-	errStreamClosed = errors.New("stream closed")
+	errStreamClosed  = errors.New("stream closed")
+	errJSONRPC2Write = errors.New("rpc: jsonrpc2 sends nothing on this connection; replies are written by Serve")
 )
 
 func newStream(in io.Reader, out io.Writer, opts Options) *stream {
@@ -218,48 +219,37 @@ func (s *stream) release(token uint64) {
 	s.tableMu.Unlock()
 }
 
-// rawID returns the id the request with this token was sent with.
-func (s *stream) rawID(token uint64) ([]byte, bool) {
-	s.tableMu.Lock()
-	defer s.tableMu.Unlock()
-	p, ok := s.table[token]
-	if !ok || p.id == nil {
-		return nil, false
+// WriteObject implements jsonrpc2.ObjectStream. Serve never asks jsonrpc2
+// to send (no Reply, Call or Notify on its connection): replies are written
+// by reply, with the request's raw id. So this only refuses.
+func (s *stream) WriteObject(any) error { return errJSONRPC2Write }
+
+// reply writes the response to the request with raw id: result, or the
+// error err stands for (see toWireError). A result that cannot be encoded
+// is answered with -32603. The error is a failure to write.
+func (s *stream) reply(method string, id []byte, result any, err error) error {
+	if err != nil {
+		wire, dataErr := toWireError(err)
+		if dataErr != nil {
+			s.log.Error().Str("method", method).Err(dataErr).Msg("error data left out")
+		}
+		return s.writeError(id, wire)
 	}
-	return p.id, true
+	b, err := json.Marshal(result)
+	if err != nil {
+		s.log.Error().Str("method", method).Err(err).Msg("encoding result")
+		return s.writeError(id, wireError{Code: CodeInternalError, Message: msgInternalError})
+	}
+	return s.write([]byte(`{"id":`), id, []byte(`,"result":`), b, []byte(`,"jsonrpc":"2.0"}`))
 }
 
-// WriteObject writes a message from jsonrpc2 (in practice a response to a
-// request from ReadObject), with the request's raw id in place of its
-// token. Safe for concurrent use.
-func (s *stream) WriteObject(obj any) error {
-	var (
-		b   []byte
-		err error
-	)
-	if m, ok := obj.(json.Marshaler); ok {
-		b, err = m.MarshalJSON()
-	} else {
-		b, err = json.Marshal(obj)
+// writeError writes an error response from a handler's error.
+func (s *stream) writeError(id []byte, wire wireError) error {
+	b, err := json.Marshal(wire)
+	if err != nil { // cannot happen: Data is already valid JSON
+		return fmt.Errorf("rpc: encoding error reply: %w", err)
 	}
-	if err != nil {
-		return fmt.Errorf("rpc: encoding message: %w", err)
-	}
-	// jsonrpc2 encodes a response as {"id":<token>,...}.
-	const idKey = `{"id":`
-	if bytes.HasPrefix(b, []byte(idKey)) {
-		end := len(idKey)
-		for end < len(b) && '0' <= b[end] && b[end] <= '9' {
-			end++
-		}
-		if token, err := strconv.ParseUint(string(b[len(idKey):end]), 10, 64); err == nil {
-			if id, ok := s.rawID(token); ok {
-				return s.write(b[:len(idKey)], id, b[end:])
-			}
-		}
-	}
-	s.log.Error().Msg("reply for an unknown request token; written as is")
-	return s.write(b)
+	return s.write([]byte(`{"id":`), id, []byte(`,"error":`), b, []byte(`,"jsonrpc":"2.0"}`))
 }
 
 // replyError writes an error response the stream makes by itself.

@@ -3,6 +3,7 @@ package rpc
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -35,13 +36,19 @@ func TestStreamEnvelope(t *testing.T) {
 	assert.Equal(t, "-3.5", string(p.id))
 	assert.Equal(t, "tool.execute.before", p.method)
 
-	// The reply gets the raw id back in place of the token.
-	resp := &jsonrpc2.Response{ID: req.ID}
-	require.NoError(t, resp.SetResult(PatchResult{}))
-	require.NoError(t, s.WriteObject(resp))
+	// The reply is encoded from the result, with the raw id as sent.
+	result := struct {
+		Patch []string `json:"patch"`
+	}{Patch: []string{}}
+	require.NoError(t, s.reply(p.method, p.id, result, nil))
 	assert.Equal(t, `{"id":-3.5,"result":{"patch":[]},"jsonrpc":"2.0"}`+"\n", out.String())
 	s.release(token)
 	assert.Empty(t, s.table)
+
+	// jsonrpc2 is never asked to write on this stream.
+	resp := &jsonrpc2.Response{ID: req.ID}
+	require.NoError(t, resp.SetResult(1))
+	assert.ErrorIs(t, s.WriteObject(resp), errJSONRPC2Write)
 
 	var notif jsonrpc2.Request
 	require.NoError(t, s.ReadObject(&notif))
@@ -55,17 +62,77 @@ func TestStreamEnvelope(t *testing.T) {
 	assert.Equal(t, io.EOF, s.ReadObject(&notif))
 }
 
+func TestStreamReplyEncoding(t *testing.T) {
+	tests := []struct {
+		name   string
+		id     string
+		result any
+		err    error
+		want   string
+	}{
+		{"string id", `"a\u00e9<"`, 1, nil, `{"id":"a\u00e9<","result":1,"jsonrpc":"2.0"}`},
+		{"null result", `7`, nil, nil, `{"id":7,"result":null,"jsonrpc":"2.0"}`},
+		{"result HTML-escaped as encoding/json does", `7`, "<b>", nil, `{"id":7,"result":"\u003cb\u003e","jsonrpc":"2.0"}`},
+		{"*Error with data", `1e3`, nil, &Error{Code: CodeInvalidParams, Message: "bad", Data: []int{1}}, `{"id":1e3,"error":{"code":-32602,"message":"bad","data":[1]},"jsonrpc":"2.0"}`},
+		{"plain error", `null`, nil, errors.New("disk full"), `{"id":null,"error":{"code":-32603,"message":"disk full"},"jsonrpc":"2.0"}`},
+		{"unencodable result", `2`, func() {}, nil, `{"id":2,"error":{"code":-32603,"message":"internal error"},"jsonrpc":"2.0"}`},
+		{"unencodable data left out", `3`, nil, &Error{Code: 1, Message: "m", Data: make(chan int)}, `{"id":3,"error":{"code":1,"message":"m"},"jsonrpc":"2.0"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			s := newTestStream("", &out, FramingLine)
+			require.NoError(t, s.reply("m", []byte(tt.id), tt.result, tt.err))
+			assert.Equal(t, tt.want+"\n", out.String())
+		})
+	}
+}
+
+// chunkReader returns one chunk per Read.
+type chunkReader struct{ chunks []string }
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if len(r.chunks) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.chunks[0])
+	r.chunks[0] = r.chunks[0][n:]
+	if r.chunks[0] == "" {
+		r.chunks = r.chunks[1:]
+	}
+	return n, nil
+}
+
+// The params a handler holds stay as they were while the stream reads on.
+// Each line arrives in its own Read, which refills the reader's buffer
+// from its start: params that aliased that buffer would be overwritten.
 func TestStreamParamsOutliveTheFrame(t *testing.T) {
-	// The framer reuses its buffer; params handed out must not change.
-	in := `{"jsonrpc":"2.0","method":"a","params":"first"}` + "\n" + `{"jsonrpc":"2.0","method":"a","params":"again"}` + "\n"
-	s := newTestStream(in, io.Discard, FramingLine)
-	var r1, r2 jsonrpc2.Request
-	require.NoError(t, s.ReadObject(&r1))
-	p1, _, _ := s.take(&r1)
-	require.NoError(t, s.ReadObject(&r2))
-	p2, _, _ := s.take(&r2)
-	assert.Equal(t, `"first"`, string(p1.params))
-	assert.Equal(t, `"again"`, string(p2.params))
+	for _, framing := range []Framing{FramingLine, FramingHeader} {
+		t.Run(framing.String(), func(t *testing.T) {
+			var chunks []string
+			for _, p := range []string{`"first"`, `"again"`, `"third"`} {
+				msg := `{"jsonrpc":"2.0","method":"a","params":` + p + `}`
+				if framing == FramingHeader {
+					msg = fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(msg), msg)
+				} else {
+					msg += "\n"
+				}
+				chunks = append(chunks, msg)
+			}
+			s := newStream(&chunkReader{chunks: chunks}, io.Discard, Options{Framing: framing, Log: zerolog.Nop()})
+			var held []json.RawMessage
+			for range 3 {
+				var r jsonrpc2.Request
+				require.NoError(t, s.ReadObject(&r))
+				p, token, ok := s.take(&r)
+				require.True(t, ok)
+				s.release(token)
+				held = append(held, p.params)
+			}
+			assert.Equal(t, []string{`"first"`, `"again"`, `"third"`},
+				[]string{string(held[0]), string(held[1]), string(held[2])})
+		})
+	}
 }
 
 func TestStreamAnswersBadFramesAndReadsOn(t *testing.T) {

@@ -1,0 +1,66 @@
+package handlers
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Op is one JSON Patch (RFC 6902) operation of a hook's result: add,
+// replace or remove. Value is always written for add and replace (even
+// when nil) and never for remove.
+type Op struct {
+	Op    string
+	Path  string
+	Value any
+}
+
+// MarshalJSON writes {"op","path","value"}. Other operations are an error:
+// PROTOCOL.md 3 allows only add, replace and remove.
+func (o Op) MarshalJSON() ([]byte, error) {
+	switch o.Op {
+	case "add", "replace":
+		return json.Marshal(struct {
+			Op    string `json:"op"`
+			Path  string `json:"path"`
+			Value any    `json:"value"`
+		}{o.Op, o.Path, o.Value})
+	case "remove":
+		return json.Marshal(struct {
+			Op   string `json:"op"`
+			Path string `json:"path"`
+		}{o.Op, o.Path})
+	}
+	return nil, fmt.Errorf("unsupported patch op %q (want add, replace or remove)", o.Op)
+}
+
+// UnmarshalJSON reads {"op","path","value"}; it lets clients and tests
+// decode a PatchResult back.
+func (o *Op) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value any    `json:"value"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*o = Op{Op: v.Op, Path: v.Path, Value: v.Value}
+	return nil
+}
+
+// PatchResult is every hook's result: {"patch":[...]}; an empty patch
+// marshals as [] (never null).
+type PatchResult struct {
+	Patch []Op `json:"patch"`
+}
+
+// MarshalJSON writes {"patch":[...]}, with [] for a nil patch.
+func (r PatchResult) MarshalJSON() ([]byte, error) {
+	patch := r.Patch
+	if patch == nil {
+		patch = []Op{}
+	}
+	return json.Marshal(struct {
+		Patch []Op `json:"patch"`
+	}{patch})
+}
