@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import { accessSync, constants } from "node:fs";
 import { homedir } from "node:os";
 import { basename, delimiter, isAbsolute, join, parse, resolve } from "node:path";
+import { DEFAULT_HUNG_AFTER_MISSES, DEFAULT_MAX_IN_FLIGHT_BYTES } from "./sidecar.js";
 
 export type ShimSettings = {
   /** Path of the hookwire binary; null when none was found. */
@@ -13,6 +14,10 @@ export type ShimSettings = {
   args: string[];
   timeoutMs: number;
   transformTimeoutMs: number;
+  /** Deadline misses in a row before the sidecar is killed as hung; 0: never. */
+  hungAfterMisses: number;
+  /** Most bytes written to the sidecar and not yet read by it. */
+  maxInFlightBytes: number;
   /** Where the sidecar's stderr goes; null discards it. */
   logFile: string | null;
   trace: string | null;
@@ -30,16 +35,31 @@ export type ShimSettings = {
 };
 
 /** Option names the shim consumes; they are never sent to the sidecar. */
-export const SHIM_OPTIONS = ["binary", "args", "timeoutMs", "transformTimeoutMs", "logFile", "trace", "state"] as const;
+export const SHIM_OPTIONS = [
+  "binary",
+  "args",
+  "timeoutMs",
+  "transformTimeoutMs",
+  "hungAfterMisses",
+  "maxInFlightBytes",
+  "logFile",
+  "trace",
+  "state",
+] as const;
 
 /** The directories OpenCode's plugin input names (PluginInput.worktree, .directory). */
 export type ProjectDirs = { worktree?: unknown; directory?: unknown };
 
 export const DEFAULT_TIMEOUT_MS = 250;
 export const DEFAULT_TRANSFORM_TIMEOUT_MS = 2000;
+export { DEFAULT_HUNG_AFTER_MISSES, DEFAULT_MAX_IN_FLIGHT_BYTES } from "./sidecar.js";
 
 function positive(v: unknown, fallback: number): number {
   return typeof v === "number" && Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
+function count(v: unknown, fallback: number): number {
+  return typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : fallback;
 }
 
 function nonEmpty(v: unknown): string | undefined {
@@ -166,6 +186,8 @@ export function resolveSettings(options: unknown, env: NodeJS.ProcessEnv, projec
     args,
     timeoutMs: positive(o.timeoutMs, DEFAULT_TIMEOUT_MS),
     transformTimeoutMs: positive(o.transformTimeoutMs, DEFAULT_TRANSFORM_TIMEOUT_MS),
+    hungAfterMisses: count(o.hungAfterMisses, DEFAULT_HUNG_AFTER_MISSES),
+    maxInFlightBytes: positive(o.maxInFlightBytes, DEFAULT_MAX_IN_FLIGHT_BYTES),
     logFile,
     trace: nonEmpty(o.trace) ?? nonEmpty(env.HOOKWIRE_SHIM_TRACE) ?? null,
     state,

@@ -99,6 +99,8 @@ export function createHookwire(
     log,
     trace,
     stderrFile: settings.logFile,
+    hungAfterMisses: settings.hungAfterMisses,
+    maxInFlightBytes: settings.maxInFlightBytes,
     spawn: seams.spawn,
     onReady: (s) => {
       log.log("info", `hookwire: sidecar ready (pid ${s.pid})`, { serverInfo: s.serverInfo, capabilities: s.capabilities, args });

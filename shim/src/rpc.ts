@@ -22,6 +22,26 @@ export class ClosedError extends Error {}
 /** The params could not be serialised: nothing was sent. */
 export class EncodeError extends Error {}
 
+/** Writing the message would put more bytes in flight than allowed: nothing was sent. */
+export class OverloadedError extends Error {}
+
+/** The caller gave up on the call (its signal aborted); a late reply is dropped. */
+export class CancelledError extends Error {}
+
+export type SendOptions = {
+  /** Gives up on the call: it leaves the pending map and rejects with CancelledError. */
+  signal?: AbortSignal;
+  /** Refuse to write when the writer's buffer would hold more than this many bytes afterwards. */
+  maxBufferedBytes?: number;
+  /** Called once the message was handed to the writer (not for a call refused before that). */
+  onSent?: () => void;
+};
+
+export type ConnectionOptions = {
+  /** Called for every line read: the other side is alive, whatever the line says. */
+  onLine?: () => void;
+};
+
 type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
 
 const NEWLINE = 0x0a;
@@ -35,6 +55,7 @@ export class LineConnection {
   constructor(
     input: Readable,
     private readonly output: Writable,
+    private readonly opts: ConnectionOptions = {},
   ) {
     input.on("data", (chunk: Buffer) => this.onData(chunk));
     input.on("end", () => this.close());
@@ -43,9 +64,13 @@ export class LineConnection {
     output.on("error", () => this.close());
   }
 
-  /** Sends a request; resolves with its result, rejects with RpcError, ClosedError or EncodeError. */
-  request(method: string, params?: unknown): Promise<unknown> {
+  /**
+   * Sends a request; resolves with its result, rejects with RpcError,
+   * ClosedError, EncodeError, OverloadedError or CancelledError.
+   */
+  request(method: string, params?: unknown, opts: SendOptions = {}): Promise<unknown> {
     if (this.closed) return Promise.reject(new ClosedError("connection closed"));
+    if (opts.signal?.aborted) return Promise.reject(new CancelledError("cancelled before sending"));
     const id = this.nextId++;
     let line: string;
     try {
@@ -53,14 +78,26 @@ export class LineConnection {
     } catch (err) {
       return Promise.reject(new EncodeError(err instanceof Error ? err.message : String(err)));
     }
+    const over = this.overBound(line, opts.maxBufferedBytes);
+    if (over) return Promise.reject(new OverloadedError(over));
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      const signal = opts.signal;
+      const onAbort = () => {
+        if (this.pending.delete(id)) reject(new CancelledError("cancelled"));
+      };
+      const settle = () => signal?.removeEventListener("abort", onAbort);
+      this.pending.set(id, {
+        resolve: (v) => (settle(), resolve(v)),
+        reject: (e) => (settle(), reject(e)),
+      });
+      signal?.addEventListener("abort", onAbort, { once: true });
       this.write(line);
+      opts.onSent?.();
     });
   }
 
-  /** Sends a notification; false when it could not be sent. */
-  notify(method: string, params?: unknown): boolean {
+  /** Sends a notification; false when it could not be sent (closed, unserialisable, over maxBufferedBytes). */
+  notify(method: string, params?: unknown, maxBufferedBytes?: number): boolean {
     if (this.closed) return false;
     let line: string;
     try {
@@ -68,8 +105,19 @@ export class LineConnection {
     } catch {
       return false;
     }
+    if (this.overBound(line, maxBufferedBytes)) return false;
     this.write(line);
     return true;
+  }
+
+  /** Bytes written but not yet taken by the other side (the writer's buffer; the OS pipe's own buffer is not counted). */
+  get bufferedBytes(): number {
+    return this.output.writableLength ?? 0;
+  }
+
+  /** Requests sent and neither answered, cancelled nor closed. */
+  get pendingCount(): number {
+    return this.pending.size;
   }
 
   /** Rejects every unanswered call; later calls reject at once. */
@@ -83,6 +131,15 @@ export class LineConnection {
 
   get isClosed(): boolean {
     return this.closed;
+  }
+
+  /** Why line must not be written under max, or undefined when it may. */
+  private overBound(line: string, max: number | undefined): string | undefined {
+    if (max === undefined) return undefined;
+    const buffered = this.bufferedBytes;
+    const bytes = Buffer.byteLength(line);
+    if (buffered + bytes <= max) return undefined;
+    return `${bytes} bytes would join ${buffered} not yet read by the sidecar (limit ${max})`;
   }
 
   private write(line: string): void {
@@ -106,6 +163,11 @@ export class LineConnection {
   }
 
   private onLine(line: Buffer): void {
+    try {
+      this.opts.onLine?.();
+    } catch {
+      // an observer must not break reading
+    }
     let msg: unknown;
     try {
       msg = JSON.parse(line.toString("utf8"));

@@ -1,12 +1,14 @@
 // The hookwire child process as the shim sees it: spawn, initialize, calls
-// with a deadline, crash detection and restart with backoff, shutdown.
+// with a deadline, crash and hang detection, restart with backoff, shutdown.
 // Nothing here throws to its caller and nothing waits past its deadline:
-// every failure becomes a CallResult with ok:false.
+// every failure becomes a CallResult with ok:false. What OpenCode's process
+// holds for the child is bounded: calls that timed out are forgotten, and
+// bytes the child has not read yet are capped (maxInFlightBytes).
 
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { ClosedError, EncodeError, LineConnection } from "./rpc.js";
+import { CancelledError, ClosedError, EncodeError, LineConnection, OverloadedError } from "./rpc.js";
 import type { Logger } from "./log.js";
 import type { Trace } from "./trace.js";
 
@@ -28,7 +30,7 @@ export type InitializeParams = {
 
 export type CallResult =
   | { ok: true; result: unknown }
-  | { ok: false; reason: "not-ready" | "timeout" | "error" | "closed" | "unserialisable"; detail?: string };
+  | { ok: false; reason: "not-ready" | "timeout" | "error" | "closed" | "unserialisable" | "overloaded"; detail?: string };
 
 export type SidecarState = "starting" | "ready" | "backoff" | "failed" | "stopped";
 
@@ -47,6 +49,18 @@ export type SidecarOptions = {
   backoffMaxMs?: number;
   maxCrashes?: number;
   crashWindowMs?: number;
+  /**
+   * Calls in a row that reach their deadline with nothing read from the child
+   * meanwhile before it counts as hung: killed (SIGKILL) and restarted like a
+   * crash. 0: never. Default DEFAULT_HUNG_AFTER_MISSES.
+   */
+  hungAfterMisses?: number;
+  /**
+   * Most bytes written to the child's stdin and not yet read by it; a call
+   * that would pass it fails open ("overloaded") without being written.
+   * Default DEFAULT_MAX_IN_FLIGHT_BYTES.
+   */
+  maxInFlightBytes?: number;
   /** Called each time a (re)started sidecar has answered initialize. */
   onReady?: (sidecar: Sidecar) => void;
   /** Starts the child; node's spawn unless a test hands in a fake child. */
@@ -61,6 +75,8 @@ export type SpawnFn = (
 ) => ChildProcess;
 
 const MAX_STDERR_LOG_BYTES = 10 * 1024 * 1024;
+export const DEFAULT_HUNG_AFTER_MISSES = 3;
+export const DEFAULT_MAX_IN_FLIGHT_BYTES = 8 * 1024 * 1024;
 
 /** A timer that never keeps the host process alive (restart backoff only:
  * deadlines are short and bounded, so they may keep it alive). */
@@ -79,6 +95,8 @@ export class Sidecar {
   private restartTimer?: NodeJS.Timeout;
   private waiters = new Set<() => void>();
   private _state: SidecarState = "stopped";
+  /** Deadlines missed in a row with nothing read from the child meanwhile. */
+  private misses = 0;
   capabilities?: Capabilities;
   serverInfo?: unknown;
 
@@ -90,6 +108,20 @@ export class Sidecar {
 
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  /** Bytes written to the child's stdin that it has not read yet (at most maxInFlightBytes, plus the OS pipe's buffer). */
+  get inFlightBytes(): number {
+    return this.conn?.bufferedBytes ?? 0;
+  }
+
+  /** Requests waiting for their reply (a call that timed out no longer waits). */
+  get pendingCalls(): number {
+    return this.conn?.pendingCount ?? 0;
+  }
+
+  private get maxInFlightBytes(): number {
+    return this.opts.maxInFlightBytes ?? DEFAULT_MAX_IN_FLIGHT_BYTES;
   }
 
   /** Spawns the child; later crashes respawn it by themselves. */
@@ -149,7 +181,7 @@ export class Sidecar {
   notify(method: string, params: unknown): boolean {
     const conn = this.conn;
     if (this._state !== "ready" || !conn) return false;
-    const sent = conn.notify(method, params);
+    const sent = conn.notify(method, params, this.maxInFlightBytes);
     if (sent) this.opts.trace?.write({ ev: "notify", pid: this.pid, method, params });
     return sent;
   }
@@ -157,9 +189,9 @@ export class Sidecar {
   private send(method: string, params: unknown, ms: number, conn = this.conn): Promise<CallResult> {
     if (!conn || ms <= 0) return Promise.resolve({ ok: false, reason: conn ? "timeout" : "closed" });
     const pid = this.pid;
+    const gen = this.gen;
     const trace = this.opts.trace;
     const started = Date.now();
-    trace?.write({ ev: "call", pid, method, params });
     return new Promise<CallResult>((resolve) => {
       let settled = false;
       const finish = (r: CallResult) => {
@@ -169,21 +201,62 @@ export class Sidecar {
         trace?.write({ ev: "reply", pid, method, ms: Date.now() - started, ...r });
         resolve(r);
       };
+      const cancel = new AbortController();
       // When OpenCode's event loop was busy, the reply may already sit in the
       // pipe when this timer fires: timers run before I/O is read. Give up
       // only after the loop has had a turn to read it.
       const timer = setTimeout(
-        () => afterPendingIO(() => finish({ ok: false, reason: "timeout", detail: `${method} took over ${ms} ms` })),
+        () =>
+          afterPendingIO(() => {
+            if (settled) return;
+            finish({ ok: false, reason: "timeout", detail: `${method} took over ${ms} ms` });
+            // The call leaves the pending map; a late reply is dropped.
+            cancel.abort();
+            this.onMiss(gen, conn);
+          }),
         ms,
       );
-      conn.request(method, params).then(
+      const onSent = trace ? () => trace.write({ ev: "call", pid, method, params }) : undefined;
+      conn.request(method, params, { signal: cancel.signal, maxBufferedBytes: this.maxInFlightBytes, onSent }).then(
         (result) => finish({ ok: true, result }),
         (err: unknown) => {
-          const reason = err instanceof ClosedError ? "closed" : err instanceof EncodeError ? "unserialisable" : "error";
+          if (err instanceof CancelledError) return;
+          const reason =
+            err instanceof ClosedError
+              ? "closed"
+              : err instanceof EncodeError
+                ? "unserialisable"
+                : err instanceof OverloadedError
+                  ? "overloaded"
+                  : "error";
           finish({ ok: false, reason, detail: errorText(err) });
         },
       );
     });
+  }
+
+  /**
+   * A call on conn reached its deadline. Enough of them in a row, with
+   * nothing read from the child meanwhile, and the child is hung (stopped,
+   * deadlocked, or stuck in a loop that reads nothing): kill it and restart
+   * it like a crash. Its stdin buffer goes with it, so no stale backlog
+   * delays the calls that come after the restart.
+   */
+  private onMiss(gen: number, conn: LineConnection): void {
+    if (gen !== this.gen || conn !== this.conn || this._state !== "ready") return;
+    this.misses++;
+    const limit = this.opts.hungAfterMisses ?? DEFAULT_HUNG_AFTER_MISSES;
+    if (limit <= 0 || this.misses < limit) return;
+    const child = this.child;
+    const why = `hung: ${this.misses} calls in a row got no reply within their deadline`;
+    this.opts.log.once("hung", "warn", `hookwire: sidecar ${why}; killed (SIGKILL), restarting`);
+    this.opts.trace?.write({ ev: "hung", pid: child?.pid, misses: this.misses, inFlightBytes: conn.bufferedBytes });
+    this.onChildGone(gen, why, true);
+    try {
+      child?.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
   }
 
   private spawnChild(): void {
@@ -212,8 +285,13 @@ export class Sidecar {
     unrefStream(child.stdin);
     unrefStream(child.stdout);
     if (!child.stdin || !child.stdout) return;
-    const conn = new LineConnection(child.stdout, child.stdin);
+    const conn = new LineConnection(child.stdout, child.stdin, {
+      onLine: () => {
+        if (gen === this.gen) this.misses = 0;
+      },
+    });
     this.conn = conn;
+    this.misses = 0;
     trace?.write({ ev: "spawn", pid: child.pid, binary, args });
     void this.initialize(gen, conn);
   }
@@ -261,13 +339,17 @@ export class Sidecar {
     this.setState("ready");
   }
 
-  private onChildGone(gen: number, why: string): void {
+  /** The child is gone (or given up on as hung: logged already, so quiet). */
+  private onChildGone(gen: number, why: string, quiet = false): void {
     if (gen !== this.gen || this.exitedGen === gen) return;
     this.exitedGen = gen;
     const pid = this.child?.pid;
     this.opts.trace?.write({ ev: "exit", pid, why });
     this.conn?.close();
     this.conn = undefined;
+    // What the child never read is dropped now, not held until the stream
+    // notices the child is gone.
+    this.child?.stdin?.destroy();
     this.capabilities = undefined;
     if (this._state === "failed" || this._state === "stopped") return;
     const now = Date.now();
@@ -285,7 +367,7 @@ export class Sidecar {
       this.setState("failed");
       return;
     }
-    this.opts.log.once("crash", "warn", `hookwire: sidecar ${why}; restarting`);
+    if (!quiet) this.opts.log.once("crash", "warn", `hookwire: sidecar ${why}; restarting`);
     const start = this.opts.backoffStartMs ?? 100;
     const delay = Math.min(start * 2 ** (this.crashTimes.length - 1), this.opts.backoffMaxMs ?? 5_000);
     this.setState("backoff");

@@ -160,3 +160,99 @@ test("a sidecar that exits at once: respawned after 100, 200, 400, 800 ms; given
   await advance(0);
   assert.deepEqual(call.value, { ok: false, reason: "not-ready", detail: "failed" });
 });
+
+// ---- A hung sidecar (issue 9) -------------------------------------------
+
+test("three deadline misses in a row with nothing read: the child is killed (SIGKILL) and restarted; no stale call reaches the new one", async () => {
+  const spawner = fakeSpawner();
+  const { s, logs } = start(spawner);
+  await advance(0);
+  const first = spawner.children[0];
+  first.stop();
+  const calls = [1, 2, 3].map((n) => track(s.request("tool.execute.before", { n }, 250)));
+  assert.equal(s.pendingCalls, 3);
+  assert.ok(s.inFlightBytes > 0, "the stopped child read nothing");
+  await advance(250);
+  for (const c of calls) assert.equal(c.value.reason, "timeout");
+  assert.deepEqual(first.signals, ["SIGKILL"]);
+  assert.equal(s.state, "backoff");
+  assert.equal(s.pendingCalls, 0);
+  assert.equal(s.inFlightBytes, 0, "the old stdin buffer is dropped with the child");
+  assert.equal(logs.filter((l) => l.message.includes("hung")).length, 1);
+  // A call made while it restarts waits for the new child and is answered.
+  const next = track(s.request("tool.execute.before", { n: 4 }, 250));
+  await advance(100);
+  assert.equal(spawner.children.length, 2);
+  assert.deepEqual(next.value, { ok: true, result: { patch: [] } });
+  const second = spawner.children[1];
+  assert.deepEqual(second.received.map((m) => m.params?.n ?? m.method), ["initialize", 4], "only initialize and the new call");
+  first.cont(); // a continued old child changes nothing
+  assert.equal(s.pid, second.pid);
+});
+
+test("a line from the child between misses resets the count: a slow sidecar that still answers is not killed", async () => {
+  const spawner = fakeSpawner(silentOn("tool.execute.before"));
+  const { s } = start(spawner, { hungAfterMisses: 3 });
+  await advance(0);
+  const child = spawner.children[0];
+  const miss = async () => {
+    const c = track(s.request("tool.execute.before", {}, 250));
+    await advance(250);
+    assert.equal(c.value.reason, "timeout");
+  };
+  await miss();
+  await miss();
+  // The late answer to the first call: dropped, but the child is alive.
+  child.reply({ id: child.unanswered[0].id, result: { patch: [] } });
+  await advance(0);
+  await miss();
+  await miss();
+  assert.deepEqual(child.signals, []);
+  assert.equal(s.state, "ready");
+  await miss();
+  assert.deepEqual(child.signals, ["SIGKILL"], "the third miss in a row since the last line");
+});
+
+test("hungAfterMisses 0: a silent child is never killed, and the timed-out calls still leave the pending map", async () => {
+  const spawner = fakeSpawner(silentOn("tool.execute.before"));
+  const { s } = start(spawner, { hungAfterMisses: 0 });
+  await advance(0);
+  for (let i = 0; i < 10; i++) track(s.request("tool.execute.before", {}, 250));
+  assert.equal(s.pendingCalls, 10);
+  await advance(250);
+  assert.equal(s.pendingCalls, 0);
+  assert.deepEqual(spawner.children[0].signals, []);
+  assert.equal(s.state, "ready");
+});
+
+test("bytes in flight: 200 x 1 MB transforms against a stopped child never hold more than maxInFlightBytes; the rest fail open unwritten", async () => {
+  const spawner = fakeSpawner();
+  const max = 8 * 1024 * 1024;
+  const { s } = start(spawner, { hungAfterMisses: 0 });
+  await advance(0);
+  const child = spawner.children[0];
+  child.stop();
+  const big = "x".repeat(1 << 20);
+  let peak = 0;
+  const calls = [];
+  for (let i = 0; i < 200; i++) {
+    calls.push(track(s.request("chat.system.transform", { input: {}, output: { system: [big] } }, 2000)));
+    peak = Math.max(peak, s.inFlightBytes);
+  }
+  await advance(0);
+  assert.ok(peak <= max, `peak ${peak}`);
+  const overloaded = calls.filter((c) => c.value !== "pending" && c.value.reason === "overloaded");
+  assert.equal(overloaded.length, 200 - 7, "seven 1 MB messages fit in 8 MiB");
+  assert.equal(s.pendingCalls, 7);
+  await advance(2000);
+  assert.ok(calls.every((c) => c.value !== "pending"));
+  assert.equal(s.pendingCalls, 0);
+  // Continued: the child reads the backlog it was sent, and nothing more.
+  child.cont();
+  await advance(0);
+  assert.equal(child.received.filter((m) => m.method === "chat.system.transform").length, 7);
+  assert.equal(s.inFlightBytes, 0);
+  const after = track(s.request("tool.execute.before", {}, 250));
+  await advance(0);
+  assert.deepEqual(after.value, { ok: true, result: { patch: [] } });
+});

@@ -99,3 +99,18 @@ test("EventForwarder: early events wait for initialize, only wanted types go out
   await events.onEvent(undefined);
   assert.equal(s.sent.length, 1);
 });
+
+test("hungAfterMisses and maxInFlightBytes: shim options with documented defaults, never sent to the sidecar", async () => {
+  const { resolveSettings, DEFAULT_HUNG_AFTER_MISSES, DEFAULT_MAX_IN_FLIGHT_BYTES } = await import("../dist/options.js");
+  assert.equal(DEFAULT_HUNG_AFTER_MISSES, 3);
+  assert.equal(DEFAULT_MAX_IN_FLIGHT_BYTES, 8 * 1024 * 1024);
+  const dflt = resolveSettings({}, {}, {});
+  assert.equal(dflt.hungAfterMisses, 3);
+  assert.equal(dflt.maxInFlightBytes, 8 * 1024 * 1024);
+  const set = resolveSettings({ hungAfterMisses: 0, maxInFlightBytes: 1024, cacheStable: true }, {}, {});
+  assert.equal(set.hungAfterMisses, 0, "0 turns hang detection off");
+  assert.equal(set.maxInFlightBytes, 1024);
+  assert.deepEqual(set.config, { cacheStable: true });
+  for (const bad of [-1, 1.5, "3", null]) assert.equal(resolveSettings({ hungAfterMisses: bad }, {}, {}).hungAfterMisses, 3, String(bad));
+  for (const bad of [0, -5, "8", Infinity]) assert.equal(resolveSettings({ maxInFlightBytes: bad }, {}, {}).maxInFlightBytes, 8 * 1024 * 1024, String(bad));
+});

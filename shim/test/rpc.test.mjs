@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { PassThrough } from "node:stream";
+import { PassThrough, Writable } from "node:stream";
 import { test } from "node:test";
-import { ClosedError, EncodeError, LineConnection, RpcError } from "../dist/rpc.js";
+import { CancelledError, ClosedError, EncodeError, LineConnection, OverloadedError, RpcError } from "../dist/rpc.js";
 
 function pair() {
   const fromSidecar = new PassThrough();
@@ -47,4 +47,52 @@ test("close rejects the waiting calls and every later one; encode errors send no
   assert.equal(conn.notify("event", {}), false);
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(sent.map((m) => m.method), ["y"]);
+});
+
+test("an aborted call leaves the pending map; its late reply is dropped", async () => {
+  const { conn, fromSidecar } = pair();
+  const cancel = new AbortController();
+  const a = conn.request("x", {}, { signal: cancel.signal });
+  const b = conn.request("y");
+  assert.equal(conn.pendingCount, 2);
+  cancel.abort();
+  await assert.rejects(a, CancelledError);
+  assert.equal(conn.pendingCount, 1);
+  fromSidecar.write(JSON.stringify({ jsonrpc: "2.0", id: 1, result: "late" }) + "\n" + JSON.stringify({ jsonrpc: "2.0", id: 2, result: "ok" }) + "\n");
+  assert.equal(await b, "ok");
+  assert.equal(conn.pendingCount, 0);
+  const already = new AbortController();
+  already.abort();
+  await assert.rejects(conn.request("z", {}, { signal: already.signal }), CancelledError);
+  assert.equal(conn.pendingCount, 0);
+});
+
+test("maxBufferedBytes: a message that would pass the bound is refused unwritten; the bound frees as the reader reads", async () => {
+  const fromSidecar = new PassThrough();
+  const held = [];
+  // A reader that takes nothing until told (a stopped child).
+  const toSidecar = new Writable({ highWaterMark: 1, write: (chunk, _e, cb) => held.push({ chunk, cb }) });
+  const lines = [];
+  const conn = new LineConnection(fromSidecar, toSidecar, { onLine: () => lines.push(1) });
+  const big = "x".repeat(1000);
+  const max = 2500;
+  const calls = [];
+  for (let i = 0; i < 5; i++) calls.push(conn.request("t", { big }, { maxBufferedBytes: max }).catch((e) => e));
+  assert.ok(conn.bufferedBytes <= max, `${conn.bufferedBytes} buffered`);
+  assert.equal(conn.bufferedBytes, 2 * Buffer.byteLength(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "t", params: { big } }) + "\n"));
+  const refused = await Promise.all(calls.slice(2));
+  for (const e of refused) assert.ok(e instanceof OverloadedError && /limit 2500/.test(e.message), String(e));
+  assert.equal(conn.pendingCount, 2, "refused calls never entered the pending map");
+  assert.equal(conn.notify("event", { big }, max), false);
+  assert.equal(conn.notify("event", { small: 1 }), true, "no bound given: written");
+  // The reader takes everything: room again.
+  while (held.length) held.shift().cb();
+  await new Promise((r) => setImmediate(r));
+  assert.equal(conn.bufferedBytes, 0);
+  void conn.request("t", { big }, { maxBufferedBytes: max }).catch(() => {});
+  assert.ok(conn.bufferedBytes > 0);
+  // Every line read counts as life, junk included.
+  fromSidecar.write("junk\n" + JSON.stringify({ jsonrpc: "2.0", id: 1, result: 1 }) + "\n");
+  assert.equal(await calls[0], 1);
+  assert.equal(lines.length, 2);
 });
