@@ -115,7 +115,7 @@ func benchTransform(b *testing.B, raw []byte) {
 	if err != nil {
 		b.Fatalf("chat.messages.transform: %v", err)
 	}
-	if p, ok := res.(PatchResult); !ok || len(p.Patch) == 0 {
+	if p, ok := res.(handlers.PatchResult); !ok || len(p.Patch) == 0 {
 		b.Fatalf("chat.messages.transform did no work: %#v", res)
 	}
 	b.SetBytes(int64(len(raw)))
@@ -163,9 +163,9 @@ func BenchmarkSmallCall(b *testing.B) {
 
 const chatMessage = `{"input":{"sessionID":"ses_b","agent":"orchestrator"},"output":{"message":{"agent":"orchestrator"}}}`
 
-func managedSession(b *testing.B, dispatch func(context.Context, string, json.RawMessage, bool) (any, error)) {
+func managedSession(b *testing.B, dispatch func(context.Context, rpc.Request) (any, error)) {
 	b.Helper()
-	if _, err := dispatch(context.Background(), "chat.message", json.RawMessage(chatMessage), false); err != nil {
+	if _, err := dispatch(context.Background(), rpc.Request{Method: "chat.message", Params: json.RawMessage(chatMessage)}); err != nil {
 		b.Fatalf("chat.message: %v", err)
 	}
 }
