@@ -2,11 +2,16 @@ package handlers
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/rpc"
@@ -14,6 +19,10 @@ import (
 )
 
 // Config is initialize's config object (PROTOCOL.md 7) with defaults filled.
+//
+// Every object type here ends with an Unknown field (`json:",embed"`):
+// the decoder puts there the members the type does not define, and
+// ParseConfig reports them by path. Unknown is nil once ParseConfig returns.
 type Config struct {
 	OrchestratorAgent  string        `json:"orchestratorAgent"`
 	TaskTools          []string      `json:"taskTools"`
@@ -25,12 +34,25 @@ type Config struct {
 	Subagents          []string      `json:"subagents"`
 	MaxParents         int           `json:"maxParents"`
 	MaxTrackedSessions int           `json:"maxTrackedSessions"`
+	Unknown            unknownFields `json:",embed"`
 }
+
+// unknownFields catches the members of a config object its type does not
+// define (name → raw value).
+type unknownFields = map[string]jsontext.Value
 
 // RetryConfig is config.delegateRetry.
 type RetryConfig struct {
-	Enabled  bool                `json:"enabled"`
-	Patterns []core.RetryPattern `json:"patterns"`
+	Enabled  bool           `json:"enabled"`
+	Patterns []RetryPattern `json:"patterns"`
+	Unknown  unknownFields  `json:",embed"`
+}
+
+// RetryPattern is one of config.delegateRetry.patterns: a core.RetryPattern
+// as the client writes it.
+type RetryPattern struct {
+	core.RetryPattern
+	Unknown unknownFields `json:",embed"`
 }
 
 // TaskSessions is config.taskSessions.
@@ -39,13 +61,15 @@ type TaskSessions struct {
 	MaxSessionsPerAgent int               `json:"maxSessionsPerAgent"`
 	MaxPendingCalls     int               `json:"maxPendingCalls"`
 	Agents              map[string]string `json:"agents"`
+	Unknown             unknownFields     `json:",embed"`
 }
 
 // PhaseReminder is config.phaseReminder. Text nil means the default text.
 type PhaseReminder struct {
-	Enabled     bool     `json:"enabled"`
-	Text        *string  `json:"text"`
-	SkipMarkers []string `json:"skipMarkers"`
+	Enabled     bool          `json:"enabled"`
+	Text        *string       `json:"text"`
+	SkipMarkers []string      `json:"skipMarkers"`
+	Unknown     unknownFields `json:",embed"`
 }
 
 // DefaultConfig returns the configuration a client that sends no config gets.
@@ -54,7 +78,7 @@ func DefaultConfig() Config {
 		OrchestratorAgent: core.DefaultOrchestratorAgent,
 		TaskTools:         []string{"task"},
 		MaxMessageBytes:   rpc.DefaultMaxMessageBytes,
-		DelegateRetry:     RetryConfig{Enabled: true, Patterns: []core.RetryPattern{}},
+		DelegateRetry:     RetryConfig{Enabled: true, Patterns: []RetryPattern{}},
 		TaskSessions: TaskSessions{
 			Enabled:             true,
 			MaxSessionsPerAgent: sessions.DefaultMaxSessionsPerAgent,
@@ -68,76 +92,78 @@ func DefaultConfig() Config {
 	}
 }
 
-// knownConfigFields lists, per object path, the fields config may carry;
-// "*" marks a map whose keys are free.
-var knownConfigFields = map[string][]string{
-	"config": {"orchestratorAgent", "taskTools", "maxMessageBytes", "delegateRetry", "taskSessions",
-		"phaseReminder", "cacheStable", "subagents", "maxParents", "maxTrackedSessions"},
-	"config.delegateRetry":            {"enabled", "patterns"},
-	"config.delegateRetry.patterns[]": {"pattern", "errorType", "fixHint", "flavor"},
-	"config.taskSessions":             {"enabled", "maxSessionsPerAgent", "maxPendingCalls", "agents"},
-	"config.phaseReminder":            {"enabled", "text", "skipMarkers"},
-}
-
-// ParseConfig reads initialize's config over the defaults. Unknown fields
-// are an error naming every one of them, so typos are caught.
-func ParseConfig(raw json.RawMessage) (Config, error) {
+// ParseConfig reads initialize's config over the defaults, with the JSON v2
+// decoder that reads every request. Member names match exactly. Unknown
+// members are an error naming every one of them, so typos are caught: each
+// config object type has an embedded fallback field (Unknown,
+// `json:",embed"`) where the decoder puts the members the type does not
+// define, and unknownMembers collects them. JSON null leaves a member's
+// default in place, as it always has.
+func ParseConfig(raw jsontext.Value) (Config, error) {
 	cfg := DefaultConfig()
-	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
 		return cfg, nil
 	}
-	var unknown []string
-	if err := findUnknown(raw, "config", &unknown); err != nil {
-		return cfg, err
+	if trimmed[0] != '{' {
+		return cfg, rpc.Errorf(rpc.CodeInvalidParams, "invalid config: config must be an object")
 	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
+	decodeErr := jsonv2.Unmarshal(trimmed, &cfg, jsonv1.MergeWithLegacySemantics(true))
+	if unknown := unknownMembers(reflect.ValueOf(&cfg), "config"); len(unknown) > 0 {
 		return cfg, rpc.Errorf(rpc.CodeInvalidParams, "unknown config field(s): %s", strings.Join(unknown, ", "))
 	}
-	if err := json.Unmarshal(raw, &cfg); err != nil {
-		return cfg, rpc.Errorf(rpc.CodeInvalidParams, "invalid config: %s", describeJSONError(err, "config"))
+	if decodeErr != nil {
+		return cfg, rpc.Errorf(rpc.CodeInvalidParams, "invalid config: %s", describeDecodeError(decodeErr, "config"))
 	}
 	return cfg, cfg.validate()
 }
 
-func findUnknown(raw json.RawMessage, path string, unknown *[]string) error {
-	known, ok := knownConfigFields[path]
-	if !ok {
-		return nil
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		if path == "config" {
-			return rpc.Errorf(rpc.CodeInvalidParams, "invalid config: config must be an object")
-		}
-		return nil // the typed decode names the wrong type
-	}
-	for k, v := range obj {
-		if !slices.Contains(known, k) {
-			*unknown = append(*unknown, path+"."+k)
-			continue
-		}
-		child := path + "." + k
-		if _, nested := knownConfigFields[child+"[]"]; nested {
-			var items []json.RawMessage
-			if json.Unmarshal(v, &items) == nil {
-				for i, item := range items {
-					var sub []string
-					if err := findUnknown(item, child+"[]", &sub); err != nil {
-						return err
+// unknownMembers returns, sorted, the JSON path of every member that the
+// embedded fallback fields under v caught (config.phaseReminder.txt,
+// config.delegateRetry.patterns[0].hint), and clears those fields. It
+// walks v's struct fields by their JSON names, so the Go types stay the
+// one list of what config may carry. Maps that are members (not
+// fallbacks) are not walked: their keys are free.
+func unknownMembers(v reflect.Value, path string) []string {
+	var found []string
+	var walk func(v reflect.Value, path string)
+	walk = func(v reflect.Value, path string) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				walk(v.Elem(), path)
+			}
+		case reflect.Slice:
+			for i := range v.Len() {
+				walk(v.Index(i), path+"["+strconv.Itoa(i)+"]")
+			}
+		case reflect.Struct:
+			t := v.Type()
+			for i := range t.NumField() {
+				f, fv := t.Field(i), v.Field(i)
+				name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+				embedded := (f.Anonymous && name == "") || slices.Contains(strings.Split(opts, ","), "embed")
+				switch {
+				case !f.IsExported() || name == "-":
+				case embedded && fv.Kind() == reflect.Map:
+					for _, key := range fv.MapKeys() {
+						found = append(found, path+"."+key.String())
 					}
-					for _, s := range sub {
-						*unknown = append(*unknown, strings.Replace(s, child+"[]", fmt.Sprintf("%s[%d]", child, i), 1))
+					fv.SetZero()
+				case embedded:
+					walk(fv, path)
+				default:
+					if name == "" {
+						name = f.Name
 					}
+					walk(fv, path+"."+name)
 				}
 			}
-			continue
-		}
-		if err := findUnknown(v, child, unknown); err != nil {
-			return err
 		}
 	}
-	return nil
+	walk(v, path)
+	sort.Strings(found)
+	return found
 }
 
 func (c *Config) validate() error {
@@ -190,7 +216,11 @@ func (c *Config) reminderConfig() core.ReminderConfig {
 }
 
 func (c *Config) retryOptions() core.RetryOptions {
-	return core.RetryOptions{Extra: c.DelegateRetry.Patterns, Subagents: c.Subagents}
+	extra := make([]core.RetryPattern, len(c.DelegateRetry.Patterns))
+	for i, p := range c.DelegateRetry.Patterns {
+		extra[i] = p.RetryPattern
+	}
+	return core.RetryOptions{Extra: extra, Subagents: c.Subagents}
 }
 
 func (c *Config) storeConfig() sessions.Config {

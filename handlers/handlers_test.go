@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
 )
@@ -81,6 +83,25 @@ func TestParseConfig(t *testing.T) {
 			assert.Equal(t, "mya", c.TaskSessions.Agents["my agent"])
 		}},
 		{"wrong type names the field", `{"maxParents":"many"}`, []string{"maxParents"}, nil},
+		{"wrong type says what it must be", `{"maxParents":"many"}`, []string{"invalid config: config.maxParents must be an integer, got a string"}, nil},
+		{"a fraction is not an integer", `{"taskSessions":{"maxPendingCalls":1.5}}`,
+			[]string{"config.taskSessions.maxPendingCalls must be an integer, got 1.5"}, nil},
+		{"a nested wrong type names its path", `{"delegateRetry":{"patterns":[{"pattern":"a","errorType":7}]}}`,
+			[]string{"config.delegateRetry.patterns[0].errorType must be a string, got a number"}, nil},
+		{"an object where a list belongs", `{"subagents":{"a":1}}`, []string{"config.subagents must be an array, got an object"}, nil},
+		{"null keeps a member's default", `{"maxParents":null,"taskSessions":null,"phaseReminder":{"text":null}}`, nil,
+			func(t *testing.T, c Config) {
+				assert.Equal(t, DefaultConfig(), c)
+			}},
+		{"patterns are read into the retry options", `{"delegateRetry":{"patterns":[{"pattern":"boom","errorType":"kaboom","fixHint":"duck","flavor":"native"}]}}`, nil,
+			func(t *testing.T, c Config) {
+				assert.Equal(t, []core.RetryPattern{{Pattern: "boom", ErrorType: "kaboom", FixHint: "duck", Flavor: core.FlavorNative}},
+					c.retryOptions().Extra)
+				assert.Nil(t, c.DelegateRetry.Patterns[0].Unknown)
+			}},
+		{"member names match case-sensitively", `{"OrchestratorAgent":"x"}`, []string{"unknown config field(s): config.OrchestratorAgent"}, nil},
+		{"unknown members are listed sorted", `{"zeta":1,"alpha":2,"taskSessions":{"agentz":{}}}`,
+			[]string{"unknown config field(s): config.alpha, config.taskSessions.agentz, config.zeta"}, nil},
 		{"non-positive bound", `{"maxTrackedSessions":0}`, []string{"config.maxTrackedSessions", "positive"}, nil},
 		{"blank orchestrator", `{"orchestratorAgent":"  "}`, []string{"orchestratorAgent"}, nil},
 		{"pattern without errorType", `{"delegateRetry":{"patterns":[{"pattern":"boom"}]}}`, []string{"patterns[0]"}, nil},
@@ -89,7 +110,7 @@ func TestParseConfig(t *testing.T) {
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
-			c, err := ParseConfig(json.RawMessage(row.raw))
+			c, err := ParseConfig(jsontext.Value(row.raw))
 			if row.wantErr != nil {
 				require.Error(t, err)
 				var rerr *rpc.Error

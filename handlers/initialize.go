@@ -53,7 +53,7 @@ func (s *Server) initialize(_ context.Context, raw json.RawMessage) (any, error)
 		return nil, rpc.Errorf(rpc.CodeInvalidParams,
 			"unsupported protocolVersion %d: this sidecar speaks [%d]", *p.ProtocolVersion, ProtocolVersion)
 	}
-	cfg, err := ParseConfig(json.RawMessage(p.Config))
+	cfg, err := ParseConfig(p.Config)
 	if err != nil {
 		return nil, err
 	}

@@ -3,9 +3,6 @@ package handlers
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -24,7 +21,7 @@ func decodeParams(raw json.RawMessage, v any) error {
 		return invalidParams("params must be an object")
 	}
 	if err := jsonv2.Unmarshal(trimmed, v); err != nil {
-		return invalidParams("%s", describeV2Error(err))
+		return invalidParams("%s", describeDecodeError(err, ""))
 	}
 	return nil
 }
@@ -53,73 +50,6 @@ func decodeHook[I, O any](raw json.RawMessage) (*I, *O, error) {
 // missing is the error for a required field that is absent or null.
 func missing(field string) error {
 	return invalidParams("missing field %q", field)
-}
-
-// describeV2Error names the field of a JSON v2 decoding error.
-func describeV2Error(err error) string {
-	var se *jsonv2.SemanticError
-	if errors.As(err, &se) && se.JSONPointer != "" {
-		want := "another type"
-		if se.GoType != nil {
-			want = jsonKind(se.GoType.Kind().String())
-		}
-		field := strings.ReplaceAll(strings.TrimPrefix(string(se.JSONPointer), "/"), "/", ".")
-		return field + " must be " + want + ", got " + kindName(se.JSONKind)
-	}
-	return err.Error()
-}
-
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	}
-	return "something else"
-}
-
-// describeJSONError turns an encoding/json error into a sentence that names
-// the offending field.
-func describeJSONError(err error, root string) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		field := te.Field
-		if root != "" {
-			field = strings.TrimSuffix(root+"."+field, ".")
-		}
-		if field == "" {
-			field = "value"
-		}
-		return fmt.Sprintf("%s must be %s, got %s", field, jsonKind(te.Type.Kind().String()), te.Value)
-	}
-	return err.Error()
-}
-
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	case "struct", "map":
-		return "an object"
-	case "slice", "array":
-		return "an array"
-	case "int", "int64", "int32", "uint64", "float64":
-		return "a number"
-	case "ptr":
-		return "an object"
-	}
-	return "of another type"
 }
 
 // rawString returns the JSON string in raw, or "" when raw is anything else.
