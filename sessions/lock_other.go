@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package sessions
 
@@ -7,8 +7,12 @@ import (
 	"os"
 )
 
-// Without flock the state file could be corrupted by a second process, so
-// the persister runs in memory only (PROTOCOL.md 6).
+const lockStateFile = false
+
+// Without a file lock the state file could be corrupted by a second
+// process, so the persister runs in memory only (PROTOCOL.md 6).
 func lockFile(*os.File) error { return errors.New("file locking is not supported on this platform") }
 
 func unlockFile(*os.File) error { return nil }
+
+func syncDir(string) error { return nil }

@@ -1,11 +1,12 @@
 package sessions
 
 import (
+	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -20,19 +21,17 @@ const DefaultDebounce = 200 * time.Millisecond
 // corruptTimeFormat stamps a state file moved aside: FILE.corrupt-<UTC>.
 const corruptTimeFormat = "20060102T150405Z"
 
-var errLocked = errors.New("locked by another process")
-
 // Persister keeps a Store in a state file (PROTOCOL.md 6): loaded when
 // opened, written atomically shortly after changes and when closed. It
-// holds an exclusive lock on FILE.lock for its whole life; without the lock
-// it runs in memory only and never touches FILE. Its methods are safe for
-// concurrent use.
+// holds an exclusive lock on FILE.lock (and on FILE, stateLock) for its
+// whole life; without the lock it runs in memory only and never touches
+// FILE. Its methods are safe for concurrent use.
 type Persister struct {
 	path     string
 	store    *Store
 	log      zerolog.Logger
 	debounce time.Duration
-	lock     *os.File // nil: memory-only
+	lock     *stateLock // nil: memory-only
 
 	writeMu sync.Mutex // serializes writes
 
@@ -50,14 +49,17 @@ type Persister struct {
 	beforeRename func(tmp string) error
 }
 
-// OpenPersister locks path+".lock", loads path into store and returns the
-// Persister that keeps it there. A lock held elsewhere (or one that cannot
-// be taken) is not an error: the Persister runs in memory only, logs a
-// warning and says why in Status. A missing file starts empty; an
-// unreadable or corrupt one, or one of an unknown version, is renamed to
-// path+".corrupt-<UTC time>" with a warning, and the store starts empty.
-// debounce <= 0 means DefaultDebounce. The error is for bad arguments only.
-func OpenPersister(path string, store *Store, log zerolog.Logger, debounce time.Duration) (*Persister, error) {
+// OpenPersister locks path (acquireLock), removes temp files a killed
+// write left, loads path into store and returns the Persister that keeps
+// it there. A lock held elsewhere (or one that cannot be taken) is not an
+// error: the Persister runs in memory only, logs a warning and says why in
+// Status. A missing file starts empty; an unreadable or corrupt one, or one
+// of an unknown version, is renamed to path+".corrupt-<UTC time>" with a
+// warning, and the store starts empty. Loading takes time linear in the
+// file's size; when ctx is done first, the load stops, the file is left as
+// it is and the Persister runs in memory only. debounce <= 0 means
+// DefaultDebounce. The error is for bad arguments only.
+func OpenPersister(ctx context.Context, path string, store *Store, log zerolog.Logger, debounce time.Duration) (*Persister, error) {
 	if path == "" {
 		return nil, errors.New("opening state file: empty path")
 	}
@@ -69,58 +71,63 @@ func OpenPersister(path string, store *Store, log zerolog.Logger, debounce time.
 	}
 	p := &Persister{path: path, store: store, log: log, debounce: debounce}
 
-	lock, err := openLock(path)
+	lock, err := acquireLock(path)
 	if err != nil {
-		p.reason = err.Error()
-		log.Warn().Str("state", path).Str("reason", p.reason).Msg("state file not used: running in memory only")
-		p.written = store.changeCount()
+		p.memoryOnly(err.Error())
 		return p, nil
 	}
 	p.lock = lock
-	p.load()
+	if n := removeTemps(path); n > 0 {
+		log.Info().Str("state", path).Int("removed", n).Msg("removed temp files an interrupted write left")
+	}
+	if err := p.load(ctx); err != nil {
+		lock.release()
+		p.lock = nil
+		p.memoryOnly("loading stopped: " + err.Error())
+		return p, nil
+	}
 	p.written = store.changeCount()
 	return p, nil
 }
 
-func openLock(path string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("creating state directory: %w", err)
-	}
-	name := path + ".lock"
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("opening lock file: %w", err)
-	}
-	if err := lockFile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("locking %s: %w", name, err)
-	}
-	return f, nil
+// memoryOnly records why the state file is not used.
+func (p *Persister) memoryOnly(reason string) {
+	p.reason = reason
+	p.log.Warn().Str("state", p.path).Str("reason", reason).Msg("state file not used: running in memory only")
+	p.written = p.store.changeCount()
 }
 
-// load reads the state file into the store; a bad file is moved aside.
-func (p *Persister) load() {
-	data, err := os.ReadFile(p.path)
+// load reads the state file into the store; a bad file is moved aside. It
+// returns an error only when ctx ended the load, the file untouched.
+func (p *Persister) load(ctx context.Context) error {
+	f, err := os.Open(p.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		p.log.Info().Str("state", p.path).Msg("no state file yet: starting empty")
-		return
+		return nil
 	}
 	if err == nil {
-		err = p.store.Restore(data)
-	}
-	if err == nil {
-		st := p.store.Stats()
-		p.log.Info().Str("state", p.path).Int("parents", st.Parents).Int("entries", st.Entries).Msg("state loaded")
-		return
+		began := time.Now()
+		err = p.store.restore(ctx, bufio.NewReaderSize(f, 256<<10))
+		f.Close()
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return err
+		}
+		if err == nil {
+			st := p.store.Stats()
+			p.log.Info().Str("state", p.path).Int("parents", st.Parents).Int("entries", st.Entries).
+				Dur("took", time.Since(began)).Msg("state loaded")
+			return nil
+		}
 	}
 	aside, rerr := moveAside(p.path)
 	if rerr != nil {
 		p.log.Warn().Err(err).Str("state", p.path).AnErr("moveError", rerr).
 			Msg("state file unreadable or corrupt and could not be moved aside: starting empty, it will be overwritten")
-		return
+		return nil
 	}
 	p.log.Warn().Err(err).Str("state", p.path).Str("movedTo", aside).
 		Msg("state file unreadable or corrupt: moved aside, starting empty")
+	return nil
 }
 
 // moveAside renames path to path.corrupt-<UTC time>, never over an earlier
@@ -224,55 +231,9 @@ func (p *Persister) flush(closing bool) error {
 	return nil
 }
 
-// writeFile replaces the state file atomically: a temp file in the same
-// directory is written, synced, made 0600 and renamed over it, then the
-// directory is synced so the rename survives a crash.
-func (p *Persister) writeFile(data []byte) (err error) {
-	dir := filepath.Dir(p.path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(p.path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("creating temp state file: %w", err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("writing temp state file: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("syncing temp state file: %w", err)
-	}
-	if err := f.Chmod(0o600); err != nil {
-		return fmt.Errorf("setting mode of temp state file: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("closing temp state file: %w", err)
-	}
-	if p.beforeRename != nil {
-		if err := p.beforeRename(tmp); err != nil {
-			return err
-		}
-	}
-	if err := os.Rename(tmp, p.path); err != nil {
-		return fmt.Errorf("replacing state file: %w", err)
-	}
-	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("syncing state directory: %w", err)
-	}
-	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+// writeFile replaces the state file atomically (stateLock.writeState).
+func (p *Persister) writeFile(data []byte) error {
+	return p.lock.writeState(data, p.beforeRename)
 }
 
 // Close writes pending changes and releases the lock. It is safe to call
@@ -296,11 +257,8 @@ func (p *Persister) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.released = true
-	if uerr := unlockFile(p.lock); uerr != nil && err == nil {
-		err = fmt.Errorf("unlocking state file: %w", uerr)
-	}
-	if cerr := p.lock.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("closing lock file: %w", cerr)
+	if rerr := p.lock.release(); rerr != nil && err == nil {
+		err = fmt.Errorf("releasing state file lock: %w", rerr)
 	}
 	return err
 }

@@ -148,7 +148,7 @@ func TestRestoreErrors(t *testing.T) {
 		{"parent twice", `{"version":1,"parents":[{"id":"p"},{"id":"p"}]}`, `parent "p" listed twice`},
 		{"entry without alias", `{"version":1,"parents":[{"id":"p","entries":[{"agent":"explorer","taskId":"ses_a","use":1}]}]}`, "must not be empty"},
 		{"alias twice", `{"version":1,"parents":[{"id":"p","entries":[` + entry + `,` + entry + `]}]}`, `alias "exp-1" listed twice`},
-		{"negative counter", `{"version":1,"parents":[{"id":"p","counters":{"exp":-1}}]}`, "bad alias counter"},
+		{"member twice", `{"version":1,"parents":[],"parents":[]}`, `member "parents" listed twice`},
 		{"frozen twice", `{"version":1,"parents":[{"id":"p","frozen":[{"messageId":"m"},{"messageId":"m"}]}]}`, "listed twice"},
 		{"agent twice", `{"version":1,"sessionAgents":[{"session":"s","agent":"a"},{"session":"s","agent":"b"}]}`, "listed twice"},
 	}
@@ -227,7 +227,7 @@ func openTest(t *testing.T, path string, s *Store, debounce time.Duration) (*Per
 	if debounce == 0 {
 		debounce = time.Hour
 	}
-	p, err := OpenPersister(path, s, logs.logger(), debounce)
+	p, err := OpenPersister(t.Context(), path, s, logs.logger(), debounce)
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close() })
 	return p, logs
@@ -536,8 +536,8 @@ func TestPersisterConcurrentNotify(t *testing.T) {
 }
 
 func TestOpenPersisterBadArguments(t *testing.T) {
-	_, err := OpenPersister("", New(Config{}), zerolog.Nop(), 0)
+	_, err := OpenPersister(t.Context(), "", New(Config{}), zerolog.Nop(), 0)
 	assert.Error(t, err)
-	_, err = OpenPersister(filepath.Join(t.TempDir(), "x"), nil, zerolog.Nop(), 0)
+	_, err = OpenPersister(t.Context(), filepath.Join(t.TempDir(), "x"), nil, zerolog.Nop(), 0)
 	assert.Error(t, err)
 }

@@ -1,10 +1,12 @@
 package sessions
 
 import (
-	"container/list"
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,10 +26,10 @@ type snapshotDoc struct {
 }
 
 type snapshotParent struct {
-	ID       string           `json:"id"`
-	Counters map[string]int   `json:"counters,omitempty"`
-	Entries  []snapshotEntry  `json:"entries,omitempty"`
-	Frozen   []snapshotFrozen `json:"frozen,omitempty"`
+	ID       string                     `json:"id"`
+	Counters map[string]json.RawMessage `json:"counters,omitempty"` // read loosely: a bad one is repaired
+	Entries  []snapshotEntry            `json:"entries,omitempty"`
+	Frozen   []snapshotFrozen           `json:"frozen,omitempty"`
 }
 
 type snapshotEntry struct {
@@ -59,7 +61,7 @@ func (s *Store) Snapshot() ([]byte, error) {
 	return data, err
 }
 
-// snapshot also returns Changes as of the snapshot, so a writer knows
+// snapshot also returns changeCount as of the snapshot, so a writer knows
 // exactly which state it wrote.
 func (s *Store) snapshot() ([]byte, uint64, error) {
 	s.mu.Lock()
@@ -68,9 +70,9 @@ func (s *Store) snapshot() ([]byte, uint64, error) {
 		p := el.Value.(*parentState)
 		sp := snapshotParent{ID: p.id}
 		if len(p.counters) > 0 {
-			sp.Counters = make(map[string]int, len(p.counters))
+			sp.Counters = make(map[string]json.RawMessage, len(p.counters))
 			for k, v := range p.counters {
-				sp.Counters[k] = v
+				sp.Counters[k] = json.RawMessage(strconv.Itoa(v))
 			}
 		}
 		for _, a := range p.agents {
@@ -98,42 +100,39 @@ func (s *Store) snapshot() ([]byte, uint64, error) {
 	changes := s.changes
 	s.mu.Unlock()
 
-	data, err := json.Marshal(doc)
-	if err != nil {
+	// Without HTML escaping the blocks' `<` and `>` take one byte each, as
+	// the byte budget counts them (jsonLen).
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
 		return nil, 0, fmt.Errorf("encoding session state: %w", err)
 	}
-	return data, changes, nil
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), changes, nil
 }
 
 // Restore replaces the store's state with a document Snapshot wrote, and
 // forgets the pending calls. Malformed data or a version other than
 // snapshotVersion is an error and leaves the store as it was. The store's
-// Config bounds apply to what is restored (the most recent part is kept).
+// Config bounds and string caps apply to what is restored (the most recent
+// part is kept), and bad alias counters are repaired.
 func (s *Store) Restore(data []byte) error {
-	var head struct {
-		Version *int `json:"version"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return fmt.Errorf("decoding session state: %w", err)
-	}
-	if head.Version == nil {
-		return errors.New("decoding session state: no format version")
-	}
-	if *head.Version != snapshotVersion {
-		return fmt.Errorf("decoding session state: unknown format version %d (this build reads %d)", *head.Version, snapshotVersion)
-	}
-	var doc snapshotDoc
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return fmt.Errorf("decoding session state: %w", err)
-	}
+	return s.restore(context.Background(), bytes.NewReader(data))
+}
 
+// restore is Restore reading from r; it stops with ctx's error when ctx is
+// done, changing nothing. It takes time linear in the document's size.
+func (s *Store) restore(ctx context.Context, r io.Reader) error {
 	// Build into a scratch store, then swap: a bad document changes nothing.
 	s.mu.Lock()
 	cfg, now := s.cfg, s.now
 	s.mu.Unlock()
 	n := New(cfg)
 	n.now = now
-	if err := n.load(&doc); err != nil {
+	if err := n.decode(ctx, r); err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return err
+		}
 		return fmt.Errorf("decoding session state: %w", err)
 	}
 
@@ -145,106 +144,325 @@ func (s *Store) Restore(data []byte) error {
 	s.byTaskID = n.byTaskID
 	s.agents, s.agentLRU = n.agents, n.agentLRU
 	s.entryCount, s.frozenCount = n.entryCount, n.frozenCount
+	s.parentBytes, s.trackedBytes, s.pendingBytes = n.parentBytes, n.trackedBytes, n.pendingBytes
 	s.changed()
 	return nil
 }
 
-// load fills the empty store s, owned by the caller alone, from doc.
-func (s *Store) load(doc *snapshotDoc) error {
-	s.clock = doc.Clock
-	for i := range doc.Parents {
-		if s.parentLRU.Len() >= s.cfg.MaxParents {
-			break
+// decode fills the empty store s, owned by the caller alone, from the
+// document r holds. It reads the document one parent at a time, so memory
+// holds one parent's decoded form beyond what the store keeps; parents
+// beyond the bounds are read (to check the syntax) but not decoded.
+func (s *Store) decode(ctx context.Context, r io.Reader) error {
+	dec := json.NewDecoder(r)
+	if err := expectDelim(dec, '{'); err != nil {
+		return err
+	}
+	var version *int
+	seen := make(map[string]bool, 4)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
 		}
-		sp := &doc.Parents[i]
-		if _, dup := s.parents[sp.ID]; dup {
-			return fmt.Errorf("parent %q listed twice", sp.ID)
+		key, _ := tok.(string)
+		if seen[key] {
+			return fmt.Errorf("member %q listed twice", key)
 		}
-		p := &parentState{id: sp.ID, counters: make(map[string]int), agents: make(map[string]*agentState)}
-		p.elem = s.parentLRU.PushBack(p)
-		s.parents[sp.ID] = p
-		for prefix, n := range sp.Counters {
-			if prefix == "" || n < 0 {
-				return fmt.Errorf("parent %q: bad alias counter %q: %d", sp.ID, prefix, n)
+		seen[key] = true
+		switch key {
+		case "version":
+			if err := dec.Decode(&version); err != nil {
+				return err
 			}
-			p.counters[prefix] = n
-		}
-		if err := s.loadEntries(p, sp.Entries); err != nil {
-			return fmt.Errorf("parent %q: %w", sp.ID, err)
-		}
-		// Oldest first, up to the bound, as FrozenBlock would have kept them.
-		for j := len(sp.Frozen) - 1; j >= 0; j-- {
-			if p.frozenQ != nil && p.frozenQ.Len() >= MaxFrozenBlocksPerSession {
-				break
+			if version == nil {
+				return errors.New("no format version")
 			}
-			fb := sp.Frozen[j]
-			if p.frozen != nil && p.frozen[fb.MessageID] != nil {
-				return fmt.Errorf("parent %q: frozen block for message %q listed twice", sp.ID, fb.MessageID)
+			if *version != snapshotVersion {
+				return fmt.Errorf("unknown format version %d (this build reads %d)", *version, snapshotVersion)
 			}
-			s.freeze(p, fb.MessageID, fb.Block)
+		case "clock":
+			var clock uint64
+			if err := dec.Decode(&clock); err != nil {
+				return err
+			}
+			s.clock = max(s.clock, clock)
+		case "parents":
+			if err := s.decodeParents(ctx, dec); err != nil {
+				return err
+			}
+		case "sessionAgents":
+			if err := s.decodeSessionAgents(ctx, dec); err != nil {
+				return err
+			}
+		default:
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return err
+			}
 		}
 	}
-	for i := len(doc.SessionAgents) - 1; i >= 0; i-- {
-		sa := doc.SessionAgents[i]
-		if s.agents[sa.Session] != nil {
-			return fmt.Errorf("session %q's agent listed twice", sa.Session)
-		}
-		s.agents[sa.Session] = s.agentLRU.PushFront(&sessionAgent{session: sa.Session, agent: sa.Agent})
+	if err := expectDelim(dec, '}'); err != nil {
+		return err
 	}
-	for s.agentLRU.Len() > s.cfg.MaxTrackedSessions {
-		sa := s.agentLRU.Remove(s.agentLRU.Back()).(*sessionAgent)
-		delete(s.agents, sa.session)
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the document")
+	}
+	if version == nil {
+		return errors.New("no format version")
+	}
+	s.repairClock()
+	s.enforceBudget()
+	return nil
+}
+
+func expectDelim(dec *json.Decoder, want json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != want {
+		return fmt.Errorf("expected %q, found %v", want, tok)
 	}
 	return nil
 }
 
-func (s *Store) loadEntries(p *parentState, entries []snapshotEntry) error {
-	sorted := make([]snapshotEntry, len(entries))
-	copy(sorted, entries)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Use > sorted[j].Use })
-	aliases := make(map[string]bool, len(sorted))
-	for i, se := range sorted {
+// decodeParents reads the parents array, most recently active first,
+// keeping parents while they fit MaxParents and the byte budget.
+func (s *Store) decodeParents(ctx context.Context, dec *json.Decoder) error {
+	if err := expectDelim(dec, '['); err != nil {
+		return err
+	}
+	full := false
+	ids := make(map[string]bool)
+	for dec.More() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if full {
+			var skip struct{}
+			if err := dec.Decode(&skip); err != nil {
+				return err
+			}
+			continue
+		}
+		var sp snapshotParent
+		if err := dec.Decode(&sp); err != nil {
+			return err
+		}
+		if ids[sp.ID] {
+			return fmt.Errorf("parent %q listed twice", cutBytes(sp.ID, MaxIDBytes))
+		}
+		ids[sp.ID] = true
+		if len(sp.ID) > MaxIDBytes {
+			continue
+		}
+		p, err := s.loadParent(&sp)
+		if err != nil {
+			return fmt.Errorf("parent %q: %w", sp.ID, err)
+		}
+		if s.parentBytes > s.cfg.MaxStateBytes && s.parentLRU.Len() > 1 {
+			s.dropParent(p) // it and all older ones are beyond the budget
+			full = true
+		}
+		if s.parentLRU.Len() >= s.cfg.MaxParents {
+			full = true
+		}
+	}
+	return expectDelim(dec, ']')
+}
+
+// decodeSessionAgents reads the sessions' agents, most recently active
+// first, keeping MaxTrackedSessions of them.
+func (s *Store) decodeSessionAgents(ctx context.Context, dec *json.Decoder) error {
+	if err := expectDelim(dec, '['); err != nil {
+		return err
+	}
+	for i := 0; dec.More(); i++ {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		var sa snapshotAgent
+		if err := dec.Decode(&sa); err != nil {
+			return err
+		}
+		if s.agentLRU.Len() >= s.cfg.MaxTrackedSessions || len(sa.Session) > MaxIDBytes || len(sa.Agent) > MaxAgentNameBytes {
+			continue
+		}
+		if s.agents[sa.Session] != nil {
+			return fmt.Errorf("session %q's agent listed twice", sa.Session)
+		}
+		s.track(&sessionAgent{session: sa.Session, agent: sa.Agent}, true)
+	}
+	return expectDelim(dec, ']')
+}
+
+// loadParent adds sp as the least recently active parent.
+func (s *Store) loadParent(sp *snapshotParent) (*parentState, error) {
+	p := &parentState{id: sp.ID, counters: make(map[string]int), agents: make(map[string]*agentState)}
+	p.elem = s.parentLRU.PushBack(p)
+	s.parents[sp.ID] = p
+	s.addParentBytes(p, parentCost(sp.ID))
+	highest, err := s.loadEntries(p, sp.Entries)
+	if err != nil {
+		return p, err
+	}
+	s.loadCounters(p, sp.Counters, highest)
+	// Oldest first, up to the bound, as FrozenBlock would have kept them.
+	for j := len(sp.Frozen) - 1; j >= 0; j-- {
+		if p.frozenQ != nil && p.frozenQ.Len() >= MaxFrozenBlocksPerSession {
+			break
+		}
+		fb := sp.Frozen[j]
+		if len(fb.MessageID) > MaxIDBytes {
+			continue
+		}
+		if p.frozen != nil && p.frozen[fb.MessageID] != nil {
+			return p, fmt.Errorf("frozen block for message %q listed twice", fb.MessageID)
+		}
+		text := fb.Block
+		if len(text) > MaxFrozenBlockBytes {
+			text = "" // as FrozenBlock freezes an oversized block
+		}
+		s.freeze(p, fb.MessageID, text)
+	}
+	return p, nil
+}
+
+// loadEntries adds entries, newest first, keeping what the bounds allow:
+// the MaxAgentsPerParent agents with the newest entries (the order in which
+// agents first appear among the entries sorted newest first) and each
+// one's MaxSessionsPerAgent newest entries. One pass after the sort: time
+// is linear in the entries however many agents they name. It returns the
+// highest alias number per prefix among all entries, kept or not.
+func (s *Store) loadEntries(p *parentState, entries []snapshotEntry) (map[string]int, error) {
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Use > entries[j].Use })
+	aliases := make(map[string]bool, len(entries))
+	highest := make(map[string]int)
+	for i, se := range entries {
 		if se.Agent == "" || se.Alias == "" || se.TaskID == "" {
-			return fmt.Errorf("entry %d: agent, alias and taskId must not be empty", i)
+			return nil, fmt.Errorf("entry %d: agent, alias and taskId must not be empty", i)
 		}
 		if aliases[se.Alias] {
-			return fmt.Errorf("alias %q listed twice", se.Alias)
+			return nil, fmt.Errorf("alias %q listed twice", cutBytes(se.Alias, MaxIDBytes))
 		}
 		aliases[se.Alias] = true
-		// An alias is never handed out twice, even if the counter saved
-		// with it is behind.
-		if prefix, n, ok := splitAlias(se.Alias); ok && p.counters[prefix] < n {
-			p.counters[prefix] = n
+		if prefix, n, ok := splitAlias(se.Alias); ok {
+			highest[prefix] = max(highest[prefix], n)
 		}
-		if se.Use > s.clock {
-			s.clock = se.Use
+		if len(se.Agent) > MaxAgentNameBytes || len(se.Alias) > MaxIDBytes || len(se.TaskID) > MaxIDBytes {
+			continue
 		}
 		a := p.agents[se.Agent]
 		if a == nil {
-			a = &agentState{name: se.Agent, entries: list.New(), byAlias: make(map[string]*entry), byTask: make(map[string]*entry)}
-			p.agents[se.Agent] = a
+			if len(p.agents) >= MaxAgentsPerParent {
+				continue // an older agent than all those kept
+			}
+			a = s.newAgent(p, se.Agent)
 		}
 		if a.byTask[se.TaskID] != nil {
-			return fmt.Errorf("agent %q: task %q listed twice", se.Agent, se.TaskID)
+			return nil, fmt.Errorf("agent %q: task %q listed twice", se.Agent, se.TaskID)
 		}
 		if a.entries.Len() >= s.cfg.MaxSessionsPerAgent {
 			continue
 		}
-		e := &entry{parent: p, agent: a, alias: se.Alias, taskID: se.TaskID, label: se.Label, lastUse: se.LastUse, tick: se.Use}
+		s.clock = max(s.clock, se.Use)
+		e := &entry{parent: p, agent: a, alias: se.Alias, taskID: se.TaskID,
+			label: cutBytes(se.Label, MaxLabelBytes), lastUse: se.LastUse, tick: se.Use}
 		s.link(e) // sorted newest first: PushBack keeps the order
 	}
-	s.trimAgents(p)
-	return nil
+	return highest, nil
 }
 
-// splitAlias splits "<prefix>-<n>"; the prefix may itself contain '-'.
+// loadCounters sets p's alias counters from the file's, repaired so that
+// no alias is handed out twice and none overflows: a counter is at least
+// the highest alias number among the file's entries with its prefix
+// (highest), and one that is not an integer in [0, MaxAliasCounter] is
+// recomputed from those entries. The prefixes of kept entries are always
+// kept; others follow in name order within MaxAliasPrefixesPerParent.
+func (s *Store) loadCounters(p *parentState, counters map[string]json.RawMessage, highest map[string]int) {
+	set := func(prefix string, n int) {
+		if _, had := p.counters[prefix]; !had {
+			s.addParentBytes(p, counterCost(prefix))
+		}
+		p.counters[prefix] = n
+	}
+	for _, a := range p.agents {
+		for el := a.entries.Front(); el != nil; el = el.Next() {
+			if prefix, _, ok := splitAlias(el.Value.(*entry).alias); ok {
+				n, _ := counterValue(counters[prefix])
+				set(prefix, max(n, highest[prefix]))
+			}
+		}
+	}
+	others := make([]string, 0, len(counters)+len(highest))
+	for prefix := range counters {
+		others = append(others, prefix)
+	}
+	for prefix := range highest {
+		if _, listed := counters[prefix]; !listed {
+			others = append(others, prefix)
+		}
+	}
+	sort.Strings(others)
+	for _, prefix := range others {
+		if len(p.counters) >= MaxAliasPrefixesPerParent {
+			break
+		}
+		if _, kept := p.counters[prefix]; kept || prefix == "" || len(prefix) >= MaxIDBytes {
+			continue
+		}
+		n, _ := counterValue(counters[prefix])
+		set(prefix, max(n, highest[prefix]))
+	}
+}
+
+// counterValue reads a saved alias counter: an integer in
+// [0, MaxAliasCounter], else !ok.
+func counterValue(num json.RawMessage) (int, bool) {
+	n, err := strconv.ParseInt(string(num), 10, 64)
+	if err != nil || n < 0 || n > MaxAliasCounter {
+		return 0, false
+	}
+	return int(n), true
+}
+
+// maxClock is where the logical clock is renumbered on load, far below
+// where s.clock++ would wrap around.
+const maxClock = 1 << 62
+
+// repairClock renumbers the entries' ticks 1..n in their order if the
+// clock read from a file is beyond maxClock, so it never wraps around.
+func (s *Store) repairClock() {
+	if s.clock <= maxClock {
+		return
+	}
+	var all []*entry
+	for _, p := range s.parents {
+		for _, a := range p.agents {
+			for el := a.entries.Front(); el != nil; el = el.Next() {
+				all = append(all, el.Value.(*entry))
+			}
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].tick < all[j].tick })
+	for i, e := range all {
+		e.tick = uint64(i + 1)
+	}
+	s.clock = uint64(len(all))
+}
+
+// splitAlias splits "<prefix>-<n>" with 1 <= n <= MaxAliasCounter; the
+// prefix may itself contain '-'.
 func splitAlias(alias string) (string, int, bool) {
 	i := strings.LastIndexByte(alias, '-')
 	if i <= 0 {
 		return "", 0, false
 	}
 	n, err := strconv.Atoi(alias[i+1:])
-	if err != nil || n < 1 {
+	if err != nil || n < 1 || n > MaxAliasCounter {
 		return "", 0, false
 	}
 	return alias[:i], n, true

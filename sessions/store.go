@@ -17,6 +17,7 @@ type Config struct {
 	MaxPendingCalls     int               // default 100
 	MaxParents          int               // default 1000
 	MaxTrackedSessions  int               // default 10000
+	MaxStateBytes       int               // default 16 MiB
 	AliasOverrides      map[string]string // config.taskSessions.agents
 }
 
@@ -26,6 +27,35 @@ const (
 	DefaultMaxPendingCalls     = 100
 	DefaultMaxParents          = 1000
 	DefaultMaxTrackedSessions  = 10000
+	// DefaultMaxStateBytes is the byte budget of the store and its state
+	// file: what it holds, counted as the state file's bytes plus a fixed
+	// overhead per item (PROTOCOL.md 7). Beyond it the least recently
+	// active parent is forgotten (or, when tracked sessions or pending
+	// calls hold more bytes than the parents, the oldest of those).
+	DefaultMaxStateBytes = 16 << 20
+)
+
+// Caps on the strings the store keeps, so that one client cannot make the
+// budget hold a few huge items. A call whose session id, call id, task id,
+// message id or agent name is longer is served but not remembered; a longer
+// label is cut; a longer frozen block is frozen empty (PROTOCOL.md 7).
+const (
+	// MaxIDBytes caps session ids, call ids, task ids, message ids and
+	// aliases. OpenCode's ids are about 30 bytes.
+	MaxIDBytes = 256
+	// MaxAgentNameBytes caps agent names.
+	MaxAgentNameBytes = 256
+	// MaxLabelBytes caps task labels (core.TaskLabel keeps 48 code points,
+	// at most 192 bytes).
+	MaxLabelBytes = 256
+	// MaxFrozenBlockBytes caps one frozen cache-stable block (4.4). A
+	// larger block is frozen as "", so its message carries no block, every
+	// time.
+	MaxFrozenBlockBytes = 16 << 10
+	// MaxAliasCounter is the highest alias number handed out; a prefix
+	// whose counter reached it remembers no new task. A state file's
+	// counter beyond it (or below 0) is repaired on load.
+	MaxAliasCounter = 1<<31 - 1
 )
 
 // Fixed bounds that PROTOCOL.md leaves to the implementation. They keep
@@ -114,6 +144,9 @@ type Store struct {
 	agentLRU    *list.List               // least recently active at the back
 	entryCount  int
 	frozenCount int
+
+	// Bytes counted against Config.MaxStateBytes (budget.go).
+	parentBytes, trackedBytes, pendingBytes int
 }
 
 type pendingCall struct {
@@ -126,6 +159,7 @@ type sessionAgent struct{ session, agent string }
 // parentState is everything remembered under one parent session.
 type parentState struct {
 	id       string
+	bytes    int            // counted against the budget: all that follows
 	elem     *list.Element  // in Store.parentLRU
 	counters map[string]int // alias prefix → last n handed out
 	agents   map[string]*agentState
@@ -168,6 +202,9 @@ func New(cfg Config) *Store {
 	if cfg.MaxTrackedSessions <= 0 {
 		cfg.MaxTrackedSessions = DefaultMaxTrackedSessions
 	}
+	if cfg.MaxStateBytes <= 0 {
+		cfg.MaxStateBytes = DefaultMaxStateBytes
+	}
 	s := &Store{cfg: cfg, now: time.Now}
 	s.reset()
 	return s
@@ -184,13 +221,19 @@ func (s *Store) reset() {
 	s.agentLRU = list.New()
 	s.entryCount = 0
 	s.frozenCount = 0
+	s.parentBytes, s.trackedBytes, s.pendingBytes = 0, 0, 0
 }
 
 // BeginCall records a pending task call (tool.execute.before) and resolves
 // requestedID (args.task_id, "" when absent or not a string) among parent's
 // remembered sessions for agent. It returns what to do with args.task_id
-// and, for TaskIDReplace, the id to put there.
+// and, for TaskIDReplace, the id to put there. A call whose ids or agent
+// name exceed their caps is resolved but not recorded, so its task is not
+// remembered.
 func (s *Store) BeginCall(callID, parent, agent, label, requestedID string) (TaskIDAction, string) {
+	if len(agent) > MaxAgentNameBytes {
+		return TaskIDLeave, ""
+	}
 	prefix := core.AliasPrefix(agent, s.cfg.AliasOverrides)
 	if prefix == "" {
 		return TaskIDLeave, ""
@@ -198,8 +241,11 @@ func (s *Store) BeginCall(callID, parent, agent, label, requestedID string) (Tas
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	pc := &pendingCall{callID: callID, parent: parent, agent: agent, prefix: prefix, label: label}
-	s.addPending(pc)
+	pc := &pendingCall{callID: callID, parent: parent, agent: agent, prefix: prefix, label: cutBytes(label, MaxLabelBytes)}
+	if len(callID) <= MaxIDBytes && len(parent) <= MaxIDBytes && len(prefix) < MaxIDBytes-11 {
+		s.addPending(pc)
+		s.enforceBudget()
+	}
 
 	requested := strings.TrimSpace(requestedID)
 	if requested == "" {
@@ -214,7 +260,7 @@ func (s *Store) BeginCall(callID, parent, agent, label, requestedID string) (Tas
 			}
 			if e != nil {
 				s.use(e, e.label)
-				pc.resumes = e.taskID
+				s.setResumes(pc, e.taskID)
 				return TaskIDReplace, e.taskID
 			}
 		}
@@ -238,6 +284,10 @@ func (s *Store) CompleteCall(callID string, out core.TaskOutcome) {
 	pc := s.removePending(el)
 
 	id := out.TaskID
+	if len(id) > MaxIDBytes {
+		return // not kept: served, not remembered
+	}
+	defer s.enforceBudget()
 	if id == "" {
 		if pc.resumes != "" && out.SessionNotFound {
 			if e := s.lookup(pc.parent, pc.agent, pc.resumes); e != nil {
@@ -277,19 +327,20 @@ func (s *Store) remember(pc *pendingCall, id string) {
 			return
 		}
 	}
-	if _, ok := p.counters[pc.prefix]; !ok && len(p.counters) >= MaxAliasPrefixesPerParent {
+	n, ok := p.counters[pc.prefix]
+	if !ok && len(p.counters) >= MaxAliasPrefixesPerParent {
 		return
 	}
-	if a == nil {
-		a = &agentState{
-			name:    pc.agent,
-			entries: list.New(),
-			byAlias: make(map[string]*entry),
-			byTask:  make(map[string]*entry),
-		}
-		p.agents[pc.agent] = a
+	if n >= MaxAliasCounter {
+		return // no alias left for the prefix: never wrap around
 	}
-	p.counters[pc.prefix]++
+	if !ok {
+		s.addParentBytes(p, counterCost(pc.prefix))
+	}
+	if a == nil {
+		a = s.newAgent(p, pc.agent)
+	}
+	p.counters[pc.prefix] = n + 1
 	e := &entry{
 		parent: p,
 		agent:  a,
@@ -302,6 +353,19 @@ func (s *Store) remember(pc *pendingCall, id string) {
 	s.trimAgents(p)
 }
 
+// newAgent adds an agent without entries under p.
+func (s *Store) newAgent(p *parentState, name string) *agentState {
+	a := &agentState{
+		name:    name,
+		entries: list.New(),
+		byAlias: make(map[string]*entry),
+		byTask:  make(map[string]*entry),
+	}
+	p.agents[name] = a
+	s.addParentBytes(p, agentCost(name))
+	return a
+}
+
 // link adds e, not yet in any index, to its agent and the task-id index.
 func (s *Store) link(e *entry) {
 	a := e.agent
@@ -310,6 +374,7 @@ func (s *Store) link(e *entry) {
 	a.byTask[e.taskID] = e
 	s.indexTask(e)
 	s.entryCount++
+	s.addParentBytes(e.parent, entryCost(e))
 }
 
 // use marks e as the newest use with label.
@@ -317,6 +382,7 @@ func (s *Store) use(e *entry, label string) {
 	s.clock++
 	e.tick = s.clock
 	e.lastUse = s.now()
+	s.addParentBytes(e.parent, jsonLen(label)-jsonLen(e.label))
 	e.label = label
 	e.agent.entries.MoveToFront(e.elem)
 	s.changed()
@@ -326,6 +392,7 @@ func (s *Store) use(e *entry, label string) {
 func (s *Store) retarget(e *entry, id string) {
 	delete(e.agent.byTask, e.taskID)
 	s.unindexTask(e)
+	s.addParentBytes(e.parent, jsonLen(id)-jsonLen(e.taskID))
 	e.taskID = id
 	e.agent.byTask[id] = e
 	s.indexTask(e)
@@ -356,8 +423,10 @@ func (s *Store) forget(e *entry) {
 	delete(a.byTask, e.taskID)
 	s.unindexTask(e)
 	s.entryCount--
+	s.addParentBytes(e.parent, -entryCost(e))
 	if a.entries.Len() == 0 {
 		delete(e.parent.agents, a.name)
+		s.addParentBytes(e.parent, -agentCost(a.name))
 	}
 }
 
@@ -413,6 +482,7 @@ func (s *Store) parent(id string) *parentState {
 	}
 	p.elem = s.parentLRU.PushFront(p)
 	s.parents[id] = p
+	s.addParentBytes(p, parentCost(id))
 	for s.parentLRU.Len() > s.cfg.MaxParents {
 		s.dropParent(s.parentLRU.Back().Value.(*parentState))
 	}
@@ -430,6 +500,7 @@ func (s *Store) dropParent(p *parentState) {
 		}
 	}
 	s.frozenCount -= len(p.frozen)
+	s.parentBytes -= p.bytes
 	s.parentLRU.Remove(p.elem)
 	delete(s.parents, p.id)
 }
@@ -439,14 +510,25 @@ func (s *Store) addPending(pc *pendingCall) {
 		s.removePending(el)
 	}
 	s.pending[pc.callID] = s.pendingLRU.PushFront(pc)
+	s.pendingBytes += pendingCost(pc)
 	for s.pendingLRU.Len() > s.cfg.MaxPendingCalls {
 		s.removePending(s.pendingLRU.Back())
 	}
 }
 
+// setResumes records the task id pc resumes, counting its bytes if pc is
+// pending.
+func (s *Store) setResumes(pc *pendingCall, taskID string) {
+	if el := s.pending[pc.callID]; el != nil && el.Value == pc {
+		s.pendingBytes += len(taskID) - len(pc.resumes)
+	}
+	pc.resumes = taskID
+}
+
 func (s *Store) removePending(el *list.Element) *pendingCall {
 	pc := s.pendingLRU.Remove(el).(*pendingCall)
 	delete(s.pending, pc.callID)
+	s.pendingBytes -= pendingCost(pc)
 	return pc
 }
 
@@ -485,24 +567,54 @@ func (s *Store) ResumableSessions(parent string) []core.BlockAgent {
 
 // SetAgent records which agent session runs; Agent reads it ("" unknown).
 // Both count as the session's activity for the MaxTrackedSessions bound.
+// A session id or agent name over its cap is not kept: the session's agent
+// is then unknown.
 func (s *Store) SetAgent(session, agent string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if el := s.agents[session]; el != nil {
-		sa := el.Value.(*sessionAgent)
-		s.agentLRU.MoveToFront(el)
-		if sa.agent != agent {
-			sa.agent = agent
+	el := s.agents[session]
+	if len(session) > MaxIDBytes || len(agent) > MaxAgentNameBytes {
+		if el != nil {
+			s.untrack(el)
 			s.changed()
 		}
 		return
 	}
-	s.agents[session] = s.agentLRU.PushFront(&sessionAgent{session: session, agent: agent})
+	if el != nil {
+		sa := el.Value.(*sessionAgent)
+		s.agentLRU.MoveToFront(el)
+		if sa.agent != agent {
+			s.trackedBytes += jsonLen(agent) - jsonLen(sa.agent)
+			sa.agent = agent
+			s.changed()
+			s.enforceBudget()
+		}
+		return
+	}
+	s.track(&sessionAgent{session: session, agent: agent}, false)
 	for s.agentLRU.Len() > s.cfg.MaxTrackedSessions {
-		sa := s.agentLRU.Remove(s.agentLRU.Back()).(*sessionAgent)
-		delete(s.agents, sa.session)
+		s.untrack(s.agentLRU.Back())
 	}
 	s.changed()
+	s.enforceBudget()
+}
+
+// track adds sa, not yet tracked, as the most (or, oldest, the least)
+// recently active session.
+func (s *Store) track(sa *sessionAgent, oldest bool) {
+	if oldest {
+		s.agents[sa.session] = s.agentLRU.PushBack(sa)
+	} else {
+		s.agents[sa.session] = s.agentLRU.PushFront(sa)
+	}
+	s.trackedBytes += trackedCost(sa)
+}
+
+// untrack forgets the session agent at el.
+func (s *Store) untrack(el *list.Element) {
+	sa := s.agentLRU.Remove(el).(*sessionAgent)
+	delete(s.agents, sa.session)
+	s.trackedBytes -= trackedCost(sa)
 }
 
 func (s *Store) Agent(session string) string {
@@ -523,7 +635,13 @@ func (s *Store) Agent(session string) string {
 // callers race on one key, the first stored result wins and both get it.
 // A session holding MaxFrozenBlocksPerSession blocks freezes no more: a new
 // message gets "" and nothing is stored, so it gets "" again next time.
+//
+// A session or message id over MaxIDBytes gets "" (nothing is stored, so it
+// gets "" every time); a block over MaxFrozenBlockBytes is frozen as "".
 func (s *Store) FrozenBlock(session, messageID string, compute func() string) string {
+	if len(session) > MaxIDBytes || len(messageID) > MaxIDBytes {
+		return ""
+	}
 	s.mu.Lock()
 	p := s.parent(session)
 	if el := p.frozen[messageID]; el != nil {
@@ -538,6 +656,9 @@ func (s *Store) FrozenBlock(session, messageID string, compute func() string) st
 	}
 
 	text := compute()
+	if len(text) > MaxFrozenBlockBytes {
+		text = ""
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -550,6 +671,7 @@ func (s *Store) FrozenBlock(session, messageID string, compute func() string) st
 	}
 	s.freeze(p, messageID, text)
 	s.changed()
+	s.enforceBudget()
 	return text
 }
 
@@ -559,8 +681,10 @@ func (s *Store) freeze(p *parentState, messageID, text string) {
 		p.frozen = make(map[string]*list.Element)
 		p.frozenQ = list.New()
 	}
-	p.frozen[messageID] = p.frozenQ.PushFront(&frozenBlock{messageID: messageID, text: text})
+	fb := &frozenBlock{messageID: messageID, text: text}
+	p.frozen[messageID] = p.frozenQ.PushFront(fb)
 	s.frozenCount++
+	s.addParentBytes(p, frozenCost(fb))
 }
 
 // RetainFrozen makes room in a session that holds MaxFrozenBlocksPerSession
@@ -581,6 +705,7 @@ func (s *Store) RetainFrozen(session string, inHistory func(messageID string) bo
 			p.frozenQ.Remove(e)
 			delete(p.frozen, fb.messageID)
 			s.frozenCount--
+			s.addParentBytes(p, -frozenCost(fb))
 			s.changed()
 		}
 		e = next
@@ -612,8 +737,7 @@ func (s *Store) DeleteSession(id string) {
 		el = next
 	}
 	if el := s.agents[id]; el != nil {
-		s.agentLRU.Remove(el)
-		delete(s.agents, id)
+		s.untrack(el)
 		s.changed()
 	}
 }

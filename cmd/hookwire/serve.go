@@ -78,7 +78,9 @@ func serve(args []string, stderr io.Writer) int {
 	opts := handlers.Options{Version: version, Log: log, OnExit: cancel}
 	if *state != "" {
 		opts.OpenState = func(store *sessions.Store) handlers.Persistence {
-			p, err := sessions.OpenPersister(*state, store, log, sessions.DefaultDebounce)
+			// ctx ends on SIGTERM/SIGINT: a load in progress then stops
+			// and leaves the file as it is.
+			p, err := sessions.OpenPersister(ctx, *state, store, log, sessions.DefaultDebounce)
 			if err != nil {
 				log.Warn().Err(err).Str("state", *state).Msg("state file unusable; keeping state in memory")
 				return nil
