@@ -2,9 +2,10 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hookwire/hookwire/rpc"
 )
 
 type chatMessageParams struct {
@@ -21,9 +22,9 @@ type chatMessageParams struct {
 
 // chatMessage learns which agent a session runs: input.agent, else
 // output.message.agent (4).
-func (s *Server) chatMessage(_ context.Context, raw json.RawMessage) (any, error) {
+func (s *Server) chatMessage(_ context.Context, req rpc.Request) (any, error) {
 	var p chatMessageParams
-	if err := decodeParams(raw, &p); err != nil {
+	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
 	if p.Input == nil {

@@ -2,11 +2,11 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hookwire/hookwire/core"
+	"github.com/hookwire/hookwire/rpc"
 )
 
 type systemInput struct {
@@ -20,8 +20,8 @@ type systemOutput struct {
 // chatSystemTransform appends the Resumable Sessions block to a managed
 // session's system prompt (4.2). In cache-stable mode the block travels
 // with the user messages instead (4.4), so nothing is added here.
-func (s *Server) chatSystemTransform(_ context.Context, raw json.RawMessage) (any, error) {
-	in, out, err := decodeHook[systemInput, systemOutput](raw)
+func (s *Server) chatSystemTransform(_ context.Context, req rpc.Request) (any, error) {
+	in, out, err := decodeHook[systemInput, systemOutput](req.Params)
 	if err != nil {
 		return nil, err
 	}

@@ -2,9 +2,9 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/hookwire/hookwire/core"
+	"github.com/hookwire/hookwire/rpc"
 )
 
 type detectErrorParams struct {
@@ -14,9 +14,9 @@ type detectErrorParams struct {
 
 // detectError answers delegate.detectError (5): the error type and the
 // guidance block that 4.1 would append, or null.
-func (s *Server) detectError(_ context.Context, raw json.RawMessage) (any, error) {
+func (s *Server) detectError(_ context.Context, req rpc.Request) (any, error) {
 	var p detectErrorParams
-	if err := decodeParams(raw, &p); err != nil {
+	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
 	if p.Output == nil {

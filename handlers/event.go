@@ -2,9 +2,10 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hookwire/hookwire/rpc"
 )
 
 type eventParams struct {
@@ -23,9 +24,9 @@ type eventParams struct {
 
 // event forgets a deleted session and everything remembered under it (4.2).
 // Other event types are accepted and ignored.
-func (s *Server) event(_ context.Context, raw json.RawMessage) (any, error) {
+func (s *Server) event(_ context.Context, req rpc.Request) (any, error) {
 	var p eventParams
-	if err := decodeParams(raw, &p); err != nil {
+	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
 	if p.Input == nil {

@@ -302,7 +302,7 @@ func TestStatusCountsAreBounded(t *testing.T) {
 	require.NoError(t, err)
 	st := res.(statusResult)
 	assert.Equal(t, uint64(100), st.Requests["(other)"])
-	assert.LessOrEqual(t, len(st.Requests), len(knownMethods)+1)
+	assert.LessOrEqual(t, len(st.Requests), len(routes)+1)
 	assert.Equal(t, uint64(100), st.Errors)
 }
 
@@ -351,4 +351,75 @@ func TestCacheStableCompactionFreesRoom(t *testing.T) {
 	got := h.request(t, s)
 	assert.Contains(t, string(got[len(got)-1]), "### Resumable Sessions", "room again after the compaction")
 	assert.LessOrEqual(t, s.Store().Stats().FrozenBlocks, 11)
+}
+
+// fakePersistence counts Notify calls.
+type fakePersistence struct{ notified int }
+
+func (f *fakePersistence) Notify()        { f.notified++ }
+func (f *fakePersistence) Flush() error   { return nil }
+func (f *fakePersistence) Close() error   { return nil }
+func (f *fakePersistence) Status() string { return "fake" }
+
+// TestRouteTable: the one route table gives initialize's capabilities,
+// status's counters and the state file's nudges.
+func TestRouteTable(t *testing.T) {
+	persist := &fakePersistence{}
+	s := New(Options{Version: "test", Log: zerolog.Nop(), OpenState: func(*sessions.Store) Persistence { return persist }})
+	res, err := s.Dispatch(context.Background(), rpc.Request{Method: "initialize", Params: json.RawMessage(`{"protocolVersion":1}`)})
+	require.NoError(t, err)
+	caps := res.(initializeResult).Capabilities
+	assert.Equal(t, []string{"tool.execute.before", "tool.execute.after", "chat.system.transform",
+		"chat.messages.transform", "chat.message", "event"}, caps.Hooks)
+	assert.Equal(t, []string{"delegate.resolveModel", "delegate.detectError", "sessions.list", "status"}, caps.Methods)
+
+	// One successful call of every hook and method; the state file is
+	// nudged after exactly the ones that may change the store.
+	calls := []struct {
+		method, params string
+		nudges         bool
+	}{
+		{"tool.execute.before", `{"input":{"tool":"bash","sessionID":"s","callID":"c"},"output":{"args":{}}}`, true},
+		{"tool.execute.after", `{"input":{"tool":"bash","sessionID":"s","callID":"c"},"output":{"output":"x"}}`, true},
+		{"chat.system.transform", `{"input":{"sessionID":"s"},"output":{"system":[]}}`, false},
+		{"chat.messages.transform", `{"input":{},"output":{"messages":[]}}`, true},
+		{"chat.message", `{"input":{"sessionID":"s","agent":"orchestrator"},"output":{"message":{},"parts":[]}}`, true},
+		{"event", `{"input":{"event":{"type":"session.updated","properties":{}}}}`, true},
+		{"delegate.resolveModel", `{"input":{"availableModels":[]},"deps":{"connectedProviders":null}}`, false},
+		{"delegate.detectError", `{"output":"fine"}`, false},
+		{"sessions.list", `{}`, false},
+		{"status", `null`, false},
+	}
+	require.Len(t, calls, len(caps.Hooks)+len(caps.Methods), "every announced method is called once")
+	for _, c := range calls {
+		before := persist.notified
+		_, err := s.Dispatch(context.Background(), rpc.Request{Method: c.method, Params: json.RawMessage(c.params)})
+		require.NoError(t, err, c.method)
+		if c.nudges {
+			assert.Equal(t, before+1, persist.notified, "%s nudges the state file", c.method)
+		} else {
+			assert.Equal(t, before, persist.notified, "%s leaves the state file alone", c.method)
+		}
+	}
+	// A failed call nudges nothing, even for a method that changes state.
+	before := persist.notified
+	_, err = s.Dispatch(context.Background(), rpc.Request{Method: "chat.message", Params: json.RawMessage(`[]`)})
+	require.Error(t, err)
+	assert.Equal(t, before, persist.notified)
+
+	res, err = s.Dispatch(context.Background(), rpc.Request{Method: "status"})
+	require.NoError(t, err)
+	st := res.(statusResult)
+	for _, name := range append(append([]string{}, caps.Hooks...), caps.Methods...) {
+		want := uint64(1)
+		switch name {
+		case "chat.message":
+			want = 2 // the failed call counts too
+		case "status":
+			want = 1 // this call is counted once it has answered
+		}
+		assert.Equal(t, want, st.Requests[name], name)
+	}
+	assert.Equal(t, uint64(1), st.Requests["initialize"])
+	assert.Equal(t, uint64(1), st.Errors)
 }

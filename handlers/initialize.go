@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -38,12 +37,12 @@ type capabilities struct {
 	TaskTools []string `json:"taskTools"`
 }
 
-func (s *Server) initialize(_ context.Context, raw json.RawMessage) (any, error) {
+func (s *Server) initialize(_ context.Context, req rpc.Request) (any, error) {
 	if s.initialized {
 		return nil, rpc.Errorf(rpc.CodeInvalidRequest, "already initialized")
 	}
 	var p initializeParams
-	if err := decodeParams(raw, &p); err != nil {
+	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
 	if p.ProtocolVersion == nil {
@@ -70,15 +69,15 @@ func (s *Server) initialize(_ context.Context, raw json.RawMessage) (any, error)
 		ProtocolVersion: ProtocolVersion,
 		ServerInfo:      serverInfo{Name: "hookwire", Version: s.opts.Version},
 		Capabilities: capabilities{
-			Hooks:     hookMethods,
+			Hooks:     s.hooks,
 			Events:    []string{"session.deleted"},
-			Methods:   coreMethods,
+			Methods:   s.methods,
 			TaskTools: cfg.TaskTools,
 		},
 	}, nil
 }
 
-func (s *Server) shutdown(context.Context, json.RawMessage) (any, error) {
+func (s *Server) shutdown(context.Context, rpc.Request) (any, error) {
 	if s.persist != nil {
 		if err := s.persist.Flush(); err != nil {
 			s.log.Warn().Err(err).Msg("state flush at shutdown failed; state kept in memory")
@@ -87,7 +86,7 @@ func (s *Server) shutdown(context.Context, json.RawMessage) (any, error) {
 	return nil, nil
 }
 
-func (s *Server) exit(context.Context, json.RawMessage) (any, error) {
+func (s *Server) exit(context.Context, rpc.Request) (any, error) {
 	if s.opts.OnExit != nil {
 		s.opts.OnExit()
 	}

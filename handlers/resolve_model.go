@@ -2,9 +2,9 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/hookwire/hookwire/core"
+	"github.com/hookwire/hookwire/rpc"
 )
 
 type resolveModelParams struct {
@@ -13,9 +13,9 @@ type resolveModelParams struct {
 }
 
 // resolveModel answers delegate.resolveModel (5, MODEL_RESOLUTION.md).
-func (s *Server) resolveModel(_ context.Context, raw json.RawMessage) (any, error) {
+func (s *Server) resolveModel(_ context.Context, req rpc.Request) (any, error) {
 	var p resolveModelParams
-	if err := decodeParams(raw, &p); err != nil {
+	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
 	}
 	if p.Input == nil {

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +42,8 @@ type Server struct {
 	opts    Options
 	log     zerolog.Logger
 	mux     *rpc.Mux
+	hooks   []string // capabilities.hooks, from routes
+	methods []string // capabilities.methods, from routes
 	started time.Time
 
 	// store and persist are created by initialize, with the client's bounds.
@@ -72,50 +73,71 @@ func New(opts Options) *Server {
 		requests: map[string]uint64{},
 	}
 	s.maxBytes.Store(s.cfg.MaxMessageBytes)
-	s.routes()
+	s.register()
 	return s
 }
 
-func (s *Server) routes() {
-	s.mux.Handle("initialize", params(s.initialize))
-	s.mux.Handle("shutdown", params(s.shutdown))
-	s.mux.Handle("exit", params(s.exit))
-	s.mux.Handle("tool.execute.before", params(s.toolExecuteBefore))
-	s.mux.Handle("tool.execute.after", params(s.toolExecuteAfter))
-	s.mux.Handle("chat.system.transform", params(s.chatSystemTransform))
-	s.mux.Handle("chat.messages.transform", s.chatMessagesTransform)
-	s.mux.Handle("chat.message", params(s.chatMessage))
-	s.mux.Handle("event", params(s.event))
-	s.mux.Handle("delegate.resolveModel", params(s.resolveModel))
-	s.mux.Handle("delegate.detectError", params(s.detectError))
-	s.mux.Handle("sessions.list", params(s.sessionsList))
-	s.mux.Handle("status", params(s.status))
+// routeKind is how a method takes part in the protocol (PROTOCOL.md 2).
+type routeKind int
+
+const (
+	lifecycle routeKind = iota // initialize, shutdown, exit
+	hook                       // listed in capabilities.hooks
+	method                     // listed in capabilities.methods
+)
+
+// route is one method the server answers.
+type route struct {
+	name string
+	kind routeKind
+	// changesState: the store may have changed, so the state file is
+	// nudged after a successful call.
+	changesState bool
+	handle       func(*Server, context.Context, rpc.Request) (any, error)
 }
 
-// params adapts a handler that reads only the raw params.
-func params(fn func(context.Context, json.RawMessage) (any, error)) rpc.HandlerFunc {
-	return func(ctx context.Context, req rpc.Request) (any, error) { return fn(ctx, req.Params) }
+// routes is every method the server answers, the one list that dispatch,
+// initialize's capabilities (in this order), status's request counters
+// and the fuzz target's methods all come from.
+var routes = []route{
+	{"initialize", lifecycle, false, (*Server).initialize},
+	{"shutdown", lifecycle, false, (*Server).shutdown},
+	{"exit", lifecycle, false, (*Server).exit},
+	{"tool.execute.before", hook, true, (*Server).toolExecuteBefore},
+	{"tool.execute.after", hook, true, (*Server).toolExecuteAfter},
+	{"chat.system.transform", hook, false, (*Server).chatSystemTransform},
+	{"chat.messages.transform", hook, true, (*Server).chatMessagesTransform},
+	{"chat.message", hook, true, (*Server).chatMessage},
+	{"event", hook, true, (*Server).event},
+	{"delegate.resolveModel", method, false, (*Server).resolveModel},
+	{"delegate.detectError", method, false, (*Server).detectError},
+	{"sessions.list", method, false, (*Server).sessionsList},
+	{"status", method, false, (*Server).status},
 }
 
-// hookMethods are the capabilities.hooks this server answers.
-var hookMethods = []string{"tool.execute.before", "tool.execute.after", "chat.system.transform",
-	"chat.messages.transform", "chat.message", "event"}
-
-// coreMethods are the capabilities.methods this server answers.
-var coreMethods = []string{"delegate.resolveModel", "delegate.detectError", "sessions.list", "status"}
-
-var knownMethods = func() map[string]bool {
-	m := map[string]bool{"initialize": true, "shutdown": true, "exit": true}
-	for _, name := range append(append([]string{}, hookMethods...), coreMethods...) {
-		m[name] = true
+// routeByName indexes routes.
+var routeByName = func() map[string]*route {
+	m := make(map[string]*route, len(routes))
+	for i := range routes {
+		m[routes[i].name] = &routes[i]
 	}
 	return m
 }()
 
-// mutating names the methods after which the state file may need a write.
-var mutating = map[string]bool{
-	"tool.execute.before": true, "tool.execute.after": true, "chat.messages.transform": true,
-	"chat.message": true, "event": true,
+// register routes every method of the table through the mux and lists
+// the hooks and methods initialize announces. (initialize reads them from
+// the Server: the table refers to initialize, so initialize cannot refer
+// to the table.)
+func (s *Server) register() {
+	for _, r := range routes {
+		s.mux.Handle(r.name, func(ctx context.Context, req rpc.Request) (any, error) { return r.handle(s, ctx, req) })
+		switch r.kind {
+		case hook:
+			s.hooks = append(s.hooks, r.name)
+		case method:
+			s.methods = append(s.methods, r.name)
+		}
+	}
 }
 
 // MaxMessageBytes is the current message size limit (rpc.Options).
@@ -136,7 +158,7 @@ func (s *Server) Dispatch(ctx context.Context, req rpc.Request) (any, error) {
 	}
 	result, err := s.mux.Dispatch(ctx, req)
 	s.count(method, err != nil)
-	if err == nil && mutating[method] && s.persist != nil {
+	if err == nil && s.persist != nil && routeByName[method] != nil && routeByName[method].changesState {
 		s.persist.Notify()
 	}
 	if err != nil {
@@ -148,7 +170,7 @@ func (s *Server) Dispatch(ctx context.Context, req rpc.Request) (any, error) {
 func (s *Server) count(method string, failed bool) {
 	s.statsMu.Lock()
 	defer s.statsMu.Unlock()
-	if !knownMethods[method] {
+	if routeByName[method] == nil {
 		method = "(other)" // a client's made-up names must not grow this map
 	}
 	s.requests[method]++

@@ -2,8 +2,8 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 
+	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -13,10 +13,10 @@ type sessionsListParams struct {
 
 // sessionsList answers sessions.list: remembered entries, newest first, of
 // one parent session or of all.
-func (s *Server) sessionsList(_ context.Context, raw json.RawMessage) (any, error) {
+func (s *Server) sessionsList(_ context.Context, req rpc.Request) (any, error) {
 	var p sessionsListParams
-	if len(raw) > 0 && string(raw) != "null" {
-		if err := decodeParams(raw, &p); err != nil {
+	if len(req.Params) > 0 && string(req.Params) != "null" {
+		if err := decodeParams(req.Params, &p); err != nil {
 			return nil, err
 		}
 	}

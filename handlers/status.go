@@ -2,10 +2,10 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"runtime"
 	"time"
 
+	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -27,7 +27,7 @@ type memoryStats struct {
 }
 
 // status reports what the sidecar holds and has done (5).
-func (s *Server) status(context.Context, json.RawMessage) (any, error) {
+func (s *Server) status(context.Context, rpc.Request) (any, error) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	s.statsMu.Lock()

@@ -2,11 +2,11 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hookwire/hookwire/core"
+	"github.com/hookwire/hookwire/rpc"
 )
 
 type toolAfterOutput struct {
@@ -15,8 +15,8 @@ type toolAfterOutput struct {
 
 // toolExecuteAfter records the task session a call created or resumed, and
 // appends retry guidance to a delegate tool's returned error (4.1, 4.2).
-func (s *Server) toolExecuteAfter(_ context.Context, raw json.RawMessage) (any, error) {
-	in, out, err := decodeHook[toolInput, toolAfterOutput](raw)
+func (s *Server) toolExecuteAfter(_ context.Context, req rpc.Request) (any, error) {
+	in, out, err := decodeHook[toolInput, toolAfterOutput](req.Params)
 	if err != nil {
 		return nil, err
 	}

@@ -2,12 +2,12 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hookwire/hookwire/core"
+	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -23,8 +23,8 @@ type toolBeforeOutput struct {
 
 // toolExecuteBefore remembers a task call from a managed session and turns
 // an alias in args.task_id into the real session id (PROTOCOL.md 4.2).
-func (s *Server) toolExecuteBefore(_ context.Context, raw json.RawMessage) (any, error) {
-	in, out, err := decodeHook[toolInput, toolBeforeOutput](raw)
+func (s *Server) toolExecuteBefore(_ context.Context, req rpc.Request) (any, error) {
+	in, out, err := decodeHook[toolInput, toolBeforeOutput](req.Params)
 	if err != nil {
 		return nil, err
 	}
