@@ -1,48 +1,59 @@
 package handlers_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
-	"strconv"
-	"strings"
+	"slices"
 	"testing"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/handlers"
 	"github.com/hookwire/hookwire/rpc"
 )
 
-// fuzzMethods are the methods FuzzHooks calls; the fuzzed byte picks one.
-var fuzzMethods = []string{
-	"tool.execute.before", "tool.execute.after", "chat.system.transform",
-	"chat.messages.transform", "chat.message", "event",
-	"delegate.resolveModel", "delegate.detectError", "sessions.list", "status",
-}
-
-// hookMethod reports whether method's result is {"patch": [...]}.
-func hookMethod(method string) bool {
-	switch method {
-	case "tool.execute.before", "tool.execute.after", "chat.system.transform",
-		"chat.messages.transform", "chat.message":
-		return true
+// announced returns the hooks and methods a fresh server announces in
+// initialize's capabilities: the methods FuzzHooks calls, in that order
+// (the seed corpus picks a method by its index).
+func announced(t testing.TB) (hooks, methods []string) {
+	t.Helper()
+	srv := handlers.New(handlers.Options{Version: "fuzz", Log: zerolog.Nop()})
+	res, err := srv.Dispatch(context.Background(), rpc.Request{Method: "initialize", Params: json.RawMessage(`{"protocolVersion":1}`)})
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
 	}
-	return false
+	b, _ := json.Marshal(res)
+	var r struct {
+		Capabilities struct {
+			Hooks   []string `json:"hooks"`
+			Methods []string `json:"methods"`
+		} `json:"capabilities"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("initialize result %s: %v", b, err)
+	}
+	return r.Capabilities.Hooks, r.Capabilities.Methods
 }
 
-// FuzzHooks sends arbitrary params to each method of an initialized server
-// that already remembers a task session, and checks: no panic; an error is
-// an *rpc.Error with -32602 and leaves the store as it was; a result
-// marshals to JSON; a hook's patch applies, op by op, to the call's own
-// output (every path points into it).
+// FuzzHooks sends arbitrary params to each hook and method of an
+// initialized server that already remembers a task session, and checks:
+// no panic; an error is an *rpc.Error with -32602 and leaves the store as
+// it was; a result marshals to JSON; a hook's patch is well formed and
+// applies (RFC 6902, strictly) to the call's own output (every path points
+// into it).
 //
 // Seeds: f.Add below and testdata/fuzz/FuzzHooks (the hook calls of the
 // recorded OpenCode sessions in testdata/transcripts).
 func FuzzHooks(f *testing.F) {
+	hooks, methods := announced(f)
+	fuzzMethods := append(slices.Clone(hooks), methods...)
 	for i, m := range fuzzMethods {
 		for _, params := range hookSeeds[m] {
 			f.Add(uint8(i), false, []byte(params))
@@ -78,21 +89,15 @@ func FuzzHooks(f *testing.F) {
 		if !json.Valid(b) {
 			t.Fatalf("%s: result marshals to invalid JSON %q", method, b)
 		}
-		if method == "event" && string(b) != "null" {
-			t.Fatalf("event: result %s, want null", b)
-		}
-		if !hookMethod(method) {
+		if method == "event" {
+			// The one hook whose result is null rather than a patch.
+			if string(b) != "null" {
+				t.Fatalf("event: result %s, want null", b)
+			}
 			return
 		}
-		var res struct {
-			Patch []struct {
-				Op    string           `json:"op"`
-				Path  *string          `json:"path"`
-				Value *json.RawMessage `json:"value"`
-			} `json:"patch"`
-		}
-		if err := json.Unmarshal(b, &res); err != nil || res.Patch == nil {
-			t.Fatalf("%s: result %s is not {\"patch\":[...]}", method, b)
+		if !slices.Contains(hooks, method) {
+			return
 		}
 		var p struct {
 			Output json.RawMessage `json:"output"`
@@ -100,28 +105,60 @@ func FuzzHooks(f *testing.F) {
 		if err := json.Unmarshal(params, &p); err != nil {
 			t.Fatalf("%s: params %q were accepted but encoding/json rejects them: %v", method, params, err)
 		}
-		doc, err := decodeAny(p.Output)
-		if err != nil && len(res.Patch) > 0 {
-			t.Fatalf("%s: patch %s for an output that is not JSON: %v", method, b, err)
-		}
-		for i, op := range res.Patch {
-			if op.Path == nil {
-				t.Fatalf("%s: op %d has no path: %s", method, i, b)
-			}
-			var value any
-			if op.Value != nil {
-				if value, err = decodeAny(*op.Value); err != nil {
-					t.Fatalf("%s: op %d value: %v", method, i, err)
-				}
-			}
-			next, err := applyOp(doc, op.Op, *op.Path, value, op.Value != nil)
-			if err != nil {
-				t.Fatalf("%s: op %d %s %q does not apply to the call's output: %v\nparams: %s\npatch: %s",
-					method, i, op.Op, *op.Path, err, params, b)
-			}
-			doc = next
+		if _, err := applyPatch(b, p.Output); err != nil {
+			t.Fatalf("%s: %v\nparams: %s\nresult: %s", method, err, params, b)
 		}
 	})
+}
+
+// applyPatch checks that result is {"patch":[...]} whose ops are add,
+// replace or remove, each with a path, a value exactly when the op takes
+// one, and applies the patch to doc with evanphx/json-patch, strictly:
+// add needs the parent container, replace and remove need the target, no
+// negative indices. It returns the patched document (doc itself for an
+// empty patch, which needs no JSON to apply to).
+func applyPatch(result, doc []byte) ([]byte, error) {
+	var res struct {
+		Patch json.RawMessage `json:"patch"`
+	}
+	if err := json.Unmarshal(result, &res); err != nil || len(res.Patch) == 0 || res.Patch[0] != '[' {
+		return nil, fmt.Errorf("result %s is not {\"patch\":[...]}", result)
+	}
+	var ops []map[string]json.RawMessage
+	if err := json.Unmarshal(res.Patch, &ops); err != nil {
+		return nil, fmt.Errorf("patch %s: %v", res.Patch, err)
+	}
+	if len(ops) == 0 {
+		return doc, nil
+	}
+	for i, op := range ops {
+		var kind string
+		_ = json.Unmarshal(op["op"], &kind)
+		_, hasValue := op["value"]
+		switch {
+		case op["path"] == nil:
+			return nil, fmt.Errorf("op %d has no path", i)
+		case kind != "add" && kind != "replace" && kind != "remove":
+			return nil, fmt.Errorf("op %d is %q: PROTOCOL.md 3 allows add, replace and remove", i, kind)
+		case kind != "remove" && !hasValue:
+			return nil, fmt.Errorf("op %d (%s) has no value", i, kind)
+		case kind == "remove" && hasValue:
+			return nil, fmt.Errorf("op %d is a remove with a value", i)
+		}
+	}
+	patch, err := jsonpatch.DecodePatch(res.Patch)
+	if err != nil {
+		return nil, fmt.Errorf("patch %s does not decode: %v", res.Patch, err)
+	}
+	opts := jsonpatch.NewApplyOptions()
+	opts.SupportNegativeIndices = false
+	opts.AllowMissingPathOnRemove = false
+	opts.EnsurePathExistsOnAdd = false
+	out, err := patch.ApplyWithOptions(doc, opts)
+	if err != nil {
+		return nil, fmt.Errorf("patch %s does not apply to the call's output %s: %v", res.Patch, doc, err)
+	}
+	return out, nil
 }
 
 // primedServer is an initialized server where ses_parent is an
@@ -158,164 +195,6 @@ func storeState(srv *handlers.Server) storeSnapshot {
 	list, _ := json.Marshal(st.List(""))
 	snap, _ := st.Snapshot()
 	return storeSnapshot{stats: st.Stats(), entries: string(list), state: snap}
-}
-
-func decodeAny(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// applyOp applies one JSON Patch (RFC 6902) op to doc, strictly: add needs
-// the parent container, replace and remove need the target.
-func applyOp(doc any, op, path string, value any, hasValue bool) (any, error) {
-	if path == "" {
-		if op == "remove" {
-			return nil, errors.New("remove of the whole document")
-		}
-		return value, nil
-	}
-	if !strings.HasPrefix(path, "/") {
-		return nil, errors.New("path does not start with /")
-	}
-	tokens := strings.Split(path[1:], "/")
-	for i, tok := range tokens {
-		tokens[i] = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-	}
-	if (op == "add" || op == "replace") && !hasValue {
-		return nil, errors.New("no value")
-	}
-	if op == "remove" && hasValue {
-		return nil, errors.New("remove with a value")
-	}
-	parent, err := parentOf(doc, tokens)
-	if err != nil {
-		return nil, err
-	}
-	last := tokens[len(tokens)-1]
-	switch c := parent.(type) {
-	case map[string]any:
-		_, exists := c[last]
-		switch op {
-		case "add":
-			c[last] = value
-		case "replace":
-			if !exists {
-				return nil, fmt.Errorf("replace of missing member %q", last)
-			}
-			c[last] = value
-		case "remove":
-			if !exists {
-				return nil, fmt.Errorf("remove of missing member %q", last)
-			}
-			delete(c, last)
-		default:
-			return nil, fmt.Errorf("op %q", op)
-		}
-		return doc, nil
-	case []any:
-		if op == "add" && last == "-" {
-			return setIn(doc, tokens[:len(tokens)-1], append(c, value))
-		}
-		i, err := arrayIndex(last, len(c))
-		if err != nil {
-			return nil, err
-		}
-		switch op {
-		case "add":
-			if i > len(c) {
-				return nil, fmt.Errorf("add at index %d of %d", i, len(c))
-			}
-			grown := append(append(append([]any{}, c[:i]...), value), c[i:]...)
-			return setIn(doc, tokens[:len(tokens)-1], grown)
-		case "replace":
-			if i >= len(c) {
-				return nil, fmt.Errorf("replace at index %d of %d", i, len(c))
-			}
-			c[i] = value
-		case "remove":
-			if i >= len(c) {
-				return nil, fmt.Errorf("remove at index %d of %d", i, len(c))
-			}
-			return setIn(doc, tokens[:len(tokens)-1], append(append([]any{}, c[:i]...), c[i+1:]...))
-		default:
-			return nil, fmt.Errorf("op %q", op)
-		}
-		return doc, nil
-	}
-	return nil, fmt.Errorf("parent of %q is %T, not an object or array", path, parent)
-}
-
-// parentOf returns the container that holds the last of tokens.
-func parentOf(doc any, tokens []string) (any, error) {
-	parent := doc
-	for _, tok := range tokens[:len(tokens)-1] {
-		next, err := child(parent, tok)
-		if err != nil {
-			return nil, err
-		}
-		parent = next
-	}
-	return parent, nil
-}
-
-func child(v any, tok string) (any, error) {
-	switch c := v.(type) {
-	case map[string]any:
-		next, ok := c[tok]
-		if !ok {
-			return nil, fmt.Errorf("no member %q", tok)
-		}
-		return next, nil
-	case []any:
-		i, err := arrayIndex(tok, len(c))
-		if err != nil {
-			return nil, err
-		}
-		if i >= len(c) {
-			return nil, fmt.Errorf("index %d of %d", i, len(c))
-		}
-		return c[i], nil
-	}
-	return nil, fmt.Errorf("%q into %T", tok, v)
-}
-
-func arrayIndex(tok string, n int) (int, error) {
-	if tok == "" || (len(tok) > 1 && tok[0] == '0') {
-		return 0, fmt.Errorf("bad array index %q", tok)
-	}
-	i, err := strconv.Atoi(tok)
-	if err != nil || i < 0 {
-		return 0, fmt.Errorf("bad array index %q", tok)
-	}
-	return i, nil
-}
-
-// setIn replaces the container at tokens (an array that was resized).
-func setIn(doc any, tokens []string, v any) (any, error) {
-	if len(tokens) == 0 {
-		return v, nil
-	}
-	parent, err := parentOf(doc, tokens)
-	if err != nil {
-		return nil, err
-	}
-	last := tokens[len(tokens)-1]
-	switch c := parent.(type) {
-	case map[string]any:
-		c[last] = v
-	case []any:
-		i, err := arrayIndex(last, len(c))
-		if err != nil {
-			return nil, err
-		}
-		c[i] = v
-	}
-	return doc, nil
 }
 
 // hookSeeds are params by method: real OpenCode 1.18.33 payloads (trimmed)
@@ -381,73 +260,109 @@ var hookSeeds = map[string][]string{
 }
 
 // Regression tests: bugs the fuzzer found, each as the smallest call that
-// showed it.
+// showed it, with the patch it must get now and the output that patch
+// makes.
+
+// primedBlock is the Resumable Sessions block of primedServer's parent.
+const primedBlock = "### Resumable Sessions\nPass an alias below as task_id only to continue that same thread of work; " +
+	"for anything new, leave task_id out to start a fresh task.\n\n- explorer: exp-1 Explore the repo"
 
 // Cache-stable mode once added /messages/0/parts/- to a user message with
-// no parts array.
+// no parts array. Such a message gets nothing; one with a text part gets
+// the block and the reminder.
 func TestRegressionAddPartWithoutParts(t *testing.T) {
 	srv := primedServer(t, true)
-	for _, msg := range []string{`{"info":{"id":"m1","role":"user","sessionID":"ses_parent"}}`,
-		`{"info":{"id":"m2","role":"user","sessionID":"ses_parent"},"parts":null}`} {
-		params := `{"input":{},"output":{"messages":[` + msg + `]}}`
-		checkPatchApplies(t, srv, "chat.messages.transform", params)
+	synthetic := func(text string) string {
+		b, _ := json.Marshal(map[string]any{"type": "text", "text": text, "synthetic": true})
+		return string(b)
+	}
+	rows := []struct{ name, msg, wantPatch, wantOutput string }{
+		{"no parts member",
+			`{"info":{"id":"m1","role":"user","sessionID":"ses_parent"}}`,
+			`[]`,
+			`{"messages":[{"info":{"id":"m1","role":"user","sessionID":"ses_parent"}}]}`},
+		{"parts null",
+			`{"info":{"id":"m2","role":"user","sessionID":"ses_parent"},"parts":null}`,
+			`[]`,
+			`{"messages":[{"info":{"id":"m2","role":"user","sessionID":"ses_parent"},"parts":null}]}`},
+		{"control: a text part gets the block and the reminder",
+			`{"info":{"id":"m3","role":"user","sessionID":"ses_parent"},"parts":[{"type":"text","text":"hi"}]}`,
+			`[{"op":"add","path":"/messages/0/parts/-","value":` + synthetic(primedBlock) + `},` +
+				`{"op":"add","path":"/messages/0/parts/-","value":` + synthetic(core.DefaultPhaseReminder) + `}]`,
+			`{"messages":[{"info":{"id":"m3","role":"user","sessionID":"ses_parent"},"parts":[{"type":"text","text":"hi"},` +
+				synthetic(primedBlock) + `,` + synthetic(core.DefaultPhaseReminder) + `]}]}`},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			checkPatch(t, srv, "chat.messages.transform", `{"input":{},"output":{"messages":[`+row.msg+`]}}`,
+				row.wantPatch, row.wantOutput)
+		})
 	}
 }
 
 // chat.system.transform once added /system/- when output.system was absent
-// or null.
+// or null; it now adds /system as a list holding the block.
 func TestRegressionAddSystemWithoutArray(t *testing.T) {
 	srv := primedServer(t, false)
-	for _, params := range []string{`{"input":{"sessionID":"ses_parent"},"output":{}}`,
-		`{"input":{"sessionID":"ses_parent"},"output":{"system":null}}`} {
-		checkPatchApplies(t, srv, "chat.system.transform", params)
+	block, _ := json.Marshal(primedBlock)
+	list := `[` + string(block) + `]`
+	rows := []struct{ name, output, wantPatch, wantOutput string }{
+		{"system absent", `{}`, `[{"op":"add","path":"/system","value":` + list + `}]`, `{"system":` + list + `}`},
+		{"system null", `{"system":null}`, `[{"op":"add","path":"/system","value":` + list + `}]`, `{"system":` + list + `}`},
+		{"control: system a list", `{"system":["x"]}`, `[{"op":"add","path":"/system/-","value":` + string(block) + `}]`,
+			`{"system":["x",` + string(block) + `]}`},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			checkPatch(t, srv, "chat.system.transform", `{"input":{"sessionID":"ses_parent"},"output":`+row.output+`}`,
+				row.wantPatch, row.wantOutput)
+		})
 	}
 }
 
 // encoding/json once read {"Args":...} as args, so the patch named a path
-// the output does not have.
+// the output does not have. Member names now match exactly: a wrongly
+// cased member is not read, and nothing is patched.
 func TestRegressionCaseInsensitiveMembers(t *testing.T) {
 	srv := primedServer(t, false)
-	checkPatchApplies(t, srv, "tool.execute.before",
-		`{"input":{"tool":"task","sessionID":"ses_parent","callID":"c9"},"output":{"Args":{"subagent_type":"explorer","task_id":"exp-1"}}}`)
-	checkPatchApplies(t, srv, "tool.execute.after",
-		`{"input":{"tool":"task","sessionID":"ses_parent","callID":"c8"},"output":{"OUTPUT":"[ERROR] Unknown agent: x. Available agents: explorer"}}`)
+	rows := []struct{ name, method, params, wantPatch, wantOutput string }{
+		{"Args is not args", "tool.execute.before",
+			`{"input":{"tool":"task","sessionID":"ses_parent","callID":"c9"},"output":{"Args":{"subagent_type":"explorer","task_id":"exp-1"}}}`,
+			`[]`, `{"Args":{"subagent_type":"explorer","task_id":"exp-1"}}`},
+		{"control: args resolves the alias", "tool.execute.before",
+			`{"input":{"tool":"task","sessionID":"ses_parent","callID":"c10"},"output":{"args":{"subagent_type":"explorer","task_id":"exp-1"}}}`,
+			`[{"op":"replace","path":"/args/task_id","value":"ses_child1"}]`,
+			`{"args":{"subagent_type":"explorer","task_id":"ses_child1"}}`},
+		{"OUTPUT is not output", "tool.execute.after",
+			`{"input":{"tool":"task","sessionID":"ses_parent","callID":"c8"},"output":{"OUTPUT":"[ERROR] Unknown agent: x. Available agents: explorer"}}`,
+			`[]`, `{"OUTPUT":"[ERROR] Unknown agent: x. Available agents: explorer"}`},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			checkPatch(t, srv, row.method, row.params, row.wantPatch, row.wantOutput)
+		})
+	}
 }
 
-// checkPatchApplies dispatches one call and fails unless its patch applies
-// to the call's output.
-func checkPatchApplies(t *testing.T, srv *handlers.Server, method, params string) {
+// checkPatch dispatches one call and checks its patch against wantPatch
+// (JSON) and the call's output, once the patch is applied, against
+// wantOutput (JSON).
+func checkPatch(t *testing.T, srv *handlers.Server, method, params, wantPatch, wantOutput string) {
 	t.Helper()
 	result, err := srv.Dispatch(context.Background(), rpc.Request{Method: method, Params: json.RawMessage(params)})
-	if err != nil {
-		t.Fatalf("%s: %v", method, err)
-	}
-	b, _ := json.Marshal(result)
+	require.NoError(t, err, method)
+	b, err := json.Marshal(result)
+	require.NoError(t, err)
 	var res struct {
-		Patch []struct {
-			Op    string          `json:"op"`
-			Path  string          `json:"path"`
-			Value json.RawMessage `json:"value"`
-		} `json:"patch"`
+		Patch json.RawMessage `json:"patch"`
 	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(b, &res))
+	assert.JSONEq(t, wantPatch, string(res.Patch), "%s: patch for %s", method, params)
 	var p struct {
 		Output json.RawMessage `json:"output"`
 	}
-	if err := json.Unmarshal([]byte(params), &p); err != nil {
-		t.Fatal(err)
-	}
-	doc, _ := decodeAny(p.Output)
-	for _, op := range res.Patch {
-		var value any
-		if op.Value != nil {
-			value, _ = decodeAny(op.Value)
-		}
-		if doc, err = applyOp(doc, op.Op, op.Path, value, op.Value != nil); err != nil {
-			t.Errorf("%s: %s %s does not apply to %s: %v", method, op.Op, op.Path, params, err)
-			return
-		}
-	}
+	require.NoError(t, json.Unmarshal([]byte(params), &p))
+	out, err := applyPatch(b, p.Output)
+	require.NoError(t, err, "%s: %s", method, params)
+	assert.JSONEq(t, wantOutput, string(out), "%s: output after the patch", method)
 }
