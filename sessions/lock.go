@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -32,11 +31,13 @@ func (e *LockedError) Unwrap() error { return errLocked }
 // FILE.lock, which also holds the holder's pid, and (where lockStateFile)
 // a lock on FILE itself, moved to each new FILE the holder renames into
 // place. Deleting FILE.lock while a holder runs then does not let a second
-// writer in: it finds FILE locked.
+// writer in: it finds FILE locked. So that FILE can always be locked, the
+// holder creates it empty when it is missing (an empty FILE is an empty
+// state).
 type stateLock struct {
 	path  string
 	lock  *os.File // FILE.lock
-	state *os.File // FILE, nil until it exists (or where !lockStateFile)
+	state *os.File // FILE; nil where !lockStateFile
 }
 
 // lockAttempts bounds the retries when a lock path is replaced between
@@ -58,19 +59,11 @@ func acquireLock(path string) (*stateLock, error) {
 		return nil, fmt.Errorf("locking %s: %w", name, err)
 	}
 	l := &stateLock{path: path, lock: lf}
-	if lockStateFile {
-		sf, err := lockPath(path, false)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case errors.Is(err, errLocked):
-			l.release()
-			return nil, &LockedError{Path: path}
-		case err != nil:
-			l.release()
-			return nil, fmt.Errorf("locking %s: %w", path, err)
-		default:
-			l.state = sf
-		}
+	// A FILE that cannot be opened (unreadable) is not held, but the load
+	// moves it aside and locks the new one.
+	if err := l.lockState(); errors.Is(err, errLocked) {
+		l.release()
+		return nil, err
 	}
 	// The pid tells `hookwire forget` (and a person) who holds the lock.
 	if err := lf.Truncate(0); err == nil {
@@ -79,7 +72,24 @@ func acquireLock(path string) (*stateLock, error) {
 	return l, nil
 }
 
-// lockPath opens name (creating it if create) and locks it, then checks
+// lockState locks FILE (where lockStateFile), creating it empty if it is
+// missing, and releases the FILE it locked before, if any.
+func (l *stateLock) lockState() error {
+	if !lockStateFile {
+		return nil
+	}
+	sf, err := lockPath(l.path, true)
+	if errors.Is(err, errLocked) {
+		return &LockedError{Path: l.path}
+	}
+	if err != nil {
+		return fmt.Errorf("locking %s: %w", l.path, err)
+	}
+	l.replaceState(sf)
+	return nil
+}
+
+// lockPath opens name (creating it if create, with mode 0600) and locks it, then checks
 // that name still names the file it locked: a file deleted or replaced
 // between the open and the lock would be a lock nobody else sees.
 func lockPath(name string, create bool) (*os.File, error) {
@@ -103,9 +113,6 @@ func lockPath(name string, create bool) (*os.File, error) {
 		}
 		unlockFile(f)
 		f.Close()
-		if !create && errors.Is(nerr, fs.ErrNotExist) {
-			return nil, nerr
-		}
 	}
 	return nil, fmt.Errorf("%s keeps being replaced", name)
 }

@@ -100,24 +100,19 @@ func (p *Persister) memoryOnly(reason string) {
 // load reads the state file into the store; a bad file is moved aside. It
 // returns an error only when ctx ended the load, the file untouched.
 func (p *Persister) load(ctx context.Context) error {
-	f, err := os.Open(p.path)
-	if errors.Is(err, fs.ErrNotExist) {
+	began := time.Now()
+	empty, err := p.read(ctx)
+	switch {
+	case err == nil && empty:
 		p.log.Info().Str("state", p.path).Msg("no state file yet: starting empty")
 		return nil
-	}
-	if err == nil {
-		began := time.Now()
-		err = p.store.restore(ctx, bufio.NewReaderSize(f, 256<<10))
-		f.Close()
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return err
-		}
-		if err == nil {
-			st := p.store.Stats()
-			p.log.Info().Str("state", p.path).Int("parents", st.Parents).Int("entries", st.Entries).
-				Dur("took", time.Since(began)).Msg("state loaded")
-			return nil
-		}
+	case err == nil:
+		st := p.store.Stats()
+		p.log.Info().Str("state", p.path).Int("parents", st.Parents).Int("entries", st.Entries).
+			Dur("took", time.Since(began)).Msg("state loaded")
+		return nil
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return err
 	}
 	aside, rerr := moveAside(p.path)
 	if rerr != nil {
@@ -125,9 +120,34 @@ func (p *Persister) load(ctx context.Context) error {
 			Msg("state file unreadable or corrupt and could not be moved aside: starting empty, it will be overwritten")
 		return nil
 	}
+	// FILE is gone: lock a new, empty one so that it stays held.
+	if lerr := p.lock.lockState(); lerr != nil {
+		p.log.Warn().Err(lerr).Str("state", p.path).Msg("locking the new state file failed")
+	}
 	p.log.Warn().Err(err).Str("state", p.path).Str("movedTo", aside).
 		Msg("state file unreadable or corrupt: moved aside, starting empty")
 	return nil
+}
+
+// read restores the store from the state file; empty reports a missing or
+// empty file, which leaves the store as it is.
+func (p *Persister) read(ctx context.Context) (empty bool, err error) {
+	f, err := os.Open(p.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if fi.Size() == 0 {
+		return true, nil
+	}
+	return false, p.store.restore(ctx, bufio.NewReaderSize(f, 256<<10))
 }
 
 // moveAside renames path to path.corrupt-<UTC time>, never over an earlier

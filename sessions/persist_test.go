@@ -2,7 +2,9 @@ package sessions
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -233,6 +235,18 @@ func openTest(t *testing.T, path string, s *Store, debounce time.Duration) (*Per
 	return p, logs
 }
 
+// assertNoState checks that path holds no state: it is missing, or (as
+// the lock holder creates it to lock it) empty.
+func assertNoState(t *testing.T, path string, msgAndArgs ...any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	require.NoError(t, err, msgAndArgs...)
+	assert.Empty(t, data, msgAndArgs...)
+}
+
 func TestPersisterMissingFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state", "hookwire.json")
 	s := newTestStore(Config{})
@@ -243,8 +257,19 @@ func TestPersisterMissingFile(t *testing.T) {
 	assert.NotContains(t, logs.String(), `"level":"warn"`)
 	require.NoError(t, p.Flush())
 	assert.Equal(t, 0, p.writeCount(), "nothing changed: nothing written")
-	_, err := os.Stat(path)
-	assert.True(t, errors.Is(err, os.ErrNotExist))
+	assertNoState(t, path)
+}
+
+func TestPersisterEmptyFileIsEmptyState(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hookwire.json")
+	require.NoError(t, os.WriteFile(path, nil, 0o600))
+	s := newTestStore(Config{})
+	p, logs := openTest(t, path, s, 0)
+	assert.True(t, p.persistent())
+	assert.NotContains(t, logs.String(), `"level":"warn"`)
+	matches, err := filepath.Glob(path + ".corrupt-*")
+	require.NoError(t, err)
+	assert.Empty(t, matches, "an empty file is not corrupt: the holder creates it")
 }
 
 func TestPersisterWritesAndReloads(t *testing.T) {
@@ -281,7 +306,6 @@ func TestPersisterCorruptFile(t *testing.T) {
 		content string
 	}{
 		{"not JSON", "{{{ garbage"},
-		{"empty file", ""},
 		{"unknown version", `{"version":99,"parents":[]}`},
 		{"no version", `{"parents":[]}`},
 	}
@@ -305,8 +329,7 @@ func TestPersisterCorruptFile(t *testing.T) {
 			kept, err := os.ReadFile(matches[0])
 			require.NoError(t, err)
 			assert.Equal(t, tt.content, string(kept), "the bad file is kept for inspection")
-			_, err = os.Stat(path)
-			assert.True(t, errors.Is(err, os.ErrNotExist))
+			assertNoState(t, path)
 		})
 	}
 }
@@ -352,8 +375,7 @@ func TestPersisterSecondOpenIsMemoryOnly(t *testing.T) {
 	second.Notify()
 	require.NoError(t, second.Flush())
 	require.NoError(t, second.Close())
-	_, err := os.Stat(path)
-	assert.True(t, errors.Is(err, os.ErrNotExist), "memory-only never writes the file")
+	assertNoState(t, path, "memory-only never writes the file")
 
 	// Once the first lets go, the file can be taken.
 	require.NoError(t, first.Close())
@@ -540,4 +562,113 @@ func TestOpenPersisterBadArguments(t *testing.T) {
 	assert.Error(t, err)
 	_, err = OpenPersister(t.Context(), filepath.Join(t.TempDir(), "x"), nil, zerolog.Nop(), 0)
 	assert.Error(t, err)
+}
+
+// Deleting FILE.lock while a sidecar holds it used to let a second one in,
+// and one writer lost the other's entries. The holder also locks FILE.
+func TestLockSurvivesDeletedLockFile(t *testing.T) {
+	if !lockStateFile {
+		t.Skip("an open lock file cannot be deleted here")
+	}
+	for _, written := range []bool{false, true} {
+		t.Run(fmt.Sprintf("state written %v", written), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "hookwire.json")
+			h := newHarness(t, Config{})
+			first, _ := openTest(t, path, h.s, 0)
+			require.True(t, first.persistent())
+			if written {
+				h.task("p1", "explorer", "one", "ses_a")
+				require.NoError(t, first.Flush())
+			}
+			require.NoError(t, os.Remove(path+".lock"))
+
+			s := newTestStore(Config{})
+			second, _ := openTest(t, path, s, 0)
+			assert.False(t, second.persistent(), "a second writer got in")
+			assert.Contains(t, second.Status(), "locked by another process")
+
+			// The first keeps writing, and what it writes stays locked.
+			h.task("p1", "explorer", "two", "ses_b")
+			require.NoError(t, first.Flush())
+			third, _ := openTest(t, path, newTestStore(Config{}), 0)
+			assert.False(t, third.persistent(), "the lock moved to the file the first renamed in")
+
+			require.NoError(t, first.Close())
+			dst := newTestStore(Config{})
+			fourth, _ := openTest(t, path, dst, 0)
+			require.True(t, fourth.persistent())
+			want := []string{"ses_b"}
+			if written {
+				want = append(want, "ses_a")
+			}
+			var got []string
+			for _, e := range dst.List("p1") {
+				got = append(got, e.TaskID)
+			}
+			assert.Equal(t, want, got, "nothing the first wrote was lost")
+		})
+	}
+}
+
+// The holder writes its pid into FILE.lock, and a second process names it.
+func TestLockFileNamesHolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hookwire.json")
+	openTest(t, path, newTestStore(Config{}), 0)
+	data, err := os.ReadFile(path + ".lock")
+	require.NoError(t, err)
+	assert.Equal(t, strconv.Itoa(os.Getpid())+"\n", string(data))
+
+	second, _ := openTest(t, path, newTestStore(Config{}), 0)
+	assert.Contains(t, second.Status(), "(pid "+strconv.Itoa(os.Getpid())+")")
+
+	_, err = acquireLock(path)
+	var locked *LockedError
+	require.ErrorAs(t, err, &locked)
+	assert.Equal(t, os.Getpid(), locked.PID)
+	assert.Equal(t, path+".lock", locked.Path)
+}
+
+// kill -9 during a write leaves a temp file; the next holder removes it,
+// and only its own file's.
+func TestTempFilesRemovedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "hookwire.json")
+	left := []string{".hookwire.json.tmp-123", ".hookwire.json.tmp-9"}
+	others := []string{".other.json.tmp-1", "hookwire.json.tmp-1", ".hookwire.jsonx.tmp-1"}
+	for _, name := range append(append([]string{}, left...), others...) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("{"), 0o600))
+	}
+	_, logs := openTest(t, path, newTestStore(Config{}), 0)
+	for _, name := range left {
+		assert.NoFileExists(t, filepath.Join(dir, name))
+	}
+	for _, name := range others {
+		assert.FileExists(t, filepath.Join(dir, name))
+	}
+	assert.Contains(t, logs.String(), `"removed":2`)
+}
+
+// A load stopped by its context (SIGTERM in serve) leaves the file as it
+// is, runs in memory and lets the lock go.
+func TestOpenPersisterCancelledLoad(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hookwire.json")
+	data := manyAgentsState(1000)
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	s := newTestStore(Config{})
+	p, err := OpenPersister(ctx, path, s, zerolog.Nop(), time.Hour)
+	require.NoError(t, err)
+	assert.Contains(t, p.Status(), "memory-only: loading stopped")
+	assert.Equal(t, Stats{}, s.Stats())
+	kept, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, string(data), string(kept), "a valid file is never discarded")
+	matches, _ := filepath.Glob(path + ".corrupt-*")
+	assert.Empty(t, matches)
+
+	dst := newTestStore(Config{})
+	q, _ := openTest(t, path, dst, 0)
+	require.True(t, q.persistent(), "the lock was let go")
+	assert.Equal(t, MaxAgentsPerParent, dst.Stats().Entries)
 }
