@@ -359,7 +359,10 @@ type fakePersistence struct{ notified int }
 func (f *fakePersistence) Notify()        { f.notified++ }
 func (f *fakePersistence) Flush() error   { return nil }
 func (f *fakePersistence) Close() error   { return nil }
-func (f *fakePersistence) Status() string { return "fake" }
+func (f *fakePersistence) Status() string { return "persistent: /state/hookwire.json" }
+func (f *fakePersistence) StateFile() sessions.StateFileStatus {
+	return sessions.StateFileStatus{Mode: sessions.StateFilePersistent, Path: "/state/hookwire.json"}
+}
 
 // TestRouteTable: the one route table gives initialize's capabilities,
 // status's counters and the state file's nudges.
@@ -422,4 +425,27 @@ func TestRouteTable(t *testing.T) {
 	}
 	assert.Equal(t, uint64(1), st.Requests["initialize"])
 	assert.Equal(t, uint64(1), st.Errors)
+}
+
+// TestStatusStateFile: status says where the state lives as fields a
+// client reads (stateFile) beside the line for humans (state).
+func TestStatusStateFile(t *testing.T) {
+	statusJSON := func(s *Server) map[string]any {
+		res, err := s.Dispatch(context.Background(), rpc.Request{Method: "status"})
+		require.NoError(t, err)
+		var out map[string]any
+		require.NoError(t, json.Unmarshal(mustJSON(t, res), &out))
+		return out
+	}
+
+	st := statusJSON(newServer(t, nil))
+	assert.Equal(t, "memory", st["state"])
+	assert.Equal(t, map[string]any{"mode": "none"}, st["stateFile"], "no state file: mode none, nothing else")
+
+	s := New(Options{Version: "test", Log: zerolog.Nop(), OpenState: func(*sessions.Store) Persistence { return &fakePersistence{} }})
+	_, err := s.Dispatch(context.Background(), rpc.Request{Method: "initialize", Params: json.RawMessage(`{"protocolVersion":1}`)})
+	require.NoError(t, err)
+	st = statusJSON(s)
+	assert.Equal(t, "persistent: /state/hookwire.json", st["state"])
+	assert.Equal(t, map[string]any{"mode": "persistent", "path": "/state/hookwire.json"}, st["stateFile"])
 }

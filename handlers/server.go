@@ -17,12 +17,14 @@ const ProtocolVersion = 1
 
 // Persistence is what the server needs of the state file: a nudge after
 // requests that may have changed the store, a flush on shutdown, a close at
-// exit, and a line for status.
+// exit, and for status a line for humans and the same as fields for
+// clients.
 type Persistence interface {
 	Notify()
 	Flush() error
 	Close() error
 	Status() string
+	StateFile() sessions.StateFileStatus
 }
 
 // Options wires a Server.

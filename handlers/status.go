@@ -17,8 +17,17 @@ type statusResult struct {
 	Store         sessions.Stats    `json:"store"`
 	Memory        memoryStats       `json:"memory"`
 	State         string            `json:"state"`
+	StateFile     stateFile         `json:"stateFile"`
 	CacheStable   bool              `json:"cacheStable"`
 }
+
+// stateFile is status.stateFile: where the state lives, for clients (the
+// shim warns on memory-only); state says the same for humans. Mode is
+// stateFileNone or one of the sessions.StateFile* modes.
+type stateFile = sessions.StateFileStatus
+
+// stateFileNone is stateFile's mode when no state file was asked for.
+const stateFileNone = "none"
 
 type memoryStats struct {
 	HeapAllocBytes uint64 `json:"heapAllocBytes"`
@@ -37,9 +46,9 @@ func (s *Server) status(context.Context, rpc.Request) (any, error) {
 	}
 	errs := s.errors
 	s.statsMu.Unlock()
-	state := "memory"
+	state, file := "memory", stateFile{Mode: stateFileNone}
 	if s.persist != nil {
-		state = s.persist.Status()
+		state, file = s.persist.Status(), s.persist.StateFile()
 	}
 	return statusResult{
 		Version:       s.opts.Version,
@@ -49,6 +58,7 @@ func (s *Server) status(context.Context, rpc.Request) (any, error) {
 		Store:         s.store.Stats(),
 		Memory:        memoryStats{HeapAllocBytes: ms.HeapAlloc, SysBytes: ms.Sys, Goroutines: runtime.NumGoroutine()},
 		State:         state,
+		StateFile:     file,
 		CacheStable:   s.cfg.CacheStable,
 	}, nil
 }
