@@ -63,22 +63,22 @@ var builtinPrefixes = map[string]string{
 //
 // Agent names are case-sensitive: only the exact name finds a built-in
 // prefix or an override. An override is shaped like any other prefix
-// (SanitizePrefix), so every alias stays `[a-z0-9-]+-<n>`, easy for a model
+// (sanitizePrefix), so every alias stays `[a-z0-9-]+-<n>`, easy for a model
 // to repeat; an override that sanitises to "" opts the agent out.
 func AliasPrefix(agent string, overrides map[string]string) string {
 	if p, ok := overrides[agent]; ok {
-		return SanitizePrefix(p)
+		return sanitizePrefix(p)
 	}
 	if p, ok := builtinPrefixes[agent]; ok {
 		return p
 	}
-	return SanitizePrefix(agent)
+	return sanitizePrefix(agent)
 }
 
-// SanitizePrefix lower-cases name, turns each run of characters outside
+// sanitizePrefix lower-cases name, turns each run of characters outside
 // a-z0-9 into one `-` and trims `-` from the ends: `Code Reviewer` gives
 // `code-reviewer`, `!!!` gives "".
-func SanitizePrefix(name string) string {
+func sanitizePrefix(name string) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range strings.ToLower(name) {

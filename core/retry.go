@@ -71,12 +71,6 @@ var builtinPatterns = []RetryPattern{
 		"The delegation depth limit is reached: do this part of the work yourself instead of delegating further.", FlavorNative},
 }
 
-// BuiltinRetryPatterns returns a copy of the built-in error table, in the
-// order it is tried.
-func BuiltinRetryPatterns() []RetryPattern {
-	return append([]RetryPattern(nil), builtinPatterns...)
-}
-
 // retrySignals are the words tool.execute.after needs before it looks at a
 // delegate tool's text at all: a successful task's output may quote any of
 // the table's substrings.
@@ -108,7 +102,7 @@ func DetectTaskError(output string, failed bool, opts RetryOptions) *DetectedErr
 	if !ok {
 		return nil
 	}
-	available := AvailableOptions(output)
+	available := availableOptions(output)
 	if available == "" && agentErrorTypes[row.ErrorType] {
 		available = joinNonBlank(opts.Subagents)
 	}
@@ -150,10 +144,10 @@ var (
 	availableForms = []*regexp.Regexp{allowedAgentsRe, availableRe}
 )
 
-// AvailableOptions returns the options an error text lists: the rest of the
+// availableOptions returns the options an error text lists: the rest of the
 // first line after "Allowed agents:", else after the first "Available...:"
 // label, trimmed; "" when it lists none.
-func AvailableOptions(output string) string {
+func availableOptions(output string) string {
 	for _, re := range availableForms {
 		if m := re.FindStringSubmatch(output); m != nil {
 			return strings.TrimSpace(m[1])

@@ -269,11 +269,17 @@ func TestWithGuidance(t *testing.T) {
 	assert.Equal(t, "\nG1\nG2", WithGuidance("", d))
 }
 
+// builtinRetryPatterns returns a copy of the built-in error table, in the
+// order it is tried.
+func builtinRetryPatterns() []RetryPattern {
+	return append([]RetryPattern(nil), builtinPatterns...)
+}
+
 func TestBuiltinRetryPatternsIsACopy(t *testing.T) {
-	p := BuiltinRetryPatterns()
+	p := builtinRetryPatterns()
 	require.Len(t, p, 13)
 	assert.Equal(t, "Unknown agent type", p[6].Pattern)
 	assert.Equal(t, "Unknown agent", p[7].Pattern)
 	p[0].Pattern = "changed"
-	assert.Equal(t, "run_in_background", BuiltinRetryPatterns()[0].Pattern)
+	assert.Equal(t, "run_in_background", builtinRetryPatterns()[0].Pattern)
 }
