@@ -15,7 +15,8 @@
 //
 // The files follow the concepts: framing.go splits bytes into messages
 // (detection, the header and line framers, the size limit); message.go
-// scans one message (syntax, UTF-8, depth) and picks out its members;
+// scans one message (syntax, UTF-8, depth), reads escaped lone surrogates
+// as U+FFFD, and picks out its members;
 // stream.go is the jsonrpc2.ObjectStream that answers bad frames itself,
 // keeps the side table and writes replies; serve.go runs the jsonrpc2
 // connection and calls the Dispatcher with a Request; mux.go defines

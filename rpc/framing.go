@@ -61,6 +61,11 @@ const (
 	// maxLineHint caps the room a long line starts with.
 	maxLineHint = 16 << 20
 
+	// maxSkipBytes bounds the Content-Length of an oversized message whose
+	// body is read and discarded. A larger one is not believed (no client
+	// sends a gigabyte in one message): its body is not waited for.
+	maxSkipBytes = 1 << 30
+
 	readBufferSize = 64 << 10
 )
 
@@ -138,62 +143,138 @@ type lineFramer struct {
 	r *bufio.Reader
 	// hint is the length of the last line longer than the read buffer:
 	// the next long line starts with that much room, so a run of large
-	// messages is copied once each instead of grown by doubling.
+	// messages is copied once each instead of collected in blocks.
 	hint int
 }
 
 func (f *lineFramer) ReadFrame(limit int64) (frame, error) {
 	for {
-		var (
-			buf      []byte
-			size     int64 // bytes of the line, terminator included
-			tooLarge bool
-		)
-	read:
-		for {
-			chunk, err := f.r.ReadSlice('\n')
-			size += int64(len(chunk))
-			switch {
-			case tooLarge:
-				buf = appendPrefix(buf, chunk)
-			case buf == nil && err == nil:
-				buf = bytes.Clone(chunk) // the whole line in one chunk
-			default:
-				if buf == nil {
-					buf = make([]byte, 0, max(2*len(chunk), min(f.hint+f.hint/8, maxLineHint)))
-				}
-				buf = append(buf, chunk...)
-				// Unterminated so far: all but a trailing '\r' is content.
-				if err != nil && int64(len(buf))-1 > limit {
-					tooLarge = true
-					buf = buf[:min(len(buf), idPrefixBytes):min(len(buf), idPrefixBytes)]
-				}
-			}
-			switch {
-			case err == nil:
-				break read
-			case errors.Is(err, bufio.ErrBufferFull):
-			case err == io.EOF:
-				if size == 0 {
-					return frame{}, io.EOF
-				}
-				break read // the last line may lack its '\n'
-			default:
-				return frame{}, fmt.Errorf("reading line: %w", err)
-			}
+		fr, blank, err := f.readLine(limit)
+		if err != nil || !blank {
+			return fr, err
 		}
-		line := trimEOL(buf)
-		if tooLarge || int64(len(line)) > limit {
-			return frame{tooLarge: true, prefix: line[:min(len(line), idPrefixBytes)], size: size}, nil
-		}
-		if isBlankLine(line) {
-			continue
-		}
-		if size > int64(f.r.Size()) {
-			f.hint = int(size)
-		}
-		return frame{data: line}, nil
 	}
+}
+
+// readLine reads one line. It holds at most limit+2 bytes of it (the
+// content and "\r\n"): past that the line is too large, and the rest is
+// discarded as it is read, keeping only its first idPrefixBytes.
+func (f *lineFramer) readLine(limit int64) (fr frame, blank bool, err error) {
+	var (
+		buf      lineBuffer
+		size     int64 // bytes of the line, terminator included
+		tooLarge bool
+		prefix   []byte
+	)
+	room := limit + 2
+	for {
+		chunk, err := f.r.ReadSlice('\n')
+		size += int64(len(chunk))
+		switch {
+		case tooLarge:
+			prefix = appendPrefix(prefix, chunk)
+		case buf.n == 0 && err == nil: // the whole line in one chunk
+			if line := trimEOL(chunk); int64(len(line)) <= limit {
+				if isBlankLine(line) {
+					return frame{}, true, nil
+				}
+				return frame{data: bytes.Clone(line)}, false, nil
+			}
+			tooLarge = true
+			prefix = appendPrefix(make([]byte, 0, idPrefixBytes), chunk)
+		case int64(buf.n)+int64(len(chunk)) > room:
+			tooLarge = true
+			prefix = appendPrefix(buf.prefix(idPrefixBytes), chunk)
+			buf = lineBuffer{} // what it held is garbage now
+		default:
+			first := max(2*len(chunk), min(f.hint+f.hint/8, maxLineHint))
+			buf.append(chunk, first, room)
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err == io.EOF:
+			if size == 0 {
+				return frame{}, false, io.EOF
+			}
+			// the last line may lack its '\n'
+		default:
+			return frame{}, false, fmt.Errorf("reading line: %w", err)
+		}
+		break
+	}
+	if tooLarge {
+		return frame{tooLarge: true, prefix: trimEOL(prefix), size: size}, false, nil
+	}
+	line := trimEOL(buf.bytes())
+	if int64(len(line)) > limit {
+		return frame{tooLarge: true, prefix: bytes.Clone(line[:min(len(line), idPrefixBytes)]), size: size}, false, nil
+	}
+	if isBlankLine(line) {
+		return frame{}, true, nil
+	}
+	if size > int64(f.r.Size()) {
+		f.hint = int(size)
+	}
+	return frame{data: line}, false, nil
+}
+
+// lineBuffer collects a line that spans more than one read of the
+// buffered reader. It holds the line in blocks, each twice the size of the
+// one before, so growing never copies what it holds, and the blocks
+// together never exceed the room append is given: a line that will be
+// skipped costs no more memory than the limit.
+type lineBuffer struct {
+	blocks [][]byte
+	n      int   // bytes held
+	alloc  int64 // capacity of the blocks
+}
+
+// append adds p, starting with a block of first bytes, and never
+// allocating beyond room in total. The caller checks that p fits in room.
+func (b *lineBuffer) append(p []byte, first int, room int64) {
+	for len(p) > 0 {
+		if len(b.blocks) == 0 || len(b.blocks[len(b.blocks)-1]) == cap(b.blocks[len(b.blocks)-1]) {
+			size := int64(first)
+			if len(b.blocks) > 0 {
+				size = 2 * int64(cap(b.blocks[len(b.blocks)-1]))
+			}
+			size = max(min(size, room-b.alloc), 1)
+			b.blocks = append(b.blocks, make([]byte, 0, size))
+			b.alloc += size
+		}
+		last := &b.blocks[len(b.blocks)-1]
+		n := min(len(p), cap(*last)-len(*last))
+		*last = append(*last, p[:n]...)
+		b.n += n
+		p = p[n:]
+	}
+}
+
+// bytes returns the line, copied into one slice only if it spans blocks.
+func (b *lineBuffer) bytes() []byte {
+	switch len(b.blocks) {
+	case 0:
+		return nil
+	case 1:
+		return b.blocks[0]
+	}
+	line := make([]byte, 0, b.n)
+	for _, blk := range b.blocks {
+		line = append(line, blk...)
+	}
+	return line
+}
+
+// prefix returns a copy of the first n bytes held (fewer if it holds
+// less), with room for n.
+func (b *lineBuffer) prefix(n int) []byte {
+	p := make([]byte, 0, n)
+	for _, blk := range b.blocks {
+		p = appendPrefix(p, blk)
+	}
+	return p
 }
 
 // appendPrefix appends as much of chunk as fits in idPrefixBytes.
@@ -308,6 +389,12 @@ func (f *headerFramer) ReadFrame(limit int64) (frame, error) {
 		return frame{err: errNoContentLength}, nil
 	}
 	if length > limit {
+		if length > maxSkipBytes {
+			// Not believed: answer it now, and read on from the next
+			// Content-Length header rather than swallow that much input.
+			f.resync = true
+			return frame{tooLarge: true, size: length}, nil
+		}
 		return f.skipBody(length)
 	}
 	buf := make([]byte, length)
@@ -331,8 +418,15 @@ func (f *headerFramer) skipBody(length int64) (frame, error) {
 		}
 		return frame{}, fmt.Errorf("reading message body: %w", err)
 	}
-	if _, err := io.CopyN(io.Discard, f.r, length-int64(n)); err != nil && err != io.EOF {
-		return frame{}, fmt.Errorf("skipping message body: %w", err)
+	for rest := length - int64(n); rest > 0; {
+		d, err := f.r.Discard(int(min(rest, 1<<30)))
+		rest -= int64(d)
+		switch {
+		case err == io.EOF:
+			return fr, nil
+		case err != nil:
+			return frame{}, fmt.Errorf("skipping message body: %w", err)
+		}
 	}
 	return fr, nil
 }

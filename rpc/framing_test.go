@@ -103,6 +103,8 @@ func TestLineFramer(t *testing.T) {
 		{"over the limit", long + "b\n{}\n", 100, []frameResult{{tooLarge: true, prefix: long + "b"}, {data: "{}"}}},
 		{"over the limit at EOF", long + "b", 100, []frameResult{{tooLarge: true, prefix: long + "b"}}},
 		{"prefix capped at 4 KiB", strings.Repeat("p", 70000) + "\n{}\n", 1000, []frameResult{{tooLarge: true, prefix: strings.Repeat("p", idPrefixBytes)}, {data: "{}"}}},
+		{"over the limit by the CRLF's room", long + "bc\r\n{}\n", 100, []frameResult{{tooLarge: true, prefix: long + "bc"}, {data: "{}"}}},
+		{"long lines in a row", long + "\n" + long + "x\n" + long + "\n", 101, []frameResult{{data: long}, {data: long + "x"}, {data: long}}},
 	}
 	for _, tt := range tests {
 		for _, chunk := range []int{1, 7, 1 << 20} {
@@ -165,6 +167,10 @@ func TestHeaderFramer(t *testing.T) {
 		{"EOF in a long header line", "X: " + strings.Repeat("h", 3*maxHeaderLine), 100, []frameResult{{err: true}}},
 		{"EOF in body", "Content-Length: 20\r\n\r\n{}", 100, []frameResult{{err: true}}},
 		{"EOF in oversize body", "Content-Length: 200\r\n\r\nabc", 100, []frameResult{{tooLarge: true, prefix: "abc"}}},
+		{"huge length: body not waited for, resyncs", "Content-Length: 9223372036854775807\r\n\r\n{\"id\":1}Content-Length: 2\r\n\r\n{}", 100,
+			[]frameResult{{tooLarge: true}, {data: "{}"}}},
+		{"just over the skip bound resyncs", fmt.Sprintf("Content-Length: %d\r\n\r\n{}Content-Length: 2\r\n\r\n[]", maxSkipBytes+1), 100,
+			[]frameResult{{tooLarge: true}, {data: "[]"}}},
 	}
 	for _, tt := range tests {
 		for _, chunk := range []int{1, 5, 1 << 20} {

@@ -88,6 +88,7 @@ var codecSeeds = []string{
 	`{"jsonrpc":"2.0","id":null,"method":"x"}` + "\n",
 	`{"jsonrpc":"2.0","id":-1.5e300,"method":"x","params":[1,"two",{"3":null}]}` + "\n",
 	`{"jsonrpc":"2.0","id":"\u00e9\ud83d\ude00","method":"\u0000"}` + "\n",
+	`{"jsonrpc":"2.0","id":"\ud83d","method":"x","params":["cut \ud83d","\udc00\\ud800"]}` + "\n",
 	`{"jsonrpc":"2.0","id":3,"method":"fail.now","params":{}}` + "\n",
 	`{"jsonrpc":"2.0","id":4,"method":"panic.now","params":{}}` + "\n",
 	`{"jsonrpc":"2.0","method":"panic.quietly"}` + "\n",

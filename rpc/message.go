@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -37,7 +38,10 @@ type message struct {
 // replyError is an error response the transport sends by itself.
 type replyError struct {
 	code    int64
-	message string
+	message string // may quote a few bytes of the message (parse errors)
+	// summary is the message without any quoted content, for logs above
+	// debug level.
+	summary string
 	id      []byte // raw id; nil means null
 }
 
@@ -45,25 +49,77 @@ type replyError struct {
 // (and UTF-8 of its strings, and nesting depth) and picks out the
 // top-level members, without decoding params.
 type decoder struct {
-	dec jsontext.Decoder
-	buf bytes.Buffer
+	dec   jsontext.Decoder
+	buf   bytes.Buffer
+	idOff int // where decodeObject found the id in its data
 }
 
-var decoderOptions = []jsontext.Options{
-	jsontext.AllowDuplicateNames(true), // not tracking names is faster; members we use are checked below
-	jsontext.AllowInvalidUTF8(false),
-}
+var (
+	decoderOptions = []jsontext.Options{
+		jsontext.AllowDuplicateNames(true), // not tracking names is faster; members we use are checked below
+		jsontext.AllowInvalidUTF8(false),
+	}
+	// lenientOptions read past invalid UTF-8, to find the id of a message
+	// that is answered for it.
+	lenientOptions = []jsontext.Options{
+		jsontext.AllowDuplicateNames(true),
+		jsontext.AllowInvalidUTF8(true),
+	}
+)
 
-func (d *decoder) reset(data []byte) {
+func (d *decoder) reset(data []byte, opts ...jsontext.Options) {
+	if opts == nil {
+		opts = decoderOptions
+	}
 	// A bytes.Buffer lets jsontext scan data in place, and its offsets are
 	// then offsets into data.
 	d.buf = *bytes.NewBuffer(data)
-	d.dec.Reset(&d.buf, decoderOptions...)
+	d.dec.Reset(&d.buf, opts...)
 }
 
 // decode classifies data as a request, a client response, or an invalid
-// message with the error that answers it (PROTOCOL.md 1).
+// message with the error that answers it (PROTOCOL.md 1). Escaped lone
+// surrogates in data are first rewritten to \ufffd in place (data is the
+// caller's frame, which is not reused): real clients send them (Node's
+// JSON.stringify of a string cut inside a UTF-16 pair), and the handlers'
+// decoder would reject them. The id keeps the bytes it was sent with.
 func (d *decoder) decode(data []byte) message {
+	fixes := replaceLoneSurrogates(data)
+	m := d.decodeMessage(data)
+	if m.kind == kindInvalid && m.reply.message == msgInvalidUTF8 {
+		m.reply.id = d.idPastInvalidUTF8(data)
+	}
+	if len(fixes) > 0 {
+		m.id = restoreID(m.id, d.idOff, fixes)
+		if m.reply != nil {
+			m.reply.id = restoreID(m.reply.id, d.idOff, fixes)
+		}
+	}
+	return m
+}
+
+// idPastInvalidUTF8 returns the id of a message that is valid JSON but
+// for invalid UTF-8, when the id itself is valid UTF-8; otherwise nil.
+func (d *decoder) idPastInvalidUTF8(data []byte) []byte {
+	d.reset(data, lenientOptions...)
+	if d.dec.PeekKind() != '{' {
+		return nil
+	}
+	m := d.decodeObject(data)
+	id := m.id
+	if m.reply != nil {
+		if m.reply.code == CodeParseError {
+			return nil
+		}
+		id = m.reply.id
+	}
+	if id == nil || !utf8.Valid(id) {
+		return nil
+	}
+	return id
+}
+
+func (d *decoder) decodeMessage(data []byte) message {
 	d.reset(data)
 	switch d.dec.PeekKind() {
 	case '{':
@@ -136,6 +192,7 @@ func (d *decoder) decodeObject(data []byte) message {
 			switch d.dec.PeekKind() {
 			case '"', '0', 'n':
 				m.id, err = d.value(data)
+				d.idOff = int(d.dec.InputOffset()) - len(m.id)
 			default:
 				badID = true
 				m.id = nil
@@ -216,29 +273,130 @@ func unquote(v []byte) []byte {
 }
 
 func invalid(id []byte, msg string) message {
-	return message{kind: kindInvalid, reply: &replyError{code: CodeInvalidRequest, message: msg, id: id}}
+	return message{kind: kindInvalid, reply: &replyError{code: CodeInvalidRequest, message: msg, summary: msg, id: id}}
 }
 
 // parseError answers a message that is not (valid) JSON.
 func parseError(err error) message {
-	return message{kind: kindInvalid, reply: &replyError{code: CodeParseError, message: parseErrorMessage(err)}}
+	msg, summary := parseErrorMessage(err)
+	return message{kind: kindInvalid, reply: &replyError{code: CodeParseError, message: msg, summary: summary}}
 }
 
-func parseErrorMessage(err error) string {
+// parseErrorMessage returns the message of the reply to a parse error,
+// which may quote a few bytes of the input (jsontext's errors do), and a
+// summary that quotes none.
+func parseErrorMessage(err error) (msg, summary string) {
 	var serr *jsontext.SyntacticError
 	switch {
 	case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
-		return "parse error: unexpected end of JSON input"
+		msg = "parse error: unexpected end of JSON input"
+		return msg, msg
 	case errors.As(err, &serr) && serr.Err != nil:
 		switch serr.Err.Error() {
 		case "invalid UTF-8":
-			return msgInvalidUTF8
+			return msgInvalidUTF8, msgInvalidUTF8
 		case "exceeded max depth":
-			return "parse error: " + msgNestingTooDeep
+			msg = "parse error: " + msgNestingTooDeep
+			return msg, msg
 		}
-		return fmt.Sprintf("parse error: %v at offset %d", serr.Err, serr.ByteOffset)
+		return fmt.Sprintf("parse error: %v at offset %d", serr.Err, serr.ByteOffset),
+			fmt.Sprintf("parse error at offset %d", serr.ByteOffset)
 	}
-	return "parse error: " + err.Error()
+	return "parse error: " + err.Error(), "parse error"
+}
+
+// surrogateFix is an escaped lone surrogate replaceLoneSurrogates
+// rewrote: at off, the four hex digits it had.
+type surrogateFix struct {
+	off    int
+	digits [4]byte
+}
+
+// replaceLoneSurrogates rewrites every escaped lone surrogate in data
+// (\uD800 to \uDFFF not part of a high-low pair) to \ufffd, in place,
+// and returns what it changed. A backslash outside a string is a syntax
+// error either way, so data is not parsed: every escape is looked at.
+func replaceLoneSurrogates(data []byte) []surrogateFix {
+	if !hasSurrogateEscape(data) {
+		return nil
+	}
+	var fixes []surrogateFix
+	for i := 0; i < len(data); {
+		j := bytes.IndexByte(data[i:], '\\')
+		if j < 0 {
+			break
+		}
+		i += j
+		r, ok := escapedUnit(data[i:])
+		switch {
+		case !ok:
+			i += 2 // \" \\ \n ... (or a bad escape: the scan reports it)
+			continue
+		case r >= 0xD800 && r <= 0xDBFF:
+			if low, ok := escapedUnit(data[i+6:]); ok && low >= 0xDC00 && low <= 0xDFFF {
+				i += 12 // a valid pair
+				continue
+			}
+		case r < 0xDC00 || r > 0xDFFF:
+			i += 6
+			continue
+		}
+		fix := surrogateFix{off: i}
+		copy(fix.digits[:], data[i+2:i+6])
+		fixes = append(fixes, fix)
+		copy(data[i+2:i+6], "fffd")
+		i += 6
+	}
+	return fixes
+}
+
+// hasSurrogateEscape reports whether data may hold an escaped surrogate:
+// a quick test that keeps the common case to one pass of bytes.Index.
+func hasSurrogateEscape(data []byte) bool {
+	return bytes.Contains(data, []byte(`\ud`)) || bytes.Contains(data, []byte(`\uD`))
+}
+
+// escapedUnit parses the \uXXXX escape at the start of b.
+func escapedUnit(b []byte) (rune, bool) {
+	if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[2:6] {
+		switch {
+		case '0' <= c && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// restoreID returns id (at off in its frame) as it was sent, undoing the
+// fixes inside it: the id is echoed byte for byte.
+func restoreID(id []byte, off int, fixes []surrogateFix) []byte {
+	if id == nil {
+		return nil
+	}
+	var restored []byte
+	for _, f := range fixes {
+		if f.off < off || f.off >= off+len(id) {
+			continue
+		}
+		if restored == nil {
+			restored = bytes.Clone(id)
+		}
+		copy(restored[f.off-off+2:], f.digits[:])
+	}
+	if restored == nil {
+		return id
+	}
+	return restored
 }
 
 // scanPrefixID looks for the top-level "id" of a message of which only

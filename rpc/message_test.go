@@ -1,8 +1,11 @@
 package rpc
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -25,13 +28,21 @@ func TestDecode(t *testing.T) {
 		{name: "response", msg: `{"jsonrpc":"2.0","id":3,"result":null}`, kind: kindResponse, id: "3"},
 		{name: "error response", msg: `{"jsonrpc":"2.0","id":3,"error":{"code":1,"message":"x"}}`, kind: kindResponse, id: "3"},
 		{name: "method wins over result", msg: `{"jsonrpc":"2.0","id":3,"method":"m","result":1}`, kind: kindRequest, method: "m", id: "3"},
-		{name: "duplicate params", msg: `{"jsonrpc":"2.0","id":3,"method":"m","params":1,"params":2}`, kind: kindInvalid, code: CodeInvalidRequest},
+		{name: "duplicate params", msg: `{"jsonrpc":"2.0","id":3,"method":"m","params":1,"params":2}`, kind: kindInvalid, code: CodeInvalidRequest, id: "3"},
 		{name: "duplicate other member allowed", msg: `{"jsonrpc":"2.0","id":3,"method":"m","x":1,"x":2}`, kind: kindRequest, method: "m", id: "3"},
 		{name: "empty", msg: ``, kind: kindInvalid, code: CodeParseError},
 		{name: "whitespace", msg: ` `, kind: kindInvalid, code: CodeParseError},
 		{name: "true", msg: `true`, kind: kindInvalid, code: CodeInvalidRequest},
 		{name: "bad batch", msg: `[1,`, kind: kindInvalid, code: CodeParseError},
 		{name: "object then garbage", msg: `{"jsonrpc":"2.0","method":"m"}x`, kind: kindInvalid, code: CodeParseError},
+		{name: "lone high surrogate in params", msg: `{"jsonrpc":"2.0","id":1,"method":"m","params":"cut \ud83d"}`, kind: kindRequest, method: "m", id: "1", params: `"cut \ufffd"`},
+		{name: "lone surrogate in the id is echoed as sent", msg: `{"jsonrpc":"2.0","id":"\ud83d","method":"m","params":"\udc00"}`, kind: kindRequest, method: "m", id: `"\ud83d"`, params: `"\ufffd"`},
+		{name: "lone surrogate in the id of an invalid request", msg: `{"jsonrpc":"1.0","id":"x\uDBFF","method":"m"}`, kind: kindInvalid, code: CodeInvalidRequest, id: `"x\uDBFF"`},
+		{name: "invalid UTF-8: the id is read", msg: "{\"jsonrpc\":\"2.0\",\"id\":\"r7\",\"method\":\"m\",\"params\":\"\xff\"}", kind: kindInvalid, code: CodeParseError, id: `"r7"`},
+		{name: "invalid UTF-8 before the id", msg: "{\"params\":\"\xc3\x28\",\"jsonrpc\":\"2.0\",\"method\":\"m\",\"id\":-2}", kind: kindInvalid, code: CodeParseError, id: "-2"},
+		{name: "invalid UTF-8 and a surrogate in the id", msg: "{\"id\":\"\\ud800\",\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":\"\xff\"}", kind: kindInvalid, code: CodeParseError, id: `"\ud800"`},
+		{name: "invalid UTF-8 in the id", msg: "{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"m\"}", kind: kindInvalid, code: CodeParseError},
+		{name: "invalid UTF-8 and a syntax error", msg: "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"m\",\"params\":\"\xff\",}", kind: kindInvalid, code: CodeParseError},
 		{name: "10000 deep is fine", msg: `{"jsonrpc":"2.0","method":"m","params":` + deep(9999, "[", "]") + `}`, kind: kindRequest, method: "m", params: deep(9999, "[", "]")},
 	}
 	for _, tt := range tests {
@@ -42,6 +53,7 @@ func TestDecode(t *testing.T) {
 			if tt.kind == kindInvalid {
 				if assert.NotNil(t, m.reply) {
 					assert.Equal(t, tt.code, m.reply.code, m.reply.message)
+					assert.Equal(t, tt.id, string(m.reply.id), "the reply's id")
 				}
 				return
 			}
@@ -101,4 +113,38 @@ func TestParseErrorMessage(t *testing.T) {
 	assert.Equal(t, msgInvalidUTF8, d.decode([]byte("\"\xff\"")).reply.message)
 	assert.Equal(t, "parse error: "+msgNestingTooDeep, d.decode([]byte(deep(10001, "[", "]"))).reply.message)
 	assert.Equal(t, "parse error: unexpected end of JSON input", d.decode([]byte(`{"a":`)).reply.message)
+}
+
+func TestReplaceLoneSurrogates(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"none", `"abc \n \u00e9"`, `"abc \n \u00e9"`},
+		{"valid pair kept", `"\ud83d\ude00"`, `"\ud83d\ude00"`},
+		{"upper-case pair kept", `"\uD83D\uDE00"`, `"\uD83D\uDE00"`},
+		{"lone high at the end", `"cut \ud83d"`, `"cut \ufffd"`},
+		{"lone high before text", `"\ud83dx"`, `"\ufffdx"`},
+		{"lone low", `"a\udc00b"`, `"a\ufffdb"`},
+		{"upper case", `"\uDBFF"`, `"\ufffd"`},
+		{"high then a pair", `"\ud83d\ud83d\ude00"`, `"\ufffd\ud83d\ude00"`},
+		{"two highs", `"\ud800\ud800"`, `"\ufffd\ufffd"`},
+		{"low then high reversed", `"\ude00\ud83d"`, `"\ufffd\ufffd"`},
+		{"escaped backslash is not an escape", `"\\ud83d"`, `"\\ud83d"`},
+		{"escaped backslash then a lone one", `"\\\ud83d"`, `"\\\ufffd"`},
+		{"bad hex left to the scan", `"\ud8zz"`, `"\ud8zz"`},
+		{"cut at the end of the input", `"\ud83`, `"\ud83`},
+		{"in a member name", `{"\ud83d":1}`, `{"\ufffd":1}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := []byte(tt.in)
+			fixes := replaceLoneSurrogates(b)
+			assert.Equal(t, tt.want, string(b))
+			assert.Equal(t, tt.in != tt.want, len(fixes) > 0)
+			if json.Valid(b) {
+				var v any
+				assert.NoError(t, jsonv2.Unmarshal(b, &v), "the handlers' decoder takes the result")
+			}
+		})
+	}
 }

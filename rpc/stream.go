@@ -158,8 +158,9 @@ func (s *stream) handleFrame(fr frame) ([]byte, error) {
 		s.log.Debug().Bytes("id", m.id).Msg("ignoring a response from the client")
 		return nil, nil
 	case kindInvalid:
-		s.log.Warn().Int64("code", m.reply.code).Str("error", m.reply.message).Int("size", len(fr.data)).Msg("invalid message")
-		s.log.Debug().Bytes("body", fr.data[:min(len(fr.data), 1024)]).Msg("invalid message body (first KiB)")
+		// The reply's message may quote the input: only debug logs it.
+		s.log.Warn().Int64("code", m.reply.code).Str("error", m.reply.summary).Int("size", len(fr.data)).Bool("idFound", m.reply.id != nil).Msg("invalid message")
+		s.log.Debug().Str("error", m.reply.message).Bytes("body", fr.data[:min(len(fr.data), 1024)]).Msg("invalid message body (first KiB)")
 		return nil, s.replyError(m.reply)
 	}
 	return s.envelope(s.store(m), m), nil

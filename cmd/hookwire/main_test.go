@@ -313,7 +313,7 @@ func TestBadInput(t *testing.T) {
 		{"params not an object", `{"jsonrpc":"2.0","id":6,"method":"chat.messages.transform","params":[1,2]}`, -32602, "6", nil},
 		{"unknown method", `{"jsonrpc":"2.0","id":"abc","method":"no.such.method"}`, -32601, `"abc"`, nil},
 		{"message over maxMessageBytes", big, -32600, "77", map[string]any{"maxMessageBytes": 1024}},
-		{"invalid UTF-8 inside a string", "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"status\",\"params\":{\"s\":\"\xff\xfe\"}}", -32700, "null", nil},
+		{"invalid UTF-8 inside a string", "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"status\",\"params\":{\"s\":\"\xff\xfe\"}}", -32700, "8", nil},
 		{"100k-deep nesting", `{"jsonrpc":"2.0","id":10,"method":"status","params":` + deep + `}`, -32700, "null", nil},
 	}
 	for _, fr := range framings {
