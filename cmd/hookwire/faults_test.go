@@ -467,6 +467,148 @@ func TestFaultSecondProcessSameState(t *testing.T) {
 	assert.Equal(t, 0, first.waitExit())
 }
 
+// TestFaultDeletedLockFile: the README once said to delete the state file
+// to forget; deleting FILE.lock while a sidecar ran let a second one
+// write too, and one lost the other's entries.
+func TestFaultDeletedLockFile(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.json")
+	first := start(t, false, "--state", state)
+	first.initialize()
+	first.orchestrate("ses_a")
+	first.createTask("ses_a", "call_1", "explorer", "ses_first")
+	require.Nil(t, first.call("shutdown", nil).Error) // flush
+	require.NoError(t, os.Remove(state+".lock"))
+
+	second := start(t, false, "--state", state)
+	second.initialize()
+	st := second.status()
+	assert.True(t, strings.HasPrefix(st.State, "memory"), "second process state %q", st.State)
+	second.orchestrate("ses_b")
+	second.createTask("ses_b", "call_1", "oracle", "ses_second")
+	second.stdin.Close()
+	assert.Equal(t, 0, second.waitExit())
+
+	first.createTask("ses_a", "call_2", "explorer", "ses_first_2")
+	first.stdin.Close()
+	assert.Equal(t, 0, first.waitExit())
+	data, err := os.ReadFile(state)
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), "ses_second")
+	assert.Contains(t, string(data), "ses_first_2", "the first kept writing")
+}
+
+// TestFaultForgetWhileRunning: hookwire forget refuses while a sidecar
+// holds the state file, naming its pid, and works once it is gone.
+func TestFaultForgetWhileRunning(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.json")
+	p := start(t, false, "--state", state)
+	p.initialize()
+	p.orchestrate("ses_a")
+	p.createTask("ses_a", "call_1", "explorer", "ses_first")
+	require.Nil(t, p.call("shutdown", nil).Error)
+	before, err := os.ReadFile(state)
+	require.NoError(t, err)
+
+	var stdout, stderr bytes.Buffer
+	forget := exec.Command(binPath, "forget", "--state", state, "--all")
+	forget.Stdout, forget.Stderr = &stdout, &stderr
+	err = forget.Run()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 1, ee.ExitCode())
+	assert.Contains(t, stderr.String(), fmt.Sprintf("pid %d", p.cmd.Process.Pid))
+	after, err := os.ReadFile(state)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "forget touched a held file")
+
+	p.stdin.Close()
+	require.Equal(t, 0, p.waitExit())
+	out, err := exec.Command(binPath, "forget", "--state", state, "--parent", "ses_a").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "forgot 1 parent sessions")
+	assert.Equal(t, 0, loadedStats(t, state).Entries)
+}
+
+// writeManyAgentsState writes a state file with agents agents under one
+// parent, one entry each: the shape whose load was quadratic.
+func writeManyAgentsState(t *testing.T, path string, agents int) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	b.WriteString(`{"version":1,"clock":` + fmt.Sprint(agents) + `,"parents":[{"id":"ses_parent","entries":[`)
+	for i := range agents {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"agent":"agent %d","alias":"agent-%d-1","taskId":"ses_%08d","label":"a task for agent %d","lastUse":"2026-01-02T03:04:05Z","use":%d}`,
+			i, i, i, i, i+1)
+	}
+	b.WriteString(`]}],"sessionAgents":[]}`)
+	require.NoError(t, os.WriteFile(path, b.Bytes(), 0o600))
+	return b.Bytes()
+}
+
+// TestFaultLargeStateLoads: a 9.4 MB state file with 64k agents under one
+// parent blocked initialize for minutes (the shim gave up on the sidecar,
+// and the file was never moved aside, so every later start failed too).
+// It loads within the reply deadline, keeps the newest agents, and stays.
+func TestFaultLargeStateLoads(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.json")
+	data := writeManyAgentsState(t, state, 64<<10)
+	require.Greater(t, len(data), 9<<20, "as large as the file that blocked initialize")
+
+	p := start(t, false, "--state", state)
+	began := time.Now()
+	p.initialize() // recv's deadline: 10 s
+	t.Logf("initialize with a %.1f MB state file answered in %v", float64(len(data))/(1<<20), time.Since(began))
+	st := p.status()
+	assert.True(t, strings.HasPrefix(st.State, "persistent"), "state %q", st.State)
+	assert.Equal(t, sessions.MaxAgentsPerParent, st.Store.Entries)
+	matches, _ := filepath.Glob(state + ".corrupt-*")
+	assert.Empty(t, matches, "a valid file is never moved aside")
+}
+
+// TestFaultStopDuringLoad: SIGTERM or EOF right after initialize, while
+// the state file loads, ends the process promptly and cleanly, and the
+// file is left as it was.
+func TestFaultStopDuringLoad(t *testing.T) {
+	for _, how := range []string{"SIGTERM", "EOF"} {
+		t.Run(how, func(t *testing.T) {
+			state := filepath.Join(t.TempDir(), "state.json")
+			data := writeManyAgentsState(t, state, 64<<10)
+			p := start(t, false, "--state", state)
+			// Signals are handled once it serves.
+			require.Eventually(t, func() bool { return strings.Contains(p.stderr.String(), "serving") },
+				10*time.Second, 5*time.Millisecond, "log: %s", p.stderr.String())
+			p.send("initialize", 1, map[string]any{"protocolVersion": 1})
+			if how == "SIGTERM" {
+				require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+			} else {
+				p.stdin.Close()
+			}
+			assert.Equal(t, 0, p.waitExit(), "log: %s", p.stderr.String()) // waitExit's deadline: 10 s
+			kept, err := os.ReadFile(state)
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(data, kept), "the state file changed")
+			matches, _ := filepath.Glob(state + ".corrupt-*")
+			assert.Empty(t, matches)
+		})
+	}
+}
+
+// TestFaultTempFilesRemoved: kill -9 between a temp file's write and its
+// rename leaves .FILE.tmp-*; the next start removes it.
+func TestFaultTempFilesRemoved(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state.json")
+	tmp := filepath.Join(dir, ".state.json.tmp-4242")
+	require.NoError(t, os.WriteFile(tmp, []byte(`{"version":1`), 0o600))
+	p := start(t, false, "--state", state)
+	p.initialize()
+	assert.NoFileExists(t, tmp)
+	p.stdin.Close()
+	assert.Equal(t, 0, p.waitExit())
+}
+
 // The soak driver (TestSoak in soak_test.go, build tag soak, and the short
 // TestSoakShort below): one sidecar process, many parent sessions, requests
 // pipelined (one goroutine writes, another reads the replies in order and

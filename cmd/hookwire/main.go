@@ -4,6 +4,7 @@
 //	hookwire [serve] [--framing auto|header|line] [--log-level L] [--log-file F] [--state FILE]
 //	hookwire demo
 //	hookwire replay [-update] FILE...
+//	hookwire forget [--project DIR | --state FILE] [--all | --parent ID | --alias A]
 //	hookwire version
 package main
 
@@ -33,6 +34,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return demo(args, stdout, stderr)
 	case "replay":
 		return replayCmd(args, stdout, stderr)
+	case "forget":
+		return forgetCmd(args, stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "hookwire %s (%s)\n", fullVersion(), goVersion())
 		return 0
@@ -53,6 +56,8 @@ func usage(w io.Writer) {
   hookwire demo               run a scripted orchestrator session and show what each hook did
   hookwire replay [-update] FILE...
                               replay transcripts against this binary; exit 1 on a difference
+  hookwire forget [--project DIR | --state FILE] [--all | --parent ID | --alias A]
+                              forget remembered task sessions (refused while a sidecar holds the file)
   hookwire version
 `)
 }

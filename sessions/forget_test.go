@@ -1,0 +1,121 @@
+package sessions
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// forgetState writes a state with two parents and returns its path.
+func forgetState(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "hookwire.json")
+	h := newHarness(t, Config{})
+	h.task("p1", "explorer", "one", "ses_a")
+	h.task("p1", "explorer", "two", "ses_b")
+	h.task("p2", "explorer", "three", "ses_c")
+	h.task("p2", "oracle", "p1 again", "p1") // an entry whose task is p1
+	h.s.FrozenBlock("p1", "m1", func() string { return "block" })
+	h.s.SetAgent("p1", "orchestrator")
+	h.s.SetAgent("ses_a", "explorer")
+	data, err := h.s.Snapshot()
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	return path
+}
+
+func loadState(t *testing.T, path string) *harness {
+	t.Helper()
+	h := newHarness(t, Config{})
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, h.s.Restore(data))
+	return h
+}
+
+func TestForget(t *testing.T) {
+	tests := []struct {
+		name   string
+		spec   ForgetSpec
+		want   Forgotten
+		p1, p2 []string
+		agents map[string]string
+	}{
+		{"all", ForgetSpec{All: true}, Forgotten{Parents: 2, Sessions: 2}, nil, nil,
+			map[string]string{"p1": "", "ses_a": ""}},
+		{"a parent, as session.deleted", ForgetSpec{Parent: "p1"}, Forgotten{Parents: 1, Entries: 1, Sessions: 1},
+			nil, []string{"exp-1=ses_c three"}, map[string]string{"p1": "", "ses_a": "explorer"}},
+		{"an alias under every parent", ForgetSpec{Alias: "exp-1"}, Forgotten{Entries: 2},
+			[]string{"exp-2=ses_b two"}, []string{"ora-1=p1 p1 again"}, map[string]string{"p1": "orchestrator"}},
+		{"an alias under one parent", ForgetSpec{Parent: "p2", Alias: "exp-1"}, Forgotten{Entries: 1},
+			[]string{"exp-2=ses_b two", "exp-1=ses_a one"}, []string{"ora-1=p1 p1 again"}, nil},
+		{"an unknown parent", ForgetSpec{Parent: "nope"}, Forgotten{},
+			[]string{"exp-2=ses_b two", "exp-1=ses_a one"}, []string{"ora-1=p1 p1 again", "exp-1=ses_c three"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := forgetState(t)
+			got, err := Forget(path, tt.spec)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+			h := loadState(t, path)
+			assert.Equal(t, tt.p1, h.aliases("p1"))
+			assert.Equal(t, tt.p2, h.aliases("p2"))
+			for session, agent := range tt.agents {
+				assert.Equal(t, agent, h.s.Agent(session), "agent of %s", session)
+			}
+		})
+	}
+}
+
+// A forgotten alias is never handed out again: its counter stays.
+func TestForgetKeepsCounters(t *testing.T) {
+	path := forgetState(t)
+	_, err := Forget(path, ForgetSpec{Parent: "p1", Alias: "exp-2"})
+	require.NoError(t, err)
+	h := loadState(t, path)
+	h.n = 100
+	h.task("p1", "explorer", "new", "ses_new")
+	assert.Equal(t, "exp-3", h.s.List("p1")[0].Alias)
+}
+
+// While a sidecar holds the lock, forget names it and touches nothing.
+func TestForgetWhileLocked(t *testing.T) {
+	path := forgetState(t)
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	openTest(t, path, newTestStore(Config{}), 0)
+
+	_, err = Forget(path, ForgetSpec{All: true})
+	var locked *LockedError
+	require.ErrorAs(t, err, &locked)
+	assert.Equal(t, os.Getpid(), locked.PID)
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after))
+}
+
+func TestForgetCorruptFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hookwire.json")
+	require.NoError(t, os.WriteFile(path, []byte("{{{"), 0o600))
+	_, err := Forget(path, ForgetSpec{Parent: "p1"})
+	require.ErrorContains(t, err, "only --all")
+	_, err = Forget(path, ForgetSpec{All: true})
+	require.NoError(t, err)
+	h := loadState(t, path)
+	assert.Equal(t, Stats{}, h.s.Stats())
+}
+
+func TestForgetMissingFileAndBadSpecs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "none", "hookwire.json")
+	got, err := Forget(path, ForgetSpec{All: true})
+	require.NoError(t, err)
+	assert.Equal(t, Forgotten{}, got)
+	_, err = Forget(path, ForgetSpec{})
+	assert.Error(t, err)
+	_, err = Forget(path, ForgetSpec{All: true, Alias: "exp-1"})
+	assert.Error(t, err)
+}

@@ -1,0 +1,76 @@
+package sessions
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// ProjectStatePath is the state file the OpenCode shim uses by default for
+// the project in dir (shim/src/options.ts, defaultStatePath):
+// <state dir>/<name>-<hash>.json, where the state dir is
+// $XDG_STATE_HOME/hookwire, else ~/.local/state/hookwire; the project is
+// the git worktree's top level containing dir, else dir itself; name is its
+// base name (letters, digits, '.', '_', '-'; at most 40 characters) and
+// hash the first 16 hex digits of the SHA-256 of its absolute path.
+func ProjectStatePath(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	stateHome := os.Getenv("XDG_STATE_HOME")
+	if stateHome == "" {
+		home := os.Getenv("HOME")
+		if home == "" {
+			if home, err = os.UserHomeDir(); err != nil {
+				return "", errors.New("no state directory: neither XDG_STATE_HOME nor HOME is set")
+			}
+		}
+		stateHome = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(stateHome, "hookwire", stateKey(projectDir(abs))+".json"), nil
+}
+
+// projectDir is the top level of the git worktree containing abs (the
+// nearest directory with a .git entry), else abs. A worktree at the
+// filesystem's root does not count, as in the shim.
+func projectDir(abs string) string {
+	for d := abs; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			if filepath.Dir(d) == d {
+				return abs
+			}
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return abs
+		}
+		d = parent
+	}
+}
+
+var unsafeNameRe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// stateKey is the shim's stateKey: a readable, collision-safe file name
+// for the absolute directory abs.
+func stateKey(abs string) string {
+	base := filepath.Base(abs)
+	if filepath.Dir(abs) == abs {
+		base = "" // the root has no base name (node's basename("/") is "")
+	}
+	name := unsafeNameRe.ReplaceAllString(base, "_")
+	name = strings.TrimLeft(name, ".")
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	if name == "" {
+		name = "project"
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return name + "-" + hex.EncodeToString(sum[:])[:16]
+}
