@@ -204,6 +204,8 @@ var hookSeeds = map[string][]string{
 		`{"input":{"tool":"task","sessionID":"ses_parent","callID":"call_9"},"output":{"args":{"subagent_type":"explorer","description":"again","prompt":"p","task_id":"exp-1"}}}`,
 		`{"input":{"tool":"task","sessionID":"ses_parent","callID":"call_9"},"output":{"args":{"subagent_type":"explorer","description":"again","prompt":"p","task_id":"nope-7"}}}`,
 		`{"input":{"tool":"task","sessionID":"ses_parent","callID":"call_9"},"output":{"args":{"subagent_type":"explorer","task_id":" ses_child1 "}}}`,
+		`{"input":{"tool":"task","sessionID":"ses_parent"},"output":{"args":{"subagent_type":"explorer","task_id":"exp-1"}}}`,
+		`{"input":{"tool":"task","sessionID":"ses_parent","callID":""},"output":{"args":{"subagent_type":"explorer","task_id":"nope-7"}}}`,
 		`{"input":{"tool":"Task","sessionID":"ses_parent","callID":"c"},"output":{"args":{"subagent_type":"explorer","task_id":7}}}`,
 		`{"input":{"tool":"task","sessionID":"ses_parent","callID":"c"},"output":{"args":null}}`,
 		`{"input":{"tool":7},"output":{"args":{}}}`,

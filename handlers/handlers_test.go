@@ -449,3 +449,46 @@ func TestStatusStateFile(t *testing.T) {
 	assert.Equal(t, "persistent: /state/hookwire.json", st["state"])
 	assert.Equal(t, map[string]any{"mode": "persistent", "path": "/state/hookwire.json"}, st["stateFile"])
 }
+
+// TestToolExecuteBeforeWithoutCallID: PROTOCOL.md 4.2's task_id treatment
+// does not need input.callID: an alias is resolved, a real id trimmed, an
+// unknown alias removed. Only the pending call is not remembered.
+func TestToolExecuteBeforeWithoutCallID(t *testing.T) {
+	s := newServer(t, nil)
+	call(t, s, "chat.message", map[string]any{"input": map[string]any{"sessionID": "ses_p", "agent": "orchestrator"},
+		"output": map[string]any{"message": map[string]any{}, "parts": []any{}}})
+	delegate(t, s, "ses_p", "call_1", "explorer", "ses_child1", "")
+	pending := s.Store().Stats().PendingCalls
+
+	rows := []struct {
+		name   string
+		input  map[string]any
+		taskID any // nil: no task_id
+		want   []map[string]any
+	}{
+		{"alias resolved", map[string]any{}, "exp-1",
+			[]map[string]any{{"op": "replace", "path": "/args/task_id", "value": "ses_child1"}}},
+		{"real id trimmed", map[string]any{}, " ses_x ",
+			[]map[string]any{{"op": "replace", "path": "/args/task_id", "value": "ses_x"}}},
+		{"unknown alias removed", map[string]any{}, "nope-7",
+			[]map[string]any{{"op": "remove", "path": "/args/task_id"}}},
+		{"empty callID is no callID", map[string]any{"callID": ""}, "exp-1",
+			[]map[string]any{{"op": "replace", "path": "/args/task_id", "value": "ses_child1"}}},
+		{"no task_id: nothing to do", map[string]any{}, nil, []map[string]any{}},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			input := map[string]any{"tool": "task", "sessionID": "ses_p"}
+			for k, v := range row.input {
+				input[k] = v
+			}
+			args := map[string]any{"subagent_type": "explorer", "description": "again"}
+			if row.taskID != nil {
+				args["task_id"] = row.taskID
+			}
+			got := call(t, s, "tool.execute.before", map[string]any{"input": input, "output": map[string]any{"args": args}})
+			assert.Equal(t, row.want, got)
+			assert.Equal(t, pending, s.Store().Stats().PendingCalls, "no pending call is remembered without a callID")
+		})
+	}
+}

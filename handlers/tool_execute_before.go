@@ -22,7 +22,9 @@ type toolBeforeOutput struct {
 }
 
 // toolExecuteBefore remembers a task call from a managed session and turns
-// an alias in args.task_id into the real session id (PROTOCOL.md 4.2).
+// an alias in args.task_id into the real session id (PROTOCOL.md 4.2). A
+// call without a callID still gets its task_id resolved, trimmed or
+// removed; only remembering the pending call needs the callID.
 func (s *Server) toolExecuteBefore(_ context.Context, req rpc.Request) (any, error) {
 	in, out, err := decodeHook[toolInput, toolBeforeOutput](req.Params)
 	if err != nil {
@@ -33,7 +35,7 @@ func (s *Server) toolExecuteBefore(_ context.Context, req rpc.Request) (any, err
 		return noChange(), nil
 	}
 	agent, _ := stringArg(args, "subagent_type")
-	if strings.TrimSpace(agent) == "" || in.CallID == "" {
+	if strings.TrimSpace(agent) == "" {
 		return noChange(), nil
 	}
 	description, _ := stringArg(args, "description")

@@ -228,8 +228,9 @@ func (s *Store) reset() {
 // requestedID (args.task_id, "" when absent or not a string) among parent's
 // remembered sessions for agent. It returns what to do with args.task_id
 // and, for TaskIDReplace, the id to put there. A call whose ids or agent
-// name exceed their caps is resolved but not recorded, so its task is not
-// remembered.
+// name exceed their caps, or with no callID (PROTOCOL.md 4.2: only the
+// pending-call bookkeeping needs one), is resolved but not recorded, so
+// its task is not remembered.
 func (s *Store) BeginCall(callID, parent, agent, label, requestedID string) (TaskIDAction, string) {
 	if len(agent) > MaxAgentNameBytes {
 		return TaskIDLeave, ""
@@ -242,7 +243,7 @@ func (s *Store) BeginCall(callID, parent, agent, label, requestedID string) (Tas
 	defer s.mu.Unlock()
 
 	pc := &pendingCall{callID: callID, parent: parent, agent: agent, prefix: prefix, label: cutBytes(label, MaxLabelBytes)}
-	if len(callID) <= MaxIDBytes && len(parent) <= MaxIDBytes && len(prefix) < MaxIDBytes-11 {
+	if callID != "" && len(callID) <= MaxIDBytes && len(parent) <= MaxIDBytes && len(prefix) < MaxIDBytes-11 {
 		s.addPending(pc)
 		s.enforceBudget()
 	}
