@@ -151,7 +151,9 @@ func writeTranscript(path string, steps []step) error {
 }
 
 // transcriptWriter writes steps one at a time, so a recorder can append
-// each frame as it passes. Not safe for concurrent use.
+// each frame as it passes; the output reads whole after every step. To
+// append to a file that already holds steps, start with started set. Not
+// safe for concurrent use.
 type transcriptWriter struct {
 	w       io.Writer
 	started bool // a step is already in the output: the next one is preceded by a blank line
