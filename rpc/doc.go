@@ -4,14 +4,12 @@
 // JSON-RPC error and keeps serving, dispatch by method name, and the
 // error values handlers return.
 //
-// Why a side table: jsonrpc2 decodes params into a map and marshals them
-// again (about 20 ms per MB of history) and holds ids as uint64 or string
-// only. So the stream scans each message once, keeps its raw id and params
-// in a table under a token, and gives jsonrpc2 a small request that names
-// the method and carries the token. jsonrpc2 still runs the connection:
-// the read loop, the call of our handler per request, and shutdown on EOF,
-// a read failure or the context's end. Replies are encoded here from the
-// handler's result, with the raw id the request carried.
+// Why a side table: jsonrpc2 would decode params to a map and back (~20 ms
+// per MB) and keeps ids only as uint64 or string. So each message is scanned
+// once; its raw id and params wait in a table under a token that jsonrpc2
+// carries as the request's id and params. jsonrpc2 still runs the connection
+// (read loop, one handler call per request, shutdown on EOF, read failure or
+// the context's end); replies are encoded here with the raw id as sent.
 //
 // The files follow the concepts: framing.go splits bytes into messages
 // (detection, the header and line framers, the size limit); message.go
