@@ -20,6 +20,8 @@ type Options struct {
 	// (initialize may change it).
 	MaxMessageBytes func() int64
 	Log             zerolog.Logger
+	// Observer, when set, is told of every message read and written.
+	Observer Observer
 }
 
 // Serve reads requests from in and writes replies to out until EOF on in

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,6 +38,7 @@ type stream struct {
 	dec      decoder // used by ReadObject only
 	env      []byte  // envelope buffer, used by ReadObject only
 	fr       framer  // set by ReadObject, under mu
+	obs      Observer
 
 	mu sync.Mutex // serialises writes
 	w  *bufio.Writer
@@ -72,6 +74,7 @@ func newStream(in io.Reader, out io.Writer, opts Options) *stream {
 		framing:  opts.Framing,
 		maxBytes: opts.MaxMessageBytes,
 		log:      opts.Log,
+		obs:      opts.Observer,
 		table:    make(map[uint64]*pendingRequest),
 	}
 	if s.framing != FramingAuto {
@@ -113,6 +116,9 @@ func (s *stream) ReadObject(v any) error {
 		if err != nil {
 			return s.failRead(err)
 		}
+		if s.obs != nil {
+			s.observeRead(fr)
+		}
 		env, err := s.handleFrame(fr)
 		if err != nil {
 			return err
@@ -138,6 +144,19 @@ func (s *stream) failRead(err error) error {
 	s.readErr = err
 	s.errMu.Unlock()
 	return err
+}
+
+// observeRead tells the observer of a frame. The data is copied: the
+// scan rewrites escaped lone surrogates in place.
+func (s *stream) observeRead(fr frame) {
+	switch {
+	case fr.err != nil:
+		s.obs.Skipped("unreadable frame: " + fr.err.Error())
+	case fr.tooLarge:
+		s.obs.Skipped("message over the size limit (" + strconv.FormatInt(fr.size, 10) + " bytes or more)")
+	default:
+		s.obs.Read(append([]byte(nil), fr.data...))
+	}
 }
 
 // handleFrame returns the envelope for a request, or answers the frame and
@@ -294,6 +313,9 @@ func (s *stream) write(parts ...[]byte) error {
 		s.writeErr = err
 		s.errMu.Unlock()
 		return err
+	}
+	if s.obs != nil {
+		s.obs.Wrote(bytes.Join(parts, nil))
 	}
 	return nil
 }

@@ -1,0 +1,91 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// event is one Observer call, as a string: "read <msg>", "skipped" or
+// "wrote <msg>".
+type eventLog struct{ events []string }
+
+func (l *eventLog) Read(msg []byte)  { l.events = append(l.events, "read "+string(msg)) }
+func (l *eventLog) Skipped(string)   { l.events = append(l.events, "skipped") }
+func (l *eventLog) Wrote(msg []byte) { l.events = append(l.events, "wrote "+string(msg)) }
+
+func TestObserverSeesEveryMessageInOrder(t *testing.T) {
+	echo := NewMux()
+	echo.Handle("echo", func(_ context.Context, r Request) (any, error) { return string(r.Params), nil })
+	tests := []struct {
+		name  string
+		in    string
+		limit int64
+		want  []string
+	}{
+		{
+			name: "request, notification, reply",
+			in:   `{"jsonrpc":"2.0","id":1,"method":"echo","params":"a"}` + "\n" + `{"jsonrpc":"2.0","method":"echo"}` + "\n",
+			want: []string{
+				`read {"jsonrpc":"2.0","id":1,"method":"echo","params":"a"}`,
+				`wrote {"id":1,"result":"\"a\"","jsonrpc":"2.0"}`,
+				`read {"jsonrpc":"2.0","method":"echo"}`,
+			},
+		},
+		{
+			name: "a bad frame is read and answered",
+			in:   "{oops\n",
+			want: []string{
+				`read {oops`,
+				`wrote {"id":null,"error":{"code":-32700,"message":"<any>"},"jsonrpc":"2.0"}`,
+			},
+		},
+		{
+			name:  "a message over the limit is skipped and answered",
+			in:    `{"jsonrpc":"2.0","id":2,"method":"echo","params":"` + strings.Repeat("x", 200) + `"}` + "\n",
+			limit: 64,
+			want:  []string{"skipped", `wrote {"id":2,"error":{"code":-32600,"message":"<any>"},"jsonrpc":"2.0"}`},
+		},
+		{
+			name: "the observer gets the message as sent, before the scan rewrites a lone surrogate",
+			in:   `{"jsonrpc":"2.0","id":3,"method":"echo","params":"\ud800"}` + "\n",
+			want: []string{
+				`read {"jsonrpc":"2.0","id":3,"method":"echo","params":"\ud800"}`,
+				`wrote {"id":3,"result":"\"\\ufffd\"","jsonrpc":"2.0"}`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var obs eventLog
+			var out bytes.Buffer
+			opts := Options{Framing: FramingLine, Log: zerolog.Nop(), Observer: &obs}
+			if tt.limit > 0 {
+				opts.MaxMessageBytes = func() int64 { return tt.limit }
+			}
+			require.NoError(t, Serve(context.Background(), strings.NewReader(tt.in), &out, echo, opts))
+			require.Len(t, obs.events, len(tt.want))
+			for i, want := range tt.want {
+				got := obs.events[i]
+				if prefix, _, wild := strings.Cut(want, `"<any>"`); wild {
+					assert.True(t, strings.HasPrefix(got, prefix), "event %d: %s", i, got)
+					continue
+				}
+				assert.Equal(t, want, got, "event %d", i)
+			}
+			// What the observer saw written is what the client got.
+			var wrote []string
+			for _, e := range obs.events {
+				if m, ok := strings.CutPrefix(e, "wrote "); ok {
+					wrote = append(wrote, m+"\n")
+				}
+			}
+			assert.Equal(t, strings.Join(wrote, ""), out.String())
+		})
+	}
+}
