@@ -240,15 +240,15 @@ test("a second OpenCode on the same project: its sidecar runs in memory only and
   assert.equal(second.settings.state, first.settings.state);
   const status = await second.sidecar.request("status", {}, 4000);
   assert.match(status.result.state, /^memory-only: .*locked by another process/);
-  if (status.result.stateFile !== undefined) {
-    assert.equal(status.result.stateFile.mode, "memory-only");
-    assert.match(status.result.stateFile.reason, /locked by another process/);
-  }
+  assert.equal(status.result.stateFile.mode, "memory-only");
+  assert.match(status.result.stateFile.reason, /locked by another process/);
   const warning = await waitFor(() => logs.find((l) => l.message.includes("state file not used")));
   assert.equal(warning.level, "warn");
   assert.match(warning.message, /memory only/);
   // The first keeps its file.
-  assert.match((await first.sidecar.request("status", {}, 4000)).result.state, /^persistent: /);
+  const firstStatus = (await first.sidecar.request("status", {}, 4000)).result;
+  assert.match(firstStatus.state, /^persistent: /);
+  assert.deepEqual([firstStatus.stateFile.mode, firstStatus.stateFile.path], ["persistent", first.settings.state]);
   await close(second);
   await close(first);
 });
