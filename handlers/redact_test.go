@@ -1,0 +1,147 @@
+package handlers
+
+import (
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRedactParams(t *testing.T) {
+	tests := []struct {
+		name   string
+		method string
+		params string
+		want   string
+	}{
+		{
+			name:   "tool output, input and metadata go; what the transform reads stays",
+			method: "chat.messages.transform",
+			params: `{"input":{},"output":{"messages":[{"info":{"id":"m1","role":"user","agent":"orchestrator","sessionID":"ses_1","time":"x"},` +
+				`"parts":[{"type":"text","text":"Please fix it"},{"type":"tool","tool":"read","state":{"status":"completed","output":"SECRET FILE","input":{"filePath":"/home/me"}}}]}]}}`,
+			want: `{"input":{},"output":{"messages":[{"info":{"id":"m1","role":"user","agent":"orchestrator","sessionID":"ses_1","time":"*"},` +
+				`"parts":[{"type":"text","text":"Please fix it"},{"type":"tool","tool":"read","state":{"status":"completed","output":"***********","input":{"filePath":"********"}}}]}]}}`,
+		},
+		{
+			name:   "an errored task keeps its error",
+			method: "chat.messages.transform",
+			params: `{"output":{"messages":[{"parts":[{"type":"tool","tool":"task","state":{"status":"error","error":"Agent oops not found","title":"t"}}]}]}}`,
+			want:   `{"output":{"messages":[{"parts":[{"type":"tool","tool":"task","state":{"status":"error","error":"Agent oops not found","title":"*"}}]}]}}`,
+		},
+		{
+			name:   "escapes count as the bytes they take",
+			method: "chat.messages.transform",
+			params: `{"output":{"x":"a\"b\u00e9\n","text":"a\"b"}}`,
+			want:   `{"output":{"x":"************","text":"a\"b"}}`,
+		},
+		{
+			name:   "strings in arrays belong to the member holding the array",
+			method: "chat.messages.transform",
+			params: `{"output":{"files":["a",["bb"],{"id":"c"}],"agent":["kept"]}}`,
+			want:   `{"output":{"files":["*",["**"],{"id":"c"}],"agent":["kept"]}}`,
+		},
+		{
+			name:   "a string where an object belongs goes too",
+			method: "chat.messages.transform",
+			params: `{"input":"secret","output":{"messages":"secret"}}`,
+			want:   `{"input":"******","output":{"messages":"******"}}`,
+		},
+		{
+			name:   "names are kept, escaped ones too; whitespace is kept",
+			method: "chat.messages.transform",
+			params: "{ \"out\\u0070ut\" : { \"te\\u0078t\" : \"kept\" , \"other\" : \"gone\" } }",
+			want:   "{ \"out\\u0070ut\" : { \"te\\u0078t\" : \"kept\" , \"other\" : \"****\" } }",
+		},
+		{
+			name:   "lone surrogates and repeated names are read as the transport reads them",
+			method: "chat.messages.transform",
+			params: `{"output":{"x":"\ud800","x":"\udc00y","text":"\ud800"}}`,
+			want:   `{"output":{"x":"******","x":"*******","text":"\ud800"}}`,
+		},
+		{
+			name:   "other methods are kept whole",
+			method: "tool.execute.after",
+			params: `{"input":{"tool":"read","callID":"c"},"output":{"output":"file contents"}}`,
+			want:   `{"input":{"tool":"read","callID":"c"},"output":{"output":"file contents"}}`,
+		},
+		{
+			name:   "absent params",
+			method: "chat.messages.transform",
+			params: ``,
+			want:   ``,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := RedactParams(tt.method, []byte(tt.params))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, string(got))
+			assert.Len(t, got, len(tt.params), "redaction keeps the length")
+		})
+	}
+}
+
+func TestRedactParamsLeavesItsInputAlone(t *testing.T) {
+	params := []byte(`{"output":{"x":"secret"}}`)
+	_, err := RedactParams("chat.messages.transform", params)
+	require.NoError(t, err)
+	assert.Equal(t, `{"output":{"x":"secret"}}`, string(params))
+}
+
+func TestRedactParamsRefusesWhatIsNotJSON(t *testing.T) {
+	for _, params := range []string{`{"output":`, `{"a":1}{"b":2}`, `{"a":"x` + "\xff" + `}`} {
+		_, err := RedactParams("chat.messages.transform", []byte(params))
+		assert.Error(t, err, params)
+	}
+}
+
+// FuzzRedactTransform checks the property a recording relies on: the
+// transform decodes redacted params to the messages (or the error) it
+// decodes the params as sent to, so the sidecar's reply is the same.
+// Seeds: the transform params of every transcript, and shapes with
+// strings in every place.
+func FuzzRedactTransform(f *testing.F) {
+	for _, p := range transcriptTransformParams(f) {
+		f.Add(p)
+	}
+	s := `x\"\\y \ud83d\ude00 é`
+	for _, seed := range []string{
+		`{"input":{},"output":{"messages":[]}}`,
+		`{"input":{"k":"` + s + `"},"output":{"messages":[{"info":{"id":"` + s + `","role":"user","agent":"` + s + `"},"parts":[{"type":"text","text":"` + s + `"}]}]}}`,
+		`{"input":{},"output":{"messages":[{"info":{"role":"assistant"},"parts":[{"type":"tool","tool":"task","state":{"status":"error","error":"` + s + `","output":"` + s + `","input":{"prompt":"` + s + `"}}}]}]}}`,
+		`{"input":{},"output":{"messages":[{"info":{},"parts":[{"type":"tool","state":{"status":"error","error":{"message":"` + s + `"}}}]}]}}`,
+		`{"input":{},"output":{"messages":[{"info":{},"parts":[{"te\u0078t":"` + s + `","state":"` + s + `"}]}]}}`,
+		`{"input":{},"output":{"messages":"` + s + `"}}`,
+		`{"input":{},"output":"` + s + `"}`,
+		`{"input":{},"output":{"messages":[{"parts":["` + s + `",{"x":["` + s + `"]}],"parts":[]}]}}`,
+		`{"input":{},"output":{"messages":[{"info":{"role":["` + s + `"],"agent":["` + s + `"]},"parts":[{"type":5,"text":["` + s + `"]}]}]}}`,
+		`{"input":{},"output":{"messages":[{"info":{"id":"a","id":"b"}}]}}`,
+		`"` + s + `"`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !jsontext.Value(raw).IsValid() {
+			// The transport answers such a message itself, or (for an
+			// escaped lone surrogate) hands the handler \ufffd instead.
+			return
+		}
+		redacted, err := RedactParams("chat.messages.transform", raw)
+		require.NoError(t, err)
+		require.Len(t, redacted, len(raw))
+		wantOut, wantErr := decodeTransform(false, raw)
+		gotOut, gotErr := decodeTransform(false, redacted)
+		if wantErr != nil {
+			require.Error(t, gotErr, "redacted params decoded, the params did not")
+			assert.Equal(t, wantErr.Error(), gotErr.Error())
+			return
+		}
+		require.NoError(t, gotErr)
+		assert.Equal(t, toCoreMessages(wantOut.Messages), toCoreMessages(gotOut.Messages))
+		// Redacting twice changes nothing more.
+		again, err := RedactParams("chat.messages.transform", redacted)
+		require.NoError(t, err)
+		assert.Equal(t, string(redacted), string(again))
+	})
+}
