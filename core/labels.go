@@ -45,8 +45,11 @@ func cutRunes(s string, n int) string {
 	return s
 }
 
-// builtinPrefixes are the alias prefixes of the anchors' own agents.
+// builtinPrefixes are the alias prefixes of the anchors' own agents and
+// of OpenCode's stock subagents (explore, general).
 var builtinPrefixes = map[string]string{
+	"explore":      "exp",
+	"general":      "gen",
 	"explorer":     "exp",
 	"librarian":    "lib",
 	"oracle":       "ora",

@@ -1,12 +1,17 @@
 package core
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // SkipMarkerDefault marks a user message the plugins wrote themselves; such
 // a message gets no reminder.
 const SkipMarkerDefault = "<!-- SLIM_INTERNAL_INITIATOR -->"
 
-// DefaultOrchestratorAgent is config.orchestratorAgent's default.
+// DefaultOrchestratorAgent is the agent that managed sessions and the phase
+// reminder are for when the config names none (config.managedAgents,
+// config.phaseReminder.agents).
 const DefaultOrchestratorAgent = "orchestrator"
 
 // DefaultPhaseReminder is the reminder text when config.phaseReminder.text
@@ -18,17 +23,18 @@ const DefaultPhaseReminder = "<internal_reminder>\n" +
 	"anything new gets a fresh task.\n" +
 	"</internal_reminder>"
 
-// ReminderConfig is config.phaseReminder plus the orchestrator's name.
+// ReminderConfig is config.phaseReminder with its agents resolved.
 //
 // SkipMarkers nil means the default ([SkipMarkerDefault]); a non-nil empty
 // slice means none (config `"skipMarkers": []`). Empty markers are ignored,
-// since every text contains "". OrchestratorAgent "" means
-// DefaultOrchestratorAgent.
+// since every text contains "". Agents nil means
+// [DefaultOrchestratorAgent]; a non-nil empty slice means no agent (only
+// messages without an agent get the reminder).
 type ReminderConfig struct {
-	Enabled           bool
-	Text              string // "" means DefaultPhaseReminder
-	SkipMarkers       []string
-	OrchestratorAgent string
+	Enabled     bool
+	Text        string // "" means DefaultPhaseReminder
+	SkipMarkers []string
+	Agents      []string
 }
 
 // ReminderText is the text of the reminder part.
@@ -46,11 +52,16 @@ func (cfg ReminderConfig) skipMarkers() []string {
 	return cfg.SkipMarkers
 }
 
-func (cfg ReminderConfig) orchestrator() string {
-	if cfg.OrchestratorAgent == "" {
-		return DefaultOrchestratorAgent
+// ForAgent reports whether the reminder is for agent's messages. A
+// message without an agent ("") is, as it always was (PROTOCOL.md 4.3).
+func (cfg ReminderConfig) ForAgent(agent string) bool {
+	if agent == "" {
+		return true
 	}
-	return cfg.OrchestratorAgent
+	if cfg.Agents == nil {
+		return agent == DefaultOrchestratorAgent
+	}
+	return slices.Contains(cfg.Agents, agent)
 }
 
 // PhaseReminderTarget returns the index of the message that gets the
@@ -79,7 +90,7 @@ func WantsReminder(m Message, cfg ReminderConfig) bool {
 	if !cfg.Enabled || m.Role != "user" {
 		return false
 	}
-	if m.Agent != "" && m.Agent != cfg.orchestrator() {
+	if !cfg.ForAgent(m.Agent) {
 		return false
 	}
 	first := -1

@@ -142,18 +142,20 @@ func (s *Server) guideErroredTasks(msgs []core.Message, ops []Op) []Op {
 	return ops
 }
 
-// stableParts implements cache-stable mode (4.4): each orchestrator user
-// message carries the sessions block frozen when it was first seen, then
-// the reminder, so no earlier message ever changes.
+// stableParts implements cache-stable mode (4.4): each user message of a
+// managed agent carries the sessions block frozen when it was first seen,
+// and each user message of a reminder agent the reminder (block first), so
+// no earlier message ever changes.
 func (s *Server) stableParts(msgs []core.Message, ops []Op) []Op {
 	rc := s.cfg.reminderConfig()
 	reminder := rc.ReminderText()
 	s.retainFrozen(msgs)
 	for i, m := range msgs {
-		if !s.isOrchestratorUserMessage(m) || m.Parts == nil {
+		if m.Role != "user" || m.Parts == nil {
 			continue
 		}
-		if s.cfg.TaskSessions.Enabled && m.ID != "" && m.SessionID != "" {
+		agent := s.messageAgent(m)
+		if s.cfg.TaskSessions.Enabled && m.ID != "" && m.SessionID != "" && s.cfg.isManagedAgent(agent) {
 			block := s.store.FrozenBlock(m.SessionID, m.ID, func() string {
 				return core.ResumableSessionsBlock(s.store.ResumableSessions(m.SessionID))
 			})
@@ -161,7 +163,7 @@ func (s *Server) stableParts(msgs []core.Message, ops []Op) []Op {
 				ops = append(ops, addPart(i, block))
 			}
 		}
-		if rc.Enabled && core.WantsReminder(m, rc) {
+		if rc.Enabled && agent != "" && rc.ForAgent(agent) && core.WantsReminder(m, rc) {
 			ops = append(ops, addPart(i, reminder))
 		}
 	}
@@ -195,14 +197,13 @@ func (s *Server) retainFrozen(msgs []core.Message) {
 	}
 }
 
-func (s *Server) isOrchestratorUserMessage(m core.Message) bool {
-	if m.Role != "user" {
-		return false
+// messageAgent is the agent of a user message in cache-stable mode: its
+// info.agent, else the agent its session is known to run ("" if none).
+func (s *Server) messageAgent(m core.Message) string {
+	if m.Agent != "" || m.SessionID == "" {
+		return m.Agent
 	}
-	if m.Agent != "" {
-		return m.Agent == s.cfg.OrchestratorAgent
-	}
-	return s.managed(m.SessionID)
+	return s.store.Agent(m.SessionID)
 }
 
 func hasPartText(m core.Message, text string) bool {

@@ -3,15 +3,11 @@ package handlers
 import (
 	"bytes"
 	"fmt"
-	"reflect"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/rpc"
@@ -20,39 +16,34 @@ import (
 
 // Config is initialize's config object (PROTOCOL.md 7) with defaults filled.
 //
-// Every object type here ends with an Unknown field (`json:",embed"`):
-// the decoder puts there the members the type does not define, and
-// ParseConfig reports them by path. Unknown is nil once ParseConfig returns.
+// The Go types are the one list of what config may carry: decodeConfig
+// reads members by these JSON names, and any other member is a warning.
 type Config struct {
-	OrchestratorAgent  string        `json:"orchestratorAgent"`
+	// OrchestratorAgent is the older way to name the managed agent; ""
+	// when not given. It means managedAgents [X] and, unless
+	// phaseReminder.agents is given, phaseReminder.agents [X].
+	OrchestratorAgent string `json:"orchestratorAgent"`
+	// ManagedAgents is nil when not given: the managed set then defaults
+	// to PrimaryAgents, else [orchestrator] (managedSet).
+	ManagedAgents []string `json:"managedAgents"`
+	// PrimaryAgents and Subagents are supplied by the client (the shim
+	// reads them from OpenCode); agents.update replaces them later.
+	PrimaryAgents      []string      `json:"primaryAgents"`
+	Subagents          []string      `json:"subagents"`
 	TaskTools          []string      `json:"taskTools"`
 	MaxMessageBytes    int64         `json:"maxMessageBytes"`
 	DelegateRetry      RetryConfig   `json:"delegateRetry"`
 	TaskSessions       TaskSessions  `json:"taskSessions"`
 	PhaseReminder      PhaseReminder `json:"phaseReminder"`
 	CacheStable        bool          `json:"cacheStable"`
-	Subagents          []string      `json:"subagents"`
 	MaxParents         int           `json:"maxParents"`
 	MaxTrackedSessions int           `json:"maxTrackedSessions"`
-	Unknown            unknownFields `json:",embed"`
 }
-
-// unknownFields catches the members of a config object its type does not
-// define (name → raw value).
-type unknownFields = map[string]jsontext.Value
 
 // RetryConfig is config.delegateRetry.
 type RetryConfig struct {
-	Enabled  bool           `json:"enabled"`
-	Patterns []RetryPattern `json:"patterns"`
-	Unknown  unknownFields  `json:",embed"`
-}
-
-// RetryPattern is one of config.delegateRetry.patterns: a core.RetryPattern
-// as the client writes it.
-type RetryPattern struct {
-	core.RetryPattern
-	Unknown unknownFields `json:",embed"`
+	Enabled  bool                `json:"enabled"`
+	Patterns []core.RetryPattern `json:"patterns"`
 }
 
 // TaskSessions is config.taskSessions.
@@ -61,24 +52,25 @@ type TaskSessions struct {
 	MaxSessionsPerAgent int               `json:"maxSessionsPerAgent"`
 	MaxPendingCalls     int               `json:"maxPendingCalls"`
 	Agents              map[string]string `json:"agents"`
-	Unknown             unknownFields     `json:",embed"`
 }
 
-// PhaseReminder is config.phaseReminder. Text nil means the default text.
+// PhaseReminder is config.phaseReminder. Text nil means the default text;
+// Agents nil means not given (reminderAgents).
 type PhaseReminder struct {
-	Enabled     bool          `json:"enabled"`
-	Text        *string       `json:"text"`
-	SkipMarkers []string      `json:"skipMarkers"`
-	Unknown     unknownFields `json:",embed"`
+	Enabled     bool     `json:"enabled"`
+	Text        *string  `json:"text"`
+	SkipMarkers []string `json:"skipMarkers"`
+	Agents      []string `json:"agents"`
 }
 
 // DefaultConfig returns the configuration a client that sends no config gets.
 func DefaultConfig() Config {
 	return Config{
-		OrchestratorAgent: core.DefaultOrchestratorAgent,
-		TaskTools:         []string{"task"},
-		MaxMessageBytes:   rpc.DefaultMaxMessageBytes,
-		DelegateRetry:     RetryConfig{Enabled: true, Patterns: []RetryPattern{}},
+		PrimaryAgents:   []string{},
+		Subagents:       []string{},
+		TaskTools:       []string{"task"},
+		MaxMessageBytes: rpc.DefaultMaxMessageBytes,
+		DelegateRetry:   RetryConfig{Enabled: true, Patterns: []core.RetryPattern{}},
 		TaskSessions: TaskSessions{
 			Enabled:             true,
 			MaxSessionsPerAgent: sessions.DefaultMaxSessionsPerAgent,
@@ -86,119 +78,139 @@ func DefaultConfig() Config {
 			Agents:              map[string]string{},
 		},
 		PhaseReminder:      PhaseReminder{Enabled: true, SkipMarkers: []string{core.SkipMarkerDefault}},
-		Subagents:          []string{},
+		CacheStable:        true,
 		MaxParents:         sessions.DefaultMaxParents,
 		MaxTrackedSessions: sessions.DefaultMaxTrackedSessions,
 	}
 }
 
-// ParseConfig reads initialize's config over the defaults, with the JSON v2
-// decoder that reads every request. Member names match exactly. Unknown
-// members are an error naming every one of them, so typos are caught: each
-// config object type has an embedded fallback field (Unknown,
-// `json:",embed"`) where the decoder puts the members the type does not
-// define, and unknownMembers collects them. JSON null leaves a member's
-// default in place, as it always has.
-func ParseConfig(raw jsontext.Value) (Config, error) {
+// ParseConfig reads initialize's config over the defaults. Only a config
+// that is not an object (nor absent or null) is an error. Everything else
+// applies as far as it can: an unknown member is ignored, a member with a
+// bad type or value keeps its default, and each gets a warning naming its
+// path (config.phaseReminder.txt), in the order the members came. JSON
+// null leaves a member's default in place.
+func ParseConfig(raw jsontext.Value) (Config, []string, error) {
 	cfg := DefaultConfig()
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
-		return cfg, nil
+		return cfg, nil, nil
 	}
 	if trimmed[0] != '{' {
-		return cfg, rpc.Errorf(rpc.CodeInvalidParams, "invalid config: config must be an object")
+		return cfg, nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid config: config must be an object")
 	}
-	decodeErr := jsonv2.Unmarshal(trimmed, &cfg, jsonv1.MergeWithLegacySemantics(true))
-	if unknown := unknownMembers(reflect.ValueOf(&cfg), "config"); len(unknown) > 0 {
-		return cfg, rpc.Errorf(rpc.CodeInvalidParams, "unknown config field(s): %s", strings.Join(unknown, ", "))
+	w := &warnings{}
+	if err := decodeConfig(trimmed, &cfg, w); err != nil {
+		// Only JSON that is not valid gets here; the transport has
+		// checked every message it dispatches.
+		return DefaultConfig(), nil, rpc.Errorf(rpc.CodeInvalidParams, "invalid config: %v", err)
 	}
-	if decodeErr != nil {
-		return cfg, rpc.Errorf(rpc.CodeInvalidParams, "invalid config: %s", describeDecodeError(decodeErr, "config"))
-	}
-	return cfg, cfg.validate()
+	cfg.validate(w)
+	return cfg, w.list(), nil
 }
 
-// unknownMembers returns, sorted, the JSON path of every member that the
-// embedded fallback fields under v caught (config.phaseReminder.txt,
-// config.delegateRetry.patterns[0].hint), and clears those fields. It
-// walks v's struct fields by their JSON names, so the Go types stay the
-// one list of what config may carry. Maps that are members (not
-// fallbacks) are not walked: their keys are free.
-func unknownMembers(v reflect.Value, path string) []string {
-	var found []string
-	var walk func(v reflect.Value, path string)
-	walk = func(v reflect.Value, path string) {
-		switch v.Kind() {
-		case reflect.Pointer:
-			if !v.IsNil() {
-				walk(v.Elem(), path)
-			}
-		case reflect.Slice:
-			for i := range v.Len() {
-				walk(v.Index(i), path+"["+strconv.Itoa(i)+"]")
-			}
-		case reflect.Struct:
-			t := v.Type()
-			for i := range t.NumField() {
-				f, fv := t.Field(i), v.Field(i)
-				name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-				embedded := (f.Anonymous && name == "") || slices.Contains(strings.Split(opts, ","), "embed")
-				switch {
-				case !f.IsExported() || name == "-":
-				case embedded && fv.Kind() == reflect.Map:
-					for _, key := range fv.MapKeys() {
-						found = append(found, path+"."+key.String())
-					}
-					fv.SetZero()
-				case embedded:
-					walk(fv, path)
-				default:
-					if name == "" {
-						name = f.Name
-					}
-					walk(fv, path+"."+name)
-				}
-			}
+// validate puts back the default of every member whose value is out of
+// range, with a warning, and normalises what is matched loosely.
+func (c *Config) validate(w *warnings) {
+	def := DefaultConfig()
+	positive := func(path string, v *int, d int) {
+		if *v <= 0 {
+			w.add("config.%s must be positive, got %d; using the default %d", path, *v, d)
+			*v = d
 		}
 	}
-	walk(v, path)
-	sort.Strings(found)
-	return found
-}
+	if c.MaxMessageBytes <= 0 {
+		w.add("config.maxMessageBytes must be positive, got %d; using the default %d", c.MaxMessageBytes, def.MaxMessageBytes)
+		c.MaxMessageBytes = def.MaxMessageBytes
+	}
+	positive("taskSessions.maxSessionsPerAgent", &c.TaskSessions.MaxSessionsPerAgent, def.TaskSessions.MaxSessionsPerAgent)
+	positive("taskSessions.maxPendingCalls", &c.TaskSessions.MaxPendingCalls, def.TaskSessions.MaxPendingCalls)
+	positive("maxParents", &c.MaxParents, def.MaxParents)
+	positive("maxTrackedSessions", &c.MaxTrackedSessions, def.MaxTrackedSessions)
 
-func (c *Config) validate() error {
-	bad := func(field, why string) error {
-		return rpc.Errorf(rpc.CodeInvalidParams, "invalid config: config.%s %s", field, why)
+	if c.OrchestratorAgent != "" && strings.TrimSpace(c.OrchestratorAgent) == "" {
+		w.add("config.orchestratorAgent must be a non-empty string; ignored")
+		c.OrchestratorAgent = ""
 	}
-	switch {
-	case strings.TrimSpace(c.OrchestratorAgent) == "":
-		return bad("orchestratorAgent", "must be a non-empty string")
-	case c.MaxMessageBytes <= 0:
-		return bad("maxMessageBytes", "must be positive")
-	case c.TaskSessions.MaxSessionsPerAgent <= 0:
-		return bad("taskSessions.maxSessionsPerAgent", "must be positive")
-	case c.TaskSessions.MaxPendingCalls <= 0:
-		return bad("taskSessions.maxPendingCalls", "must be positive")
-	case c.MaxParents <= 0:
-		return bad("maxParents", "must be positive")
-	case c.MaxTrackedSessions <= 0:
-		return bad("maxTrackedSessions", "must be positive")
+	c.ManagedAgents = agentNames(c.ManagedAgents, "managedAgents", w)
+	c.PrimaryAgents = agentNames(c.PrimaryAgents, "primaryAgents", w)
+	c.Subagents = agentNames(c.Subagents, "subagents", w)
+	c.PhaseReminder.Agents = agentNames(c.PhaseReminder.Agents, "phaseReminder.agents", w)
+	if c.OrchestratorAgent != "" && c.ManagedAgents != nil {
+		if c.PhaseReminder.Agents == nil {
+			w.add("config.orchestratorAgent and config.managedAgents are both given: managedAgents wins for managed sessions; orchestratorAgent still names the phase reminder's agent")
+		} else {
+			w.add("config.orchestratorAgent is ignored: config.managedAgents and config.phaseReminder.agents are given")
+		}
 	}
+
+	patterns := c.DelegateRetry.Patterns[:0]
 	for i, p := range c.DelegateRetry.Patterns {
 		if p.Pattern == "" || p.ErrorType == "" {
-			return bad(fmt.Sprintf("delegateRetry.patterns[%d]", i), "needs a non-empty pattern and errorType")
+			w.add("config.delegateRetry.patterns[%d] needs a non-empty pattern and errorType; ignored", i)
+			continue
 		}
 		if p.Flavor != "" && p.Flavor != core.FlavorDelegate && p.Flavor != core.FlavorNative {
-			return bad(fmt.Sprintf("delegateRetry.patterns[%d].flavor", i), `must be "delegate" or "native"`)
+			w.add(`config.delegateRetry.patterns[%d].flavor must be "delegate" or "native", got %s; using the default "delegate"`,
+				i, quoteShort(string(p.Flavor)))
+			p.Flavor = ""
 		}
+		patterns = append(patterns, p)
 	}
-	if c.TaskTools == nil {
-		c.TaskTools = []string{}
-	}
+	c.DelegateRetry.Patterns = patterns
 	for i, t := range c.TaskTools {
 		c.TaskTools[i] = strings.ToLower(t)
 	}
-	return nil
+}
+
+// agentNames drops the blank names of a list of agents, with a warning
+// for each. Names are kept exactly as given: they are case-sensitive.
+func agentNames(names []string, path string, w *warnings) []string {
+	if names == nil {
+		return nil
+	}
+	kept := make([]string, 0, len(names))
+	for i, n := range names {
+		if strings.TrimSpace(n) == "" {
+			w.add("config.%s[%d] must be a non-empty agent name; ignored", path, i)
+			continue
+		}
+		kept = append(kept, n)
+	}
+	return kept
+}
+
+// managedSet is the agents whose sessions are managed (PROTOCOL.md 4):
+// managedAgents when given, else [orchestratorAgent] when given, else the
+// primary agents the client learned, else [orchestrator].
+func (c *Config) managedSet() []string {
+	switch {
+	case c.ManagedAgents != nil:
+		return c.ManagedAgents
+	case c.OrchestratorAgent != "":
+		return []string{c.OrchestratorAgent}
+	case len(c.PrimaryAgents) > 0:
+		return c.PrimaryAgents
+	}
+	return []string{core.DefaultOrchestratorAgent}
+}
+
+// reminderAgents is the agents the phase reminder is for:
+// phaseReminder.agents when given, else [orchestratorAgent] when given,
+// else [orchestrator].
+func (c *Config) reminderAgents() []string {
+	switch {
+	case c.PhaseReminder.Agents != nil:
+		return c.PhaseReminder.Agents
+	case c.OrchestratorAgent != "":
+		return []string{c.OrchestratorAgent}
+	}
+	return []string{core.DefaultOrchestratorAgent}
+}
+
+// isManagedAgent reports whether agent's sessions are managed.
+func (c *Config) isManagedAgent(agent string) bool {
+	return agent != "" && slices.Contains(c.managedSet(), agent)
 }
 
 // reminderConfig is the core view of the phase reminder settings.
@@ -208,19 +220,15 @@ func (c *Config) reminderConfig() core.ReminderConfig {
 		text = *c.PhaseReminder.Text
 	}
 	return core.ReminderConfig{
-		Enabled:           c.PhaseReminder.Enabled,
-		Text:              text,
-		SkipMarkers:       c.PhaseReminder.SkipMarkers,
-		OrchestratorAgent: c.OrchestratorAgent,
+		Enabled:     c.PhaseReminder.Enabled,
+		Text:        text,
+		SkipMarkers: c.PhaseReminder.SkipMarkers,
+		Agents:      c.reminderAgents(),
 	}
 }
 
 func (c *Config) retryOptions() core.RetryOptions {
-	extra := make([]core.RetryPattern, len(c.DelegateRetry.Patterns))
-	for i, p := range c.DelegateRetry.Patterns {
-		extra[i] = p.RetryPattern
-	}
-	return core.RetryOptions{Extra: extra, Subagents: c.Subagents}
+	return core.RetryOptions{Extra: c.DelegateRetry.Patterns, Subagents: c.Subagents}
 }
 
 func (c *Config) storeConfig() sessions.Config {
@@ -235,4 +243,39 @@ func (c *Config) storeConfig() sessions.Config {
 
 func (c *Config) isTaskTool(tool string) bool {
 	return slices.Contains(c.TaskTools, strings.ToLower(tool))
+}
+
+// maxWarnings bounds the warnings one config can produce: a config with
+// thousands of unknown members must not make initialize's result huge.
+const maxWarnings = 32
+
+// warnings collects config warnings, at most maxWarnings of them.
+type warnings struct {
+	items   []string
+	dropped int
+}
+
+func (w *warnings) add(format string, args ...any) {
+	if len(w.items) >= maxWarnings {
+		w.dropped++
+		return
+	}
+	w.items = append(w.items, fmt.Sprintf(format, args...))
+}
+
+func (w *warnings) list() []string {
+	if w.dropped > 0 {
+		return append(w.items, fmt.Sprintf("config: %d more warnings not shown", w.dropped))
+	}
+	return w.items
+}
+
+// defaultText is how a warning names a member's default: its JSON when
+// short, else nothing.
+func defaultText(v any) string {
+	b, err := jsonv2.Marshal(v, jsonv2.FormatNilSliceAsNull(true), jsonv2.FormatNilMapAsNull(true))
+	if err != nil || string(b) == "null" || len(b) > 40 {
+		return "the default"
+	}
+	return "the default " + string(b)
 }

@@ -8,12 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
 )
@@ -48,83 +46,6 @@ func call(t testing.TB, s *Server, method string, params any) []map[string]any {
 	}
 	require.NoError(t, json.Unmarshal(mustJSON(t, res), &out))
 	return out.Patch
-}
-
-func TestParseConfig(t *testing.T) {
-	rows := []struct {
-		name    string
-		raw     string
-		wantErr []string
-		check   func(t *testing.T, c Config)
-	}{
-		{"absent config gives the defaults", ``, nil, func(t *testing.T, c Config) {
-			assert.Equal(t, DefaultConfig(), c)
-		}},
-		{"null config gives the defaults", `null`, nil, func(t *testing.T, c Config) {
-			assert.Equal(t, "orchestrator", c.OrchestratorAgent)
-			assert.Equal(t, 1000, c.MaxParents)
-		}},
-		{"fields override defaults, others stay", `{"orchestratorAgent":"lead","taskSessions":{"maxSessionsPerAgent":5}}`, nil,
-			func(t *testing.T, c Config) {
-				assert.Equal(t, "lead", c.OrchestratorAgent)
-				assert.Equal(t, 5, c.TaskSessions.MaxSessionsPerAgent)
-				assert.Equal(t, 100, c.TaskSessions.MaxPendingCalls, "a sibling field keeps its default")
-				assert.True(t, c.TaskSessions.Enabled)
-			}},
-		{"task tools are matched lower-cased", `{"taskTools":["Task","Delegate_Task"]}`, nil, func(t *testing.T, c Config) {
-			assert.True(t, c.isTaskTool("TASK"))
-			assert.True(t, c.isTaskTool("delegate_task"))
-			assert.False(t, c.isTaskTool("bash"))
-		}},
-		{"cacheStable is accepted", `{"cacheStable":true}`, nil, func(t *testing.T, c Config) { assert.True(t, c.CacheStable) }},
-		{"every unknown field is named, nested too", `{"orchestratorAgnet":"x","phaseReminder":{"txt":"y"},"delegateRetry":{"patterns":[{"pattern":"a","errorType":"b","hint":"c"}]}}`,
-			[]string{"config.orchestratorAgnet", "config.phaseReminder.txt", "config.delegateRetry.patterns[0].hint"}, nil},
-		{"agents map keys are free", `{"taskSessions":{"agents":{"my agent":"mya"}}}`, nil, func(t *testing.T, c Config) {
-			assert.Equal(t, "mya", c.TaskSessions.Agents["my agent"])
-		}},
-		{"wrong type names the field", `{"maxParents":"many"}`, []string{"maxParents"}, nil},
-		{"wrong type says what it must be", `{"maxParents":"many"}`, []string{"invalid config: config.maxParents must be an integer, got a string"}, nil},
-		{"a fraction is not an integer", `{"taskSessions":{"maxPendingCalls":1.5}}`,
-			[]string{"config.taskSessions.maxPendingCalls must be an integer, got 1.5"}, nil},
-		{"a nested wrong type names its path", `{"delegateRetry":{"patterns":[{"pattern":"a","errorType":7}]}}`,
-			[]string{"config.delegateRetry.patterns[0].errorType must be a string, got a number"}, nil},
-		{"an object where a list belongs", `{"subagents":{"a":1}}`, []string{"config.subagents must be an array, got an object"}, nil},
-		{"null keeps a member's default", `{"maxParents":null,"taskSessions":null,"phaseReminder":{"text":null}}`, nil,
-			func(t *testing.T, c Config) {
-				assert.Equal(t, DefaultConfig(), c)
-			}},
-		{"patterns are read into the retry options", `{"delegateRetry":{"patterns":[{"pattern":"boom","errorType":"kaboom","fixHint":"duck","flavor":"native"}]}}`, nil,
-			func(t *testing.T, c Config) {
-				assert.Equal(t, []core.RetryPattern{{Pattern: "boom", ErrorType: "kaboom", FixHint: "duck", Flavor: core.FlavorNative}},
-					c.retryOptions().Extra)
-				assert.Nil(t, c.DelegateRetry.Patterns[0].Unknown)
-			}},
-		{"member names match case-sensitively", `{"OrchestratorAgent":"x"}`, []string{"unknown config field(s): config.OrchestratorAgent"}, nil},
-		{"unknown members are listed sorted", `{"zeta":1,"alpha":2,"taskSessions":{"agentz":{}}}`,
-			[]string{"unknown config field(s): config.alpha, config.taskSessions.agentz, config.zeta"}, nil},
-		{"non-positive bound", `{"maxTrackedSessions":0}`, []string{"config.maxTrackedSessions", "positive"}, nil},
-		{"blank orchestrator", `{"orchestratorAgent":"  "}`, []string{"orchestratorAgent"}, nil},
-		{"pattern without errorType", `{"delegateRetry":{"patterns":[{"pattern":"boom"}]}}`, []string{"patterns[0]"}, nil},
-		{"bad flavor", `{"delegateRetry":{"patterns":[{"pattern":"boom","errorType":"x","flavor":"cli"}]}}`, []string{"flavor"}, nil},
-		{"config not an object", `[1]`, []string{"config must be an object"}, nil},
-	}
-	for _, row := range rows {
-		t.Run(row.name, func(t *testing.T) {
-			c, err := ParseConfig(jsontext.Value(row.raw))
-			if row.wantErr != nil {
-				require.Error(t, err)
-				var rerr *rpc.Error
-				require.ErrorAs(t, err, &rerr)
-				assert.Equal(t, rpc.CodeInvalidParams, rerr.Code)
-				for _, want := range row.wantErr {
-					assert.Contains(t, err.Error(), want)
-				}
-				return
-			}
-			require.NoError(t, err)
-			row.check(t, c)
-		})
-	}
 }
 
 // A history of one orchestrator session that grows request by request,
@@ -374,7 +295,7 @@ func TestRouteTable(t *testing.T) {
 	caps := res.(initializeResult).Capabilities
 	assert.Equal(t, []string{"tool.execute.before", "tool.execute.after", "chat.system.transform",
 		"chat.messages.transform", "chat.message", "event"}, caps.Hooks)
-	assert.Equal(t, []string{"delegate.resolveModel", "delegate.detectError", "sessions.list", "status"}, caps.Methods)
+	assert.Equal(t, []string{"delegate.resolveModel", "delegate.detectError", "sessions.list", "agents.update", "status"}, caps.Methods)
 
 	// One successful call of every hook and method; the state file is
 	// nudged after exactly the ones that may change the store.
@@ -391,6 +312,7 @@ func TestRouteTable(t *testing.T) {
 		{"delegate.resolveModel", `{"input":{"availableModels":[]},"deps":{"connectedProviders":null}}`, false},
 		{"delegate.detectError", `{"output":"fine"}`, false},
 		{"sessions.list", `{}`, false},
+		{"agents.update", `{"subagents":["explore"]}`, false},
 		{"status", `null`, false},
 	}
 	require.Len(t, calls, len(caps.Hooks)+len(caps.Methods), "every announced method is called once")

@@ -19,6 +19,10 @@ type initializeResult struct {
 	ProtocolVersion int          `json:"protocolVersion"`
 	ServerInfo      serverInfo   `json:"serverInfo"`
 	Capabilities    capabilities `json:"capabilities"`
+	// Warnings are the config's problems that did not stop it
+	// (PROTOCOL.md 2, 7): unknown members, bad values that kept their
+	// default. Absent when there are none.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 type serverInfo struct {
@@ -42,7 +46,9 @@ func (s *Server) initialize(_ context.Context, req rpc.Request) (any, error) {
 		return nil, rpc.Errorf(rpc.CodeInvalidRequest, "already initialized")
 	}
 	var p initializeParams
-	if err := decodeParams(req.Params, &p); err != nil {
+	// A member given twice inside config is a config warning, not a
+	// reason to refuse the whole initialize.
+	if err := decodeParams(req.Params, &p, jsontext.AllowDuplicateNames(true)); err != nil {
 		return nil, err
 	}
 	if p.ProtocolVersion == nil {
@@ -52,9 +58,14 @@ func (s *Server) initialize(_ context.Context, req rpc.Request) (any, error) {
 		return nil, rpc.Errorf(rpc.CodeInvalidParams,
 			"unsupported protocolVersion %d: this sidecar speaks [%d]", *p.ProtocolVersion, ProtocolVersion)
 	}
-	cfg, err := ParseConfig(p.Config)
+	cfg, warnings, err := ParseConfig(p.Config)
 	if err != nil {
 		return nil, err
+	}
+	for _, w := range warnings {
+		// A warning names members and quotes at most short config values,
+		// never message contents.
+		s.log.Warn().Str("warning", w).Msg("config warning")
 	}
 	s.cfg = cfg
 	s.store = sessions.New(cfg.storeConfig())
@@ -63,8 +74,9 @@ func (s *Server) initialize(_ context.Context, req rpc.Request) (any, error) {
 	}
 	s.maxBytes.Store(cfg.MaxMessageBytes)
 	s.initialized = true
-	s.log.Info().Str("orchestrator", cfg.OrchestratorAgent).Bool("cacheStable", cfg.CacheStable).
-		Int("subagents", len(cfg.Subagents)).Msg("initialized")
+	s.log.Info().Strs("managedAgents", cfg.managedSet()).Strs("reminderAgents", cfg.reminderAgents()).
+		Bool("cacheStable", cfg.CacheStable).Int("subagents", len(cfg.Subagents)).
+		Int("warnings", len(warnings)).Msg("initialized")
 	return initializeResult{
 		ProtocolVersion: ProtocolVersion,
 		ServerInfo:      serverInfo{Name: "hookwire", Version: s.opts.Version},
@@ -74,6 +86,7 @@ func (s *Server) initialize(_ context.Context, req rpc.Request) (any, error) {
 			Methods:   s.methods,
 			TaskTools: cfg.TaskTools,
 		},
+		Warnings: warnings,
 	}, nil
 }
 

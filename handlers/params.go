@@ -15,12 +15,12 @@ import (
 // encoding/json would also take "Args" for "args", and a patch on /args
 // would then miss the object the client holds. Errors are -32602 and
 // name the field, so a client can tell what it sent wrong.
-func decodeParams(raw json.RawMessage, v any) error {
+func decodeParams(raw json.RawMessage, v any, opts ...jsonv2.Options) error {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return invalidParams("params must be an object")
 	}
-	if err := jsonv2.Unmarshal(trimmed, v); err != nil {
+	if err := jsonv2.Unmarshal(trimmed, v, opts...); err != nil {
 		return invalidParams("%s", describeDecodeError(err, ""))
 	}
 	return nil

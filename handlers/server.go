@@ -114,6 +114,7 @@ var routes = []route{
 	{"delegate.resolveModel", method, false, (*Server).resolveModel},
 	{"delegate.detectError", method, false, (*Server).detectError},
 	{"sessions.list", method, false, (*Server).sessionsList},
+	{"agents.update", method, false, (*Server).agentsUpdate},
 	{"status", method, false, (*Server).status},
 }
 
@@ -194,7 +195,8 @@ func (s *Server) Close() error {
 	return err
 }
 
-// managed reports whether session runs the orchestrator agent.
+// managed reports whether session runs one of the managed agents
+// (config.managedAgents, PROTOCOL.md 4).
 func (s *Server) managed(session string) bool {
-	return session != "" && s.store.Agent(session) == s.cfg.OrchestratorAgent
+	return session != "" && s.cfg.isManagedAgent(s.store.Agent(session))
 }

@@ -346,12 +346,9 @@ func TestInitializeErrors(t *testing.T) {
 		wantCode int64
 		wantMsg  []string
 	}{
-		{"unknown config fields are all named", map[string]any{"protocolVersion": 1,
-			"config": map[string]any{"orchestratorAgnet": "x", "taskSessions": map[string]any{"maxSession": 3}}},
-			-32602, []string{"config.orchestratorAgnet", "config.taskSessions.maxSession"}},
 		{"wrong protocolVersion names the supported ones", map[string]any{"protocolVersion": 7}, -32602, []string{"7", "[1]"}},
 		{"missing protocolVersion", map[string]any{}, -32602, []string{"protocolVersion"}},
-		{"wrong config type", map[string]any{"protocolVersion": 1, "config": map[string]any{"maxParents": "many"}}, -32602, []string{"maxParents"}},
+		{"config not an object", map[string]any{"protocolVersion": 1, "config": []any{"cacheStable"}}, -32602, []string{"config must be an object"}},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {

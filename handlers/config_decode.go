@@ -1,0 +1,272 @@
+package handlers
+
+import (
+	"bytes"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// decodeConfig reads the config object raw into cfg, one member at a
+// time, so that a bad member costs only itself: an unknown member is
+// skipped and a member whose value does not decode keeps the default
+// already in cfg, each with a warning. The members a level may carry are
+// the JSON names of the Go struct's fields. The error is for JSON that is
+// not valid, which the transport never lets through.
+func decodeConfig(raw jsontext.Value, cfg *Config, w *warnings) error {
+	return configObject(raw, reflect.ValueOf(cfg).Elem(), "config", w)
+}
+
+// configObject reads the members of object raw into the struct v.
+func configObject(raw jsontext.Value, v reflect.Value, path string, w *warnings) error {
+	fields, names := jsonFields(v.Type())
+	seen := map[string]bool{}
+	return eachMember(raw, func(name string, value jsontext.Value) error {
+		member := path + "." + displayName(name)
+		if seen[name] {
+			w.add("%s: given more than once; the last one applies", member)
+		}
+		seen[name] = true
+		index, ok := fields[name]
+		if !ok {
+			if near := nearestName(name, names); near != "" {
+				w.add("%s: unknown member, ignored (did you mean %q?)", member, near)
+			} else {
+				w.add("%s: unknown member, ignored", member)
+			}
+			return nil
+		}
+		return configMember(value, v.Field(index), member, w)
+	})
+}
+
+// configMember reads one member's value into field f. null keeps the
+// default; so does a value of the wrong type or shape, with a warning.
+func configMember(raw jsontext.Value, f reflect.Value, path string, w *warnings) error {
+	kind := raw.Kind()
+	if kind == 'n' {
+		return nil
+	}
+	t := f.Type()
+	switch {
+	case t.Kind() == reflect.Struct:
+		if kind != '{' {
+			w.add("%s must be an object, got %s; using the default", path, kindName(kind))
+			return nil
+		}
+		return configObject(raw, f, path, w)
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
+		if kind != '[' {
+			w.add("%s must be an array, got %s; using %s", path, kindName(kind), defaultText(f.Interface()))
+			return nil
+		}
+		list := reflect.MakeSlice(t, 0, 0)
+		i := 0
+		err := eachElement(raw, func(elem jsontext.Value) error {
+			at := path + "[" + strconv.Itoa(i) + "]"
+			i++
+			if elem.Kind() != '{' {
+				w.add("%s must be an object, got %s; ignored", at, kindName(elem.Kind()))
+				return nil
+			}
+			item := reflect.New(t.Elem()).Elem()
+			if err := configObject(elem, item, at, w); err != nil {
+				return err
+			}
+			list = reflect.Append(list, item)
+			return nil
+		})
+		if err == nil {
+			f.Set(list)
+		}
+		return err
+	case t.Kind() == reflect.Map:
+		// A map's keys are free (taskSessions.agents); each value is
+		// read on its own.
+		if kind != '{' {
+			w.add("%s must be an object, got %s; using %s", path, kindName(kind), defaultText(f.Interface()))
+			return nil
+		}
+		m := reflect.MakeMap(t)
+		err := eachMember(raw, func(name string, value jsontext.Value) error {
+			elem := reflect.New(t.Elem())
+			if err := jsonv2.Unmarshal(value, elem.Interface()); err != nil {
+				w.add("%s; ignored", describeDecodeError(err, path+"."+displayName(name)))
+				return nil
+			}
+			m.SetMapIndex(reflect.ValueOf(name), elem.Elem())
+			return nil
+		})
+		if err == nil {
+			f.Set(m)
+		}
+		return err
+	}
+	v := reflect.New(t)
+	if err := jsonv2.Unmarshal(raw, v.Interface()); err != nil {
+		w.add("%s; using %s", describeDecodeError(err, path), defaultText(f.Interface()))
+		return nil
+	}
+	f.Set(v.Elem())
+	return nil
+}
+
+// jsonFields maps the JSON member names of struct type t to field indexes,
+// and lists the names in field order (for suggestions).
+func jsonFields(t reflect.Type) (map[string]int, []string) {
+	fields := map[string]int{}
+	var names []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fields[name] = i
+		names = append(names, name)
+	}
+	return fields, names
+}
+
+// eachMember calls fn with each member of the object raw, in order.
+// Duplicate names are passed on (the caller decides what they mean).
+func eachMember(raw jsontext.Value, fn func(name string, value jsontext.Value) error) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowDuplicateNames(true))
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		name := tok.String() // a token is valid only until the next read
+		value, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if err := fn(name, value); err != nil {
+			return err
+		}
+	}
+	_, err := dec.ReadToken()
+	return err
+}
+
+// eachElement calls fn with each element of the array raw, in order.
+func eachElement(raw jsontext.Value, fn func(elem jsontext.Value) error) error {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	for dec.PeekKind() != ']' {
+		elem, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		if err := fn(elem); err != nil {
+			return err
+		}
+	}
+	_, err := dec.ReadToken()
+	return err
+}
+
+// maxNameBytes is how much of a member's name a warning quotes.
+const maxNameBytes = 64
+
+// displayName writes a member name for a warning: as it is when it is
+// short and plain, else quoted (and cut), so a warning stays one short
+// line whatever the client sent.
+func displayName(name string) string {
+	cut := name
+	if len(cut) > maxNameBytes {
+		cut = cut[:maxNameBytes]
+		for !utf8.ValidString(cut) {
+			cut = cut[:len(cut)-1]
+		}
+	}
+	plain := cut != ""
+	for _, r := range cut {
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-') {
+			plain = false
+			break
+		}
+	}
+	switch {
+	case plain && cut == name:
+		return name
+	case cut == name:
+		return strconv.Quote(name)
+	}
+	return strconv.Quote(cut) + "..."
+}
+
+// quoteShort quotes a config string value for a warning, cut to
+// maxNameBytes.
+func quoteShort(s string) string {
+	if len(s) <= maxNameBytes {
+		return strconv.Quote(s)
+	}
+	cut := s[:maxNameBytes]
+	for !utf8.ValidString(cut) {
+		cut = cut[:len(cut)-1]
+	}
+	return strconv.Quote(cut) + "..."
+}
+
+// nearestName returns the known name closest to name when one is close
+// enough to be the member meant: equal but for case, or within an edit
+// distance of 2 (insertions, deletions, substitutions and swaps of two
+// neighbours). "" when none is.
+func nearestName(name string, known []string) string {
+	if utf8.RuneCountInString(name) > 2*maxNameBytes {
+		return ""
+	}
+	best, bestDist := "", 3
+	for _, k := range known {
+		if strings.EqualFold(name, k) {
+			return k
+		}
+		if d := editDistance(name, k); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance between a and b,
+// counted in code points: the Levenshtein distance where swapping two
+// neighbours also costs one.
+func editDistance(a, b string) int {
+	s, t := []rune(a), []rune(b)
+	prev2 := make([]int, len(t)+1)
+	prev := make([]int, len(t)+1)
+	cur := make([]int, len(t)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(s); i++ {
+		cur[0] = i
+		for j := 1; j <= len(t); j++ {
+			cost := 1
+			if s[i-1] == t[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && s[i-1] == t[j-2] && s[i-2] == t[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(t)]
+}
