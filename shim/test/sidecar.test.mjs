@@ -15,7 +15,8 @@ before(async () => {
   const fc = fakeClient({ agents: [{ name: "explorer", mode: "subagent" }, { name: "oracle", mode: "subagent" }, { name: "build", mode: "primary" }] });
   logs = fc.logs;
   // Generous deadlines: these tests are about behaviour, not speed, and CI machines are shared.
-  h = createHookwire({ client: fc.client }, { binary: realSidecar(), trace: s.trace, logFile: s.log, timeoutMs: 2000, transformTimeoutMs: 4000 }, {
+  // cacheStable off: these tests follow PROTOCOL.md 4.2/4.3 (block in the system array, phase reminder).
+  h = createHookwire({ client: fc.client }, { binary: realSidecar(), trace: s.trace, logFile: s.log, timeoutMs: 2000, transformTimeoutMs: 4000, cacheStable: false }, {
     ...process.env,
     HOME: s.dir,
     XDG_STATE_HOME: `${s.dir}/state`,
@@ -57,7 +58,7 @@ test("other tools' calls stay off the pipe: only the task tools the sidecar name
 
 test("initialize carries the subagents read from OpenCode", () => {
   const init = s.records().find((r) => r.ev === "call" && r.method === "initialize");
-  assert.deepEqual(init.params.config, { subagents: ["explorer", "oracle"] });
+  assert.deepEqual(init.params.config, { cacheStable: false, subagents: ["explorer", "oracle"] });
   assert.equal(h.sidecar.capabilities.hooks.includes("chat.messages.transform"), true);
 });
 
