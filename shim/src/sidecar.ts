@@ -328,6 +328,12 @@ export class Sidecar {
     }
     this.capabilities = caps;
     this.serverInfo = (r.result as Record<string, unknown>).serverInfo;
+    // Problems of the config that did not stop it (PROTOCOL.md 2): a typo
+    // would otherwise only change behaviour silently.
+    const warnings = configWarnings(r.result);
+    if (warnings.length > 0) {
+      log.once("config-warnings", "warn", `hookwire: config warnings: ${warnings.join("; ")}`, { warnings });
+    }
     this._state = "ready";
     // Observers first, so what they send goes out before the calls that
     // waited for initialize.
@@ -447,6 +453,12 @@ function parseCapabilities(result: unknown): Capabilities | undefined {
   const caps: Capabilities = { hooks: strings(c.hooks), events: strings(c.events), methods: strings(c.methods) };
   if (Array.isArray(c.taskTools)) caps.taskTools = strings(c.taskTools).map((t) => t.toLowerCase());
   return caps;
+}
+
+/** The initialize result's `warnings`, strings only. */
+export function configWarnings(result: unknown): string[] {
+  const w = (result as { warnings?: unknown } | null)?.warnings;
+  return Array.isArray(w) ? w.filter((x): x is string => typeof x === "string") : [];
 }
 
 function unrefStream(s: unknown): void {

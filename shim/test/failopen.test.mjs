@@ -114,6 +114,25 @@ test("initialize rejected (e.g. a typo in the config): logged once, hooks pass t
   assert.deepEqual(out, beforeOutput());
 });
 
+test("initialize warnings (a typo in the config) are logged once at warn; the sidecar runs", async () => {
+  const warnings = ['config.cachestable: unknown member, ignored (did you mean "cacheStable"?)', "config.maxSessionsPerAgent: must be an integer; default kept"];
+  const { h, logs } = start("ok", { env: { FAKE_WARNINGS: JSON.stringify(warnings) } });
+  await waitFor(() => h.sidecar.state === "ready");
+  const logged = logs.filter((l) => l.message.includes("config warnings"));
+  assert.equal(logged.length, 1);
+  assert.equal(logged[0].level, "warn");
+  assert.equal(logged[0].message, `hookwire: config warnings: ${warnings.join("; ")}`);
+  // A restarted sidecar with the same config does not say it again.
+  const victim = h.sidecar.pid;
+  process.kill(victim, "SIGKILL");
+  await waitFor(() => h.sidecar.state === "ready" && h.sidecar.pid !== victim, 5000);
+  assert.equal(logs.filter((l) => l.message.includes("config warnings")).length, 1);
+
+  const quiet = start("ok");
+  await waitFor(() => quiet.h.sidecar.state === "ready");
+  assert.equal(quiet.logs.filter((l) => l.message.includes("config warnings")).length, 0);
+});
+
 test("shim-only options are stripped from the config; subagents come from OpenCode's agents", async () => {
   const fc = fakeClient({
     agents: [

@@ -138,3 +138,16 @@ test("the sidecar's pid is in the trace, for tools that need to stop it", () => 
   const spawns = s.records().filter((r) => r.ev === "spawn");
   assert.equal(spawns.at(-1).pid, h.sidecar.pid);
 });
+
+test("a typo in the config: the real sidecar runs and its warning reaches OpenCode's log once", async () => {
+  const fc = fakeClient();
+  const typo = createHookwire({ client: fc.client }, { binary: realSidecar(), logFile: null, state: false, subagents: [], cachestable: true }, process.env);
+  try {
+    await waitFor(() => typo.sidecar.state === "ready", 10_000);
+    const warning = await waitFor(() => fc.logs.find((l) => l.message.includes("config warnings")));
+    assert.equal(warning.level, "warn");
+    assert.match(warning.message, /cachestable.*cacheStable/);
+  } finally {
+    await typo.dispose();
+  }
+});
