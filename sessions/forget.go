@@ -1,7 +1,6 @@
 package sessions
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,13 +78,7 @@ func Forget(path string, spec ForgetSpec) (Forgotten, error) {
 	if doc.SessionAgents == nil {
 		doc.SessionAgents = []snapshotAgent{}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return done, fmt.Errorf("encoding session state: %w", err)
-	}
-	if err := l.writeState(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil); err != nil {
+	if _, err := l.writeState(&doc, nil); err != nil {
 		return done, err
 	}
 	return done, nil

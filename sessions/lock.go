@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -187,16 +188,17 @@ func globEscape(name string) string {
 	return b.String()
 }
 
-// writeState replaces the state file atomically: a temp file in the same
-// directory is written, synced, made 0600, locked (where lockStateFile)
-// and renamed over it, then the directory is synced so the rename
-// survives a crash. beforeRename, when set (tests), runs just before the
-// rename; an error fails the write there.
-func (l *stateLock) writeState(data []byte, beforeRename func(tmp string) error) (err error) {
+// writeState replaces the state file atomically with what doc encodes: a
+// temp file in the same directory is written, synced, made 0600, locked
+// (where lockStateFile) and renamed over it, then the directory is synced
+// so the rename survives a crash. It returns the bytes written.
+// beforeRename, when set (tests), runs just before the rename; an error
+// fails the write there.
+func (l *stateLock) writeState(doc *snapshotDoc, beforeRename func(tmp string) error) (n int64, err error) {
 	dir := filepath.Dir(l.path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(l.path)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("creating temp state file: %w", err)
+		return 0, fmt.Errorf("creating temp state file: %w", err)
 	}
 	tmp := f.Name()
 	keep := false
@@ -208,36 +210,52 @@ func (l *stateLock) writeState(data []byte, beforeRename func(tmp string) error)
 			f.Close()
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("writing temp state file: %w", err)
+	cw := &countingWriter{w: f}
+	bw := bufio.NewWriterSize(cw, 64<<10)
+	if err := doc.encode(bw); err != nil {
+		return 0, fmt.Errorf("writing temp state file: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return 0, fmt.Errorf("writing temp state file: %w", err)
 	}
 	if err := f.Sync(); err != nil {
-		return fmt.Errorf("syncing temp state file: %w", err)
+		return 0, fmt.Errorf("syncing temp state file: %w", err)
 	}
 	if err := f.Chmod(0o600); err != nil {
-		return fmt.Errorf("setting mode of temp state file: %w", err)
+		return 0, fmt.Errorf("setting mode of temp state file: %w", err)
 	}
 	if lockStateFile {
 		if err := lockFile(f); err != nil {
-			return fmt.Errorf("locking temp state file: %w", err)
+			return 0, fmt.Errorf("locking temp state file: %w", err)
 		}
 	} else if err := f.Close(); err != nil {
-		return fmt.Errorf("closing temp state file: %w", err)
+		return 0, fmt.Errorf("closing temp state file: %w", err)
 	}
 	if beforeRename != nil {
 		if err := beforeRename(tmp); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if err := os.Rename(tmp, l.path); err != nil {
-		return fmt.Errorf("replacing state file: %w", err)
+		return 0, fmt.Errorf("replacing state file: %w", err)
 	}
 	if lockStateFile {
 		keep = true
 		l.replaceState(f)
 	}
 	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("syncing state directory: %w", err)
+		return 0, fmt.Errorf("syncing state directory: %w", err)
 	}
-	return nil
+	return cw.n, nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -18,6 +18,12 @@ import (
 // requests costs one write.
 const DefaultDebounce = 200 * time.Millisecond
 
+// writeSpacing bounds the share of time spent writing the state file: a
+// write is scheduled at least writeSpacing times the last write's duration
+// after the change, so a large file (the byte budget's 16 MiB) costs at
+// most about a fifth of a core however fast changes come.
+const writeSpacing = 4
+
 // corruptTimeFormat stamps a state file moved aside: FILE.corrupt-<UTC>.
 const corruptTimeFormat = "20060102T150405Z"
 
@@ -35,14 +41,17 @@ type Persister struct {
 
 	writeMu sync.Mutex // serializes writes
 
-	mu       sync.Mutex // guards what follows
-	reason   string     // why memory-only
-	written  uint64     // store.changeCount() as of the last load or write
-	timer    *time.Timer
-	lastErr  error
-	closed   bool
-	writes   int // successful writes
-	released bool
+	mu      sync.Mutex // guards what follows
+	reason  string     // why memory-only
+	written uint64     // store.changeCount() as of the last load or write
+	timer   *time.Timer
+	lastErr error
+	// lastWrite is how long the last write took: the next one waits at
+	// least writeSpacing times as long (Notify).
+	lastWrite time.Duration
+	closed    bool
+	writes    int // successful writes
+	released  bool
 
 	// beforeRename, when set (tests), runs after the temp file is complete
 	// and before it replaces FILE; an error fails the write there.
@@ -184,7 +193,8 @@ func (p *Persister) Status() string {
 
 // Notify tells the persister a request that may have changed the store is
 // done. If the store changed since the last write, a write is scheduled
-// after the debounce delay; Notify calls before it fires share it.
+// after the debounce delay (or writeSpacing times the last write's
+// duration, if longer); Notify calls before it fires share it.
 func (p *Persister) Notify() {
 	if p.lock == nil {
 		return
@@ -194,7 +204,7 @@ func (p *Persister) Notify() {
 	if p.closed || p.timer != nil || p.store.changeCount() == p.written {
 		return
 	}
-	p.timer = time.AfterFunc(p.debounce, func() {
+	p.timer = time.AfterFunc(max(p.debounce, writeSpacing*p.lastWrite), func() {
 		p.mu.Lock()
 		p.timer = nil
 		p.mu.Unlock()
@@ -226,13 +236,13 @@ func (p *Persister) flush(closing bool) error {
 	written := p.written
 	p.mu.Unlock()
 
-	data, changes, err := p.store.snapshot()
-	if err == nil && changes == written {
+	doc, changes := p.store.snapshot()
+	if changes == written {
 		return nil
 	}
-	if err == nil {
-		err = p.writeFile(data)
-	}
+	began := time.Now()
+	size, err := p.lock.writeState(doc, p.beforeRename)
+	took := time.Since(began)
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -247,13 +257,9 @@ func (p *Persister) flush(closing bool) error {
 	p.lastErr = nil
 	p.written = changes
 	p.writes++
-	p.log.Debug().Str("state", p.path).Int("bytes", len(data)).Msg("state written")
+	p.lastWrite = took
+	p.log.Debug().Str("state", p.path).Int64("bytes", size).Dur("took", took).Msg("state written")
 	return nil
-}
-
-// writeFile replaces the state file atomically (stateLock.writeState).
-func (p *Persister) writeFile(data []byte) error {
-	return p.lock.writeState(data, p.beforeRename)
 }
 
 // Close writes pending changes and releases the lock. It is safe to call

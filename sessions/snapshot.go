@@ -57,13 +57,18 @@ type snapshotAgent struct {
 // tool.execute.after will not reach a restarted process. The same state
 // always gives the same bytes.
 func (s *Store) Snapshot() ([]byte, error) {
-	data, _, err := s.snapshot()
-	return data, err
+	doc, _ := s.snapshot()
+	var buf bytes.Buffer
+	if err := doc.encode(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
-// snapshot also returns changeCount as of the snapshot, so a writer knows
-// exactly which state it wrote.
-func (s *Store) snapshot() ([]byte, uint64, error) {
+// snapshot copies the store's state (its strings are shared, not copied)
+// and returns changeCount as of the copy, so a writer knows exactly which
+// state it wrote.
+func (s *Store) snapshot() (*snapshotDoc, uint64) {
 	s.mu.Lock()
 	doc := snapshotDoc{Version: snapshotVersion, Clock: s.clock, Parents: []snapshotParent{}, SessionAgents: []snapshotAgent{}}
 	for el := s.parentLRU.Front(); el != nil; el = el.Next() {
@@ -99,16 +104,56 @@ func (s *Store) snapshot() ([]byte, uint64, error) {
 	}
 	changes := s.changes
 	s.mu.Unlock()
+	return &doc, changes
+}
 
-	// Without HTML escaping the blocks' `<` and `>` take one byte each, as
-	// the byte budget counts them (jsonLen).
+// encode writes doc as compact JSON, one parent at a time, so that writing
+// a state file holds no more than one parent's encoding beyond the store.
+// Without HTML escaping the blocks' `<` and `>` take one byte each, as the
+// byte budget counts them (jsonLen).
+func (doc *snapshotDoc) encode(w io.Writer) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return nil, 0, fmt.Errorf("encoding session state: %w", err)
+	put := func(v any) error {
+		buf.Reset()
+		if err := enc.Encode(v); err != nil {
+			return fmt.Errorf("encoding session state: %w", err)
+		}
+		_, err := w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		return err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), changes, nil
+	raw := func(s string) error {
+		_, err := io.WriteString(w, s)
+		return err
+	}
+	if err := raw(`{"version":` + strconv.Itoa(doc.Version) + `,"clock":` + strconv.FormatUint(doc.Clock, 10) + `,"parents":[`); err != nil {
+		return err
+	}
+	for i := range doc.Parents {
+		if i > 0 {
+			if err := raw(","); err != nil {
+				return err
+			}
+		}
+		if err := put(&doc.Parents[i]); err != nil {
+			return err
+		}
+	}
+	if err := raw(`],"sessionAgents":[`); err != nil {
+		return err
+	}
+	for i := range doc.SessionAgents {
+		if i > 0 {
+			if err := raw(","); err != nil {
+				return err
+			}
+		}
+		if err := put(&doc.SessionAgents[i]); err != nil {
+			return err
+		}
+	}
+	return raw("]}")
 }
 
 // Restore replaces the store's state with a document Snapshot wrote, and

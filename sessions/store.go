@@ -242,7 +242,9 @@ func (s *Store) BeginCall(callID, parent, agent, label, requestedID string) (Tas
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	pc := &pendingCall{callID: callID, parent: parent, agent: agent, prefix: prefix, label: cutBytes(label, MaxLabelBytes)}
+	// The store keeps its own copies of what it keeps (keep), never a
+	// substring that would pin a request's larger buffer.
+	pc := &pendingCall{callID: keep(callID), parent: keep(parent), agent: keep(agent), prefix: keep(prefix), label: keep(cutBytes(label, MaxLabelBytes))}
 	if callID != "" && len(callID) <= MaxIDBytes && len(parent) <= MaxIDBytes && len(prefix) < MaxIDBytes-11 {
 		s.addPending(pc)
 		s.enforceBudget()
@@ -284,10 +286,10 @@ func (s *Store) CompleteCall(callID string, out core.TaskOutcome) {
 	}
 	pc := s.removePending(el)
 
-	id := out.TaskID
-	if len(id) > MaxIDBytes {
+	if len(out.TaskID) > MaxIDBytes {
 		return // not kept: served, not remembered
 	}
+	id := keep(out.TaskID)
 	defer s.enforceBudget()
 	if id == "" {
 		if pc.resumes != "" && out.SessionNotFound {
@@ -586,13 +588,13 @@ func (s *Store) SetAgent(session, agent string) {
 		s.agentLRU.MoveToFront(el)
 		if sa.agent != agent {
 			s.trackedBytes += jsonLen(agent) - jsonLen(sa.agent)
-			sa.agent = agent
+			sa.agent = keep(agent)
 			s.changed()
 			s.enforceBudget()
 		}
 		return
 	}
-	s.track(&sessionAgent{session: session, agent: agent}, false)
+	s.track(&sessionAgent{session: keep(session), agent: keep(agent)}, false)
 	for s.agentLRU.Len() > s.cfg.MaxTrackedSessions {
 		s.untrack(s.agentLRU.Back())
 	}
@@ -682,7 +684,7 @@ func (s *Store) freeze(p *parentState, messageID, text string) {
 		p.frozen = make(map[string]*list.Element)
 		p.frozenQ = list.New()
 	}
-	fb := &frozenBlock{messageID: messageID, text: text}
+	fb := &frozenBlock{messageID: keep(messageID), text: keep(text)}
 	p.frozen[messageID] = p.frozenQ.PushFront(fb)
 	s.frozenCount++
 	s.addParentBytes(p, frozenCost(fb))
@@ -799,6 +801,11 @@ func (s *Store) changeCount() uint64 {
 	defer s.mu.Unlock()
 	return s.changes
 }
+
+// keep copies s into an allocation of its own size: a substring of a
+// request's buffer, or a builder's string with spare capacity, would make
+// the store hold more than the budget counts.
+func keep(s string) string { return strings.Clone(s) }
 
 func aliasFor(prefix string, n int) string {
 	return prefix + "-" + strconv.Itoa(n)

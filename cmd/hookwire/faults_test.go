@@ -905,3 +905,172 @@ func TestSoakShort(t *testing.T) {
 	points, calls := runSoak(t, soakConfig{bin: bin, parents: 500, rounds: 14, group: 25})
 	checkSoak(t, points, calls, time.Since(began))
 }
+
+// hostileSoak shapes a soak with hostile sizes and cacheStable on: per
+// parent (a long session id), agents tasks for agents with long names,
+// long call and task ids, then messages orchestrator messages in batches,
+// each message freezing a sessions block; and one session whose agent name
+// is 50 KB (over its cap).
+type hostileSoak struct {
+	bin      string
+	parents  int
+	agents   int
+	messages int
+}
+
+// hostileResult is what a hostile soak measured.
+type hostileResult struct {
+	calls      int
+	peakRSSKB  int // VmHWM at the end
+	stateBytes int64
+	store      sessions.Stats
+	elapsed    time.Duration
+}
+
+// soakMemoryCeilingKB is the documented ceiling (README, PROTOCOL.md 7) of
+// the sidecar's peak RSS under the hostile soak with default limits.
+const soakMemoryCeilingKB = 96 << 10
+
+func runHostileSoak(t *testing.T, cfg hostileSoak) hostileResult {
+	t.Helper()
+	state := filepath.Join(t.TempDir(), "state.json")
+	cmd := exec.Command(cfg.bin, "serve", "--framing", "line", "--log-level", "warn", "--state", state)
+	stdinPipe, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdoutPipe, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		stdinPipe.Close()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+		}
+	})
+	pid := cmd.Process.Pid
+	began := time.Now()
+
+	expects := make(chan soakExpect, 1<<16)
+	points := make(chan soakPoint, 2)
+	labels := make(chan string, 2)
+	readErr := make(chan error, 1)
+	go func() { readErr <- soakRead(stdoutPipe, expects, labels, points, pid, began) }()
+
+	w := bufio.NewWriterSize(stdinPipe, 256<<10)
+	var id int64
+	calls := 0
+	send := func(kind int, method, params string) {
+		id++
+		expects <- soakExpect{id: id, kind: kind}
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)
+		calls++
+	}
+	long := func(prefix string, n, k int) string {
+		return fmt.Sprintf("%s%s%06d", prefix, strings.Repeat("x", n), k)
+	}
+	hugeAgent := strings.Repeat("h", 50<<10)
+
+	send(expectAny, "initialize", `{"protocolVersion":1,"config":{"cacheStable":true}}`)
+	msgID := 0
+	for k := 0; k < cfg.parents; k++ {
+		parent := long("ses_", 200, k)
+		send(expectAny, "chat.message", fmt.Sprintf(
+			`{"input":{"sessionID":%q,"agent":"orchestrator"},"output":{"message":{"id":"m_%d","role":"user"},"parts":[]}}`, parent, k))
+		send(expectAny, "chat.message", fmt.Sprintf(
+			`{"input":{"sessionID":"ses_side_%d","agent":%q},"output":{"message":{"id":"s_%d","role":"user"},"parts":[]}}`, k, hugeAgent, k))
+		for a := 0; a < cfg.agents; a++ {
+			agent := long("agent ", 190, a)
+			call := long("call_", 200, k*cfg.agents+a)
+			task := long("ses_task_", 200, k*cfg.agents+a)
+			send(expectAny, "tool.execute.before", fmt.Sprintf(
+				`{"input":{"tool":"task","sessionID":%q,"callID":%q},"output":{"args":{"subagent_type":%q,"description":%q,"prompt":"do it"}}}`,
+				parent, call, agent, strings.Repeat("describe the work ", 100)))
+			send(expectAny, "tool.execute.after", fmt.Sprintf(
+				`{"input":{"tool":"task","sessionID":%q,"callID":%q},"output":{"title":"t","output":"task_id: %s\n\nok","metadata":{}}}`,
+				parent, call, task))
+		}
+		const batch = 32
+		for m := 0; m < cfg.messages; m += batch {
+			var msgs []string
+			for j := 0; j < batch && m+j < cfg.messages; j++ {
+				msgID++
+				msgs = append(msgs, fmt.Sprintf(`{"info":{"id":"msg_%08d","role":"user","agent":"orchestrator","sessionID":%q},"parts":[{"type":"text","text":"turn %d"}]}`,
+					msgID, parent, m+j))
+			}
+			send(expectPatch, "chat.messages.transform", `{"input":{},"output":{"messages":[`+strings.Join(msgs, ",")+`]}}`)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatalf("writing to the sidecar: %v; log: %s", err, stderr.String())
+		}
+	}
+	labels <- "end"
+	send(expectStatus, "status", "null")
+	require.NoError(t, w.Flush())
+	close(expects)
+	close(labels)
+	select {
+	case err := <-readErr:
+		require.NoError(t, err, "log: %s", stderr.String())
+	case <-time.After(10 * time.Minute):
+		t.Fatalf("replies stopped coming; log: %s", stderr.String())
+	}
+	end := <-points
+	peak := vmHWMKB(pid)
+	t.Logf("at the end: RSS %d KiB, heap %d KiB", end.rssKB, end.heapBytes>>10)
+	stdinPipe.Close()
+	select {
+	case err := <-done:
+		done <- err
+		require.NoError(t, err, "sidecar exit; log: %s", stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("sidecar did not exit at EOF")
+	}
+	fi, err := os.Stat(state)
+	require.NoError(t, err)
+	return hostileResult{calls: calls, peakRSSKB: peak, stateBytes: fi.Size(), store: end.store, elapsed: time.Since(began)}
+}
+
+// vmHWMKB is the process's peak resident set size in KiB.
+func vmHWMKB(pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+			return kb
+		}
+	}
+	return -1
+}
+
+// checkHostileSoak prints the figures and fails when the state file is
+// over the byte budget or the peak RSS over the documented ceiling.
+func checkHostileSoak(t *testing.T, r hostileResult) {
+	t.Helper()
+	t.Logf("%d calls in %v: peak RSS %d KiB, state file %d bytes, store %+v",
+		r.calls, r.elapsed.Round(time.Millisecond), r.peakRSSKB, r.stateBytes, r.store)
+	assert.LessOrEqual(t, r.stateBytes, int64(sessions.DefaultMaxStateBytes), "state file over the byte budget")
+	if r.peakRSSKB > 0 {
+		assert.LessOrEqual(t, r.peakRSSKB, soakMemoryCeilingKB, "peak RSS over the documented ceiling")
+	}
+}
+
+// TestSoakHostileShort is the hostile soak at a small scale; TestSoakHostile
+// (go test -tags soak) is the full one.
+func TestSoakHostileShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak skipped in -short mode")
+	}
+	bin := buildPlain(t)
+	r := runHostileSoak(t, hostileSoak{bin: bin, parents: 120, agents: 8, messages: 256})
+	checkHostileSoak(t, r)
+	assert.Less(t, r.store.Parents, 120, "the byte budget evicted parents")
+}

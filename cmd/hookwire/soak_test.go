@@ -24,3 +24,17 @@ func TestSoak(t *testing.T) {
 	require.GreaterOrEqual(t, calls, 1_000_000, "calls sent")
 	checkSoak(t, points, calls, time.Since(began))
 }
+
+// TestSoakHostile is the soak with hostile sizes and cacheStable on (make
+// soak): 1000 parents with 200-byte session ids, each with 8 agents of
+// 200-byte names, 200-byte call and task ids and 1.7 KB descriptions, 256
+// orchestrator messages (each freezing a sessions block), and a session
+// whose agent name is 50 KB. Without byte bounds this shape reached GBs
+// and a 248 MB state file. It fails if the state file exceeds the byte
+// budget or the peak RSS the documented ceiling; the figures are printed
+// either way.
+func TestSoakHostile(t *testing.T) {
+	bin := buildPlain(t)
+	r := runHostileSoak(t, hostileSoak{bin: bin, parents: 1000, agents: 8, messages: 256})
+	checkHostileSoak(t, r)
+}
