@@ -496,6 +496,29 @@ func TestPersisterDebounceCoalesces(t *testing.T) {
 	})
 }
 
+// A write that took long spaces the next one writeSpacing times as far,
+// so a large state file is not rewritten back to back.
+func TestPersisterSpacesCostlyWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const debounce = 200 * time.Millisecond
+		path := filepath.Join(t.TempDir(), "hookwire.json")
+		h := newHarness(t, Config{})
+		p, _ := openTest(t, path, h.s, debounce)
+		p.mu.Lock()
+		p.lastWrite = time.Second // as if the last write took a second
+		p.mu.Unlock()
+
+		h.s.SetAgent("s", "a")
+		p.Notify()
+		time.Sleep(writeSpacing*time.Second - time.Nanosecond)
+		synctest.Wait()
+		assert.Equal(t, 0, p.writeCount(), "not before writeSpacing times the last write")
+		time.Sleep(time.Nanosecond)
+		synctest.Wait()
+		assert.Equal(t, 1, p.writeCount())
+	})
+}
+
 func TestPersisterFlushCancelsScheduledWrite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hookwire.json")
 	h := newHarness(t, Config{})
