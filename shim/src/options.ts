@@ -30,6 +30,11 @@ export type ShimSettings = {
    * but OpenCode gave no project directory).
    */
   stateSource: "default" | "option" | "args" | "off" | "no-project";
+  /**
+   * A redacted recording of the session, for a bug report: passed as
+   * `--record FILE --record-redact`; null: none.
+   */
+  record: string | null;
   /** Options meant for the sidecar. */
   config: Record<string, unknown>;
 };
@@ -45,6 +50,7 @@ export const SHIM_OPTIONS = [
   "logFile",
   "trace",
   "state",
+  "record",
 ] as const;
 
 /** The directories OpenCode's plugin input names (PluginInput.worktree, .directory). */
@@ -180,6 +186,10 @@ export function resolveSettings(options: unknown, env: NodeJS.ProcessEnv, projec
     stateSource = "no-project";
   }
 
+  // A relative path is taken from the project directory, like state's.
+  const recordOpt = nonEmpty(o.record) ?? nonEmpty(env.HOOKWIRE_RECORD);
+  const record = recordOpt ? resolve(dir ?? process.cwd(), recordOpt) : null;
+
   return {
     binary,
     binarySource,
@@ -192,6 +202,7 @@ export function resolveSettings(options: unknown, env: NodeJS.ProcessEnv, projec
     trace: nonEmpty(o.trace) ?? nonEmpty(env.HOOKWIRE_SHIM_TRACE) ?? null,
     state,
     stateSource,
+    record,
     config,
   };
 }

@@ -9,8 +9,10 @@ import { hasStateArg, type ShimSettings } from "./options.js";
 import { errorText, type Sidecar } from "./sidecar.js";
 
 /** The sidecar's command line: the user's args, plus `--state FILE` when the shim picked a file and could create its directory. */
-export function sidecarArgs(settings: Pick<ShimSettings, "args" | "state">, log: Logger): string[] {
+export function sidecarArgs(settings: Pick<ShimSettings, "args" | "state"> & Partial<Pick<ShimSettings, "record">>, log: Logger): string[] {
   const args = [...settings.args];
+  // A --record of the user's own in args wins (unredacted, if they ask).
+  if (settings.record && !args.some((a) => /^--?record(=|$)/.test(a))) args.push("--record", settings.record, "--record-redact");
   if (!settings.state) return args;
   try {
     // The user's state directory is private (the file holds session ids
