@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end test: real OpenCode 1.18.33 + the hookwire shim + the hookwire
 # sidecar, against a scripted fake LLM (scripts/fakellm/). Asserts on what the
-# LLM actually received (scripts/e2e-opencode-assert.mjs).
+# LLM actually received (scripts/e2e-opencode-assert.mjs), and that the
+# session's recording replays (scripts/e2e-record-check.mjs).
 #
 # Needs only Go, Node 20 and npm. The only network use is the npm install of
 # OpenCode into ${HOOKWIRE_CACHE:-$HOME/.cache/hookwire}/opencode-1.18.33
@@ -57,7 +58,8 @@ oc_config "$ROOT/scripts/e2e-opencode-config.mjs"
 # --- 5. The run ------------------------------------------------------------------------
 log "opencode run (at most ${RUN_TIMEOUT}s)"
 set +e
-(cd "$PROJECT" && timeout -k 5 "$RUN_TIMEOUT" "$OPENCODE" run --format json --agent orchestrator \
+# The run records itself through the shim's record option (checked in 8).
+(cd "$PROJECT" && HOOKWIRE_RECORD=$WORK/recording.json timeout -k 5 "$RUN_TIMEOUT" "$OPENCODE" run --format json --agent orchestrator \
   --model fake/fake-model "Please explore the repo" </dev/null >"$WORK/run.jsonl" 2>"$WORK/run.err")
 RUN_RC=$?
 set -e
@@ -81,4 +83,9 @@ fi
 oc_fakellm_stop
 
 # --- 7. Assertions ------------------------------------------------------------------------
-node "$ROOT/scripts/e2e-opencode-assert.mjs" "$WORK"
+RC=0
+node "$ROOT/scripts/e2e-opencode-assert.mjs" "$WORK" || RC=$?
+
+# --- 8. The run's recording replays (issue 13) -----------------------------------------
+node "$ROOT/scripts/e2e-record-check.mjs" "$WORK" "$SIDECAR" || RC=$?
+exit "$RC"

@@ -22,6 +22,8 @@ import (
 //	{"sendRaw": ["<text>", ...]}       or parts that are sent joined
 //	{"recv": <message>}                the reply the sidecar must send next
 //	{"note": "<text>"}                 a comment
+//	{"state": <state file>}            the store the sidecar starts from (a recording's
+//	                                   header): replay runs it with --state holding this
 //
 // In a "recv" message the string "<any>" matches any value, for members
 // such as uptime that differ on every run.
@@ -35,6 +37,7 @@ type step struct {
 	SendRaw json.RawMessage `json:"sendRaw,omitempty"`
 	Recv    json.RawMessage `json:"recv,omitempty"`
 	Note    string          `json:"note,omitempty"`
+	State   json.RawMessage `json:"state,omitempty"`
 
 	line int // where the step starts in its file, for messages; 0 when unknown
 }
@@ -60,13 +63,13 @@ func (st step) rawText() (string, error) {
 
 func (st step) validate() error {
 	n := 0
-	for _, set := range []bool{st.Send != nil, st.SendRaw != nil, st.Recv != nil, st.Note != ""} {
+	for _, set := range []bool{st.Send != nil, st.SendRaw != nil, st.Recv != nil, st.Note != "", st.State != nil} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		return errors.New("a step has exactly one of send, sendRaw, recv, note")
+		return errors.New("a step has exactly one of send, sendRaw, recv, note, state")
 	}
 	if st.SendRaw != nil {
 		if _, err := st.rawText(); err != nil {
