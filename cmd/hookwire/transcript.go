@@ -181,7 +181,7 @@ func (tw *transcriptWriter) write(st step) error {
 			}
 		}
 	}
-	raw, err := json.Marshal(st)
+	raw, err := st.marshal()
 	if err != nil {
 		return err
 	}
@@ -201,21 +201,56 @@ func (tw *transcriptWriter) write(st step) error {
 	return nil
 }
 
+// marshal returns the step as one JSON object of its one member. The
+// member's value is checked by appendPretty, which formats it.
+func (st step) marshal() ([]byte, error) {
+	var name string
+	var val []byte
+	switch {
+	case st.Send != nil:
+		name, val = "send", st.Send
+	case st.SendRaw != nil:
+		name, val = "sendRaw", st.SendRaw
+	case st.Recv != nil:
+		name, val = "recv", st.Recv
+	case st.State != nil:
+		name, val = "state", st.State
+	default:
+		var err error
+		if val, err = jsontext.AppendQuote(nil, st.Note); err != nil {
+			return nil, err
+		}
+		name = "note"
+	}
+	out := make([]byte, 0, len(name)+len(val)+5)
+	out = append(append(append(out, `{"`...), name...), `":`...)
+	return append(append(out, val...), '}'), nil
+}
+
+// prettyOptions write a value flat, the way appendPretty keeps it on a
+// line. Repeated names are the sender's: they are written as read.
+var prettyOptions = []jsontext.Options{jsontext.SpaceAfterColon(true), jsontext.SpaceAfterComma(true),
+	jsontext.EscapeForHTML(false), jsontext.AllowDuplicateNames(true)}
+
 // appendPretty appends the JSON value raw, starting at column col of a line
 // indented by indent. A value that fits before transcriptWidth stays on one
 // line; a longer object or array gets one member per line, each formatted
 // the same way. Strings are written as they read, without HTML escaping.
 func appendPretty(dst, raw []byte, col int, indent string) ([]byte, error) {
-	flat, err := jsontext.AppendFormat(nil, raw,
-		jsontext.SpaceAfterColon(true), jsontext.SpaceAfterComma(true), jsontext.EscapeForHTML(false))
+	flat, err := jsontext.AppendFormat(nil, raw, prettyOptions...)
 	if err != nil {
 		return nil, err
 	}
+	return appendFlat(dst, flat, col, indent)
+}
+
+// appendFlat is appendPretty for a value already written flat.
+func appendFlat(dst, flat []byte, col int, indent string) ([]byte, error) {
 	kind := jsontext.Value(flat).Kind()
 	if (kind != '{' && kind != '[') || col+utf8.RuneCount(flat) <= transcriptWidth {
 		return append(dst, flat...), nil
 	}
-	dec := jsontext.NewDecoder(bytes.NewReader(flat))
+	dec := jsontext.NewDecoder(bytes.NewReader(flat), jsontext.AllowDuplicateNames(true))
 	if _, err := dec.ReadToken(); err != nil {
 		return nil, err
 	}
@@ -247,7 +282,7 @@ func appendPretty(dst, raw []byte, col int, indent string) ([]byte, error) {
 		if k := dec.PeekKind(); k != '}' && k != ']' {
 			col++ // room for the comma after it
 		}
-		if dst, err = appendPretty(dst, val, col, inner); err != nil {
+		if dst, err = appendFlat(dst, val, col, inner); err != nil {
 			return nil, err
 		}
 	}
