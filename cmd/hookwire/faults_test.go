@@ -681,7 +681,15 @@ func runSoak(t *testing.T, cfg soakConfig) ([]soakPoint, int) {
 	points := make(chan soakPoint, 8)
 	labels := make(chan string, 8)
 	readErr := make(chan error, 1)
-	go func() { readErr <- soakRead(stdoutPipe, expects, labels, points, pid, began) }()
+	go func() {
+		err := soakRead(stdoutPipe, expects, labels, points, pid, began)
+		if err != nil {
+			// Unblock the writer: a reader that stopped reading would
+			// leave it waiting on a full pipe forever.
+			cmd.Process.Kill()
+		}
+		readErr <- err
+	}()
 
 	w := bufio.NewWriterSize(stdinPipe, 256<<10)
 	var id int64
@@ -706,8 +714,10 @@ func runSoak(t *testing.T, cfg soakConfig) ([]soakPoint, int) {
 
 	// A tracked-sessions bound below the number of parents, so the run
 	// reaches it well before the middle and the flat part is measured.
+	// cacheStable off: chat.system.transform then carries the block (the
+	// hostile soak runs with it on).
 	send(expectAny, "", "initialize", fmt.Sprintf(
-		`{"protocolVersion":1,"clientInfo":{"name":"soak","version":"1"},"config":{"maxTrackedSessions":%d}}`, soakMaxTracked))
+		`{"protocolVersion":1,"clientInfo":{"name":"soak","version":"1"},"config":{"maxTrackedSessions":%d,"cacheStable":false}}`, soakMaxTracked))
 	warmUp, middle := cfg.parents/20, cfg.parents/2
 	for g := 0; g < cfg.parents; g += cfg.group {
 		switch g {
@@ -764,6 +774,11 @@ func runSoak(t *testing.T, cfg soakConfig) ([]soakPoint, int) {
 			}
 		}
 		if err := w.Flush(); err != nil {
+			select {
+			case rerr := <-readErr:
+				t.Fatalf("reading replies: %v; log: %s", rerr, stderr.String())
+			case <-time.After(5 * time.Second):
+			}
 			t.Fatalf("writing to the sidecar: %v; log: %s", err, stderr.String())
 		}
 	}
@@ -959,7 +974,15 @@ func runHostileSoak(t *testing.T, cfg hostileSoak) hostileResult {
 	points := make(chan soakPoint, 2)
 	labels := make(chan string, 2)
 	readErr := make(chan error, 1)
-	go func() { readErr <- soakRead(stdoutPipe, expects, labels, points, pid, began) }()
+	go func() {
+		err := soakRead(stdoutPipe, expects, labels, points, pid, began)
+		if err != nil {
+			// Unblock the writer: a reader that stopped reading would
+			// leave it waiting on a full pipe forever.
+			cmd.Process.Kill()
+		}
+		readErr <- err
+	}()
 
 	w := bufio.NewWriterSize(stdinPipe, 256<<10)
 	var id int64
@@ -1005,6 +1028,11 @@ func runHostileSoak(t *testing.T, cfg hostileSoak) hostileResult {
 			send(expectPatch, "chat.messages.transform", `{"input":{},"output":{"messages":[`+strings.Join(msgs, ",")+`]}}`)
 		}
 		if err := w.Flush(); err != nil {
+			select {
+			case rerr := <-readErr:
+				t.Fatalf("reading replies: %v; log: %s", rerr, stderr.String())
+			case <-time.After(5 * time.Second):
+			}
 			t.Fatalf("writing to the sidecar: %v; log: %s", err, stderr.String())
 		}
 	}
