@@ -10,9 +10,10 @@ import (
 	"strings"
 )
 
-// ProjectStatePath is the state file the OpenCode shim uses by default for
-// the project in dir (shim/src/options.ts, defaultStatePath):
-// <state dir>/<name>-<hash>.json, where the state dir is
+// ProjectStatePath is the default state file of the project in dir, the
+// one rule for it (the OpenCode shim passes --project and relies on it;
+// it is the rule the shim used to apply itself, so existing files keep
+// their names): <state dir>/<name>-<hash>.json, where the state dir is
 // $XDG_STATE_HOME/hookwire, else ~/.local/state/hookwire; the project is
 // the git worktree's top level containing dir, else dir itself; name is its
 // base name (letters, digits, '.', '_', '-'; at most 40 characters) and
@@ -56,7 +57,7 @@ func projectDir(abs string) string {
 
 var unsafeNameRe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// stateKey is the shim's stateKey: a readable, collision-safe file name
+// stateKey is the shim's former stateKey: a readable, collision-safe file name
 // for the absolute directory abs.
 func stateKey(abs string) string {
 	base := filepath.Base(abs)

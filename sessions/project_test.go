@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -38,34 +37,36 @@ func TestProjectStatePath(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, filepath.Join(stateHome, "hookwire"), filepath.Dir(got))
 			assert.Equal(t, stateKey(tt.project)+".json", filepath.Base(got))
-			if want, ok := shimStatePath(t, tt.project); ok {
-				assert.Equal(t, want, got, "the shim's defaultStatePath")
-			}
 		})
 	}
 	assert.Regexp(t, `^My_Repo_-[0-9a-f]{16}$`, stateKey(repo))
+	assert.Equal(t, filepath.Join(root, "state", "hookwire"), filepath.Dir(mustPath(t, root)))
 	assert.Regexp(t, `^hidden\.dir-[0-9a-f]{16}$`, stateKey(plain))
 	assert.Regexp(t, `^a{40}-[0-9a-f]{16}$`, stateKey(filepath.Join(root, strings.Repeat("a", 50))))
 	assert.Regexp(t, `^project-[0-9a-f]{16}$`, stateKey(filepath.Join(root, "...")))
 }
 
-// shimStatePath runs the built shim's defaultStatePath for project with
-// this process's environment; !ok when node or the built shim is missing.
-func shimStatePath(t *testing.T, project string) (string, bool) {
+func mustPath(t *testing.T, dir string) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	options := filepath.Join(filepath.Dir(file), "..", "shim", "dist", "options.js")
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Log("node not found: not compared with the shim")
-		return "", false
-	}
-	if _, err := os.Stat(options); err != nil {
-		t.Log("shim not built: not compared with the shim")
-		return "", false
-	}
-	script := `const m = await import(process.argv[1]); process.stdout.write(m.defaultStatePath(process.env, process.argv[2]));`
-	out, err := exec.Command(node, "--input-type=module", "-e", script, "file://"+filepath.ToSlash(options), project).Output()
+	p, err := ProjectStatePath(dir)
 	require.NoError(t, err)
-	return string(out), true
+	return p
+}
+
+// The file names the shim computed itself (shim/src/options.ts stateKey,
+// before it passed --project to the sidecar), pinned: existing state files
+// must keep their names. The hashes are SHA-256 prefixes of the paths,
+// computed outside Go.
+func TestStateKeyMatchesTheShimsRule(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("unix paths")
+	}
+	tests := []struct{ dir, want string }{
+		{"/home/u/My Repo!", "My_Repo_-1b2948411153d53d"},
+		{"/srv/.hidden.dir", "hidden.dir-70936a8fbbf07798"},
+		{"/", "project-8a5edab282632443"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, stateKey(tt.dir), tt.dir)
+	}
 }
