@@ -3,7 +3,8 @@
 // cache-break measurement (scripts/cache-breaks.sh): the fake provider, the
 // orchestrator + explorer + oracle agents (as in the end-to-end test), and,
 // unless --mode baseline, the hookwire shim as a file:// plugin with
-// cacheStable off (--mode default) or on (--mode stable), and its own default
+// cacheStable false (--mode off) or true (--mode stable), always
+// stated so the measurement does not move with the default (true),, and its own default
 // state file unless --state FILE is given. Plus the
 // package.json / package-lock.json / node_modules that stop OpenCode from
 // running its own npm install there (scripts/lib/opencode-config.mjs, see
@@ -16,8 +17,8 @@ import { arg, fakeConfig, shimPlugin, withDeadlines, writeConfigDir } from "./li
 
 const mode = arg("mode");
 const state = arg("state");
-if (!["baseline", "default", "stable"].includes(mode)) {
-  console.error(`cache-breaks-config: --mode baseline|default|stable, got ${mode}`);
+if (!["baseline", "off", "stable"].includes(mode)) {
+  console.error(`cache-breaks-config: --mode baseline|off|stable, got ${mode}`);
   process.exit(2);
 }
 

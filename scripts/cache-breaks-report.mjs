@@ -5,7 +5,7 @@
 //
 //   node cache-breaks-report.mjs [--json OUT.json] WORKDIR
 //
-// WORKDIR holds one directory per run (baseline, default, stable), each with
+// WORKDIR holds one directory per run (baseline, off, stable), each with
 // requests.jsonl ({n, agent, body} per LLM request, body as sent in OpenAI
 // format), requests.replies.jsonl, trace-turn<k>.jsonl (the shim's trace) and
 // turn<k>.rc.
@@ -50,7 +50,7 @@ if (!work) {
 
 const MODES = [
   { key: "baseline", label: "(a) OpenCode alone, no plugin" },
-  { key: "default", label: "(b) hookwire, cacheStable off" },
+  { key: "off", label: "(b) hookwire, cacheStable off" },
   { key: "stable", label: "(c) hookwire, cacheStable on" },
 ];
 const BLOCK = "### Resumable Sessions";
@@ -176,7 +176,17 @@ function analyse(mode) {
   const passedThrough = traces.filter((r) => r.ev === "reply" && !r.ok && r.method !== "initialize");
   const spawnRecords = traces.filter((r) => r.ev === "spawn");
   const spawns = spawnRecords.length;
-  const stateFiles = [...new Set(spawnRecords.map((r) => (r.args ?? []).find((a, i, all) => all[i - 1] === "--state" || /^--state=/.test(a))?.replace(/^--state=/, "") ?? null))];
+  // The file each sidecar kept its state in, as its status said right after
+  // initialize (the shim passes --project and the sidecar derives the file);
+  // null for a sidecar that kept none.
+  const stateFiles = [
+    ...new Set(
+      traces
+        .filter((r) => r.ev === "inspect" && r.after === "initialize")
+        .map((r) => r.status?.result?.stateFile)
+        .map((f) => (f?.mode === "persistent" ? f.path : null)),
+    ),
+  ];
   const initialized = traces.filter((r) => r.ev === "reply" && r.method === "initialize" && r.ok).length;
   const turnRcs = readdirSync(existsSync(dir) ? dir : work)
     .filter((f) => /^turn\d+\.rc$/.test(f))
@@ -231,12 +241,12 @@ const runs = Object.fromEntries(MODES.map((m) => [m.key, analyse(m.key)]));
 // The trade-off of cache-stable mode: the orchestrator sees the sessions list
 // as it stood at the start of the user turn, not as refreshed after each
 // delegation. Count the orchestrator requests (paired by position: the runs
-// send the same conversation) whose newest list differs from the default
+// send the same conversation) whose newest list differs from the cacheStable-off
 // mode's.
 {
   const entries = (text) => (text ?? "").split("\n").filter((l) => l.startsWith("- ")).join("\n");
   const orch = (k) => readJsonl(join(work, k, "requests.jsonl")).filter((r) => r.agent === "orchestrator").sort((a, b) => a.n - b.n);
-  const seenDefault = orch("default").map((r) => entries(r.body.messages.filter((m) => m.role === "system").map((m) => textOf(m.content)).find((t) => t.includes(BLOCK))));
+  const seenOff = orch("off").map((r) => entries(r.body.messages.filter((m) => m.role === "system").map((m) => textOf(m.content)).find((t) => t.includes(BLOCK))));
   const seenStable = orch("stable").map((r) =>
     entries(
       r.body.messages
@@ -247,18 +257,18 @@ const runs = Object.fromEntries(MODES.map((m) => [m.key, analyse(m.key)]));
         .at(-1),
     ),
   );
-  const pairs = Math.min(seenDefault.length, seenStable.length);
+  const pairs = Math.min(seenOff.length, seenStable.length);
   const aliases = (text) => new Set(text.match(/\b[a-z0-9-]+-\d+\b/g) ?? []);
   const stale = [];
   for (let i = 0; i < pairs; i++) {
-    if (seenDefault[i] === seenStable[i]) continue;
+    if (seenOff[i] === seenStable[i]) continue;
     const inStable = aliases(seenStable[i]);
-    const missing = [...aliases(seenDefault[i])].filter((a) => !inStable.has(a));
-    stale.push({ orchestratorRequest: i + 1, missingAliases: missing, default: seenDefault[i], stable: seenStable[i] });
+    const missing = [...aliases(seenOff[i])].filter((a) => !inStable.has(a));
+    stale.push({ orchestratorRequest: i + 1, missingAliases: missing, off: seenOff[i], stable: seenStable[i] });
   }
   runs.stable.staleSessionsList = {
     orchestratorRequests: pairs,
-    olderThanDefault: stale.length,
+    olderThanOff: stale.length,
     missingAnAlias: stale.filter((x) => x.missingAliases.length > 0).length,
     requests: stale,
   };
@@ -292,7 +302,7 @@ for (const m of MODES) {
 {
   const st = runs.stable.staleSessionsList;
   console.log(
-    `  stable: the orchestrator's newest sessions list differed from default mode's in ${st.olderThanDefault} of ${st.orchestratorRequests} orchestrator requests (frozen per user turn); ${st.missingAnAlias} of them lacked an alias that default mode listed`,
+    `  stable: the orchestrator's newest sessions list differed from the off run's in ${st.olderThanOff} of ${st.orchestratorRequests} orchestrator requests (frozen per user turn); ${st.missingAnAlias} of them lacked an alias that the off run listed`,
   );
 }
 console.log("");
@@ -315,8 +325,8 @@ for (const m of MODES) {
 const seq = (k) => runs[k].scenario.agentSequence.join(",");
 check(
   "the three runs sent the same conversation (same agents in the same order)",
-  seq("baseline") === seq("default") && seq("default") === seq("stable"),
-  `${runs.baseline.analysedRequests} / ${runs.default.analysedRequests} / ${runs.stable.analysedRequests} requests besides titles`,
+  seq("baseline") === seq("off") && seq("off") === seq("stable"),
+  `${runs.baseline.analysedRequests} / ${runs.off.analysedRequests} / ${runs.stable.analysedRequests} requests besides titles`,
 );
 {
   const b = runs.baseline.hookwire;
@@ -327,9 +337,9 @@ check(
   );
 }
 {
-  const d = runs.default.hookwire;
+  const d = runs.off.hookwire;
   check(
-    `default: the hooks acted (${BLOCK} in system messages, ${REMINDER} in user messages)`,
+    `off: the hooks acted (${BLOCK} in system messages, ${REMINDER} in user messages)`,
     d.requestsWithBlockInSystem > 0 && d.requestsWithReminder > 0 && d.requestsWithBlockInUserMessage === 0,
     `block in the system of ${d.requestsWithBlockInSystem} requests, in user messages of ${d.requestsWithBlockInUserMessage}; reminder in ${d.requestsWithReminder}`,
   );
@@ -342,7 +352,7 @@ check(
     `block in user messages of ${c.requestsWithBlockInUserMessage} requests, in the system of ${c.requestsWithBlockInSystem}; reminder in ${c.requestsWithReminder}`,
   );
 }
-for (const k of ["default", "stable"]) {
+for (const k of ["off", "stable"]) {
   const h = runs[k].hookwire;
   check(
     `${k}: every sidecar started with one state file, no hook passed through`,
@@ -353,7 +363,7 @@ for (const k of ["default", "stable"]) {
 check(
   "cacheStable on breaks the cache no more often than OpenCode alone",
   runs.stable.breaks <= runs.baseline.breaks,
-  `stable ${runs.stable.breaks} breaks (${runs.stable.rereadBytes} bytes re-read), baseline ${runs.baseline.breaks} (${runs.baseline.rereadBytes}), default ${runs.default.breaks} (${runs.default.rereadBytes})`,
+  `stable ${runs.stable.breaks} breaks (${runs.stable.rereadBytes} bytes re-read), baseline ${runs.baseline.breaks} (${runs.baseline.rereadBytes}), off ${runs.off.breaks} (${runs.off.rereadBytes})`,
 );
 
 if (jsonOut) {

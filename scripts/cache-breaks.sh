@@ -6,8 +6,8 @@
 # and oracle, resumes of exp-1 / ora-1; about 24 LLM requests) three times
 # against the fake LLM:
 #   baseline  OpenCode alone, no plugin (resumes pass the child's real id)
-#   default   the hookwire shim, cacheStable off
-#   stable    the hookwire shim, cacheStable on
+#   off       the hookwire shim, cacheStable false (stated: true is the default)
+#   stable    the hookwire shim, cacheStable true (stated, like off)
 # then counts cache breaks in what the LLM received and checks that cacheStable
 # breaks the cache no more often than OpenCode itself
 # (scripts/cache-breaks-report.mjs; the definitions are there and in
@@ -33,7 +33,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$ROOT/scripts/lib/opencode.sh"
 JSON_OUT=${HOOKWIRE_CACHE_BREAKS_JSON:-$ROOT/bin/cache-breaks.json}
 TURN_TIMEOUT=${HOOKWIRE_CACHE_BREAKS_TURN_TIMEOUT:-120}
-MODES=(baseline default stable)
+MODES=(baseline off stable)
 TURNS=(
   "TURN1: Map the repository and review its design."
   "TURN2: Look again and find the tests."
