@@ -35,6 +35,7 @@ type wirePart struct {
 	Text      *string `json:"text"`
 	Synthetic bool    `json:"synthetic"`
 	Tool      string  `json:"tool"`
+	CallID    string  `json:"callID"`
 	State     *struct {
 		Status string `json:"status"`
 		Error  any    `json:"error"`
@@ -50,6 +51,7 @@ func (s *Server) chatMessagesTransform(_ context.Context, req rpc.Request) (any,
 		return nil, err
 	}
 	msgs := toCoreMessages(out.Messages)
+	s.failThrownTasks(out.Messages)
 	for _, m := range msgs {
 		if m.Role == "user" && m.SessionID != "" && m.Agent != "" {
 			s.store.SetAgent(m.SessionID, m.Agent)
@@ -89,7 +91,7 @@ func decodeTransform(validated bool, raw json.RawMessage) (*transformOutput, err
 // are containers whose kind alone matters.
 func transformReads(name string) bool {
 	switch name {
-	case "id", "role", "agent", "sessionID", "type", "text", "tool", "status", "error":
+	case "id", "role", "agent", "sessionID", "type", "text", "tool", "callID", "status", "error":
 		return true
 	}
 	return false

@@ -73,8 +73,11 @@ func trackedCost(sa *sessionAgent) int {
 
 func entryCost(e *entry) int {
 	// The state file repeats the agent's name in each entry.
-	return entryOverhead + jsonLen(e.agent.name) + jsonLen(e.alias) + jsonLen(e.taskID) + jsonLen(e.label)
+	return entryOverhead + jsonLen(e.agent.name) + jsonLen(e.alias) + jsonLen(e.taskID) + jsonLen(e.label) + runCost(e.run)
 }
+
+// runCost is what an entry's run state adds to it.
+func runCost(r Run) int { return jsonLen(r.State) + jsonLen(r.Error) }
 
 func frozenCost(fb *frozenBlock) int {
 	return frozenOverhead + jsonLen(fb.messageID) + jsonLen(fb.text)

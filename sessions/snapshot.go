@@ -39,6 +39,11 @@ type snapshotEntry struct {
 	Label   string    `json:"label"`
 	LastUse time.Time `json:"lastUse"`
 	Use     uint64    `json:"use"` // the logical clock's tick of the last use
+	// Run and RunError are the entry's Run; a file without them (written
+	// before runs were kept) reads as completed, the state its entries
+	// were remembered in.
+	Run      string `json:"run,omitempty"`
+	RunError string `json:"runError,omitempty"`
 }
 
 type snapshotFrozen struct {
@@ -86,6 +91,7 @@ func (s *Store) snapshot() (*snapshotDoc, uint64) {
 				sp.Entries = append(sp.Entries, snapshotEntry{
 					Agent: a.name, Alias: e.alias, TaskID: e.taskID,
 					Label: e.label, LastUse: e.lastUse, Use: e.tick,
+					Run: e.run.State, RunError: e.run.Error,
 				})
 			}
 		}
@@ -415,10 +421,22 @@ func (s *Store) loadEntries(p *parentState, entries []snapshotEntry) (map[string
 		}
 		s.clock = max(s.clock, se.Use)
 		e := &entry{parent: p, agent: a, alias: se.Alias, taskID: se.TaskID,
-			label: cutBytes(se.Label, MaxLabelBytes), lastUse: se.LastUse, tick: se.Use}
+			label: cutBytes(se.Label, MaxLabelBytes), lastUse: se.LastUse, tick: se.Use, run: loadRun(se)}
 		s.link(e) // sorted newest first: PushBack keeps the order
 	}
 	return highest, nil
+}
+
+// loadRun reads an entry's run state: a state this build does not know,
+// or none, is completed; an error text only goes with RunError.
+func loadRun(se snapshotEntry) Run {
+	switch se.Run {
+	case RunRunning:
+		return Run{State: RunRunning}
+	case RunError:
+		return Run{State: RunError, Error: cutBytes(se.RunError, MaxRunErrorBytes)}
+	}
+	return Run{State: RunCompleted}
 }
 
 // loadCounters sets p's alias counters from the file's, repaired so that

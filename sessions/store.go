@@ -48,6 +48,9 @@ const (
 	// MaxLabelBytes caps task labels (core.TaskLabel keeps 48 code points,
 	// at most 192 bytes).
 	MaxLabelBytes = 256
+	// MaxRunErrorBytes caps the error text kept with a failed run; a
+	// longer one is cut.
+	MaxRunErrorBytes = 256
 	// MaxFrozenBlockBytes caps one frozen cache-stable block (4.4). A
 	// larger block is frozen as "", so its message carries no block, every
 	// time.
@@ -88,7 +91,25 @@ type Entry struct {
 	TaskID  string    `json:"taskId"`
 	Label   string    `json:"label"`
 	LastUse time.Time `json:"lastUse"`
+	// Run is how the entry's last task run went, as far as the hooks saw.
+	Run Run `json:"run"`
 }
+
+// Run is the state of an entry's last task run (PROTOCOL.md 5,
+// sessions.list): RunRunning from a resuming tool.execute.before until its
+// outcome, RunCompleted when tool.execute.after names the session, RunError
+// when the task failed (Error says why, when known).
+type Run struct {
+	State string `json:"state"`
+	Error string `json:"error,omitempty"`
+}
+
+// Run states.
+const (
+	RunRunning   = "running"
+	RunCompleted = "completed"
+	RunError     = "error"
+)
 
 // Stats is what status reports about the store.
 type Stats struct {
@@ -186,6 +207,7 @@ type entry struct {
 	label   string
 	lastUse time.Time
 	tick    uint64
+	run     Run
 }
 
 // New returns an empty store; zero Config fields take their defaults.
@@ -245,7 +267,8 @@ func (s *Store) BeginCall(callID, parent, agent, label, requestedID string) (Tas
 	// The store keeps its own copies of what it keeps (keep), never a
 	// substring that would pin a request's larger buffer.
 	pc := &pendingCall{callID: keep(callID), parent: keep(parent), agent: keep(agent), prefix: keep(prefix), label: keep(cutBytes(label, MaxLabelBytes))}
-	if callID != "" && len(callID) <= MaxIDBytes && len(parent) <= MaxIDBytes && len(prefix) < MaxIDBytes-11 {
+	recorded := callID != "" && len(callID) <= MaxIDBytes && len(parent) <= MaxIDBytes && len(prefix) < MaxIDBytes-11
+	if recorded {
 		s.addPending(pc)
 		s.enforceBudget()
 	}
@@ -264,6 +287,10 @@ func (s *Store) BeginCall(callID, parent, agent, label, requestedID string) (Tas
 			if e != nil {
 				s.use(e, e.label)
 				s.setResumes(pc, e.taskID)
+				if recorded {
+					// Only a recorded call has an outcome that ends the run.
+					s.setRun(e, Run{State: RunRunning})
+				}
 				return TaskIDReplace, e.taskID
 			}
 		}
@@ -292,50 +319,95 @@ func (s *Store) CompleteCall(callID string, out core.TaskOutcome) {
 	id := keep(out.TaskID)
 	defer s.enforceBudget()
 	if id == "" {
-		if pc.resumes != "" && out.SessionNotFound {
+		if pc.resumes != "" {
 			if e := s.lookup(pc.parent, pc.agent, pc.resumes); e != nil {
-				s.forget(e)
-				s.changed()
+				if out.SessionNotFound {
+					s.forget(e)
+					s.changed()
+				} else {
+					s.setRun(e, Run{State: RunError}) // the output names no session: the run failed
+				}
 			}
 		}
 		return
 	}
 
+	var e *entry
 	if pc.resumes != "" && pc.resumes != id {
 		if pred := s.lookup(pc.parent, pc.agent, pc.resumes); pred != nil {
 			if cur := s.lookup(pc.parent, pc.agent, id); cur != nil {
 				s.forget(pred)
 				s.touchParent(cur.parent)
 				s.use(cur, pc.label)
+				e = cur
 			} else {
 				s.touchParent(pred.parent)
 				s.retarget(pred, id)
 				s.use(pred, pc.label)
+				e = pred
 			}
-			return
 		}
-		// The predecessor was forgotten meanwhile: remember id afresh.
+		// Else the predecessor was forgotten meanwhile: remember id afresh.
 	}
-	s.remember(pc, id)
+	if e == nil {
+		e = s.remember(pc, id)
+	}
+	if e != nil {
+		s.setRun(e, Run{State: RunCompleted})
+	}
+}
+
+// FailCall takes the pending call callID whose task failed without an
+// outcome (OpenCode's native task tool throws, so tool.execute.after never
+// comes; the errored part shows in chat.messages.transform) and marks the
+// entry it resumed as failed with message. A call that resumed nothing
+// started no remembered session, so there is nothing to mark.
+func (s *Store) FailCall(callID, message string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	el := s.pending[callID]
+	if el == nil {
+		return
+	}
+	pc := s.removePending(el)
+	if pc.resumes == "" {
+		return
+	}
+	if e := s.lookup(pc.parent, pc.agent, pc.resumes); e != nil {
+		s.setRun(e, Run{State: RunError, Error: cutBytes(message, MaxRunErrorBytes)})
+		s.enforceBudget()
+	}
+}
+
+// setRun records e's run state, counting its bytes.
+func (s *Store) setRun(e *entry, r Run) {
+	if e.run == r {
+		return
+	}
+	r.Error = keep(r.Error)
+	s.addParentBytes(e.parent, runCost(r)-runCost(e.run))
+	e.run = r
+	s.changed()
 }
 
 // remember records id for pc's parent and agent: an id already remembered
-// keeps its alias, others get the parent's next alias for pc.prefix.
-func (s *Store) remember(pc *pendingCall, id string) {
+// keeps its alias, others get the parent's next alias for pc.prefix. It
+// returns the entry, or nil when a bound leaves id unremembered.
+func (s *Store) remember(pc *pendingCall, id string) *entry {
 	p := s.parent(pc.parent)
 	a := p.agents[pc.agent]
 	if a != nil {
 		if e := a.byTask[id]; e != nil {
 			s.use(e, pc.label)
-			return
+			return e
 		}
 	}
 	n, ok := p.counters[pc.prefix]
 	if !ok && len(p.counters) >= MaxAliasPrefixesPerParent {
-		return
+		return nil
 	}
 	if n >= MaxAliasCounter {
-		return // no alias left for the prefix: never wrap around
+		return nil // no alias left for the prefix: never wrap around
 	}
 	if !ok {
 		s.addParentBytes(p, counterCost(pc.prefix))
@@ -354,6 +426,7 @@ func (s *Store) remember(pc *pendingCall, id string) {
 	s.use(e, pc.label)
 	s.trimAgent(a)
 	s.trimAgents(p)
+	return e
 }
 
 // newAgent adds an agent without entries under p.
@@ -767,16 +840,22 @@ func (s *Store) List(parent string) []Entry {
 	sort.Slice(ents, func(i, j int) bool { return ents[i].tick > ents[j].tick })
 	out := make([]Entry, len(ents))
 	for i, e := range ents {
-		out[i] = Entry{
-			Parent:  e.parent.id,
-			Agent:   e.agent.name,
-			Alias:   e.alias,
-			TaskID:  e.taskID,
-			Label:   e.label,
-			LastUse: e.lastUse,
-		}
+		out[i] = e.export()
 	}
 	return out
+}
+
+// export is e as sessions.list reports it; the caller holds mu.
+func (e *entry) export() Entry {
+	return Entry{
+		Parent:  e.parent.id,
+		Agent:   e.agent.name,
+		Alias:   e.alias,
+		TaskID:  e.taskID,
+		Label:   e.label,
+		LastUse: e.lastUse,
+		Run:     e.run,
+	}
 }
 
 // Stats reports sizes.

@@ -548,7 +548,7 @@ func TestList(t *testing.T) {
 
 	all := h.s.List("")
 	require.Len(t, all, 3)
-	assert.Equal(t, Entry{Parent: "p1", Agent: "explorer", Alias: "exp-2", TaskID: "ses_b", Label: "three", LastUse: epoch}, all[0])
+	assert.Equal(t, Entry{Parent: "p1", Agent: "explorer", Alias: "exp-2", TaskID: "ses_b", Label: "three", LastUse: epoch, Run: Run{State: RunCompleted}}, all[0])
 	assert.Equal(t, "ses_o", all[1].TaskID)
 	assert.Equal(t, "ses_a", all[2].TaskID)
 

@@ -9,6 +9,7 @@ export type ProjectedPart = {
   text?: string;
   synthetic?: boolean;
   tool?: string;
+  callID?: string;
   state?: { status?: string; error?: string };
 };
 
@@ -36,6 +37,8 @@ function projectPart(raw: unknown): ProjectedPart {
   if (typeof p.synthetic === "boolean") out.synthetic = p.synthetic;
   const tool = str(p.tool);
   if (tool !== undefined) out.tool = tool;
+  const callID = str(p.callID);
+  if (callID !== undefined) out.callID = callID;
   const state = record(p.state);
   if (state) {
     const s: { status?: string; error?: string } = {};

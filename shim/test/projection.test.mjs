@@ -13,8 +13,9 @@ test("projection keeps exactly the PROTOCOL.md 4.5 fields and every index", () =
     assert.equal(pm.parts.length, m.parts.length);
     m.parts.forEach((part, j) => {
       const pp = pm.parts[j];
-      for (const k of Object.keys(pp)) assert.ok(["type", "text", "synthetic", "tool", "state"].includes(k), k);
+      for (const k of Object.keys(pp)) assert.ok(["type", "text", "synthetic", "tool", "callID", "state"].includes(k), k);
       assert.equal(pp.type, part.type);
+      assert.equal(pp.callID, part.callID);
       if (part.state) assert.deepEqual(pp.state, { status: part.state.status, ...(typeof part.state.error === "string" ? { error: part.state.error } : {}) });
     });
   });
