@@ -351,6 +351,15 @@ func TestAgentsUpdate(t *testing.T) {
 			"output": map[string]any{"output": "[ERROR] Unknown agent: explorr"}})
 		require.Len(t, got, 1)
 		assert.Contains(t, got[0]["value"], "Available: explore, general")
+
+		res, err := s.Dispatch(context.Background(), rpc.Request{Method: "status"})
+		require.NoError(t, err)
+		var st struct {
+			Agents map[string][]string `json:"agents"`
+		}
+		require.NoError(t, json.Unmarshal(mustJSON(t, res), &st))
+		assert.Equal(t, map[string][]string{"managed": {"build"}, "reminder": {"orchestrator"},
+			"primary": {"build"}, "subagents": {"explore", "general"}}, st.Agents, "status shows the agents as they stand")
 	})
 }
 

@@ -19,6 +19,16 @@ type statusResult struct {
 	State         string            `json:"state"`
 	StateFile     stateFile         `json:"stateFile"`
 	CacheStable   bool              `json:"cacheStable"`
+	Agents        statusAgents      `json:"agents"`
+}
+
+// statusAgents is status.agents: the agents as resolved now (PROTOCOL.md
+// 4), so a user can see why a session is or is not managed.
+type statusAgents struct {
+	Managed   []string `json:"managed"`
+	Reminder  []string `json:"reminder"`
+	Primary   []string `json:"primary"`
+	Subagents []string `json:"subagents"`
 }
 
 // stateFile is status.stateFile: where the state lives, for clients (the
@@ -60,5 +70,7 @@ func (s *Server) status(context.Context, rpc.Request) (any, error) {
 		State:         state,
 		StateFile:     file,
 		CacheStable:   s.cfg.CacheStable,
+		Agents: statusAgents{Managed: s.cfg.managedSet(), Reminder: s.cfg.reminderAgents(),
+			Primary: s.cfg.PrimaryAgents, Subagents: s.cfg.Subagents},
 	}, nil
 }

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -175,7 +178,16 @@ func (d *demoRun) script() error {
 	d.title("chat.message: the user talks to the orchestrator")
 	d.say("session %s is now managed (agent orchestrator)", demoParent)
 
-	r, err := d.hook("tool.execute.before", map[string]any{"tool": "task", "sessionID": demoParent, "callID": "call_1"},
+	first := map[string]any{"info": map[string]any{"id": "msg_1", "role": "user", "agent": "orchestrator", "sessionID": demoParent},
+		"parts": []any{map[string]any{"type": "text", "text": "Explore the repo and fix the flaky test."}}}
+	r, err := d.hook("chat.messages.transform", map[string]any{}, map[string]any{"messages": []any{first}})
+	if err != nil {
+		return err
+	}
+	d.title("chat.messages.transform: the orchestrator's first request (cache-stable, the default)")
+	d.parts(r, nil)
+
+	r, err = d.hook("tool.execute.before", map[string]any{"tool": "task", "sessionID": demoParent, "callID": "call_1"},
 		map[string]any{"args": map[string]any{"description": "Map the repository layout", "prompt": "List the packages.", "subagent_type": "explorer"}})
 	if err != nil {
 		return err
@@ -198,15 +210,22 @@ func (d *demoRun) script() error {
 	}
 	d.say("patch %s", describePatch(r, "the output reaches the LLM as it is"))
 
+	reply := map[string]any{"info": map[string]any{"id": "msg_2", "role": "assistant", "sessionID": demoParent},
+		"parts": []any{map[string]any{"type": "tool", "tool": "task", "state": map[string]any{"status": "completed", "output": "<task id=\"" + demoChild + "\" ...>"}}}}
+	second := map[string]any{"info": map[string]any{"id": "msg_3", "role": "user", "agent": "orchestrator", "sessionID": demoParent},
+		"parts": []any{map[string]any{"type": "text", "text": "Good. Now find the tests."}}}
+	r, err = d.hook("chat.messages.transform", map[string]any{}, map[string]any{"messages": []any{first, reply, second}})
+	if err != nil {
+		return err
+	}
+	d.title("chat.messages.transform: the next request, with a new user message")
+	d.parts(r, map[int]bool{0: true})
 	r, err = d.hook("chat.system.transform", map[string]any{"sessionID": demoParent}, map[string]any{"system": []string{"You are the orchestrator."}})
 	if err != nil {
 		return err
 	}
-	d.title("chat.system.transform: the next orchestrator request")
-	for _, op := range r.Patch {
-		d.say("%s %s:", op.Op, op.Path)
-		d.block(valueString(op.Value))
-	}
+	d.say("chat.system.transform: patch %s", describePatch(r, "the system prompt is never touched"))
+	d.say("so each request repeats the previous one byte for byte up to its new message: the prompt cache holds")
 
 	r, err = d.hook("tool.execute.before", map[string]any{"tool": "task", "sessionID": demoParent, "callID": "call_2"},
 		map[string]any{"args": map[string]any{"description": "Find the tests", "prompt": "Where are the tests?", "subagent_type": "explorer", "task_id": "exp-1"}})
@@ -221,10 +240,8 @@ func (d *demoRun) script() error {
 	}
 	d.say("the resume returned the same session: exp-1 keeps pointing at it")
 
-	history := []any{
-		map[string]any{"info": map[string]any{"id": "msg_1", "role": "user", "agent": "orchestrator", "sessionID": demoParent},
-			"parts": []any{map[string]any{"type": "text", "text": "Explore the repo and fix the flaky test."}}},
-		map[string]any{"info": map[string]any{"id": "msg_2", "role": "assistant", "sessionID": demoParent},
+	history := []any{first, reply, second,
+		map[string]any{"info": map[string]any{"id": "msg_4", "role": "assistant", "sessionID": demoParent},
 			"parts": []any{map[string]any{"type": "tool", "tool": "task", "state": map[string]any{"status": "error",
 				"error": "Unknown agent type: explorr is not a valid agent type"}}}},
 	}
@@ -234,15 +251,12 @@ func (d *demoRun) script() error {
 	}
 	d.title("chat.messages.transform: a history whose native task call failed (Unknown agent type)")
 	for _, op := range r.Patch {
-		switch {
-		case strings.HasSuffix(op.Path, "/state/error"):
+		if strings.HasSuffix(op.Path, "/state/error") {
 			d.say("native task error part gets guidance (%s):", op.Path)
-			d.block(valueString(op.Value))
-		case strings.HasSuffix(op.Path, "/parts/-"):
-			d.say("reminder part added to the latest user message (%s), the user's own text untouched:", op.Path)
 			d.block(valueString(op.Value))
 		}
 	}
+	d.parts(r, map[int]bool{0: true, 2: true})
 
 	delegateErr := "[ERROR] Unknown category: \"fast\". Available categories: quick, deep, visual"
 	r, err = d.hook("tool.execute.after", map[string]any{"tool": "task", "sessionID": demoParent, "callID": "call_3"},
@@ -279,6 +293,43 @@ func (d *demoRun) script() error {
 	d.say("remembered entries left: %d", len(list))
 	fmt.Fprintln(d.w)
 	return nil
+}
+
+// parts shows the parts a chat.messages.transform patch adds. seen are
+// the messages whose parts an earlier request already showed: they get the
+// same bytes again, said in one line instead of shown.
+func (d *demoRun) parts(r patchReply, seen map[int]bool) {
+	again := map[int]bool{}
+	added := 0
+	for _, op := range r.Patch {
+		rest, ok := strings.CutPrefix(op.Path, "/messages/")
+		index, tail, _ := strings.Cut(rest, "/")
+		i, err := strconv.Atoi(index)
+		if !ok || err != nil || tail != "parts/-" {
+			continue
+		}
+		added++
+		if seen[i] {
+			again[i] = true
+			continue
+		}
+		text := valueString(op.Value)
+		what := "a part"
+		switch {
+		case strings.HasPrefix(text, "### Resumable Sessions"):
+			what = "the Resumable Sessions block, frozen on this message as it stands now"
+		case strings.Contains(text, "<internal_reminder>"):
+			what = "the phase reminder"
+		}
+		d.say("message %d gets %s, as a separate synthetic part (the user's own text untouched):", i, what)
+		d.block(text)
+	}
+	for _, i := range slices.Sorted(maps.Keys(again)) {
+		d.say("message %d gets the same parts as in the previous request, byte for byte", i)
+	}
+	if added == 0 {
+		d.say("patch [] (nothing to add)")
+	}
 }
 
 // describePatch names each op of r, or says what an empty patch leaves as it is.
