@@ -75,7 +75,12 @@ func replayFile(bin, path string, update bool) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "serve", "--framing", "line", "--log-level", "error")
+	stateArgs, cleanup, err := replayState(steps)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup() // after the process has exited (deferred below)
+	cmd := exec.Command(bin, append([]string{"serve", "--framing", "line", "--log-level", "error"}, stateArgs...)...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

@@ -23,6 +23,7 @@ func serve(args []string, stderr io.Writer) int {
 	framing := fs.String("framing", "auto", "message framing: auto, header or line")
 	level := fs.String("log-level", "info", "log level: trace, debug, info, warn or error")
 	logFile := fs.String("log-file", "", "write logs to this file instead of stderr")
+	record := addRecordFlags(fs)
 	state := fs.String("state", "", "keep the session store in this file across restarts")
 	fs.Usage = func() { usage(stderr) }
 	if err := fs.Parse(args); err != nil {
@@ -75,9 +76,11 @@ func serve(args []string, stderr io.Writer) int {
 		}
 	}()
 
+	rec := record.open(log, version)
 	opts := handlers.Options{Version: version, Log: log, OnExit: cancel}
 	if *state != "" {
 		opts.OpenState = func(store *sessions.Store) handlers.Persistence {
+			defer rec.loadedFrom(store) // a recording starts from the store as loaded
 			// ctx ends on SIGTERM/SIGINT: a load in progress then stops
 			// and leaves the file as it is.
 			p, err := sessions.OpenPersister(ctx, *state, store, log, sessions.DefaultDebounce)
@@ -94,10 +97,12 @@ func serve(args []string, stderr io.Writer) int {
 		Framing:         fr,
 		MaxMessageBytes: srv.MaxMessageBytes,
 		Log:             log,
+		Observer:        rec.observer(),
 	})
 	if cerr := srv.Close(); cerr != nil {
 		log.Warn().Err(cerr).Msg("final state write failed")
 	}
+	rec.Close()
 	if err != nil && !errors.Is(err, context.Canceled) {
 		// The client is gone (stdout closed): nobody is left to serve.
 		log.Info().Err(err).Msg("output closed; exiting")
