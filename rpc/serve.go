@@ -22,6 +22,10 @@ type Options struct {
 	Log             zerolog.Logger
 	// Observer, when set, is told of every message read and written.
 	Observer Observer
+	// Notifications, when set, are sent to the client as they come,
+	// between replies, framed as the client's messages are; one that
+	// comes before anything was read under FramingAuto is dropped.
+	Notifications <-chan Notification
 }
 
 // Serve reads requests from in and writes replies to out until EOF on in
@@ -47,7 +51,17 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, d Dispatcher, opts 
 	s := newStream(in, out, opts)
 	h := &connHandler{stream: s, d: d, log: opts.Log, running: make(chan struct{}, 1)}
 	conn := jsonrpc2.NewConn(ctx, s, h, jsonrpc2.SetLogger(debugLogger{opts.Log}))
+	notified := make(chan struct{})
+	if opts.Notifications != nil {
+		go func() {
+			defer close(notified)
+			s.sendNotifications(opts.Notifications, conn.DisconnectNotify())
+		}()
+	} else {
+		close(notified)
+	}
 	<-conn.DisconnectNotify()
+	<-notified
 	h.stop()
 	writeErr, readErr := s.errors()
 	switch {

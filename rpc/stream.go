@@ -303,6 +303,9 @@ func (s *stream) write(parts ...[]byte) error {
 	if s.closed.Load() {
 		return errStreamClosed
 	}
+	if s.fr == nil {
+		return errFramingUnknown // only a notification can come this early
+	}
 	err := s.fr.WriteFrame(s.w, parts...)
 	if err == nil {
 		err = s.w.Flush()
