@@ -1,0 +1,227 @@
+// What the sessions view shows, computed from `sessions.list` answers: the
+// entries read loosely (the observer's field names, and older ones), grouped
+// by parent session and then agent, and the text of each line. Pure
+// functions: no vscode, no IO, no clock (callers pass `now`).
+
+/** The last run of a task session, as the observer reports it. */
+export interface RunState {
+  state: string; // "running" | "completed" | "error", or what a newer observer sends
+  error?: string;
+}
+
+/** The model decision recorded for a task session. */
+export interface ModelDecision {
+  model: string;
+  variant?: string;
+  rung?: string;
+}
+
+/** One remembered task session, with the workspace folder whose observer reported it. */
+export interface SessionEntry {
+  parent: string;
+  agent: string;
+  alias: string;
+  label: string;
+  taskId: string;
+  lastUse?: Date;
+  run?: RunState;
+  model?: ModelDecision;
+  /** The workspace folder (the observer's --project) the entry came from. */
+  project: string;
+}
+
+export interface AgentGroup {
+  parent: string;
+  agent: string;
+  entries: SessionEntry[];
+}
+
+export interface ParentGroup {
+  parent: string;
+  project: string;
+  agents: AgentGroup[];
+  lastUse?: Date;
+  count: number;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+const firstStr = (o: Record<string, unknown>, ...keys: string[]): string | undefined => {
+  for (const k of keys) {
+    const v = str(o[k]);
+    if (v !== undefined) return v;
+  }
+  return undefined;
+};
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function readDate(v: unknown): Date | undefined {
+  if (typeof v !== "string" && typeof v !== "number") return undefined;
+  const d = new Date(v);
+  // Go's zero time.Time ("0001-01-01T00:00:00Z") means "never".
+  return Number.isNaN(d.getTime()) || d.getUTCFullYear() <= 1 ? undefined : d;
+}
+
+function readRun(v: unknown): RunState | undefined {
+  if (typeof v === "string" && v !== "") return { state: v };
+  if (!isObject(v)) return undefined;
+  const state = str(v.state);
+  if (!state) return undefined;
+  const error = str(v.error);
+  return error ? { state, error } : { state };
+}
+
+function readModel(v: unknown): ModelDecision | undefined {
+  if (typeof v === "string" && v !== "") return { model: v };
+  if (!isObject(v)) return undefined;
+  const model = str(v.model);
+  if (!model) return undefined;
+  const out: ModelDecision = { model };
+  const variant = str(v.variant);
+  const rung = str(v.rung);
+  if (variant) out.variant = variant;
+  if (rung) out.rung = rung;
+  return out;
+}
+
+/**
+ * One entry of a `sessions.list` answer, or undefined when it lacks what
+ * the view needs (a task id and an alias). Field names: the sidecar's
+ * (`parent`, `lastUse`) and the observer protocol's (`parentSessionID`,
+ * `lastUsed`) are both read.
+ */
+export function readEntry(raw: unknown, project: string): SessionEntry | undefined {
+  if (!isObject(raw)) return undefined;
+  const taskId = firstStr(raw, "taskId", "taskID", "sessionID");
+  const alias = str(raw.alias);
+  if (!taskId || !alias) return undefined;
+  const entry: SessionEntry = {
+    parent: firstStr(raw, "parentSessionID", "parent", "parentID") ?? "",
+    agent: str(raw.agent) ?? "",
+    alias,
+    label: str(raw.label) ?? "",
+    taskId,
+    project,
+  };
+  const lastUse = readDate(raw.lastUse ?? raw.lastUsed);
+  if (lastUse) entry.lastUse = lastUse;
+  const run = readRun(raw.run);
+  if (run) entry.run = run;
+  const model = readModel(raw.model);
+  if (model) entry.model = model;
+  return entry;
+}
+
+/** All readable entries of a `sessions.list` result (anything but an array reads as none). */
+export function readEntries(result: unknown, project: string): SessionEntry[] {
+  if (!Array.isArray(result)) return [];
+  const out: SessionEntry[] = [];
+  for (const raw of result) {
+    const e = readEntry(raw, project);
+    if (e) out.push(e);
+  }
+  return out;
+}
+
+const time = (d?: Date) => d?.getTime() ?? 0;
+const newestFirst = (a?: Date, b?: Date) => time(b) - time(a);
+
+/**
+ * The entries of several folders as one list: an entry two folders both
+ * report (two folders of one repository share its state file) is kept once.
+ */
+export function mergeEntries(lists: SessionEntry[][]): SessionEntry[] {
+  const seen = new Set<string>();
+  const out: SessionEntry[] = [];
+  for (const list of lists) {
+    for (const e of list) {
+      const key = `${e.parent}\u0000${e.agent}\u0000${e.taskId}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push(e);
+    }
+  }
+  return out;
+}
+
+/**
+ * The tree's shape: parent sessions, most recently used first; under each,
+ * its agents, most recently used first; under each, its entries, newest
+ * first. Ties keep the order of the input (the sidecar lists newest first).
+ */
+export function groupEntries(entries: SessionEntry[]): ParentGroup[] {
+  const parents = new Map<string, ParentGroup>();
+  for (const e of entries) {
+    let p = parents.get(e.parent);
+    if (!p) {
+      p = { parent: e.parent, project: e.project, agents: [], count: 0 };
+      parents.set(e.parent, p);
+    }
+    let a = p.agents.find((g) => g.agent === e.agent);
+    if (!a) {
+      a = { parent: e.parent, agent: e.agent, entries: [] };
+      p.agents.push(a);
+    }
+    a.entries.push(e);
+    p.count++;
+    if (time(e.lastUse) > time(p.lastUse)) p.lastUse = e.lastUse;
+  }
+  const groups = [...parents.values()];
+  for (const p of groups) {
+    for (const a of p.agents) a.entries.sort((x, y) => newestFirst(x.lastUse, y.lastUse));
+    p.agents.sort((x, y) => newestFirst(x.entries[0]?.lastUse, y.entries[0]?.lastUse));
+  }
+  groups.sort((x, y) => newestFirst(x.lastUse, y.lastUse));
+  return groups;
+}
+
+/** A short age: "now", "42s", "5m", "3h", "2d". */
+export function formatAge(since: Date | undefined, now: Date): string {
+  if (!since) return "";
+  const s = Math.floor((now.getTime() - since.getTime()) / 1000);
+  if (s < 5) return "now";
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+/** "provider/model (variant)", or "" when no decision was recorded. */
+export function formatModel(m?: ModelDecision): string {
+  if (!m) return "";
+  return m.variant ? `${m.model} (${m.variant})` : m.model;
+}
+
+/** The description beside an entry's alias: label · model · run state · age, blanks left out. */
+export function entryDescription(e: SessionEntry, now: Date): string {
+  return [e.label, formatModel(e.model), e.run?.state ?? "", formatAge(e.lastUse, now)].filter((s) => s !== "").join(" · ");
+}
+
+/** The hover text of an entry: every field on its own line. */
+export function entryTooltip(e: SessionEntry): string {
+  const lines = [`${e.alias}: ${e.label}`, `agent: ${e.agent}`, `session: ${e.taskId}`, `parent: ${e.parent}`];
+  if (e.model) lines.push(`model: ${formatModel(e.model)}${e.model.rung ? ` (decided by ${e.model.rung})` : ""}`);
+  if (e.run) lines.push(`last run: ${e.run.state}${e.run.error ? `: ${e.run.error}` : ""}`);
+  if (e.lastUse) lines.push(`last used: ${e.lastUse.toISOString()}`);
+  return lines.join("\n");
+}
+
+/** The description beside a parent session: how many sessions, and when last used. */
+export function parentDescription(p: ParentGroup, now: Date): string {
+  const n = `${p.count} session${p.count === 1 ? "" : "s"}`;
+  const age = formatAge(p.lastUse, now);
+  return age ? `${n} · ${age}` : n;
+}
+
+/** A codicon name for a run state. */
+export function runIcon(run?: RunState): string {
+  switch (run?.state) {
+    case "running":
+      return "sync";
+    case "completed":
+      return "pass";
+    case "error":
+      return "error";
+    default:
+      return "circle-outline";
+  }
+}

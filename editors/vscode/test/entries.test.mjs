@@ -1,0 +1,115 @@
+// The pure parts: reading sessions.list entries, grouping them for the
+// tree, and the text of each line and of the status-bar item.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import entries from "../dist/entries.js";
+import app from "../dist/app.js";
+
+const { readEntry, readEntries, groupEntries, mergeEntries, formatAge, entryDescription, entryTooltip, runIcon } = entries;
+const { statusBarState, openCommand } = app;
+
+const NOW = new Date("2026-12-01T12:00:00Z");
+const ago = (s) => new Date(NOW.getTime() - s * 1000).toISOString();
+
+test("readEntry reads the sidecar's names and the observer protocol's", () => {
+  const rows = [
+    {
+      name: "sidecar names (parent, lastUse), run and model",
+      raw: { parent: "ses_P", agent: "explorer", alias: "exp-1", taskId: "ses_C", label: "Map", lastUse: "2026-12-01T10:00:00.123456789Z", run: { state: "error", error: "boom" }, model: { model: "anthropic/claude", variant: "high", rung: "fallback-chain" } },
+      want: { parent: "ses_P", agent: "explorer", alias: "exp-1", taskId: "ses_C", label: "Map", lastUse: new Date("2026-12-01T10:00:00.123Z"), run: { state: "error", error: "boom" }, model: { model: "anthropic/claude", variant: "high", rung: "fallback-chain" }, project: "/w" },
+    },
+    {
+      name: "protocol names (parentSessionID, lastUsed)",
+      raw: { parentSessionID: "ses_P", agent: "oracle", alias: "ora-1", taskId: "ses_C", label: "Ask", lastUsed: "2026-12-01T10:00:00Z", run: { state: "running" } },
+      want: { parent: "ses_P", agent: "oracle", alias: "ora-1", taskId: "ses_C", label: "Ask", lastUse: new Date("2026-12-01T10:00:00Z"), run: { state: "running" }, project: "/w" },
+    },
+    {
+      name: "Go's zero time is no time; an empty error is left out",
+      raw: { parent: "ses_P", agent: "a", alias: "a-1", taskId: "ses_C", label: "", lastUse: "0001-01-01T00:00:00Z", run: { state: "completed", error: "" } },
+      want: { parent: "ses_P", agent: "a", alias: "a-1", taskId: "ses_C", label: "", run: { state: "completed" }, project: "/w" },
+    },
+    { name: "no task id", raw: { parent: "ses_P", agent: "a", alias: "a-1" }, want: undefined },
+    { name: "no alias", raw: { parent: "ses_P", agent: "a", taskId: "ses_C" }, want: undefined },
+    { name: "not an object", raw: "exp-1", want: undefined },
+  ];
+  for (const r of rows) assert.deepEqual(readEntry(r.raw, "/w"), r.want, r.name);
+});
+
+test("readEntries skips what it cannot read and treats a non-array as empty", () => {
+  assert.deepEqual(readEntries(null, "/w"), []);
+  assert.deepEqual(readEntries({ entries: [] }, "/w"), []);
+  const got = readEntries([{ parent: "p", agent: "a", alias: "a-1", taskId: "t1" }, 7, { alias: "x" }], "/w");
+  assert.deepEqual(got.map((e) => e.taskId), ["t1"]);
+});
+
+const e = (parent, agent, alias, secondsAgo, extra = {}) => ({ parent, agent, alias, taskId: `ses_${alias}`, label: `${alias} label`, lastUse: new Date(ago(secondsAgo)), project: "/w", ...extra });
+
+test("groupEntries: parents, then agents, then entries, each most recently used first", () => {
+  const groups = groupEntries([
+    e("ses_A", "explorer", "exp-1", 300),
+    e("ses_B", "oracle", "ora-1", 30),
+    e("ses_A", "oracle", "ora-1", 100),
+    e("ses_A", "explorer", "exp-2", 50),
+  ]);
+  const shape = groups.map((p) => [p.parent, p.count, p.agents.map((a) => [a.agent, a.entries.map((x) => x.alias)])]);
+  assert.deepEqual(shape, [
+    ["ses_B", 1, [["oracle", ["ora-1"]]]],
+    ["ses_A", 3, [["explorer", ["exp-2", "exp-1"]], ["oracle", ["ora-1"]]]],
+  ]);
+  assert.equal(groups[1].lastUse.toISOString(), ago(50));
+});
+
+test("mergeEntries keeps an entry two folders of one repository both report once", () => {
+  const a = e("ses_A", "explorer", "exp-1", 1);
+  const merged = mergeEntries([[a, e("ses_A", "explorer", "exp-2", 2)], [{ ...a, project: "/w/sub" }]]);
+  assert.deepEqual(merged.map((x) => [x.alias, x.project]), [["exp-1", "/w"], ["exp-2", "/w"]]);
+});
+
+test("formatAge", () => {
+  const rows = [[undefined, ""], [0, "now"], [4, "now"], [42, "42s"], [60, "1m"], [3599, "59m"], [3600, "1h"], [86399, "23h"], [86400 * 3, "3d"]];
+  for (const [s, want] of rows) assert.equal(formatAge(s === undefined ? undefined : new Date(ago(s)), NOW), want, `${s}s`);
+});
+
+test("entryDescription: label · model · run state · age, blanks left out", () => {
+  const rows = [
+    { name: "everything", entry: e("p", "a", "a-1", 120, { model: { model: "openai/gpt-5", variant: "high" }, run: { state: "error", error: "x" } }), want: "a-1 label · openai/gpt-5 (high) · error · 2m" },
+    { name: "no model", entry: e("p", "a", "a-1", 10, { run: { state: "completed" } }), want: "a-1 label · completed · 10s" },
+    { name: "nothing but the label", entry: { ...e("p", "a", "a-1", 0), lastUse: undefined }, want: "a-1 label" },
+  ];
+  for (const r of rows) assert.equal(entryDescription(r.entry, NOW), r.want, r.name);
+});
+
+test("entryTooltip names the session, the parent, the model's rung and the error", () => {
+  const t = entryTooltip(e("ses_P", "explorer", "exp-1", 0, { model: { model: "m/x", rung: "user" }, run: { state: "error", error: "rate limited" } }));
+  assert.match(t, /^exp-1: exp-1 label$/m);
+  assert.match(t, /^session: ses_exp-1$/m);
+  assert.match(t, /^parent: ses_P$/m);
+  assert.match(t, /^model: m\/x \(decided by user\)$/m);
+  assert.match(t, /^last run: error: rate limited$/m);
+});
+
+test("runIcon", () => {
+  assert.deepEqual(
+    [undefined, { state: "running" }, { state: "completed" }, { state: "error" }, { state: "later" }].map(runIcon),
+    ["circle-outline", "sync", "pass", "error", "circle-outline"],
+  );
+});
+
+test("statusBarState", () => {
+  const ready = { name: "w", state: "ready", error: "", pid: 42 };
+  const rows = [
+    { name: "no folder: hidden", count: 0, folders: [], want: undefined },
+    { name: "starting", count: 0, folders: [{ ...ready, state: "starting", pid: undefined }], want: "hookwire: starting…" },
+    { name: "ready", count: 3, folders: [ready], want: "hookwire: 3 resumable" },
+    { name: "ready, none", count: 0, folders: [ready], want: "hookwire: 0 resumable" },
+    { name: "one folder down", count: 1, folders: [ready, { name: "v", state: "restarting", error: "exited on SIGKILL" }], want: "hookwire: 1 resumable $(warning)" },
+  ];
+  for (const r of rows) assert.equal(statusBarState(r.count, r.folders)?.text, r.want, r.name);
+  const tip = statusBarState(1, [ready, { name: "v", state: "restarting", error: "exited on SIGKILL" }]).tooltip;
+  assert.equal(tip, "w: observing (pid 42)\nv: restarting: exited on SIGKILL\nClick for the observer's status.");
+});
+
+test("openCommand quotes only what needs it", () => {
+  assert.equal(openCommand("opencode", "ses_abc123"), "opencode --session ses_abc123");
+  assert.equal(openCommand("/opt/my tools/opencode", "ses_x'y"), "'/opt/my tools/opencode' --session 'ses_x'\\''y'");
+});
