@@ -1,0 +1,233 @@
+package handlers
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/hookwire/hookwire/rpc"
+	"github.com/hookwire/hookwire/sessions"
+)
+
+// CodeReadOnlyObserver answers a hook sent to an observer (PROTOCOL.md 8).
+const CodeReadOnlyObserver int64 = -32004
+
+const msgReadOnlyObserver = "this process is a read-only observer: hooks are served by `hookwire serve`"
+
+// observerMethods are the methods an observer answers besides the
+// lifecycle, in the order initialize lists them.
+var observerMethods = []string{"sessions.list", "status", "delegate.resolveModel", "delegate.detectError"}
+
+// ObservedFile is the state file an Observer answers from: another
+// process serves it; the observer only reads it.
+type ObservedFile interface {
+	// Entries are what the last good read found, newest use first.
+	Entries() []sessions.Entry
+	// Status describes the file and the latest read; it is reported as
+	// status.observer.
+	Status() ObservedFileStatus
+}
+
+// ObservedFileStatus is status.observer (PROTOCOL.md 9).
+type ObservedFileStatus struct {
+	File     string `json:"file"`
+	LastLoad string `json:"lastLoad"`
+	Watch    string `json:"watch"`
+	Loads    int    `json:"loads"`
+	Parents  int    `json:"parents"`
+}
+
+// Observer answers the read-only part of the protocol from a state file
+// that `hookwire serve` writes (PROTOCOL.md 9): sessions.list and status
+// from the file, the core methods as serve does, and an error for every
+// hook. It implements rpc.Dispatcher and sends sessions.changed.
+type Observer struct {
+	srv   *Server // initialize (config), the core methods, shutdown, exit
+	file  ObservedFile
+	notes chan rpc.Notification
+
+	mu          sync.Mutex
+	initialized bool
+	requests    map[string]uint64
+	errors      uint64
+}
+
+// NewObserver returns an observer of file that waits for initialize.
+// opts.OpenState is ignored: an observer keeps no store of its own.
+func NewObserver(opts Options, file ObservedFile) *Observer {
+	opts.OpenState = nil
+	return &Observer{
+		srv:      New(opts),
+		file:     file,
+		notes:    make(chan rpc.Notification, 16),
+		requests: map[string]uint64{},
+	}
+}
+
+// Notifications are the observer's messages to the client (rpc.Options).
+func (o *Observer) Notifications() <-chan rpc.Notification { return o.notes }
+
+// SessionsChanged tells the client that the file's entries changed; there
+// are count now. Before initialize nothing is sent. It never blocks: when
+// the client is that far behind, the notifications already queued say the
+// same.
+func (o *Observer) SessionsChanged(count int) {
+	o.mu.Lock()
+	ready := o.initialized
+	o.mu.Unlock()
+	if !ready {
+		return
+	}
+	select {
+	case o.notes <- rpc.Notification{Method: "sessions.changed", Params: sessionsChanged{Count: count}}:
+	default:
+	}
+}
+
+type sessionsChanged struct {
+	Count int `json:"count"`
+}
+
+// MaxMessageBytes is the current message size limit (rpc.Options).
+func (o *Observer) MaxMessageBytes() int64 { return o.srv.MaxMessageBytes() }
+
+// Dispatch implements rpc.Dispatcher.
+func (o *Observer) Dispatch(ctx context.Context, req rpc.Request) (any, error) {
+	res, err := o.dispatch(ctx, req)
+	o.mu.Lock()
+	name := req.Method
+	if routeByName[name] == nil {
+		name = "(other)"
+	}
+	o.requests[name]++
+	if err != nil {
+		o.errors++
+	}
+	o.mu.Unlock()
+	return res, err
+}
+
+func (o *Observer) dispatch(ctx context.Context, req rpc.Request) (any, error) {
+	r := routeByName[req.Method]
+	if r != nil && (r.kind == hook || req.Method == "agents.update") {
+		return nil, &rpc.Error{Code: CodeReadOnlyObserver, Message: msgReadOnlyObserver}
+	}
+	o.mu.Lock()
+	ready := o.initialized
+	o.mu.Unlock()
+	switch req.Method {
+	case "initialize":
+		return o.initialize(ctx, req)
+	case "sessions.list", "status":
+		if !ready {
+			return nil, rpc.Errorf(rpc.CodeNotInitialized, "not initialized: send initialize first")
+		}
+		if req.Method == "status" {
+			return o.status(), nil
+		}
+		return o.sessionsList(req)
+	}
+	return o.srv.Dispatch(ctx, req)
+}
+
+// observerInitializeResult is initialize's result from an observer: the
+// capabilities it has, and observer: true.
+type observerInitializeResult struct {
+	ProtocolVersion int                  `json:"protocolVersion"`
+	ServerInfo      serverInfo           `json:"serverInfo"`
+	Capabilities    observerCapabilities `json:"capabilities"`
+	Observer        bool                 `json:"observer"`
+	Warnings        []string             `json:"warnings,omitempty"`
+}
+
+type observerCapabilities struct {
+	Hooks         []string `json:"hooks"`
+	Events        []string `json:"events"`
+	Methods       []string `json:"methods"`
+	Notifications []string `json:"notifications"`
+}
+
+func (o *Observer) initialize(ctx context.Context, req rpc.Request) (any, error) {
+	res, err := o.srv.Dispatch(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	full := res.(initializeResult)
+	o.mu.Lock()
+	o.initialized = true
+	o.mu.Unlock()
+	return observerInitializeResult{
+		ProtocolVersion: full.ProtocolVersion,
+		ServerInfo:      full.ServerInfo,
+		Capabilities: observerCapabilities{
+			Hooks:         []string{},
+			Events:        []string{},
+			Methods:       observerMethods,
+			Notifications: []string{"sessions.changed"},
+		},
+		Observer: true,
+		Warnings: full.Warnings,
+	}, nil
+}
+
+func (o *Observer) sessionsList(req rpc.Request) (any, error) {
+	var p sessionsListParams
+	if len(req.Params) > 0 && string(req.Params) != "null" {
+		if err := decodeParams(req.Params, &p); err != nil {
+			return nil, err
+		}
+	}
+	all := o.file.Entries()
+	out := make([]sessions.Entry, 0, len(all))
+	for _, e := range all {
+		if p.SessionID == "" || e.Parent == p.SessionID {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+type observerStatus struct {
+	Version       string             `json:"version"`
+	UptimeSeconds float64            `json:"uptimeSeconds"`
+	Requests      map[string]uint64  `json:"requests"`
+	Errors        uint64             `json:"errors"`
+	Store         observedStore      `json:"store"`
+	Memory        memoryStats        `json:"memory"`
+	State         string             `json:"state"`
+	StateFile     stateFile          `json:"stateFile"`
+	Observer      ObservedFileStatus `json:"observer"`
+}
+
+type observedStore struct {
+	Parents int `json:"parents"`
+	Entries int `json:"entries"`
+}
+
+// StateFileObserver is status.stateFile.mode of an observer.
+const StateFileObserver = "observer"
+
+func (o *Observer) status() observerStatus {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fs := o.file.Status()
+	o.mu.Lock()
+	requests := make(map[string]uint64, len(o.requests))
+	for k, v := range o.requests {
+		requests[k] = v
+	}
+	errs := o.errors
+	o.mu.Unlock()
+	return observerStatus{
+		Version:       o.srv.opts.Version,
+		UptimeSeconds: time.Since(o.srv.started).Seconds(),
+		Requests:      requests,
+		Errors:        errs,
+		Store:         observedStore{Parents: fs.Parents, Entries: len(o.file.Entries())},
+		Memory:        memoryStats{HeapAllocBytes: ms.HeapAlloc, SysBytes: ms.Sys, Goroutines: runtime.NumGoroutine()},
+		State:         "observing: " + fs.File + " (" + fs.LastLoad + ")",
+		StateFile:     stateFile{Mode: StateFileObserver, Path: fs.File},
+		Observer:      fs,
+	}
+}

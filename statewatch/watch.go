@@ -1,0 +1,251 @@
+// Package statewatch follows a state file that another process serves: it
+// reads the file again whenever it changes and keeps what the last good
+// read found, for `hookwire observe`.
+//
+// It must never write the file, create it, or take its lock: it reads with
+// sessions.ReadStateFile, which does neither. It notices changes with
+// fsnotify on the file's directory (so the writer's rename over the file and
+// the file's creation are seen), or, when fsnotify cannot watch, by
+// comparing the file's identity, size and modification time every
+// PollInterval.
+package statewatch
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/rs/zerolog"
+
+	"github.com/hookwire/hookwire/sessions"
+)
+
+// Defaults of Options.
+const (
+	DefaultDebounce     = 50 * time.Millisecond
+	DefaultPollInterval = 500 * time.Millisecond
+)
+
+// How the watcher notices changes (Status.Watch).
+const (
+	WatchFsnotify = "fsnotify"
+	WatchPoll     = "poll"
+)
+
+// Options configures Start.
+type Options struct {
+	Log zerolog.Logger
+	// Debounce is how long a burst of file events is let settle before the
+	// file is read (DefaultDebounce when zero).
+	Debounce time.Duration
+	// PollInterval is the fallback's period (DefaultPollInterval when zero).
+	PollInterval time.Duration
+	// Poll forces the fallback (for tests and file systems without events).
+	Poll bool
+	// OnChange is called, from the watcher's goroutine, after a read that
+	// changed the entries, with how many there are now.
+	OnChange func(count int)
+}
+
+// Status is what the watcher knows of its file.
+type Status struct {
+	File string `json:"file"`
+	// LastLoad is the outcome of the latest read: "ok", "missing" (served
+	// as no entries), "corrupt: <reason>" or "unreadable: <reason>" (the
+	// last good entries are kept).
+	LastLoad string `json:"lastLoad"`
+	Watch    string `json:"watch"`
+	Loads    int    `json:"loads"`
+	// Parents is how many parent sessions the last good read found.
+	Parents int `json:"parents"`
+}
+
+// Watcher holds the last good contents of one state file.
+type Watcher struct {
+	path string
+	opts Options
+	log  zerolog.Logger
+
+	mu      sync.Mutex
+	entries []sessions.Entry
+	status  Status
+}
+
+// Start reads path once, then follows it until ctx is done. path is made
+// absolute; a file that does not exist yet is fine.
+func Start(ctx context.Context, path string, opts Options) (*Watcher, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Debounce <= 0 {
+		opts.Debounce = DefaultDebounce
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultPollInterval
+	}
+	w := &Watcher{path: abs, opts: opts, log: opts.Log, status: Status{File: abs, Watch: WatchPoll}}
+	// Watch (or look) before the first read: a version that comes between
+	// the two is then seen as a change.
+	var fw *fsnotify.Watcher
+	if !opts.Poll {
+		if fw, err = watchDir(filepath.Dir(abs)); err != nil {
+			w.log.Warn().Err(err).Str("dir", filepath.Dir(abs)).Msg("cannot watch the state file's directory; polling")
+		}
+	}
+	seen, _ := os.Stat(abs)
+	w.load()
+	if fw != nil {
+		w.status.Watch = WatchFsnotify
+		go w.watchEvents(ctx, fw)
+	} else {
+		go w.poll(ctx, seen)
+	}
+	return w, nil
+}
+
+func watchDir(dir string) (*fsnotify.Watcher, error) {
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	if err := fw.Add(dir); err != nil {
+		fw.Close()
+		return nil, err
+	}
+	return fw, nil
+}
+
+// Entries returns what the last good read found, newest use first.
+func (w *Watcher) Entries() []sessions.Entry {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.entries
+}
+
+// Status reports the file and the latest read's outcome.
+func (w *Watcher) Status() Status {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.status
+}
+
+// watchEvents reads the file again Debounce after the last event that
+// names it. Events for other files in the directory (the writer's temp
+// files, other projects' state files) are ignored.
+func (w *Watcher) watchEvents(ctx context.Context, fw *fsnotify.Watcher) {
+	defer fw.Close()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case ev, ok := <-fw.Events:
+			if !ok {
+				return
+			}
+			if filepath.Clean(ev.Name) == w.path {
+				timer.Reset(w.opts.Debounce)
+			}
+		case err, ok := <-fw.Errors:
+			if !ok {
+				return
+			}
+			// An overflow loses events: read again to be sure.
+			w.log.Warn().Err(err).Msg("file watch error; reading the state file again")
+			timer.Reset(w.opts.Debounce)
+		case <-timer.C:
+			w.reload()
+		}
+	}
+}
+
+// poll reads the file again when its identity, size or modification time
+// changed since the last look (last, nil when it was missing).
+func (w *Watcher) poll(ctx context.Context, last os.FileInfo) {
+	tick := time.NewTicker(w.opts.PollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			cur, _ := os.Stat(w.path)
+			if !sameVersion(last, cur) {
+				last = cur
+				w.reload()
+			}
+		}
+	}
+}
+
+// sameVersion reports whether two looks at the file (nil: missing) saw the
+// same version: the same file (a rename over it makes another), size and
+// modification time.
+func sameVersion(a, b os.FileInfo) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
+// reload reads the file and tells OnChange when the entries changed.
+func (w *Watcher) reload() {
+	count, changed := w.load()
+	if changed && w.opts.OnChange != nil {
+		w.opts.OnChange(count)
+	}
+}
+
+// load reads the file once. A missing file is no entries; a corrupt or
+// unreadable one keeps the last good entries.
+func (w *Watcher) load() (count int, changed bool) {
+	got, err := sessions.ReadStateFile(w.path)
+	var outcome string
+	switch {
+	case err == nil:
+		outcome = "ok"
+	case errors.Is(err, fs.ErrNotExist):
+		outcome, got = "missing", sessions.StateContents{}
+	case isDecodeError(err):
+		outcome = "corrupt: " + err.Error()
+	default:
+		outcome = "unreadable: " + err.Error()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.status.Loads++
+	if w.status.LastLoad != outcome {
+		w.log.Info().Str("file", w.path).Str("load", outcome).Msg("state file read")
+	}
+	w.status.LastLoad = outcome
+	if err != nil && outcome != "missing" {
+		return len(w.entries), false
+	}
+	entries := got.Sessions
+	if entries == nil {
+		entries = []sessions.Entry{}
+	}
+	// Newest use first across parents, as sessions.list orders them.
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].LastUse.After(entries[j].LastUse) })
+	changed = !reflect.DeepEqual(entries, w.entries)
+	w.entries = entries
+	w.status.Parents = got.Parents
+	return len(entries), changed
+}
+
+// isDecodeError tells a file whose contents cannot be read as a state
+// (corrupt) from one the system would not let us read.
+func isDecodeError(err error) bool {
+	var pe *fs.PathError
+	return !errors.As(err, &pe)
+}
