@@ -10,14 +10,15 @@ export npm_config_cache ?= $(HOOKWIRE_CACHE)/npm
 
 GO      ?= go
 BIN     := bin/hookwire
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# Empty outside git: the binary then reports a development build itself.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 LDFLAGS := -X main.version=$(VERSION)
 
 # Short fuzz pass for `make test`/CI; `make fuzz` runs each target longer.
 FUZZTIME_SHORT ?= 5s
 FUZZTIME       ?= 60s
 
-.PHONY: all build demo test test-go lint test-shim test-e2e test-cache fuzz fuzz-short bench soak clean
+.PHONY: all build demo test test-go lint test-shim test-vscode test-e2e test-cache fuzz fuzz-short bench soak clean
 
 all: build
 
@@ -29,9 +30,10 @@ demo: build
 
 ## test: everything CI runs: lint, Go tests with -race (unit, replay of
 ## testdata/transcripts, process and fault tests, a short soak), a short
-## fuzz pass, the shim's tests, the real-OpenCode end-to-end test and the
-## prompt-cache measurement through real OpenCode.
-test: lint test-go fuzz-short test-shim test-e2e test-cache
+## fuzz pass, the shim's tests, the VS Code extension's tests, the
+## real-OpenCode end-to-end test and the prompt-cache measurement through
+## real OpenCode.
+test: lint test-go fuzz-short test-shim test-vscode test-e2e test-cache
 	@echo "make test: all passed"
 
 lint:
@@ -44,6 +46,11 @@ test-go:
 
 test-shim: build
 	cd shim && npm ci --no-audit --no-fund && npm run build && HOOKWIRE_BIN=$(CURDIR)/$(BIN) npm test
+
+# The VS Code extension's tests: node --test on a fake vscode module, with
+# the real `hookwire observe` and `hookwire serve`.
+test-vscode: build
+	cd editors/vscode && npm ci --no-audit --no-fund && npm run build && HOOKWIRE_BIN=$(CURDIR)/$(BIN) npm test
 
 test-e2e: build
 	HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-opencode.sh

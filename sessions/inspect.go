@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 )
 
 // Read-only views of a state file for the CLI (`hookwire sessions`,
@@ -60,21 +59,14 @@ func ReadStateFile(path string) (StateContents, error) {
 	}
 
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	out := StateContents{Parents: len(s.parents), FrozenBlocks: s.frozenCount, TrackedSessions: len(s.agents)}
+	ids := make([]string, 0, s.parentLRU.Len())
 	for el := s.parentLRU.Front(); el != nil; el = el.Next() {
-		p := el.Value.(*parentState)
-		var ents []*entry
-		for _, a := range p.agents {
-			for e := a.entries.Front(); e != nil; e = e.Next() {
-				ents = append(ents, e.Value.(*entry))
-			}
-		}
-		sort.Slice(ents, func(i, j int) bool { return ents[i].tick > ents[j].tick })
-		for _, e := range ents {
-			out.Sessions = append(out.Sessions, Entry{Parent: p.id, Agent: e.agent.name, Alias: e.alias,
-				TaskID: e.taskID, Label: e.label, LastUse: e.lastUse})
-		}
+		ids = append(ids, el.Value.(*parentState).id)
+	}
+	s.mu.Unlock()
+	for _, id := range ids {
+		out.Sessions = append(out.Sessions, s.List(id)...) // entries as sessions.list reports them
 	}
 	return out, nil
 }

@@ -20,6 +20,10 @@ import (
 // demo runs a scripted orchestrator session through the real server
 // (in-process, over pipes, line framing) and prints what each hook did.
 func demo(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprintln(stdout, "usage: hookwire demo\n  run a scripted orchestrator session in process and show what each hook did")
+		return 0
+	}
 	if len(args) > 0 {
 		fmt.Fprintln(stderr, "hookwire demo takes no arguments")
 		return 2

@@ -15,29 +15,16 @@ import (
 // untouched) while a running sidecar holds it.
 func forgetCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("forget", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	project := fs.String("project", "", "the project directory whose default state file (the shim's) to edit; default: the current directory")
-	state := fs.String("state", "", "the state file to edit")
+	target := addStateFlags(fs,
+		"edit the default state file (the shim's) of the project in `DIR`; default: the current directory",
+		"edit the state file `FILE`")
 	all := fs.Bool("all", false, "forget everything")
 	parent := fs.String("parent", "", "forget what this parent session holds, as if it were deleted")
 	alias := fs.String("alias", "", "forget the entries with this alias (under --parent, else under every parent)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: hookwire forget [--project DIR | --state FILE] [--all | --parent ID | --alias A]")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, done := parseFlags(fs, args, "usage: hookwire forget [--project DIR | --state FILE] [--all | --parent ID | --alias A]", stdout, stderr); done {
+		return code
 	}
 	switch {
-	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "hookwire forget: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	case *project != "" && *state != "":
-		fmt.Fprintln(stderr, "hookwire forget: give --project or --state, not both")
-		return 2
 	case *all && (*parent != "" || *alias != ""):
 		fmt.Fprintln(stderr, "hookwire forget: --all forgets everything; leave out --parent and --alias")
 		return 2
@@ -45,19 +32,9 @@ func forgetCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "hookwire forget: say what to forget: --all, --parent ID or --alias A")
 		return 2
 	}
-
-	path := *state
-	if path == "" {
-		dir := *project
-		if dir == "" {
-			dir = "."
-		}
-		p, err := sessions.ProjectStatePath(dir)
-		if err != nil {
-			fmt.Fprintln(stderr, "hookwire forget:", err)
-			return 1
-		}
-		path = p
+	path, code, ok := target.resolve(".", stderr)
+	if !ok {
+		return code
 	}
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(stdout, "%s: no state file, nothing to forget\n", path)

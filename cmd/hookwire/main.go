@@ -1,22 +1,23 @@
 // Command hookwire is OpenCode's orchestration hooks as a sidecar: it
 // speaks JSON-RPC 2.0 on stdin/stdout (PROTOCOL.md) and logs to stderr.
 //
-//	hookwire [serve] [--framing auto|header|line] [--log-level L] [--log-file F] [--state FILE]
+//	hookwire [serve] [--framing auto|header|line] [--log-level L] [--log-file F] [--project DIR | --state FILE]
+//	                 [--record FILE [--record-redact]]
 //	hookwire demo
 //	hookwire replay [-update] FILE...
+//	hookwire observe [--project DIR | --state FILE] [--framing auto|header|line]
+//	hookwire sessions [--project DIR | --state FILE] [--json]
+//	hookwire doctor [--project DIR]
 //	hookwire forget [--project DIR | --state FILE] [--all | --parent ID | --alias A]
-//	hookwire version
+//	hookwire version | --version | -v
+//	hookwire help | --help | -h
 package main
 
 import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 )
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
@@ -24,49 +25,66 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd := "serve"
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
+	if len(args) > 0 {
+		switch args[0] {
+		case "help", "-h", "-help", "--help":
+			usage(stdout)
+			return 0
+		case "version", "-v", "-version", "--version":
+			fmt.Fprintln(stdout, thisBuild())
+			return 0
+		}
+		if len(args[0]) > 0 && args[0][0] != '-' {
+			cmd, args = args[0], args[1:]
+		}
 	}
 	switch cmd {
 	case "serve":
-		return serve(args, stderr)
+		return serve(args, stdout, stderr)
 	case "demo":
 		return demo(args, stdout, stderr)
 	case "replay":
 		return replayCmd(args, stdout, stderr)
+	case "observe":
+		return observeCmd(args, stdout, stderr)
+	case "sessions":
+		return sessionsCmd(args, stdout, stderr)
+	case "doctor":
+		return doctorCmd(args, stdout, stderr)
 	case "forget":
 		return forgetCmd(args, stdout, stderr)
-	case "version":
-		fmt.Fprintf(stdout, "hookwire %s (%s)\n", fullVersion(), goVersion())
-		return 0
-	case "help":
-		usage(stdout)
-		return 0
 	}
 	fmt.Fprintf(stderr, "hookwire: unknown command %q\n", cmd)
 	usage(stderr)
 	return 2
 }
 
+const serveUsage = `usage: hookwire [serve] [--framing auto|header|line] [--log-level trace|debug|info|warn|error]
+                      [--log-file PATH] [--project DIR | --state FILE] [--record FILE [--record-redact]]`
+
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   hookwire [serve] [--framing auto|header|line] [--log-level trace|debug|info|warn|error]
-                   [--log-file PATH] [--state FILE]
-      speak the hookwire protocol (JSON-RPC 2.0) on stdin/stdout
+                   [--log-file PATH] [--project DIR | --state FILE] [--record FILE [--record-redact]]
+      speak the hookwire protocol (JSON-RPC 2.0) on stdin/stdout; --project keeps
+      the sessions in that project's state file, --state in FILE, neither in memory;
+      --record appends every message to a transcript FILE for hookwire replay
   hookwire demo               run a scripted orchestrator session and show what each hook did
   hookwire replay [-update] FILE...
                               replay transcripts against this binary; exit 1 on a difference
+  hookwire observe [--project DIR | --state FILE] [--framing F] [--log-level L]
+                              a read-only peer of serve for editors: sessions.list, status and
+                              sessions.changed from a state file another sidecar serves
+  hookwire sessions [--project DIR | --state FILE] [--json]
+                              list the sessions a state file remembers (works while a sidecar serves it)
+  hookwire doctor [--project DIR]
+                              check the binary, OpenCode's plugin config, the state file and the plugin's version
   hookwire forget [--project DIR | --state FILE] [--all | --parent ID | --alias A]
                               forget remembered task sessions (refused while a sidecar holds the file)
-  hookwire version
+  hookwire version            (also --version, -v) this build's version
+  hookwire help               (also --help, -h) this text
+
+--project defaults to the current directory for sessions, doctor and forget. Each command's
+flags: hookwire COMMAND --help.
 `)
-}
-
-func fullVersion() string { return version }
-
-func goVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		return bi.GoVersion
-	}
-	return "unknown go"
 }

@@ -24,11 +24,10 @@ const replayTimeout = 10 * time.Second
 
 func replayCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	update := fs.Bool("update", false, "rewrite each transcript's replies with what the sidecar answered")
 	bin := fs.String("bin", "", "sidecar binary to replay against (default: this executable)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, done := parseFlagsWithArgs(fs, args, "usage: hookwire replay [-update] [-bin PATH] FILE...", stdout, stderr); done {
+		return code
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "hookwire replay: name one or more transcript files")

@@ -17,24 +17,21 @@ import (
 	"github.com/hookwire/hookwire/sessions"
 )
 
-func serve(args []string, stderr io.Writer) int {
+func serve(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	framing := fs.String("framing", "auto", "message framing: auto, header or line")
 	level := fs.String("log-level", "info", "log level: trace, debug, info, warn or error")
 	logFile := fs.String("log-file", "", "write logs to this file instead of stderr")
 	record := addRecordFlags(fs)
-	state := fs.String("state", "", "keep the session store in this file across restarts")
-	fs.Usage = func() { usage(stderr) }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	target := addStateFlags(fs,
+		"keep the session store in the state file of the project in `DIR` (its git top level's; the file hookwire sessions and doctor read)",
+		"keep the session store in `FILE` across restarts")
+	if code, done := parseFlags(fs, args, serveUsage, stdout, stderr); done {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "hookwire: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	state, code, ok := target.resolve("", stderr)
+	if !ok {
+		return code
 	}
 	fr, err := rpc.ParseFraming(*framing)
 	if err != nil {
@@ -76,23 +73,24 @@ func serve(args []string, stderr io.Writer) int {
 		}
 	}()
 
-	rec := record.open(log, version)
-	opts := handlers.Options{Version: version, Log: log, OnExit: cancel}
-	if *state != "" {
+	ver := thisBuild().Version
+	rec := record.open(log, ver)
+	opts := handlers.Options{Version: ver, Log: log, OnExit: cancel}
+	if state != "" {
 		opts.OpenState = func(store *sessions.Store) handlers.Persistence {
 			defer rec.loadedFrom(store) // a recording starts from the store as loaded
 			// ctx ends on SIGTERM/SIGINT: a load in progress then stops
 			// and leaves the file as it is.
-			p, err := sessions.OpenPersister(ctx, *state, store, log, sessions.DefaultDebounce)
+			p, err := sessions.OpenPersister(ctx, state, store, log, sessions.DefaultDebounce)
 			if err != nil {
-				log.Warn().Err(err).Str("state", *state).Msg("state file unusable; keeping state in memory")
+				log.Warn().Err(err).Str("state", state).Msg("state file unusable; keeping state in memory")
 				return nil
 			}
 			return p
 		}
 	}
 	srv := handlers.New(opts)
-	log.Info().Str("version", version).Int("pid", os.Getpid()).Msg("serving")
+	log.Info().Str("version", ver).Int("pid", os.Getpid()).Msg("serving")
 	err = rpc.Serve(ctx, os.Stdin, protocolOut, srv, rpc.Options{
 		Framing:         fr,
 		MaxMessageBytes: srv.MaxMessageBytes,

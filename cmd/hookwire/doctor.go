@@ -1,0 +1,566 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/hookwire/hookwire/sessions"
+)
+
+// The outcome of one doctor check. A failure is something that breaks
+// hookwire or loses state and exits 1; a warning is something to look at
+// that does not (the plugin not configured, versions that differ, a plugin
+// package OpenCode has not installed yet); info says what was found.
+type level int
+
+const (
+	levelOK level = iota
+	levelInfo
+	levelWarn
+	levelFail
+)
+
+func (l level) String() string {
+	return [...]string{"ok", "-", "warn", "FAIL"}[l]
+}
+
+// finding is one line of doctor's report.
+type finding struct {
+	level level
+	what  string // the check: "binary", "opencode config", ...
+	text  string
+	fix   string // what to do; for warnings and failures
+}
+
+// pluginPackage is the shim's npm name.
+const pluginPackage = "hookwire-opencode"
+
+// pluginEntry is one `plugin` entry of an OpenCode config that loads hookwire.
+type pluginEntry struct {
+	config  string          // the config file
+	spec    string          // as written: a package name or a file:// URL
+	options json.RawMessage // the second element of a [spec, options] pair; nil without
+	pkgJSON string          // file:// specs: the shim's package.json, "" when not found
+	missing string          // file:// specs: the path that does not exist
+}
+
+// doctor holds what the checks found, for the checks after them.
+type doctor struct {
+	project  string // absolute, as given
+	root     string // the project root (git top level, else project)
+	findings []finding
+	entries  []pluginEntry // every config's hookwire entries, global first
+	sidecar  string        // the binary the shim would run ("" none found)
+	sideVer  string        // its version, "" unknown
+}
+
+func (d *doctor) add(l level, what, text, fix string) {
+	d.findings = append(d.findings, finding{l, what, text, fix})
+}
+
+// doctorCmd is `hookwire doctor`: one line per check, with what to do
+// when one fails; exit 1 when a check failed (warnings do not count).
+func doctorCmd(args []string, stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	project := flags.String("project", ".", "check the project in `DIR`: its OpenCode config files and state file")
+	if code, done := parseFlags(flags, args, "usage: hookwire doctor [--project DIR]", stdout, stderr); done {
+		return code
+	}
+	abs, err := filepath.Abs(*project)
+	if err == nil {
+		_, err = os.Stat(abs)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "hookwire doctor: --project: %v\n", err)
+		return 2
+	}
+	root, err := sessions.ProjectRoot(abs)
+	if err != nil {
+		fmt.Fprintf(stderr, "hookwire doctor: --project: %v\n", err)
+		return 2
+	}
+	d := &doctor{project: abs, root: root}
+	d.checkBinary()
+	d.checkConfigs()
+	d.checkSidecar()
+	d.checkStateFile()
+	d.checkPluginVersion()
+	return d.report(stdout)
+}
+
+func (d *doctor) report(w io.Writer) int {
+	width := 0
+	for _, f := range d.findings {
+		width = max(width, len(f.what))
+	}
+	var warns, fails int
+	for _, f := range d.findings {
+		line := fmt.Sprintf("%-4s  %-*s  %s", f.level, width, f.what, f.text)
+		if f.fix != "" {
+			line += " Fix: " + f.fix
+		}
+		fmt.Fprintln(w, line)
+		switch f.level {
+		case levelWarn:
+			warns++
+		case levelFail:
+			fails++
+		}
+	}
+	fmt.Fprintf(w, "\n%s, %s\n", plural(fails, "failure"), plural(warns, "warning"))
+	if fails > 0 {
+		return 1
+	}
+	return 0
+}
+
+// checkBinary: this binary and its version.
+func (d *doctor) checkBinary() {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = "(path unknown: " + err.Error() + ")"
+	}
+	d.add(levelOK, "binary", exe+": "+thisBuild().String(), "")
+}
+
+// configDir is OpenCode's global config directory.
+func configDir() string {
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "opencode")
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".config", "opencode")
+}
+
+// cacheDir is OpenCode's cache directory, where it installs by-name plugins.
+func cacheDir() string {
+	if x := os.Getenv("XDG_CACHE_HOME"); x != "" {
+		return filepath.Join(x, "opencode")
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".cache", "opencode")
+}
+
+// configFiles lists the OpenCode config files that exist, in the order
+// OpenCode merges them (later ones win): the global ones, $OPENCODE_CONFIG,
+// then from the project root down to the project directory each
+// directory's opencode.json{,c} and .opencode/opencode.json{,c}, then
+// $OPENCODE_CONFIG_DIR's.
+func (d *doctor) configFiles() []string {
+	var files []string
+	seen := map[string]bool{}
+	addDir := func(dir string, names ...string) {
+		for _, n := range names {
+			p := filepath.Join(dir, n)
+			if fi, err := os.Stat(p); err == nil && !fi.IsDir() && !seen[p] {
+				seen[p] = true
+				files = append(files, p)
+			}
+		}
+	}
+	names := []string{"opencode.json", "opencode.jsonc"}
+	addDir(configDir(), "config.json", "opencode.json", "opencode.jsonc")
+	if c := os.Getenv("OPENCODE_CONFIG"); c != "" {
+		addDir(filepath.Dir(c), filepath.Base(c))
+	}
+	var dirs []string
+	for dir := d.project; ; dir = filepath.Dir(dir) {
+		dirs = append(dirs, dir)
+		if dir == d.root || filepath.Dir(dir) == dir {
+			break
+		}
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		addDir(dirs[i], names...)
+		addDir(filepath.Join(dirs[i], ".opencode"), names...)
+	}
+	if c := os.Getenv("OPENCODE_CONFIG_DIR"); c != "" {
+		addDir(c, names...)
+	}
+	return files
+}
+
+// checkConfigs: each OpenCode config file, whether it loads hookwire and
+// with which options.
+func (d *doctor) checkConfigs() {
+	files := d.configFiles()
+	for _, file := range files {
+		entries, err := readPluginEntries(file)
+		if err != nil {
+			d.add(levelFail, "opencode config", file+": "+err.Error()+".",
+				"correct it: OpenCode does not start with a config it cannot read.")
+			continue
+		}
+		if len(entries) == 0 {
+			d.add(levelInfo, "opencode config", file+": does not load hookwire.", "")
+			continue
+		}
+		for _, e := range entries {
+			opts := "no options"
+			if len(e.options) > 0 {
+				var buf bytes.Buffer
+				if json.Compact(&buf, e.options) == nil {
+					opts = "options " + buf.String()
+				}
+			}
+			if e.missing != "" {
+				d.add(levelFail, "opencode config", fmt.Sprintf("%s: loads %s, which does not exist.", file, e.spec),
+					"build the shim (cd shim && npm ci && npm run build) or correct the path.")
+				continue
+			}
+			d.add(levelOK, "opencode config", fmt.Sprintf("%s: loads %s, %s.", file, e.spec, opts), "")
+		}
+		d.entries = append(d.entries, entries...)
+	}
+	if len(d.entries) == 0 {
+		where := "no OpenCode config file found"
+		if len(files) > 0 {
+			where = fmt.Sprintf("none of the %s found loads it", plural(len(files), "OpenCode config file"))
+		}
+		d.add(levelWarn, "plugin", "hookwire's plugin is not configured: "+where+".",
+			fmt.Sprintf(`add "plugin": ["%s"] (or a file:// URL of shim/dist/index.js) to %s.`,
+				pluginPackage, filepath.Join(configDir(), "opencode.json")))
+	}
+}
+
+// readPluginEntries reads a JSONC config file's hookwire `plugin` entries.
+func readPluginEntries(file string) ([]pluginEntry, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var cfg struct {
+		Plugin json.RawMessage `json:"plugin"`
+	}
+	if err := json.Unmarshal(stripJSONC(data), &cfg); err != nil {
+		return nil, fmt.Errorf("not valid JSON(C): %v", err)
+	}
+	if len(cfg.Plugin) == 0 || string(cfg.Plugin) == "null" {
+		return nil, nil
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(cfg.Plugin, &list); err != nil {
+		return nil, errors.New(`"plugin" is not a list`)
+	}
+	var out []pluginEntry
+	for _, raw := range list {
+		var spec string
+		var opts json.RawMessage
+		if json.Unmarshal(raw, &spec) != nil {
+			var pair []json.RawMessage
+			if json.Unmarshal(raw, &pair) != nil || len(pair) == 0 || json.Unmarshal(pair[0], &spec) != nil {
+				continue // not a plugin entry doctor understands; OpenCode judges it
+			}
+			if len(pair) > 1 {
+				opts = pair[1]
+			}
+		}
+		if e, ok := hookwireEntry(file, spec); ok {
+			e.options = opts
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// hookwireEntry says whether spec loads hookwire's plugin: its npm name
+// (with or without @version), or a file:// URL of a file in the shim
+// package (found by its package.json), or one that does not exist whose
+// path names hookwire.
+func hookwireEntry(config, spec string) (pluginEntry, bool) {
+	e := pluginEntry{config: config, spec: spec}
+	if spec == pluginPackage || strings.HasPrefix(spec, pluginPackage+"@") {
+		return e, true
+	}
+	if !strings.HasPrefix(spec, "file:") {
+		return e, false
+	}
+	u, err := url.Parse(spec)
+	if err != nil {
+		return e, false
+	}
+	path := u.Path
+	if path == "" {
+		path = u.Opaque
+	}
+	path = filepath.FromSlash(path)
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(filepath.Dir(config), path)
+	}
+	if _, err := os.Stat(path); err != nil {
+		e.missing = path
+		return e, strings.Contains(strings.ToLower(path), "hookwire")
+	}
+	for dir, i := filepath.Dir(path), 0; i < 5; dir, i = filepath.Dir(dir), i+1 {
+		pj := filepath.Join(dir, "package.json")
+		if name, _, err := readPackageJSON(pj); err == nil {
+			if name == pluginPackage {
+				e.pkgJSON = pj
+				return e, true
+			}
+			break // the file belongs to another package
+		}
+		if filepath.Dir(dir) == dir {
+			break
+		}
+	}
+	return e, false
+}
+
+func readPackageJSON(path string) (name, version string, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", "", err
+	}
+	var pkg struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(data, &pkg); err != nil {
+		return "", "", fmt.Errorf("%s: %v", path, err)
+	}
+	return pkg.Name, pkg.Version, nil
+}
+
+// effectiveOptions are the options of the hookwire entry OpenCode's merge
+// lets win: the last one listed (project configs come after global ones).
+func (d *doctor) effectiveOptions() map[string]json.RawMessage {
+	if len(d.entries) == 0 {
+		return nil
+	}
+	var opts map[string]json.RawMessage
+	if json.Unmarshal(d.entries[len(d.entries)-1].options, &opts) != nil {
+		return nil
+	}
+	return opts
+}
+
+// checkSidecar: the binary the shim would run, as it looks for one: the
+// `binary` option, else $HOOKWIRE_BIN, else hookwire on PATH.
+func (d *doctor) checkSidecar() {
+	lvl := levelFail
+	if len(d.entries) == 0 {
+		lvl = levelWarn // nothing would run it yet
+	}
+	var bin, source string
+	if raw, ok := d.effectiveOptions()["binary"]; ok && json.Unmarshal(raw, &bin) == nil && strings.TrimSpace(bin) != "" {
+		source = "the plugin option binary"
+	} else if env := strings.TrimSpace(os.Getenv("HOOKWIRE_BIN")); env != "" {
+		bin, source = env, "$HOOKWIRE_BIN in this shell"
+	} else if p, err := exec.LookPath("hookwire"); err == nil {
+		bin, source = p, "PATH"
+	}
+	if bin == "" {
+		d.add(lvl, "sidecar", "the shim finds no hookwire binary (no binary option, no $HOOKWIRE_BIN, none on PATH): every hook would pass through.",
+			"put hookwire on PATH (go install github.com/hookwire/hookwire/cmd/hookwire@latest), or set the plugin option binary.")
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "version").Output()
+	if err != nil {
+		d.add(lvl, "sidecar", fmt.Sprintf("the shim would run %s (from %s), which fails: %v.", bin, source, err),
+			"point the binary option or $HOOKWIRE_BIN at a working hookwire, or reinstall it.")
+		return
+	}
+	d.sidecar = bin
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	if f := strings.Fields(line); len(f) >= 2 && f[0] == "hookwire" {
+		d.sideVer = f[1]
+	}
+	same := ""
+	if exe, err := os.Executable(); err == nil && sameFile(exe, bin) {
+		same = " (this binary)"
+	}
+	d.add(levelOK, "sidecar", fmt.Sprintf("the shim would run %s%s, from %s: %s.", bin, same, source, line), "")
+}
+
+func sameFile(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// statePath is the state file the shim would give the sidecar, following
+// its `state` and `args` options; "" with a reason when state is off.
+func (d *doctor) statePath() (path, source string, err error) {
+	opts := d.effectiveOptions()
+	var args []string
+	if raw, ok := opts["args"]; ok && json.Unmarshal(raw, &args) == nil {
+		for i, a := range args {
+			if a == "--state" && i+1 < len(args) {
+				return d.fromProject(args[i+1]), "the plugin option args", nil
+			}
+			if v, ok := strings.CutPrefix(a, "--state="); ok {
+				return d.fromProject(v), "the plugin option args", nil
+			}
+		}
+	}
+	if raw, ok := opts["state"]; ok {
+		var s *string
+		if json.Unmarshal(raw, &s) == nil && (s == nil || strings.TrimSpace(*s) == "") {
+			return "", "the plugin option state", nil
+		}
+		var b bool
+		if json.Unmarshal(raw, &b) == nil && !b {
+			return "", "the plugin option state", nil
+		}
+		if s != nil {
+			return d.fromProject(strings.TrimSpace(*s)), "the plugin option state", nil
+		}
+	}
+	p, err := sessions.ProjectStatePath(d.project)
+	return p, "the project's default", err
+}
+
+func (d *doctor) fromProject(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(d.root, p)
+}
+
+// checkStateFile: the project's state file: path, size, what it holds,
+// and whether a live process holds its lock.
+func (d *doctor) checkStateFile() {
+	path, source, err := d.statePath()
+	switch {
+	case err != nil:
+		d.add(levelFail, "state file", "no state file path: "+err.Error()+".", "set XDG_STATE_HOME or HOME.")
+		return
+	case path == "":
+		d.add(levelInfo, "state file", "off ("+source+"): aliases last only as long as the sidecar.", "")
+		return
+	}
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		d.add(levelOK, "state file", fmt.Sprintf("%s (%s): none yet; the sidecar creates it on first use.", path, source), "")
+		return
+	}
+	if err != nil {
+		d.add(levelFail, "state file", fmt.Sprintf("%s: %v.", path, err), "make it readable and writable by you, or remove it.")
+		return
+	}
+	held, pid, herr := sessions.LockHolder(path)
+	use := "not in use"
+	switch {
+	case herr != nil:
+		use = "lock unknown: " + herr.Error()
+	case held && pid > 0:
+		use = fmt.Sprintf("in use by pid %d", pid)
+	case held:
+		use = "in use by a process (pid unknown)"
+	}
+	got, err := sessions.ReadStateFile(path)
+	if err != nil {
+		d.add(levelFail, "state file", fmt.Sprintf("%s: %s, not loadable: %v; %s.", path, plural(int(fi.Size()), "byte"), err, use),
+			fmt.Sprintf("the next sidecar moves it aside and starts empty; or reset it now: hookwire forget --all --state %s", path))
+		return
+	}
+	d.add(levelOK, "state file", fmt.Sprintf("%s: %s, %s under %s, %s; %s.", path, plural(int(fi.Size()), "byte"),
+		plural(len(got.Sessions), "session"), plural(got.Parents, "parent"), plural(got.FrozenBlocks, "frozen block"), use), "")
+}
+
+// checkPluginVersion: the installed plugin package's version against the
+// sidecar's (else this binary's).
+func (d *doctor) checkPluginVersion() {
+	if len(d.entries) == 0 {
+		d.add(levelInfo, "plugin version", "not checked: the plugin is not configured.", "")
+		return
+	}
+	bin := d.sideVer
+	binWhat := "the sidecar's"
+	if bin == "" {
+		bin, binWhat = thisBuild().Version, "this binary's"
+	}
+	for _, e := range d.entries {
+		pj := e.pkgJSON
+		if pj == "" && e.missing == "" {
+			pj = installedPackage(e.spec)
+			if pj == "" {
+				d.add(levelWarn, "plugin version", fmt.Sprintf("%s is not installed under %s yet.", e.spec, filepath.Join(cacheDir(), "packages")),
+					"start OpenCode once: it installs by-name plugins there (it needs npm and a registry).")
+				continue
+			}
+		}
+		if pj == "" {
+			continue // reported missing above
+		}
+		_, ver, err := readPackageJSON(pj)
+		if err != nil {
+			d.add(levelWarn, "plugin version", err.Error()+".", "reinstall the plugin.")
+			continue
+		}
+		switch versionsMatch(ver, bin) {
+		case matchYes:
+			d.add(levelOK, "plugin version", fmt.Sprintf("%s %s (%s) matches %s %s.", pluginPackage, ver, pj, binWhat, bin), "")
+		case matchUnknown:
+			d.add(levelInfo, "plugin version", fmt.Sprintf("%s %s (%s); %s %s is a development build, not compared.", pluginPackage, ver, pj, binWhat, bin), "")
+		default:
+			d.add(levelWarn, "plugin version", fmt.Sprintf("%s %s (%s), but %s version is %s.", pluginPackage, ver, pj, binWhat, bin),
+				fmt.Sprintf("install the same version of both: the plugin %s@%s, or go install github.com/hookwire/hookwire/cmd/hookwire@v%s.", pluginPackage, ver, strings.TrimPrefix(ver, "v")))
+		}
+	}
+}
+
+// installedPackage finds the package.json OpenCode installed for a
+// by-name spec under <cache>/packages/<name>@<version or latest>/.
+func installedPackage(spec string) string {
+	base := filepath.Join(cacheDir(), "packages")
+	want := spec
+	if want == pluginPackage {
+		want += "@latest"
+	}
+	dirs := []string{filepath.Join(base, want)}
+	if more, _ := filepath.Glob(filepath.Join(base, pluginPackage+"@*")); len(more) > 0 {
+		dirs = append(dirs, more...)
+	}
+	for _, dir := range dirs {
+		pj := filepath.Join(dir, "node_modules", pluginPackage, "package.json")
+		if _, err := os.Stat(pj); err == nil {
+			return pj
+		}
+	}
+	return ""
+}
+
+type match int
+
+const (
+	matchNo match = iota
+	matchYes
+	matchUnknown
+)
+
+var (
+	releaseRe  = regexp.MustCompile(`^v?\d+\.\d+\.\d+`)
+	describeRe = regexp.MustCompile(`^-\d+-g[0-9a-f]+(-dirty)?$`) // what git describe adds after a tag
+)
+
+// versionsMatch compares the plugin package's version with the binary's:
+// equal apart from a leading "v", or a binary built by make some commits
+// after that release (git describe's "v1.2.3-4-gabcdef"). A binary whose
+// version is not a release number (a development build) is not compared.
+func versionsMatch(pkg, bin string) match {
+	p, b := strings.TrimPrefix(pkg, "v"), strings.TrimPrefix(bin, "v")
+	switch {
+	case !releaseRe.MatchString(b):
+		return matchUnknown
+	case p == b, strings.HasPrefix(b, p) && describeRe.MatchString(b[len(p):]):
+		return matchYes
+	}
+	return matchNo
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"github.com/hookwire/hookwire/sessions"
+)
+
+// sessionsList is `hookwire sessions --json`'s output (README, Commands).
+type sessionsList struct {
+	Path            string           `json:"path"`
+	Exists          bool             `json:"exists"` // false: no state file yet, and every count is 0
+	Parents         int              `json:"parents"`
+	FrozenBlocks    int              `json:"frozenBlocks"`
+	TrackedSessions int              `json:"trackedSessions"`
+	Sessions        []sessions.Entry `json:"sessions"` // never null
+}
+
+// sessionsCmd is `hookwire sessions`: it lists what a state file
+// remembers, read without its lock, so it works while a sidecar serves the
+// file. A missing file is an empty list (exit 0); one the sidecar could
+// not load is an error (exit 1).
+func sessionsCmd(args []string, stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("sessions", flag.ContinueOnError)
+	target := addStateFlags(flags,
+		"read the default state file (the shim's) of the project in `DIR`; default: the current directory",
+		"read the state file `FILE`")
+	asJSON := flags.Bool("json", false, "print one JSON object (path, exists, parents, frozenBlocks, trackedSessions, sessions)")
+	if code, done := parseFlags(flags, args, "usage: hookwire sessions [--project DIR | --state FILE] [--json]", stdout, stderr); done {
+		return code
+	}
+	path, code, ok := target.resolve(".", stderr)
+	if !ok {
+		return code
+	}
+
+	list := sessionsList{Path: path, Exists: true, Sessions: []sessions.Entry{}}
+	got, err := sessions.ReadStateFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		list.Exists = false
+	case err != nil:
+		fmt.Fprintf(stderr, "hookwire sessions: %s is not loadable state: %v\n"+
+			"A sidecar starting on it moves it aside and starts empty; `hookwire forget --all --state %s` resets it now.\n",
+			path, err, path)
+		return 1
+	default:
+		list.Parents, list.FrozenBlocks, list.TrackedSessions = got.Parents, got.FrozenBlocks, got.TrackedSessions
+		if got.Sessions != nil {
+			list.Sessions = got.Sessions
+		}
+	}
+
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(list); err != nil {
+			fmt.Fprintln(stderr, "hookwire sessions:", err)
+			return 1
+		}
+		return 0
+	}
+	printSessions(stdout, list)
+	return 0
+}
+
+// printSessions writes the human form: a summary line, then an aligned
+// table, the most recently active parent first.
+func printSessions(w io.Writer, l sessionsList) {
+	if !l.Exists {
+		fmt.Fprintf(w, "%s: no state file yet, nothing remembered\n", l.Path)
+		return
+	}
+	fmt.Fprintf(w, "%s: %s under %s, %s, %s\n", l.Path,
+		plural(len(l.Sessions), "session"), plural(l.Parents, "parent"),
+		plural(l.FrozenBlocks, "frozen block"), plural(l.TrackedSessions, "tracked session"))
+	if len(l.Sessions) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PARENT\tAGENT\tALIAS\tLABEL\tTASK ID\tLAST USE")
+	for _, e := range l.Sessions {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cell(e.Parent), cell(e.Agent), cell(e.Alias),
+			cell(e.Label), cell(e.TaskID), lastUse(e.LastUse))
+	}
+	tw.Flush()
+}
+
+// cell keeps a table cell on one line: control characters (tabs,
+// newlines) become spaces; "" becomes "-".
+func cell(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}
+
+func lastUse(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
