@@ -167,13 +167,17 @@ export class App {
     });
     const folder: Folder = { path, name, observer, entries: [], listing: false, dirty: false, subs: [] };
     let reportedStartFailure = false;
+    let everReady = false;
     folder.subs.push(
       observer.onChanged(() => void this.refresh(folder)),
       observer.onStateChange((s: ObserverState) => {
-        if (s === "restarting" && observer.starts === 1 && !reportedStartFailure && /cannot start/.test(observer.lastError)) {
+        if (s === "ready") everReady = true;
+        if (s === "restarting" && !everReady && !reportedStartFailure) {
+          // Said once: the first run failed before its handshake, so it is
+          // likely to fail again (no binary, one without observe).
           reportedStartFailure = true;
           void this.vscode.window.showErrorMessage(
-            `hookwire: ${observer.lastError}. Install hookwire or set "hookwire.binary" to its path.`,
+            `hookwire: the observer did not start: ${observer.lastError}. It needs a hookwire with the observe command: install one, or set "hookwire.binary" to its path.`,
           );
         }
         this.render();

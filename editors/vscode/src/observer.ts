@@ -173,10 +173,20 @@ export class Observer {
       if (this.child === child) this.ended(why);
     };
     child.on("error", (err) => end(`cannot start ${this.opts.binary}: ${err.message}`));
-    child.on("exit", (code, signal) => end(signal ? `exited on ${signal}` : `exited with code ${code}`));
+    // A run that ends before its handshake usually said why on stderr (an
+    // old hookwire without observe: unknown command); keep that line.
+    child.on("exit", (code, signal) => {
+      const why = signal ? `exited on ${signal}` : `exited with code ${code}`;
+      end(!ready && lastLine ? `${why}: ${lastLine}` : why);
+    });
     // A write to a process that died fails with EPIPE; the exit handler reports the death.
     child.stdin?.on("error", () => {});
-    forwardLines(child.stderr, (line) => this.log(line));
+    let ready = false;
+    let lastLine = "";
+    forwardLines(child.stderr, (line) => {
+      lastLine = line;
+      this.log(line);
+    });
 
     const conn = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
     this.conn = conn;
@@ -193,6 +203,7 @@ export class Observer {
     ).then(
       (result) => {
         if (this.child !== child || this.disposed) return;
+        ready = true;
         this.server = result ?? {};
         this.lastError = "";
         this.setState("ready");

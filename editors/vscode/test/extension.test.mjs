@@ -3,7 +3,9 @@
 // tree, the status-bar item, each command's effect, live refresh, restart
 // after the observer is killed, and a clean dispose.
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { join } from "node:path";
 import { after, test } from "node:test";
 import { createFakeVscode, renderTree, treeNodes } from "./fake-vscode.mjs";
 import { alive, COMMANDS, sandbox, Serving, start, VIEW_ID, waitFor, watchedFile } from "./helpers.mjs";
@@ -190,7 +192,7 @@ test("a missing binary: one error message naming the setting, and the status bar
   cleanups.push(() => ext.app.dispose());
   await waitFor(() => ext.app.observers[0].starts >= 3, 3000);
   assert.equal(ext.fake.errors.length, 1);
-  assert.match(ext.fake.errors[0], /^hookwire: cannot start .*nope\/hookwire: spawn .*ENOENT\. Install hookwire or set "hookwire.binary" to its path\.$/);
+  assert.match(ext.fake.errors[0], /^hookwire: the observer did not start: cannot start .*nope\/hookwire: spawn .*ENOENT\. It needs a hookwire with the observe command: install one, or set "hookwire.binary" to its path\.$/);
   assert.equal(ext.status().text, "hookwire: 0 resumable $(warning)");
   assert.match(ext.view().message, /hookwire observe is not running: cannot start/);
 
@@ -199,6 +201,20 @@ test("a missing binary: one error message naming the setting, and the status bar
   await waitFor(() => ext.app.observers[0]?.state === "ready", 5000);
   assert.equal(ext.status().text, "hookwire: 0 resumable");
   assert.equal(ext.fake.errors.length, 1);
+});
+
+test("a hookwire without the observe command: the error quotes what it said", async () => {
+  const box = sandbox();
+  const old = join(box.dir, "old-hookwire");
+  writeFileSync(old, `#!/bin/sh\necho 'hookwire: unknown command "observe"' >&2\nexit 2\n`, { mode: 0o755 });
+  const ext = start({ folders: [box.folder], env: { ...box.env, HOOKWIRE_BIN: old } });
+  cleanups.push(() => ext.app.dispose());
+  await waitFor(() => ext.fake.errors.length === 1 && ext.app.observers[0].starts >= 2, 3000);
+  assert.equal(
+    ext.fake.errors[0],
+    'hookwire: the observer did not start: exited with code 2: hookwire: unknown command "observe". It needs a hookwire with the observe command: install one, or set "hookwire.binary" to its path.',
+  );
+  assert.ok(ext.fake.outputChannels[0].lines.includes('[proj] hookwire: unknown command "observe"'));
 });
 
 test("workspace folders: none hides the status bar; each folder gets its own observer", async () => {
