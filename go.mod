@@ -2,6 +2,10 @@ module github.com/hookwire/hookwire
 
 go 1.26.8
 
+// The shim's and the VS Code extension's npm packages: no Go there, and
+// npm ci rewriting them must not break `go test ./...` walking the tree.
+ignore node_modules
+
 require (
 	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/fsnotify/fsnotify v1.10.1
