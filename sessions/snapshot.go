@@ -52,8 +52,9 @@ type snapshotFrozen struct {
 }
 
 type snapshotAgent struct {
-	Session string `json:"session"`
-	Agent   string `json:"agent"`
+	Session string         `json:"session"`
+	Agent   string         `json:"agent"`
+	Model   *ModelDecision `json:"model,omitempty"` // absent in files written before model decisions
 }
 
 // Snapshot returns the store's state as a JSON document with a format
@@ -106,7 +107,7 @@ func (s *Store) snapshot() (*snapshotDoc, uint64) {
 	}
 	for el := s.agentLRU.Front(); el != nil; el = el.Next() {
 		sa := el.Value.(*sessionAgent)
-		doc.SessionAgents = append(doc.SessionAgents, snapshotAgent{Session: sa.session, Agent: sa.agent})
+		doc.SessionAgents = append(doc.SessionAgents, snapshotAgent{Session: sa.session, Agent: sa.agent, Model: sa.model})
 	}
 	changes := s.changes
 	s.mu.Unlock()
@@ -345,7 +346,7 @@ func (s *Store) decodeSessionAgents(ctx context.Context, dec *json.Decoder) erro
 		if s.agents[sa.Session] != nil {
 			return fmt.Errorf("session %q's agent listed twice", sa.Session)
 		}
-		s.track(&sessionAgent{session: sa.Session, agent: sa.Agent}, true)
+		s.track(&sessionAgent{session: sa.Session, agent: sa.Agent, model: restoredModel(sa.Model)}, true)
 	}
 	return expectDelim(dec, ']')
 }

@@ -93,6 +93,8 @@ type Entry struct {
 	LastUse time.Time `json:"lastUse"`
 	// Run is how the entry's last task run went, as far as the hooks saw.
 	Run Run `json:"run"`
+	// Model is the model decision of the task session (model.go), if any.
+	Model *ModelDecision `json:"model,omitempty"`
 }
 
 // Run is the state of an entry's last task run (PROTOCOL.md 5,
@@ -175,7 +177,10 @@ type pendingCall struct {
 	resumes                              string // task id this call resumes, "" if none
 }
 
-type sessionAgent struct{ session, agent string }
+type sessionAgent struct {
+	session, agent string
+	model          *ModelDecision // the latest chat.message's (model.go); nil: none
+}
 
 // parentState is everything remembered under one parent session.
 type parentState struct {
@@ -841,6 +846,7 @@ func (s *Store) List(parent string) []Entry {
 	out := make([]Entry, len(ents))
 	for i, e := range ents {
 		out[i] = e.export()
+		out[i].Model = s.entryModel(e.taskID)
 	}
 	return out
 }

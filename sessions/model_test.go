@@ -1,0 +1,141 @@
+package sessions
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestModelDecision(t *testing.T) {
+	long := strings.Repeat("m", MaxModelBytes+1)
+	fallback := ModelDecision{Model: "fake/fake-model-2", Rung: "fallback-chain", Changed: true}
+	tests := []struct {
+		name    string
+		tracked bool // SetAgent ran for the session first
+		set     []ModelDecision
+		want    *ModelDecision
+	}{
+		{name: "kept for a tracked session", tracked: true, set: []ModelDecision{fallback}, want: &fallback},
+		{name: "an untracked session keeps none", set: []ModelDecision{fallback}},
+		{name: "the latest wins", tracked: true,
+			set:  []ModelDecision{fallback, {Model: "fake/fake-model", Variant: "high", Rung: "category-default"}},
+			want: &ModelDecision{Model: "fake/fake-model", Variant: "high", Rung: "category-default"}},
+		{name: "a model over the cap is not kept and drops the older one", tracked: true,
+			set: []ModelDecision{fallback, {Model: "p/" + long, Rung: "user"}}},
+		{name: "a variant over the cap is not kept", tracked: true, set: []ModelDecision{{Model: "p/m", Variant: long}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestStore(Config{})
+			if tt.tracked {
+				s.SetAgent("ses_c", "explorer")
+			}
+			for _, d := range tt.set {
+				s.SetModelDecision("ses_c", d)
+			}
+			got, ok := s.ModelDecision("ses_c")
+			if tt.want == nil {
+				assert.False(t, ok)
+			} else {
+				require.True(t, ok)
+				assert.Equal(t, *tt.want, got)
+			}
+			assertBytesCounted(t, s)
+		})
+	}
+}
+
+// sessions.list shows the decision of an entry's task session; the
+// session's deletion forgets it with the session's agent.
+func TestListShowsTaskSessionModel(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.s.SetAgent("ses_a", "explorer")
+	h.s.SetModelDecision("ses_a", ModelDecision{Model: "fake/fake-model-2", Rung: "fallback-chain", Changed: true})
+	h.task("ses_p", "explorer", "look", "ses_a")
+	h.task("ses_p", "oracle", "think", "ses_b")
+
+	list := h.s.List("ses_p")
+	require.Len(t, list, 2)
+	assert.Nil(t, list[0].Model, "ses_b has no decision")
+	require.NotNil(t, list[1].Model)
+	assert.Equal(t, ModelDecision{Model: "fake/fake-model-2", Rung: "fallback-chain", Changed: true}, *list[1].Model)
+
+	h.s.DeleteSession("ses_a")
+	_, ok := h.s.ModelDecision("ses_a")
+	assert.False(t, ok)
+}
+
+// Decisions survive the state file, and ReadStateFile (the CLI's view)
+// shows them; a file from before decisions reads as none, and one whose
+// decision breaks the caps keeps the session without it.
+func TestModelDecisionPersists(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.s.SetAgent("ses_a", "explorer")
+	h.s.SetModelDecision("ses_a", ModelDecision{Model: "fake/fake-model-2", Variant: "high", Rung: "fallback-chain", Changed: true})
+	h.task("ses_p", "explorer", "look", "ses_a")
+	data, err := h.s.Snapshot()
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `{"session":"ses_a","agent":"explorer","model":{"model":"fake/fake-model-2","variant":"high","rung":"fallback-chain","changed":true}}`)
+
+	dst := newTestStore(Config{})
+	require.NoError(t, dst.Restore(data))
+	got, ok := dst.ModelDecision("ses_a")
+	require.True(t, ok)
+	assert.Equal(t, "fallback-chain", got.Rung)
+	assertBytesCounted(t, dst)
+
+	path := filepath.Join(t.TempDir(), "state.json")
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	contents, err := ReadStateFile(path)
+	require.NoError(t, err)
+	require.Len(t, contents.Sessions, 1)
+	require.NotNil(t, contents.Sessions[0].Model)
+	assert.Equal(t, "fake/fake-model-2", contents.Sessions[0].Model.Model)
+
+	for name, doc := range map[string]string{
+		"older file":     `{"version":1,"clock":1,"parents":[],"sessionAgents":[{"session":"ses_a","agent":"explorer"}]}`,
+		"model too long": `{"version":1,"clock":1,"parents":[],"sessionAgents":[{"session":"ses_a","agent":"explorer","model":{"model":"` + strings.Repeat("x", MaxModelBytes+1) + `"}}]}`,
+		"blank model":    `{"version":1,"clock":1,"parents":[],"sessionAgents":[{"session":"ses_a","agent":"explorer","model":{"model":""}}]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newTestStore(Config{})
+			require.NoError(t, s.Restore([]byte(doc)))
+			assert.Equal(t, "explorer", s.Agent("ses_a"))
+			_, ok := s.ModelDecision("ses_a")
+			assert.False(t, ok)
+			assertBytesCounted(t, s)
+		})
+	}
+}
+
+// The byte counts stay exact, and the budget holds, when decisions come
+// and go with the sessions they belong to.
+func TestModelDecisionBytes(t *testing.T) {
+	for seed := range uint64(10) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 2))
+			const budget = 8 << 10
+			s := newTestStore(Config{MaxTrackedSessions: 16, MaxStateBytes: budget})
+			pick := func(n int) string { return "s" + strconv.Itoa(rng.IntN(n)) }
+			for range 2000 {
+				switch rng.IntN(4) {
+				case 0:
+					s.SetAgent(pick(24), "explorer")
+				case 1, 2:
+					s.SetModelDecision(pick(24), ModelDecision{Model: "p/" + strings.Repeat("m", rng.IntN(300)), Rung: "fallback-chain", Changed: rng.IntN(2) == 0})
+				case 3:
+					s.DeleteSession(pick(24))
+				}
+				require.LessOrEqual(t, s.bytes(), budget)
+			}
+			assertBytesCounted(t, s)
+		})
+	}
+}
