@@ -88,6 +88,22 @@ test("an alias created through hookwire serve reaches the tree within 2 s, witho
   process.stderr.write(`# first alias in the tree after ${took} ms\n`);
 });
 
+test("a resumed session shows as running, then as failed with the task's error", async () => {
+  const { status, view, serving } = await running();
+  await serving.delegate("ses_p", "explorer", "ses_c1", "Map the repo");
+  await waitFor(() => status().text === "hookwire: 1 resumable", 3000);
+  const line = async () => (await renderTree(view().provider)).split("\n").find((l) => l.includes("exp-1"));
+  const callID = await serving.resume("ses_p", "explorer", "exp-1", "Map it again");
+  await waitFor(async () => (await line())?.includes("running"), 2000);
+  assert.match(await line(), /^ {4}↻ exp-1  Map the repo · running · now$/);
+  await serving.failTask("ses_p", callID, "Rate limit exceeded");
+  await waitFor(async () => (await line())?.includes("error"), 2000);
+  assert.match(await line(), /^ {4}✗ exp-1  Map the repo · error · now$/);
+  const item = (await treeNodes(view().provider)).find((n) => n.item.label === "exp-1").item;
+  assert.match(item.tooltip, /^last run: error: Rate limit exceeded$/m);
+  assert.equal(status().text, "hookwire: 1 resumable");
+});
+
 test("copy alias and copy session id: from the tree's node, the selection, or a pick", async () => {
   let offered;
   const { fake, view, status, serving } = await running({

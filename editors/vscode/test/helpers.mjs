@@ -125,6 +125,29 @@ export class Serving {
     });
   }
 
+  /** The orchestrator resumes alias; the call is left pending (the run shows as running). Returns its callID. */
+  async resume(parent, agent, alias, description) {
+    const callID = `call_${++this.calls}`;
+    await this.conn.sendRequest("tool.execute.before", {
+      input: { tool: "task", sessionID: parent, callID },
+      output: { args: { description, prompt: "again", subagent_type: agent, task_id: alias } },
+    });
+    return callID;
+  }
+
+  /** OpenCode's native task tool threw for callID: the history holds an errored task part. */
+  async failTask(parent, callID, error) {
+    await this.conn.sendRequest("chat.messages.transform", {
+      input: {},
+      output: {
+        messages: [
+          { info: { id: "msg_u", role: "user", sessionID: parent, agent: "orchestrator" }, parts: [{ type: "text", text: "go" }] },
+          { info: { id: "msg_a", role: "assistant", sessionID: parent }, parts: [{ type: "tool", tool: "task", callID, state: { status: "error", error } }] },
+        ],
+      },
+    });
+  }
+
   async close() {
     try {
       await this.conn.sendRequest("shutdown");
