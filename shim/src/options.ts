@@ -1,10 +1,14 @@
 // Plugin options: the shim's own settings, and the rest, which is the
 // sidecar's config (PROTOCOL.md section 7) sent as-is with initialize.
+//
+// Options are forgiving, like the sidecar's config: a bad value keeps its
+// default and an unknown name that looks like a misspelt shim option is
+// left out, each with a warning that names the option (logged and shown by
+// the plugin); everything else applies.
 
-import { createHash } from "node:crypto";
 import { accessSync, constants } from "node:fs";
 import { homedir } from "node:os";
-import { basename, delimiter, isAbsolute, join, parse, resolve } from "node:path";
+import { delimiter, isAbsolute, join, parse, resolve } from "node:path";
 import { DEFAULT_HUNG_AFTER_MISSES, DEFAULT_MAX_IN_FLIGHT_BYTES } from "./sidecar.js";
 
 export type ShimSettings = {
@@ -21,13 +25,15 @@ export type ShimSettings = {
   /** Where the sidecar's stderr goes; null discards it. */
   logFile: string | null;
   trace: string | null;
-  /** The state file passed as `--state` (PROTOCOL.md 6); null: memory only. */
+  /** The state file passed as `--state` (the `state` option, a path); null otherwise. */
   state: string | null;
+  /** The project directory passed as `--project`: the sidecar keeps that project's state file (PROTOCOL.md 6); null otherwise. */
+  project: string | null;
   /**
-   * Where state came from: "default" (per project, under the user's state
-   * directory), "option" (the `state` option), "args" (a `--state` in
-   * `args`, which wins), "off" (`state: false`), "no-project" (the default,
-   * but OpenCode gave no project directory).
+   * Where state came from: "default" (the project's file, `--project`),
+   * "option" (the `state` option, `--state`), "args" (a `--state` or
+   * `--project` in `args`, which wins), "off" (`state: false`), "no-project"
+   * (the default, but OpenCode gave no project directory: memory only).
    */
   stateSource: "default" | "option" | "args" | "off" | "no-project";
   /**
@@ -35,6 +41,8 @@ export type ShimSettings = {
    * `--record FILE --record-redact`; null: none.
    */
   record: string | null;
+  /** What was wrong with the options, one line each; empty when nothing was. */
+  warnings: string[];
   /** Options meant for the sidecar. */
   config: Record<string, unknown>;
 };
@@ -60,16 +68,51 @@ export const DEFAULT_TIMEOUT_MS = 250;
 export const DEFAULT_TRANSFORM_TIMEOUT_MS = 2000;
 export { DEFAULT_HUNG_AFTER_MISSES, DEFAULT_MAX_IN_FLIGHT_BYTES } from "./sidecar.js";
 
-function positive(v: unknown, fallback: number): number {
-  return typeof v === "number" && Number.isFinite(v) && v > 0 ? v : fallback;
-}
-
-function count(v: unknown, fallback: number): number {
-  return typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : fallback;
-}
-
 function nonEmpty(v: unknown): string | undefined {
   return typeof v === "string" && v.trim() !== "" ? v.trim() : undefined;
+}
+
+/** A value as a warning shows it: JSON, cut short. */
+export function shown(v: unknown): string {
+  let s: string;
+  try {
+    s = v === undefined ? "undefined" : typeof v === "function" ? "a function" : (JSON.stringify(v) ?? String(v));
+  } catch {
+    s = String(v);
+  }
+  return s.length > 40 ? `${s.slice(0, 37)}...` : s;
+}
+
+/**
+ * Optimal string alignment distance: insertions, deletions, substitutions
+ * and swaps of neighbours (the sidecar's did-you-mean uses the same).
+ */
+export function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/**
+ * The shim option a name is a likely misspelling of: equal but for case, or
+ * within two edits (one for option names of five letters or fewer, so that
+ * short words are not taken for `args` or `state`).
+ */
+export function nearShimOption(name: string): string | undefined {
+  let best: { option: string; d: number } | undefined;
+  for (const option of SHIM_OPTIONS) {
+    if (option === name) return undefined;
+    const d = name.toLowerCase() === option.toLowerCase() ? 0 : editDistance(name, option);
+    if (d <= (option.length <= 5 ? 1 : 2) && (!best || d < best.d)) best = { option, d };
+  }
+  return best?.option;
 }
 
 export function isExecutable(file: string): boolean {
@@ -92,17 +135,18 @@ export function findOnPath(name: string, pathVar: string | undefined): string | 
   return null;
 }
 
-/** `$XDG_STATE_HOME/hookwire`, else `~/.local/state/hookwire`. */
+/** `$XDG_STATE_HOME/hookwire`, else `~/.local/state/hookwire`: where the sidecar's log goes by default. */
 export function stateDir(env: NodeJS.ProcessEnv): string {
   const stateHome = nonEmpty(env.XDG_STATE_HOME) ?? join(nonEmpty(env.HOME) ?? homedir(), ".local", "state");
   return join(stateHome, "hookwire");
 }
 
 /**
- * The project directory that keys the state file: OpenCode's worktree (the
- * git top level, the same for every subdirectory of a repository), else the
- * directory OpenCode runs in. Outside git OpenCode reports worktree "/" for
- * every directory, so a root worktree does not count.
+ * The project directory the sidecar's `--project` names: OpenCode's worktree
+ * (the git top level, the same for every subdirectory of a repository), else
+ * the directory OpenCode runs in. Outside git OpenCode reports worktree "/"
+ * for every directory, so a root worktree does not count. The sidecar turns
+ * it into the state file's path (sessions.ProjectStatePath, the one rule).
  */
 export function projectDir(project: ProjectDirs | undefined): string | undefined {
   const worktree = nonEmpty(project?.worktree);
@@ -111,42 +155,84 @@ export function projectDir(project: ProjectDirs | undefined): string | undefined
   return directory ? resolve(directory) : undefined;
 }
 
-/**
- * A readable, collision-safe file name for a project directory: its base
- * name (letters, digits, `.`, `_`, `-`; at most 40 characters) + "-" + the
- * first 16 hex digits of the SHA-256 of the absolute path.
- */
-export function stateKey(dir: string): string {
-  const abs = resolve(dir);
-  const name =
-    basename(abs)
-      .replace(/[^A-Za-z0-9._-]+/g, "_")
-      .replace(/^[.]+/, "")
-      .slice(0, 40) || "project";
-  const hash = createHash("sha256").update(abs).digest("hex").slice(0, 16);
-  return `${name}-${hash}`;
-}
-
-/** The default state file of a project: `<stateDir>/<stateKey>.json`. */
-export function defaultStatePath(env: NodeJS.ProcessEnv, dir: string): string {
-  return join(stateDir(env), `${stateKey(dir)}.json`);
-}
-
+/** Whether the sidecar's arguments already name where its state lives. */
 export function hasStateArg(args: string[]): boolean {
-  return args.some((a) => /^--?state(=|$)/.test(a));
+  return args.some((a) => /^--?(state|project)(=|$)/.test(a));
+}
+
+/** Reads the options one by one, each bad one replaced by its default and a warning. */
+class OptionReader {
+  readonly warnings: string[] = [];
+
+  constructor(private readonly o: Record<string, unknown>) {}
+
+  has(name: string): boolean {
+    return this.o[name] !== undefined;
+  }
+
+  warn(line: string): void {
+    this.warnings.push(line);
+  }
+
+  /** A number that passes ok, else the default with a warning saying what it must be. */
+  number(name: string, fallback: number, ok: (v: number) => boolean, must: string): number {
+    const v = this.o[name];
+    if (v === undefined) return fallback;
+    if (typeof v === "number" && ok(v)) return v;
+    this.warn(`${name} must be ${must}, got ${shown(v)}; using the default ${fallback}`);
+    return fallback;
+  }
+
+  /**
+   * A path option: a non-empty string; null, false or "" when offAllowed
+   * turn it off (returned as null); anything else warns and is ignored
+   * (undefined: the default applies).
+   */
+  path(name: string, offAllowed: boolean, must: string, usingInstead: string): string | null | undefined {
+    const v = this.o[name];
+    if (v === undefined) return undefined;
+    const s = nonEmpty(v);
+    if (s) return s;
+    if (offAllowed && (v === null || v === false || (typeof v === "string" && v.trim() === ""))) return null;
+    this.warn(`${name} must be ${must}, got ${shown(v)}; ${usingInstead}`);
+    return undefined;
+  }
+
+  args(): string[] {
+    const v = this.o.args;
+    if (v === undefined || v === null) return [];
+    if (!Array.isArray(v)) {
+      this.warn(`args must be a list of strings, got ${shown(v)}; using none`);
+      return [];
+    }
+    const args: string[] = [];
+    v.forEach((a, i) => {
+      if (typeof a === "string") args.push(a);
+      else this.warn(`args[${i}] must be a string, got ${shown(a)}; left out`);
+    });
+    return args;
+  }
 }
 
 export function resolveSettings(options: unknown, env: NodeJS.ProcessEnv, project?: ProjectDirs): ShimSettings {
-  const o: Record<string, unknown> =
-    options !== null && typeof options === "object" && !Array.isArray(options) ? (options as Record<string, unknown>) : {};
+  const isObject = options !== null && typeof options === "object" && !Array.isArray(options);
+  const o: Record<string, unknown> = isObject ? (options as Record<string, unknown>) : {};
+  const r = new OptionReader(o);
+  if (!isObject && options !== undefined && options !== null) r.warn(`the plugin options must be an object, got ${shown(options)}; using the defaults`);
+
+  // Not a shim option: the sidecar's config, unless it looks like a
+  // misspelt shim option (the sidecar would not know the name either).
   const config: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(o)) {
-    if (!(SHIM_OPTIONS as readonly string[]).includes(k)) config[k] = v;
+    if ((SHIM_OPTIONS as readonly string[]).includes(k)) continue;
+    const near = nearShimOption(k);
+    if (near) r.warn(`${k}: unknown option, ignored (did you mean "${near}"?)`);
+    else config[k] = v;
   }
 
   let binary: string | null = null;
   let binarySource: ShimSettings["binarySource"] = "none";
-  const fromOption = nonEmpty(o.binary);
+  const fromOption = r.path("binary", false, "a path or a command name", "looking for hookwire via HOOKWIRE_BIN or PATH instead");
   const fromEnv = nonEmpty(env.HOOKWIRE_BIN);
   if (fromOption) {
     binary = fromOption;
@@ -163,46 +249,59 @@ export function resolveSettings(options: unknown, env: NodeJS.ProcessEnv, projec
     binary = findOnPath(binary, env.PATH) ?? binary;
   }
 
-  const args = Array.isArray(o.args) ? o.args.filter((a): a is string => typeof a === "string") : [];
-  let logFile: string | null = join(stateDir(env), "sidecar.log");
-  const logOpt = o.logFile !== undefined ? o.logFile : env.HOOKWIRE_LOG_FILE;
-  if (logOpt === null || logOpt === "" || logOpt === false) logFile = null;
-  else if (nonEmpty(logOpt)) logFile = nonEmpty(logOpt)!;
+  const args = r.args();
+  const defaultLog = join(stateDir(env), "sidecar.log");
+  let logFile: string | null;
+  if (r.has("logFile")) {
+    const v = r.path("logFile", true, "a file path, or null to discard the sidecar's log", `using the default ${defaultLog}`);
+    logFile = v === undefined ? defaultLog : v;
+  } else {
+    const v = env.HOOKWIRE_LOG_FILE;
+    logFile = v === undefined ? defaultLog : (nonEmpty(v) ?? null);
+  }
+
+  const traceOpt = r.path("trace", true, "a file path", "no trace from the option");
+  const trace = traceOpt ?? nonEmpty(env.HOOKWIRE_SHIM_TRACE) ?? null;
 
   let state: string | null = null;
+  let projectArg: string | null = null;
   let stateSource: ShimSettings["stateSource"];
   const dir = projectDir(project);
+  const stateOpt = r.path("state", true, "false or a file path", "using the per-project default");
   if (hasStateArg(args)) {
     stateSource = "args";
-  } else if (o.state === false || o.state === null || o.state === "") {
+  } else if (stateOpt === null) {
     stateSource = "off";
-  } else if (nonEmpty(o.state)) {
-    state = resolve(dir ?? process.cwd(), nonEmpty(o.state)!);
+  } else if (stateOpt !== undefined) {
+    state = resolve(dir ?? process.cwd(), stateOpt);
     stateSource = "option";
   } else if (dir) {
-    state = defaultStatePath(env, dir);
+    projectArg = dir;
     stateSource = "default";
   } else {
     stateSource = "no-project";
   }
 
   // A relative path is taken from the project directory, like state's.
-  const recordOpt = nonEmpty(o.record) ?? nonEmpty(env.HOOKWIRE_RECORD);
+  const recordOpt = r.path("record", true, "a file path", "no recording from the option") ?? nonEmpty(env.HOOKWIRE_RECORD);
   const record = recordOpt ? resolve(dir ?? process.cwd(), recordOpt) : null;
 
+  const positive = (v: number) => Number.isFinite(v) && v > 0;
   return {
     binary,
     binarySource,
     args,
-    timeoutMs: positive(o.timeoutMs, DEFAULT_TIMEOUT_MS),
-    transformTimeoutMs: positive(o.transformTimeoutMs, DEFAULT_TRANSFORM_TIMEOUT_MS),
-    hungAfterMisses: count(o.hungAfterMisses, DEFAULT_HUNG_AFTER_MISSES),
-    maxInFlightBytes: positive(o.maxInFlightBytes, DEFAULT_MAX_IN_FLIGHT_BYTES),
+    timeoutMs: r.number("timeoutMs", DEFAULT_TIMEOUT_MS, positive, "a number of milliseconds above 0"),
+    transformTimeoutMs: r.number("transformTimeoutMs", DEFAULT_TRANSFORM_TIMEOUT_MS, positive, "a number of milliseconds above 0"),
+    hungAfterMisses: r.number("hungAfterMisses", DEFAULT_HUNG_AFTER_MISSES, (v) => Number.isInteger(v) && v >= 0, "a whole number, 0 or more"),
+    maxInFlightBytes: r.number("maxInFlightBytes", DEFAULT_MAX_IN_FLIGHT_BYTES, positive, "a number of bytes above 0"),
     logFile,
-    trace: nonEmpty(o.trace) ?? nonEmpty(env.HOOKWIRE_SHIM_TRACE) ?? null,
+    trace,
     state,
+    project: projectArg,
     stateSource,
     record,
+    warnings: r.warnings,
     config,
   };
 }

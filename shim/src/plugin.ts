@@ -6,9 +6,10 @@
 // everything, and on any failure leaves output exactly as it was.
 //
 // createHookwire only wires the parts together: settings (options.ts), the
-// sidecar's arguments and state check (statefile.ts), initialize params
-// (subagents.ts), the process (sidecar.ts), hook and event forwarding
-// (forward.ts), and the process-wide lifecycle (lifecycle.ts).
+// sidecar's arguments and state check (statefile.ts), initialize params and
+// OpenCode's agents (agents.ts), the process (sidecar.ts), hook and event
+// forwarding (forward.ts), the log and its toasts (log.ts), and the
+// process-wide lifecycle (lifecycle.ts).
 
 import { readFileSync } from "node:fs";
 import type { Hooks, PluginInput } from "@opencode-ai/plugin";
@@ -18,11 +19,11 @@ import { Logger } from "./log.js";
 import { isExecutable, resolveSettings, type ShimSettings } from "./options.js";
 import { Sidecar, type SpawnFn } from "./sidecar.js";
 import { checkStateFile, sidecarArgs } from "./statefile.js";
-import { InitParams, type ShimClient } from "./subagents.js";
+import { InitParams, type AgentWaits, type ShimClient } from "./agents.js";
 import { Trace, traceInspect } from "./trace.js";
 
 export { HOOK_NAMES, type HookMethod } from "./forward.js";
-export { fetchSubagents, subagentsFromConfig, type ShimClient } from "./subagents.js";
+export { agentListsOf, subagentsFromConfig, type ShimClient } from "./agents.js";
 export { stateFileWarning } from "./statefile.js";
 
 export const SHIM_VERSION = readVersion();
@@ -40,6 +41,8 @@ function readVersion(): string {
 export type Seams = {
   /** Starts the child process instead of node's spawn (tests hand in a fake child). */
   spawn?: SpawnFn;
+  /** How long to wait for OpenCode's agent list (tests shorten it). */
+  agentWaits?: AgentWaits;
 };
 
 export type HookwireInstance = {
@@ -57,7 +60,7 @@ function warnNoBinary(settings: ShimSettings, log: Logger, trace?: Trace): void 
       : settings.binarySource === "env"
         ? `HOOKWIRE_BIN (${settings.binary})`
         : '"hookwire" on PATH';
-  log.once(
+  log.alert(
     "no-binary",
     "warn",
     `hookwire: sidecar binary not found via ${where}; hooks pass through unchanged. ` +
@@ -80,14 +83,17 @@ export function createHookwire(
   const log = new Logger(client);
   const settings = resolveSettings(options, env, input);
   const trace = settings.trace ? new Trace(settings.trace) : undefined;
+  if (settings.warnings.length > 0) {
+    log.alert("option-warnings", "warn", `hookwire: plugin option warnings: ${settings.warnings.join("; ")}`, { warnings: settings.warnings });
+  }
 
   if (!settings.binary || (!seams.spawn && !isExecutable(settings.binary))) {
     warnNoBinary(settings, log, trace);
     return { hooks: {}, settings, dispose: async () => {} };
   }
 
-  const args = sidecarArgs(settings, log);
-  const init = new InitParams(settings.config, client, SHIM_VERSION);
+  const args = sidecarArgs(settings);
+  const init = new InitParams(settings.config, client, SHIM_VERSION, log, seams.agentWaits);
   const inspect = (s: Sidecar, after: string, extra?: Record<string, unknown>) =>
     trace ? traceInspect(trace, s, after, settings.transformTimeoutMs, extra) : Promise.resolve();
 
@@ -103,6 +109,8 @@ export function createHookwire(
     maxInFlightBytes: settings.maxInFlightBytes,
     spawn: seams.spawn,
     onReady: (s) => {
+      // First, so the agents it lacks arrive before the calls that waited.
+      init.onReady();
       log.log("info", `hookwire: sidecar ready (pid ${s.pid})`, { serverInfo: s.serverInfo, capabilities: s.capabilities, args });
       void inspect(s, "initialize");
       void checkStateFile(s, args, log, settings.transformTimeoutMs);
@@ -112,6 +120,7 @@ export function createHookwire(
   const events = new EventForwarder(sidecar, log, {
     afterDelete: trace ? (event) => inspect(sidecar, "session.deleted", { event }) : undefined,
   });
+  init.start(sidecar);
   startTracked(sidecar);
 
   const hooks: Hooks = {
@@ -122,7 +131,7 @@ export function createHookwire(
     "experimental.chat.messages.transform": (i, o) => forwardHook(ctx, "chat.messages.transform", i, o),
     event: (i) => events.onEvent(i as { event?: { type?: unknown } }),
     config: async (cfg) => init.onConfig(cfg),
-    dispose: () => disposeTracked(sidecar, events, trace),
+    dispose: () => (init.stop(), disposeTracked(sidecar, events, trace)),
   };
 
   return { hooks, settings, sidecar, dispose: hooks.dispose! };

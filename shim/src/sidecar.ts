@@ -312,7 +312,7 @@ export class Sidecar {
       if (r.reason === "error") {
         // The sidecar answered and said no (bad config, other protocol
         // version): restarting would give the same answer.
-        log.once("init-rejected", "error", `hookwire: initialize rejected, hooks pass through: ${r.detail}`, { config: params.config });
+        log.alert("init-rejected", "error", `hookwire: initialize rejected, hooks pass through: ${r.detail}`, { config: params.config });
         this.giveUp();
         return;
       }
@@ -332,7 +332,7 @@ export class Sidecar {
     // would otherwise only change behaviour silently.
     const warnings = configWarnings(r.result);
     if (warnings.length > 0) {
-      log.once("config-warnings", "warn", `hookwire: config warnings: ${warnings.join("; ")}`, { warnings });
+      log.alert("config-warnings", "warn", `hookwire: config warnings: ${warnings.join("; ")}`, { warnings });
     }
     this._state = "ready";
     // Observers first, so what they send goes out before the calls that
@@ -364,7 +364,7 @@ export class Sidecar {
     this.crashTimes.push(now);
     const max = this.opts.maxCrashes ?? 5;
     if (this.crashTimes.length >= max) {
-      this.opts.log.once(
+      this.opts.log.alert(
         "gave-up",
         "error",
         `hookwire: sidecar stopped ${this.crashTimes.length} times within ${Math.round(window / 1000)} s (last: ${why}); not restarting, hooks pass through`,

@@ -1,31 +1,25 @@
-// The state file from the shim's side: the `--state` argument it adds (and
-// the private directory it creates for it), and the warning when the sidecar
-// says the file is not in use.
+// The state file from the shim's side: the argument that tells the sidecar
+// where its state lives (`--project DIR` by default, `--state FILE` for the
+// `state` option), and the warning when the sidecar says the file is not in
+// use. The file's path is the sidecar's to derive (PROTOCOL.md 6), so an
+// OpenCode, an editor and `hookwire sessions` in one project agree on it.
 
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
 import type { Logger } from "./log.js";
 import { hasStateArg, type ShimSettings } from "./options.js";
-import { errorText, type Sidecar } from "./sidecar.js";
+import type { Sidecar } from "./sidecar.js";
 
-/** The sidecar's command line: the user's args, plus `--state FILE` when the shim picked a file and could create its directory. */
-export function sidecarArgs(settings: Pick<ShimSettings, "args" | "state"> & Partial<Pick<ShimSettings, "record">>, log: Logger): string[] {
+/**
+ * The sidecar's command line: the user's args, `--record FILE
+ * --record-redact` for the `record` option, plus `--state FILE` (the
+ * `state` option) or `--project DIR` (the default). The sidecar creates the
+ * state directory itself (mode 0700) and writes the file 0600.
+ */
+export function sidecarArgs(settings: Pick<ShimSettings, "args" | "state" | "project"> & Partial<Pick<ShimSettings, "record">>): string[] {
   const args = [...settings.args];
   // A --record of the user's own in args wins (unredacted, if they ask).
   if (settings.record && !args.some((a) => /^--?record(=|$)/.test(a))) args.push("--record", settings.record, "--record-redact");
-  if (!settings.state) return args;
-  try {
-    // The user's state directory is private (the file holds session ids
-    // and task descriptions); the sidecar writes the file itself, 0600.
-    mkdirSync(dirname(settings.state), { recursive: true, mode: 0o700 });
-    args.push("--state", settings.state);
-  } catch (err) {
-    log.once(
-      "state-dir",
-      "warn",
-      `hookwire: cannot create the state directory of ${settings.state} (${errorText(err)}); aliases are kept in memory only`,
-    );
-  }
+  if (settings.state) args.push("--state", settings.state);
+  else if (settings.project) args.push("--project", settings.project);
   return args;
 }
 
@@ -49,10 +43,14 @@ export function stateFileWarning(status: unknown): string | undefined {
   return undefined;
 }
 
-/** Asks a sidecar started with `--state` for its status and says once in OpenCode's log when the file is not in use (e.g. another OpenCode holds its lock). */
+/**
+ * Asks a sidecar started with a state file for its status and says once,
+ * in OpenCode's log and as a toast, when the file is not in use (another
+ * OpenCode holds its lock, its directory cannot be created, ...).
+ */
 export async function checkStateFile(sidecar: Sidecar, args: string[], log: Logger, deadlineMs: number): Promise<void> {
   if (!hasStateArg(args)) return;
   const r = await sidecar.request("status", {}, deadlineMs);
   const warning = r.ok ? stateFileWarning(r.result) : undefined;
-  if (warning) log.once("state-memory-only", "warn", warning);
+  if (warning) log.alert("state-memory-only", "warn", warning);
 }

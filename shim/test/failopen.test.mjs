@@ -11,6 +11,9 @@ after(async () => {
   for (const h of instances) await h.dispose();
 });
 
+const clients = new WeakMap();
+const clientOf = (h) => clients.get(h);
+
 function start(mode, { env = {}, options = {}, client } = {}) {
   const s = scratch();
   const fc = client ?? fakeClient();
@@ -20,7 +23,8 @@ function start(mode, { env = {}, options = {}, client } = {}) {
     { ...process.env, ...env },
   );
   instances.push(h);
-  return { h, s, logs: fc.logs };
+  clients.set(h, fc);
+  return { h, s, logs: fc.logs, toasts: fc.toasts };
 }
 
 const beforeOutput = () => ({ args: { description: "d", prompt: "p", subagent_type: "explorer", task_id: "exp-1" } });
@@ -70,6 +74,10 @@ test("a sidecar that exits at once: restarts with backoff, gives up after 5 cras
   const waits = spawns.slice(1).map((r, i) => r.t - exits[i].t);
   [100, 200, 400, 800].forEach((want, i) => assert.ok(waits[i] >= want - 5 && waits[i] < want + 2000, `backoff ${waits}`));
   assert.equal(logs.filter((l) => l.message.includes("not restarting")).length, 1);
+  const toasts = clientOf(h).toasts;
+  assert.equal(toasts.length, 1, "given up: one toast");
+  assert.equal(toasts[0].variant, "error");
+  assert.match(toasts[0].message, /^sidecar stopped 5 times within 60 s .*not restarting/);
   // Given up: hooks pass through at once, without waiting their deadline.
   const out = beforeOutput();
   const t = Date.now();
@@ -79,13 +87,18 @@ test("a sidecar that exits at once: restarts with backoff, gives up after 5 cras
   for (const r of spawns) assert.equal(alive(r.pid), false);
 });
 
-test("a missing binary: one clear warning, hooks pass through", async () => {
+test("a missing binary: one clear warning in the log and a toast, hooks pass through", async () => {
   const fc = fakeClient();
   const h = createHookwire({ client: fc.client }, { binary: "/nonexistent/hookwire" }, { ...process.env });
   instances.push(h);
   assert.equal(h.sidecar, undefined);
   assert.equal(fc.logs.length, 1);
   assert.match(fc.logs[0].message, /binary not found.*\/nonexistent\/hookwire.*pass through/);
+  assert.equal(fc.toasts.length, 1);
+  assert.deepEqual(Object.keys(fc.toasts[0]).sort(), ["message", "title", "variant"]);
+  assert.equal(fc.toasts[0].title, "hookwire");
+  assert.equal(fc.toasts[0].variant, "warning");
+  assert.match(fc.toasts[0].message, /^sidecar binary not found via the plugin option "binary" \(\/nonexistent\/hookwire\)/);
   assert.equal(h.hooks["tool.execute.before"], undefined);
 
   // Nothing configured and nothing on PATH.
@@ -109,6 +122,7 @@ test("initialize rejected (e.g. a typo in the config): logged once, hooks pass t
   const { h, logs } = start("reject", { options: { bogus: 1 } });
   await waitFor(() => h.sidecar.state === "failed");
   assert.equal(logs.filter((l) => l.message.includes("initialize rejected")).length, 1);
+  assert.deepEqual(clientOf(h).toasts.map((t) => t.variant), ["error"]);
   const out = beforeOutput();
   await h.hooks["tool.execute.before"](taskInput, out);
   assert.deepEqual(out, beforeOutput());
@@ -122,15 +136,18 @@ test("initialize warnings (a typo in the config) are logged once at warn; the si
   assert.equal(logged.length, 1);
   assert.equal(logged[0].level, "warn");
   assert.equal(logged[0].message, `hookwire: config warnings: ${warnings.join("; ")}`);
+  assert.deepEqual(clientOf(h).toasts, [{ title: "hookwire", message: `config warnings: ${warnings.join("; ")}`, variant: "warning" }]);
   // A restarted sidecar with the same config does not say it again.
   const victim = h.sidecar.pid;
   process.kill(victim, "SIGKILL");
   await waitFor(() => h.sidecar.state === "ready" && h.sidecar.pid !== victim, 5000);
   assert.equal(logs.filter((l) => l.message.includes("config warnings")).length, 1);
+  assert.equal(clientOf(h).toasts.length, 1, "nor show it again");
 
   const quiet = start("ok");
   await waitFor(() => quiet.h.sidecar.state === "ready");
   assert.equal(quiet.logs.filter((l) => l.message.includes("config warnings")).length, 0);
+  assert.equal(quiet.toasts.length, 0, "no problem, no toast");
 });
 
 test("shim-only options are stripped from the config; subagents come from OpenCode's agents", async () => {
@@ -154,7 +171,7 @@ test("shim-only options are stripped from the config; subagents come from OpenCo
   assert.deepEqual(init.params, {
     protocolVersion: 1,
     clientInfo: { name: "hookwire-opencode", version: init.params.clientInfo.version },
-    config: { cacheStable: true, subagents: ["explorer", "oracle"] },
+    config: { cacheStable: true, subagents: ["explorer", "oracle"], primaryAgents: ["oracle", "build"] },
   });
   assert.match(init.params.clientInfo.version, /^\d+\.\d+\.\d+/);
 });
@@ -209,4 +226,35 @@ test("dispose stops the sidecar and leaves no process behind", async () => {
   await hung.h.dispose(); // never answers initialize: killed after the grace period
   assert.ok(Date.now() - t < 2500);
   await waitFor(() => !alive(hungPid), 3000);
+});
+
+test("the shim's own option warnings: logged once at warn and shown once; the sidecar still runs with the rest", async () => {
+  const { h, logs, toasts, s } = start("ok", { options: { timeoutMs: "fast", tiemoutMs: 5, cacheStable: false } });
+  await waitFor(() => h.sidecar.state === "ready");
+  assert.equal(h.settings.timeoutMs, 250);
+  const logged = logs.filter((l) => l.message.includes("plugin option warnings"));
+  assert.equal(logged.length, 1);
+  assert.equal(logged[0].level, "warn");
+  assert.deepEqual(logged[0].extra.warnings, ['tiemoutMs: unknown option, ignored (did you mean "timeoutMs"?)', 'timeoutMs must be a number of milliseconds above 0, got "fast"; using the default 250']);
+  assert.equal(toasts.length, 1);
+  assert.match(toasts[0].message, /^plugin option warnings: tiemoutMs: unknown option.*; timeoutMs must be /);
+  const init = s.records().find((r) => r.ev === "call" && r.method === "initialize");
+  assert.equal(init.params.config.cacheStable, false);
+  assert.equal("tiemoutMs" in init.params.config, false);
+});
+
+test("a toast that throws or rejects never reaches OpenCode; the log entry is still written", async () => {
+  for (const toastFails of ["throw", "reject"]) {
+    const fc = fakeClient({ toastFails });
+    const h = createHookwire({ client: fc.client }, { binary: "/nonexistent/hookwire", timeoutMs: "x" }, { ...process.env });
+    instances.push(h);
+    assert.equal(fc.logs.length, 2, toastFails);
+    assert.equal(fc.toasts.length, toastFails === "throw" ? 0 : 2);
+    await sleep(10); // a rejection would surface as unhandled here
+  }
+  // A client without tui at all.
+  const noTui = { app: { log: () => {} } };
+  const h = createHookwire({ client: noTui }, { binary: "/nonexistent/hookwire" }, { ...process.env });
+  instances.push(h);
+  assert.equal(h.sidecar, undefined);
 });

@@ -37,9 +37,15 @@ export function realSidecar() {
   return built;
 }
 
-/** A stand-in for OpenCode's SDK client that records app.log entries. */
-export function fakeClient({ agents, logThrows = false } = {}) {
+/**
+ * A stand-in for OpenCode's SDK client that records app.log entries and TUI
+ * toasts. agents: the list app.agents() answers with; agentsAfterMs: it
+ * answers that late; toastFails: "throw" or "reject".
+ */
+export function fakeClient({ agents, agentsAfterMs = 0, logThrows = false, toastFails } = {}) {
   const logs = [];
+  const toasts = [];
+  let agentCalls = 0;
   const client = {
     app: {
       log: (o) => {
@@ -47,10 +53,21 @@ export function fakeClient({ agents, logThrows = false } = {}) {
         logs.push(o.body);
         return Promise.resolve(true);
       },
-      agents: async () => ({ data: agents ?? [] }),
+      agents: async () => {
+        agentCalls++;
+        if (agentsAfterMs > 0) await new Promise((r) => setTimeout(r, agentsAfterMs));
+        return { data: agents ?? [] };
+      },
+    },
+    tui: {
+      showToast: (o) => {
+        if (toastFails === "throw") throw new Error("toast broke");
+        toasts.push(o.body);
+        return toastFails === "reject" ? Promise.reject(new Error("toast refused")) : Promise.resolve({ data: true });
+      },
     },
   };
-  return { client, logs };
+  return { client, logs, toasts, agentCalls: () => agentCalls };
 }
 
 export function scratch() {

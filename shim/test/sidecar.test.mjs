@@ -12,7 +12,7 @@ let h, s, logs;
 
 before(async () => {
   s = scratch();
-  const fc = fakeClient({ agents: [{ name: "explorer", mode: "subagent" }, { name: "oracle", mode: "subagent" }, { name: "build", mode: "primary" }] });
+  const fc = fakeClient({ agents: [{ name: "explorer", mode: "subagent" }, { name: "oracle", mode: "subagent" }, { name: "orchestrator", mode: "primary" }] });
   logs = fc.logs;
   // Generous deadlines: these tests are about behaviour, not speed, and CI machines are shared.
   // cacheStable off: these tests follow PROTOCOL.md 4.2/4.3 (block in the system array, phase reminder).
@@ -56,9 +56,9 @@ test("other tools' calls stay off the pipe: only the task tools the sidecar name
   assert.equal(calls(), before + 1, "a task tool (any case) is still sent");
 });
 
-test("initialize carries the subagents read from OpenCode", () => {
+test("initialize carries the subagents and primary agents read from OpenCode", () => {
   const init = s.records().find((r) => r.ev === "call" && r.method === "initialize");
-  assert.deepEqual(init.params.config, { cacheStable: false, subagents: ["explorer", "oracle"] });
+  assert.deepEqual(init.params.config, { cacheStable: false, subagents: ["explorer", "oracle"], primaryAgents: ["orchestrator"] });
   assert.equal(h.sidecar.capabilities.hooks.includes("chat.messages.transform"), true);
 });
 
@@ -139,7 +139,7 @@ test("the sidecar's pid is in the trace, for tools that need to stop it", () => 
   assert.equal(spawns.at(-1).pid, h.sidecar.pid);
 });
 
-test("a typo in the config: the real sidecar runs and its warning reaches OpenCode's log once", async () => {
+test("a typo in the config: the real sidecar runs and its warning reaches OpenCode's log once, and a toast", async () => {
   const fc = fakeClient();
   const typo = createHookwire({ client: fc.client }, { binary: realSidecar(), logFile: null, state: false, subagents: [], cachestable: true }, process.env);
   try {
@@ -147,7 +147,71 @@ test("a typo in the config: the real sidecar runs and its warning reaches OpenCo
     const warning = await waitFor(() => fc.logs.find((l) => l.message.includes("config warnings")));
     assert.equal(warning.level, "warn");
     assert.match(warning.message, /cachestable.*cacheStable/);
+    assert.equal(fc.toasts.length, 1);
+    assert.equal(fc.toasts[0].variant, "warning");
+    assert.match(fc.toasts[0].message, /^config warnings: .*did you mean "cacheStable"/);
   } finally {
     await typo.dispose();
+  }
+});
+
+/** A stock OpenCode: primary agents build and plan, subagents explore and general; agents() answers after agentsAfterMs. */
+const STOCK_AGENTS = [
+  { name: "build", mode: "primary" },
+  { name: "plan", mode: "primary" },
+  { name: "general", mode: "subagent" },
+  { name: "explore", mode: "subagent" },
+  { name: "title", mode: "primary", hidden: true },
+];
+
+test("OpenCode's agents after initialize: agents.update reaches the real sidecar; build's sessions are managed and guidance lists the subagents; a restart keeps them", async () => {
+  const fc = fakeClient({ agents: STOCK_AGENTS, agentsAfterMs: 400 });
+  const ls = scratch();
+  const waits = { initialMs: 50, retryAfterMs: 10_000, retryPauseMs: 100, maxCalls: 3, totalMs: 30_000 };
+  const late = createHookwire({ client: fc.client }, { binary: realSidecar(), logFile: null, state: false, trace: ls.trace, timeoutMs: 2000, transformTimeoutMs: 4000 }, process.env, { agentWaits: waits });
+  try {
+    await waitFor(() => late.sidecar.state === "ready", 10_000);
+    const init = ls.records().find((r) => r.ev === "call" && r.method === "initialize");
+    assert.deepEqual(init.params.config, {}, "initialize did not wait for the slow agents call");
+    const update = await waitFor(() => ls.records().find((r) => r.ev === "notify" && r.method === "agents.update"), 5000);
+    assert.deepEqual(update.params, { primaryAgents: ["build", "plan"], subagents: ["general", "explore"] });
+    assert.equal(fc.agentCalls(), 1);
+
+    // build is managed now: its task gets an alias, and the Resumable Sessions block (cache-stable: in its next user message).
+    const P = "ses_build00000000000000000001";
+    await late.hooks["chat.message"]({ sessionID: P, agent: "build" }, { message: { id: "msg_b1", role: "user", sessionID: P, agent: "build" }, parts: [{ type: "text", text: "hi" }] });
+    const input = { tool: "task", sessionID: P, callID: "call_b1" };
+    const args = { description: "Look around", prompt: "p", subagent_type: "explore" };
+    await late.hooks["tool.execute.before"](input, { args });
+    await late.hooks["tool.execute.after"]({ ...input, args }, { title: "", metadata: {}, output: '<task id="ses_exp1" state="completed">\n<task_result>\nok\n</task_result>\n</task>' });
+    const list = await late.sidecar.request("sessions.list", { sessionID: P }, 4000);
+    assert.deepEqual(list.result.map((e) => [e.agent, e.alias]), [["explore", "exp-1"]]);
+    const messages = [
+      { info: { id: "msg_b1", role: "user", sessionID: P, agent: "build" }, parts: [{ type: "text", text: "hi" }] },
+      { info: { id: "msg_b2", role: "user", sessionID: P, agent: "build" }, parts: [{ type: "text", text: "again" }] },
+    ];
+    await late.hooks["experimental.chat.messages.transform"]({}, { messages });
+    const added = messages[1].parts.slice(1).map((p) => p.text).join("\n");
+    assert.match(added, /### Resumable Sessions[\s\S]*- explore: exp-1 Look around/);
+    assert.ok(!added.includes("<internal_reminder>"), "no phase reminder for build");
+
+    // Guidance for an unknown subagent_type lists OpenCode's subagents, learned late.
+    const err = { output: "[ERROR] Unknown agent: nonexistent" };
+    await late.hooks["tool.execute.after"]({ tool: "task", sessionID: P, callID: "call_b2", args: {} }, err);
+    assert.match(err.output, /Available: general, explore/);
+
+    // A restarted sidecar gets the lists in initialize.
+    const victim = late.sidecar.pid;
+    process.kill(victim, "SIGKILL");
+    await waitFor(() => late.sidecar.pid !== victim && late.sidecar.state === "ready", 5000);
+    const inits = ls.records().filter((r) => r.ev === "call" && r.method === "initialize");
+    assert.equal(inits.length, 2);
+    assert.deepEqual(inits[1].params.config, { subagents: ["general", "explore"], primaryAgents: ["build", "plan"] });
+    assert.equal(ls.records().filter((r) => r.ev === "notify" && r.method === "agents.update").length, 1, "no update needed after the restart");
+    const status = await late.sidecar.request("status", {}, 4000);
+    assert.equal(status.ok, true);
+  } finally {
+    await late.dispose();
+    ls.cleanup();
   }
 });

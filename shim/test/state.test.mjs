@@ -1,14 +1,17 @@
 // The per-project state file (PROTOCOL.md 6): the shim passes
-// `--state $XDG_STATE_HOME/hookwire/<key>.json` by default, keyed by
-// OpenCode's project directory, so aliases survive an OpenCode restart.
-// Every test points HOME and XDG_STATE_HOME at a temp dir.
+// `--project <OpenCode's project directory>` by default and the sidecar
+// derives `$XDG_STATE_HOME/hookwire/<key>.json` from it, so aliases survive
+// an OpenCode restart. The path is the one earlier shims computed themselves
+// (checked here against that rule, written out in sha16 below), so an
+// upgrading user keeps their aliases. Every test points HOME and
+// XDG_STATE_HOME at a temp dir.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { createHookwire, stateFileWarning } from "../dist/plugin.js";
-import { defaultStatePath, projectDir, resolveSettings, stateKey } from "../dist/options.js";
+import { projectDir, resolveSettings } from "../dist/options.js";
 import { alive, fakeClient, fakeSidecar, realSidecar, scratch, waitFor } from "./helpers.mjs";
 
 const PARENT = "ses_parent000000000000000001";
@@ -38,6 +41,10 @@ function sandbox() {
 }
 
 const sha16 = (p) => createHash("sha256").update(p).digest("hex").slice(0, 16);
+/** The state file earlier shims passed as --state: <dir>/<base name>-<sha256[:16] of the path>.json (names here need no reduction). */
+const oldRule = (stateDir, dir) => join(stateDir, `${dir.split("/").at(-1)}-${sha16(dir)}.json`);
+/** The state file the running sidecar uses. */
+const stateFileOf = async (h) => (await h.sidecar.request("status", {}, 4000)).result.stateFile;
 
 /** One OpenCode instance on project dir, with the real sidecar. */
 async function open(box, dir, options = {}, { trace = join(box.s.dir, "trace.jsonl") } = {}) {
@@ -49,7 +56,7 @@ async function open(box, dir, options = {}, { trace = join(box.s.dir, "trace.jso
   );
   instances.push(h);
   await waitFor(() => h.sidecar.state === "ready", 10_000);
-  return { h, logs: fc.logs };
+  return { h, logs: fc.logs, toasts: fc.toasts };
 }
 
 async function close(h) {
@@ -89,22 +96,6 @@ function spawnArgs(trace) {
     .map((r) => r.args);
 }
 
-test("the default state path: $XDG_STATE_HOME/hookwire/<basename>-<sha256[:16]>.json, else ~/.local/state", () => {
-  const dir = "/work/some project/My Repo!";
-  const env = { HOME: "/home/u", XDG_STATE_HOME: "/x/state" };
-  assert.equal(stateKey(dir), `My_Repo_-${sha16(dir)}`);
-  assert.equal(defaultStatePath(env, dir), `/x/state/hookwire/My_Repo_-${sha16(dir)}.json`);
-  assert.equal(defaultStatePath({ HOME: "/home/u" }, dir), `/home/u/.local/state/hookwire/My_Repo_-${sha16(dir)}.json`);
-  assert.equal(defaultStatePath({ HOME: "/home/u", XDG_STATE_HOME: "" }, dir), `/home/u/.local/state/hookwire/My_Repo_-${sha16(dir)}.json`);
-  // Readable and safe whatever the name: no separators, no leading dot, bounded.
-  assert.match(stateKey("/srv/..hidden"), /^hidden-[0-9a-f]{16}$/);
-  assert.match(stateKey("/"), /^project-[0-9a-f]{16}$/);
-  assert.match(stateKey(`/a/${"x".repeat(300)}`), /^x{40}-[0-9a-f]{16}$/);
-  assert.equal(stateKey("/a/b/"), stateKey("/a/b"), "trailing slash: same project");
-  // Same base name, different directories: different files.
-  assert.notEqual(stateKey("/one/app"), stateKey("/two/app"));
-});
-
 test("the project directory: worktree, else directory (OpenCode's worktree outside git is /)", () => {
   assert.equal(projectDir({ worktree: "/repo", directory: "/repo/sub" }), "/repo");
   assert.equal(projectDir({ worktree: "/", directory: "/tmp/notgit" }), "/tmp/notgit");
@@ -118,11 +109,13 @@ test("options: state false / a path / --state in args; never sent to the sidecar
   const env = { HOME: "/home/u", XDG_STATE_HOME: "/x/state" };
   const project = { worktree: "/repo", directory: "/repo/sub" };
   const dflt = resolveSettings({ subagents: [] }, env, project);
-  assert.equal(dflt.state, `/x/state/hookwire/repo-${sha16("/repo")}.json`);
+  assert.equal(dflt.project, "/repo");
+  assert.equal(dflt.state, null);
   assert.equal(dflt.stateSource, "default");
   for (const off of [false, null, ""]) {
     const s = resolveSettings({ state: off }, env, project);
     assert.equal(s.state, null);
+    assert.equal(s.project, null);
     assert.equal(s.stateSource, "off");
     assert.deepEqual(s.config, {});
   }
@@ -136,27 +129,43 @@ test("options: state false / a path / --state in args; never sent to the sidecar
   assert.equal(viaArgs.state, null, "an explicit --state in args wins; the shim adds none");
   assert.equal(viaArgs.stateSource, "args");
   assert.equal(resolveSettings({ args: ["--state=/a/s.json"] }, env, project).stateSource, "args");
+  assert.equal(resolveSettings({ args: ["--project", "/x"] }, env, project).project, null, "a --project of the user's own wins");
   assert.equal(resolveSettings({}, env, {}).stateSource, "no-project");
   assert.equal(resolveSettings({}, env, {}).state, null);
 });
 
-test("default: the sidecar gets --state <derived path>, the directory is created 0700, the file is written", async () => {
+test("default: the sidecar gets --project DIR and keeps the file earlier shims used (directory 0700, file 0600)", async () => {
   const box = sandbox();
   const dir = box.project("alpha");
   assert.equal(existsSync(box.stateDir), false);
   const trace = join(box.s.dir, "trace-default.jsonl");
   const { h } = await open(box, dir, {}, { trace });
-  const want = join(box.stateDir, `alpha-${sha16(dir)}.json`);
-  assert.equal(h.settings.state, want);
-  assert.deepEqual(spawnArgs(trace), [["--state", want]]);
+  assert.deepEqual(spawnArgs(trace), [["--project", dir]]);
+  const want = oldRule(box.stateDir, dir);
+  assert.deepEqual(await stateFileOf(h), { mode: "persistent", path: want }, "an upgrading user's file");
   assert.equal(statSync(box.stateDir).mode & 0o777, 0o700);
-  const status = await h.sidecar.request("status", {}, 4000);
-  assert.equal(status.result.state, `persistent: ${want}`);
   await delegate(h);
   await close(h);
   assert.ok(existsSync(want), "state file written at exit");
   assert.equal(statSync(want).mode & 0o777, 0o600);
   assert.match(readFileSync(want, "utf8"), new RegExp(CHILD));
+});
+
+test("OpenCode in a subdirectory of a git repository: the worktree's file, the same as from its top level", async () => {
+  const box = sandbox();
+  const repo = box.project("repo");
+  mkdirSync(join(repo, ".git"));
+  const sub = join(repo, "pkg", "sub");
+  mkdirSync(sub, { recursive: true });
+  // OpenCode reports worktree = the git top level; the sidecar finds the same top level from the directory alone.
+  for (const input of [{ worktree: repo, directory: sub }, { worktree: "/", directory: sub }]) {
+    const fc = fakeClient({ agents: AGENTS });
+    const h = createHookwire({ client: fc.client, ...input }, { binary: realSidecar(), logFile: null, timeoutMs: 2000, transformTimeoutMs: 4000 }, box.env);
+    instances.push(h);
+    await waitFor(() => h.sidecar.state === "ready", 10_000);
+    assert.equal((await stateFileOf(h)).path, oldRule(box.stateDir, repo), JSON.stringify(input));
+    await close(h);
+  }
 });
 
 test("two project directories get two state files", async () => {
@@ -165,7 +174,7 @@ test("two project directories get two state files", async () => {
   const b = box.project("two/app");
   const ha = (await open(box, a)).h;
   const hb = (await open(box, b)).h;
-  assert.notEqual(ha.settings.state, hb.settings.state);
+  assert.notEqual((await stateFileOf(ha)).path, (await stateFileOf(hb)).path);
   await delegate(ha);
   await delegate(hb);
   await close(ha);
@@ -195,7 +204,8 @@ test("an alias survives a killed sidecar (kill -9) once the debounced write is d
   const dir = box.project("killed");
   const { h } = await open(box, dir);
   await delegate(h);
-  await waitFor(() => existsSync(h.settings.state) && readFileSync(h.settings.state, "utf8").includes(CHILD), 5000);
+  const file = (await stateFileOf(h)).path;
+  await waitFor(() => existsSync(file) && readFileSync(file, "utf8").includes(CHILD), 5000);
   const victim = h.sidecar.pid;
   process.kill(victim, "SIGKILL");
   await waitFor(() => h.sidecar.pid !== victim && h.sidecar.state === "ready", 5000);
@@ -236,8 +246,8 @@ test("a second OpenCode on the same project: its sidecar runs in memory only and
   const box = sandbox();
   const dir = box.project("shared");
   const first = (await open(box, dir)).h;
-  const { h: second, logs } = await open(box, dir);
-  assert.equal(second.settings.state, first.settings.state);
+  const { h: second, logs, toasts } = await open(box, dir);
+  assert.equal(second.settings.project, first.settings.project);
   const status = await second.sidecar.request("status", {}, 4000);
   assert.match(status.result.state, /^memory-only: .*locked by another process/);
   assert.equal(status.result.stateFile.mode, "memory-only");
@@ -245,10 +255,13 @@ test("a second OpenCode on the same project: its sidecar runs in memory only and
   const warning = await waitFor(() => logs.find((l) => l.message.includes("state file not used")));
   assert.equal(warning.level, "warn");
   assert.match(warning.message, /memory only/);
+  assert.equal(toasts.length, 1, "and a toast");
+  assert.equal(toasts[0].variant, "warning");
+  assert.match(toasts[0].message, /^state file not used, aliases are kept in memory only/);
   // The first keeps its file.
   const firstStatus = (await first.sidecar.request("status", {}, 4000)).result;
   assert.match(firstStatus.state, /^persistent: /);
-  assert.deepEqual([firstStatus.stateFile.mode, firstStatus.stateFile.path], ["persistent", first.settings.state]);
+  assert.deepEqual([firstStatus.stateFile.mode, firstStatus.stateFile.path], ["persistent", oldRule(box.stateDir, dir)]);
   await close(second);
   await close(first);
 });
