@@ -3,10 +3,12 @@
 // scratch directory: requests.jsonl (every request body the fake LLM got),
 // fakellm-events.jsonl (when it killed the sidecar), trace-run.jsonl and
 // trace-delete.jsonl (the shim's trace: calls, replies, sidecar pids,
-// status/sessions.list after each session.deleted), run.jsonl / run.rc.
+// status/sessions.list after each session.deleted), run.jsonl / run.rc; and
+// the same files of the stock-agents runs under stock/ (checks S0-S5).
 // Prints PASS/FAIL per check and exits non-zero when any fails.
 
-import { basename, dirname, join } from "node:path";
+import { createHash } from "node:crypto";
+import { basename, join } from "node:path";
 import { textOf, taskIdOf } from "./fakellm/common.mjs";
 import { check as record, finish, readJsonl as readJsonlFile, readText as readTextFile } from "./lib/checks.mjs";
 
@@ -68,7 +70,7 @@ check("0. the run completed (opencode exit 0, final orchestrator text)", () => {
   return { ok: true, why: `${requests.length} LLM requests, ${orchestrator.length} from the orchestrator` };
 });
 
-check("1. after delegating to explorer, the orchestrator's system messages list exp-1 under ### Resumable Sessions", () => {
+check("1. (cacheStable false) after delegating to explorer, the orchestrator's system messages list exp-1 under ### Resumable Sessions", () => {
   // The first orchestrator request that already has the explorer's result.
   const after = orchestrator.find((r) => taskCalls(r.body).some((c) => c.args.subagent_type === "explorer" && c.result));
   if (!after) return { ok: false, why: "no orchestrator request after the explorer delegation" };
@@ -98,7 +100,7 @@ check('2. task with task_id "exp-1" resumes the same child session', () => {
   return { ok: true, why: `both calls answered by <task id="${a}">; the child's request carried its earlier turn` };
 });
 
-check("3. the orchestrator's latest user message carries the <internal_reminder> part; subagents' do not", () => {
+check("3. (cacheStable false) the orchestrator's latest user message carries the <internal_reminder> part; subagents' do not", () => {
   if (orchestrator.length === 0) return { ok: false, why: "no orchestrator request" };
   for (const r of orchestrator) {
     const user = lastUser(r.body);
@@ -171,25 +173,118 @@ check("6. opencode session delete <parent> leaves no remembered entries in the s
   const mine = left.filter((e) => parentOf(e) === parent);
   if (mine.length > 0) return { ok: false, why: `${mine.length} entries left: ${JSON.stringify(mine)}` };
   if (beforeEntries.length === 0) return { ok: false, why: "nothing was remembered for the parent before the delete (state file not loaded?), so the check proves nothing" };
-  // Both OpenCode processes ran in the same project: the shim's default gave
-  // both sidecars the same per-project file under $XDG_STATE_HOME/hookwire.
-  const stateArg = (trace) => {
+  // Both OpenCode processes ran in the same project: the shim's default,
+  // --project <OpenCode's worktree>, gave both sidecars the same file, the
+  // one earlier shims computed themselves (an upgrading user keeps it).
+  const projectArg = (trace) => {
     const args = trace.find((r) => r.ev === "spawn")?.args ?? [];
-    const i = args.indexOf("--state");
+    const i = args.indexOf("--project");
     return i >= 0 ? args[i + 1] : undefined;
   };
-  const runState = stateArg(traceRun);
-  const deleteState = stateArg(traceDelete);
-  const stateDir = join(work, "xdg", "state", "hookwire");
-  if (!runState || runState !== deleteState) return { ok: false, why: `the two sidecars got different state files: ${runState} and ${deleteState}` };
-  if (dirname(runState) !== stateDir || !/^project-[0-9a-f]{16}\.json$/.test(basename(runState)))
-    return { ok: false, why: `state file ${runState} is not the default per-project one under ${stateDir}` };
-  return { ok: true, why: `${beforeEntries.length} entries before (from the default state file ${basename(runState)}), ${left.length} entries of any parent after` };
+  const runProject = projectArg(traceRun);
+  if (!runProject || runProject !== projectArg(traceDelete))
+    return { ok: false, why: `the two sidecars got different projects: ${runProject} and ${projectArg(traceDelete)}` };
+  const stateFile = before?.status?.result?.stateFile;
+  const earlierRule = join(work, "xdg", "state", "hookwire", `${basename(runProject)}-${createHash("sha256").update(runProject).digest("hex").slice(0, 16)}.json`);
+  if (stateFile?.mode !== "persistent" || stateFile.path !== earlierRule)
+    return { ok: false, why: `state file ${JSON.stringify(stateFile)} is not the default per-project one, ${earlierRule}` };
+  return { ok: true, why: `${beforeEntries.length} entries before (from the default state file ${basename(stateFile.path)} of --project ${basename(runProject)}), ${left.length} entries of any parent after` };
+});
+
+// --- Stock OpenCode: build, plan, explore, general; no agents of ours ------------
+const stockDir = join(work, "stock");
+const stockRequests = readJsonlFile(join(stockDir, "requests.jsonl"));
+const stockReplies = new Map(readJsonlFile(join(stockDir, "requests.replies.jsonl")).map((r) => [r.n, r.answer]));
+const stockTraces = [1, 2].map((n) => readJsonlFile(join(stockDir, `trace-run${n}.jsonl`)));
+const build = stockRequests.filter((r) => r.agent === "build");
+const runOf = (r) => (textOf(lastUser(r.body)?.content).includes("STOCK_RUN2") ? 2 : 1);
+/** The task call the scripted build made with these args, and its result in build's latest history. */
+const buildTask = (match) => {
+  const final = build.at(-1);
+  const callId = build.map((r) => stockReplies.get(r.n)?.toolCalls?.find((tc) => tc.name === "task" && match(tc.args))?.id).find(Boolean);
+  return callId && final ? taskCalls(final.body).find((c) => c.id === callId) : undefined;
+};
+
+check("S0. stock: both runs of build completed (the second continues the first's session)", () => {
+  for (const n of [1, 2]) {
+    const rc = readTextFile(join(stockDir, `run${n}.rc`)).trim();
+    if (rc !== "0") return { ok: false, why: `run ${n} exited ${rc || "?"}; see stock/run${n}.err` };
+    if (!readTextFile(join(stockDir, `run${n}.jsonl`)).includes(`BUILD_RUN${n}_DONE`)) return { ok: false, why: `run ${n}'s final text is missing` };
+  }
+  const agents = [...new Set(stockRequests.map((r) => r.agent))].sort();
+  if (agents.includes("unknown")) return { ok: false, why: `a request of no known agent: ${agents}` };
+  return { ok: true, why: `${stockRequests.length} LLM requests (${agents.join(", ")}), ${build.length} from build` };
+});
+
+check("S1. stock: the shim told the sidecar OpenCode's agents (primary build, plan; subagents explore, general)", () => {
+  const init = stockTraces[0].find((r) => r.ev === "call" && r.method === "initialize");
+  if (!init) return { ok: false, why: "no initialize in run 1's trace" };
+  const update = stockTraces[0].find((r) => r.ev === "notify" && r.method === "agents.update");
+  const lists = { ...init.params.config, ...update?.params };
+  const has = (list, names) => Array.isArray(list) && names.every((n) => list.includes(n));
+  if (!has(lists.primaryAgents, ["build", "plan"]) || !has(lists.subagents, ["explore", "general"]))
+    return { ok: false, why: `initialize config ${JSON.stringify(init.params.config)}, agents.update ${JSON.stringify(update?.params)}` };
+  const warnings = stockTraces[0].find((r) => r.ev === "reply" && r.method === "initialize")?.result?.warnings;
+  if (warnings) return { ok: false, why: `initialize warnings: ${JSON.stringify(warnings)}` };
+  return { ok: true, why: `primaryAgents ${JSON.stringify(lists.primaryAgents)}, subagents ${JSON.stringify(lists.subagents)} (${update ? "by agents.update" : "in initialize"})` };
+});
+
+check("S2. stock: build's task_id exp-1 and gen-1 in the second process resume the children the first one started", () => {
+  const results = [];
+  for (const [agent, alias] of [["explore", "exp-1"], ["general", "gen-1"]]) {
+    const first = buildTask((a) => a.subagent_type === agent && !a.task_id);
+    const resumed = buildTask((a) => a.subagent_type === agent && a.task_id === alias);
+    if (!first?.result || !resumed?.result) return { ok: false, why: `missing ${agent} task results in build's history` };
+    const a = taskIdOf(first.result);
+    const b = taskIdOf(resumed.result);
+    if (!a || a !== b) return { ok: false, why: `${agent}: first task ${a}, "${alias}" in run 2 got ${b ?? JSON.stringify(resumed.result.slice(0, 200))}` };
+    results.push(`${alias} → ${a}`);
+  }
+  const resumedExplore = stockRequests.find((r) => r.agent === "explore" && r.body.messages.some((m) => m.role === "user" && textOf(m.content).includes("Check again.")));
+  if (!resumedExplore?.body.messages.some((m) => textOf(m.content).includes("List the files in the repo.")))
+    return { ok: false, why: "the resumed explore request does not carry its first task's conversation" };
+  const spawns = stockTraces.map((t) => t.find((r) => r.ev === "spawn")?.args);
+  return { ok: true, why: `${results.join(", ")}, across two OpenCode processes (sidecar args ${JSON.stringify(spawns[1])})` };
+});
+
+check("S3. stock: the second run's user message carries the Resumable Sessions block (cache-stable: not in the system prompt)", () => {
+  const run2 = build.filter((r) => runOf(r) === 2);
+  if (run2.length === 0) return { ok: false, why: "no build request in run 2" };
+  for (const r of run2) {
+    const parts = lastUser(r.body).content;
+    const block = Array.isArray(parts) ? parts.slice(1).map((p) => p.text ?? "").find((t) => t.includes("### Resumable Sessions")) : undefined;
+    if (!block) return { ok: false, why: `build request #${r.n}: no ### Resumable Sessions part after the user's text: ${JSON.stringify(parts).slice(0, 300)}` };
+    if (!/- explore: exp-1\b/.test(block) || !/- general: gen-1\b/.test(block)) return { ok: false, why: `request #${r.n}: block lacks exp-1 / gen-1: ${JSON.stringify(block)}` };
+  }
+  const inSystem = build.find((r) => systemTexts(r.body).some((t) => t.includes("### Resumable Sessions")));
+  if (inSystem) return { ok: false, why: `build request #${inSystem.n} has the block in its system prompt` };
+  const block = lastUser(run2[0].body).content.find((p) => p.text?.includes("### Resumable Sessions")).text;
+  return { ok: true, why: `${run2.length} run-2 requests: ${JSON.stringify(block.split("\n").filter((l) => l.startsWith("- ")))}` };
+});
+
+check("S4. stock: task with an unknown subagent_type gets OpenCode's error and guidance listing explore and general", () => {
+  const bad = buildTask((a) => a.subagent_type === "nonexistent");
+  if (!bad?.result) return { ok: false, why: "no result for the nonexistent-agent call in build's history" };
+  const err = "Unknown agent type: nonexistent is not a valid agent type";
+  const at = bad.result.indexOf(err);
+  if (at < 0) return { ok: false, why: `OpenCode's error text missing: ${JSON.stringify(bad.result.slice(0, 300))}` };
+  const guidance = bad.result.slice(at + err.length);
+  if (!guidance.includes("unknown_agent")) return { ok: false, why: `no guidance after the error: ${JSON.stringify(guidance.slice(0, 300))}` };
+  const available = guidance.match(/Available: (.*)/)?.[1] ?? "";
+  if (!/\bexplore\b/.test(available) || !/\bgeneral\b/.test(available)) return { ok: false, why: `the available list lacks explore/general: ${JSON.stringify(available)}` };
+  return { ok: true, why: `available: ${available}` };
+});
+
+check("S5. stock: no phase reminder for build (its reminder agents are the default, orchestrator)", () => {
+  if (build.length === 0) return { ok: false, why: "no build request" };
+  const withIt = stockRequests.find((r) => r.body.messages.some((m) => textOf(m.content).includes("<internal_reminder>")));
+  if (withIt) return { ok: false, why: `${withIt.agent} request #${withIt.n} carries the reminder` };
+  return { ok: true, why: `none in ${stockRequests.length} requests` };
 });
 
 // Not a check: how often the shim had to pass a hook through.
 {
-  const replies = [...traceRun, ...traceDelete].filter((r) => r.ev === "reply" && r.method !== "initialize");
+  const replies = [...traceRun, ...traceDelete, ...stockTraces.flat()].filter((r) => r.ev === "reply" && r.method !== "initialize");
   const failedOpen = replies.filter((r) => !r.ok);
   const byReason = {};
   for (const r of failedOpen) byReason[`${r.method}:${r.reason}`] = (byReason[`${r.method}:${r.reason}`] ?? 0) + 1;

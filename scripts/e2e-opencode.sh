@@ -4,6 +4,14 @@
 # LLM actually received (scripts/e2e-opencode-assert.mjs), and that the
 # session's recording replays (scripts/e2e-record-check.mjs).
 #
+# Two setups, each with its own OpenCode home:
+#   orchestrator  agents orchestrator + explorer + oracle in opencode.json,
+#                 the shim with cacheStable false; one run (recorded), then a
+#                 second OpenCode process deletes the session
+#   stock         no agent definitions (OpenCode's build, plan, explore,
+#                 general), the shim with its defaults; two runs of `build`,
+#                 the second continuing the first's session
+#
 # Needs only Go, Node 20 and npm. The only network use is the npm install of
 # OpenCode into ${HOOKWIRE_CACHE:-$HOME/.cache/hookwire}/opencode-1.18.33
 # (reused when present; npm's own cache lives there too). The install, the
@@ -55,6 +63,7 @@ log "fake LLM on 127.0.0.1:$FAKELLM_PORT"
 
 oc_config "$ROOT/scripts/e2e-opencode-config.mjs"
 
+START=$(date +%s)
 # --- 5. The run ------------------------------------------------------------------------
 log "opencode run (at most ${RUN_TIMEOUT}s)"
 set +e
@@ -81,11 +90,44 @@ else
 fi
 
 oc_fakellm_stop
+log "orchestrator setup: $(($(date +%s) - START)) s"
 
-# --- 7. Assertions ------------------------------------------------------------------------
+# --- 7. Stock OpenCode: no agents of ours, two runs of build in one session -----------
+START=$(date +%s)
+STOCK=$WORK/stock
+oc_home "$STOCK"
+export FAKELLM_EVENTS=$STOCK/fakellm-events.jsonl
+STOCK_PROJECT=$STOCK/project
+oc_project "$STOCK_PROJECT" '# e2e stock project'
+oc_fakellm_start "$STOCK" $((2 * RUN_TIMEOUT + 60))
+oc_config "$ROOT/scripts/e2e-opencode-config.mjs" --stock
+
+stock_run() { # N PROMPT [opencode run options...]
+  local n=$1 prompt=$2
+  shift 2
+  log "stock: opencode run $n (at most ${RUN_TIMEOUT}s)"
+  set +e
+  (cd "$STOCK_PROJECT" && HOOKWIRE_SHIM_TRACE=$STOCK/trace-run$n.jsonl timeout -k 5 "$RUN_TIMEOUT" "$OPENCODE" run --format json \
+    --agent build --model fake/fake-model "$@" "$prompt" </dev/null >"$STOCK/run$n.jsonl" 2>"$STOCK/run$n.err")
+  echo $? >"$STOCK/run$n.rc"
+  set -e
+  log "stock: opencode run $n exited $(cat "$STOCK/run$n.rc")"
+}
+stock_run 1 "STOCK_RUN1: Look around the repo. AGENT_MARKER:build"
+STOCK_PARENT=$(oc_session_of "$STOCK/run1.jsonl")
+echo "$STOCK_PARENT" >"$STOCK/parent"
+if [ -n "$STOCK_PARENT" ]; then
+  stock_run 2 "STOCK_RUN2: Pick up where you left off." --session "$STOCK_PARENT"
+else
+  log "stock: no session id in run 1's output"
+fi
+oc_fakellm_stop
+log "stock setup: $(($(date +%s) - START)) s"
+
+# --- 8. Assertions ------------------------------------------------------------------------
 RC=0
 node "$ROOT/scripts/e2e-opencode-assert.mjs" "$WORK" || RC=$?
 
-# --- 8. The run's recording replays (issue 13) -----------------------------------------
+# --- 9. The run's recording replays (issue 13) -----------------------------------------
 node "$ROOT/scripts/e2e-record-check.mjs" "$WORK" "$SIDECAR" || RC=$?
 exit "$RC"

@@ -23,12 +23,16 @@ export function systemText(body) {
 
 /**
  * The agent a request comes from: "title" for OpenCode's title generator,
- * else the AGENT_MARKER:<name> each agent's prompt in opencode.json carries.
+ * else the AGENT_MARKER:<name> each agent's prompt in opencode.json carries,
+ * else the one its conversation's first user message carries (OpenCode's
+ * stock agents have no prompt of ours: the run's prompt or the task's
+ * prompt names the agent instead).
  */
 export function agentOf(body) {
   const sys = systemText(body);
   if (/title generator/i.test(sys)) return "title";
-  const m = sys.match(/AGENT_MARKER:([a-z]+)/);
+  const firstUser = ownText((body.messages ?? []).find((m) => m.role === "user")?.content);
+  const m = sys.match(/AGENT_MARKER:([a-z]+)/) ?? firstUser.match(/AGENT_MARKER:([a-z]+)/);
   return m ? m[1] : "unknown";
 }
 

@@ -13,9 +13,20 @@
 //
 // Subagents answer with text. The title request (OpenCode's title
 // generator) gets a short title.
+//
+// The stock-agents runs (no agent definitions in opencode.json) name their
+// agent in the first user message instead: the run's prompt says
+// AGENT_MARKER:build, each task's prompt AGENT_MARKER:explore or :general.
+// Two `opencode run` processes, the second continuing the first's session;
+// build's step is the number of tool results after the newest user message:
+//
+//   STOCK_RUN1  0 task explore (exp-1)  1 task general (gen-1)
+//               2 task subagent_type "nonexistent"  3 final text
+//   STOCK_RUN2  0 task explore task_id "exp-1"  1 task general task_id "gen-1"
+//               2 final text
 
 import { readFileSync, appendFileSync } from "node:fs";
-import { task } from "./common.mjs";
+import { ownText, task } from "./common.mjs";
 
 export { agentOf, systemText } from "./common.mjs";
 
@@ -33,7 +44,30 @@ const ORCHESTRATOR_STEPS = [
   () => ({ text: "ORCHESTRATOR_DONE: all steps finished." }),
 ];
 
+const BUILD_STEPS = {
+  STOCK_RUN1: [
+    () => task({ description: "Look around", prompt: "AGENT_MARKER:explore List the files in the repo.", subagent_type: "explore" }),
+    () => task({ description: "Summarise the README", prompt: "AGENT_MARKER:general Summarise README.md.", subagent_type: "general" }),
+    () => task({ description: "Bad subagent", prompt: "Do something.", subagent_type: "nonexistent" }),
+    () => ({ text: "BUILD_RUN1_DONE: looked, summarised." }),
+  ],
+  STOCK_RUN2: [
+    () => task({ description: "Look again", prompt: "Check again.", subagent_type: "explore", task_id: "exp-1" }),
+    () => task({ description: "Summarise again", prompt: "Once more.", subagent_type: "general", task_id: "gen-1" }),
+    () => ({ text: "BUILD_RUN2_DONE: both resumed." }),
+  ],
+};
+
+/** Tool results after the newest user message. */
+function stepOf(body) {
+  const msgs = body.messages ?? [];
+  let lastUser = -1;
+  msgs.forEach((m, i) => m.role === "user" && (lastUser = i));
+  return msgs.slice(lastUser + 1).filter((m) => m.role === "tool").length;
+}
+
 let explorerReplies = 0;
+const stockReplies = { explore: 0, general: 0 };
 
 export async function reply(body, { agent }) {
   switch (agent) {
@@ -49,6 +83,17 @@ export async function reply(body, { agent }) {
       return { text: `EXPLORER_REPLY_${explorerReplies}: the repo has one file, README.md.` };
     case "oracle":
       return { text: "ORACLE_REPLY: the design is sound." };
+    case "build": {
+      const users = (body.messages ?? []).filter((m) => m.role === "user");
+      const run = ownText(users.at(-1)?.content).match(/STOCK_RUN\d/)?.[0];
+      const steps = BUILD_STEPS[run];
+      if (!steps) return { text: `UNEXPECTED_BUILD_TURN ${run}` };
+      return steps[Math.min(stepOf(body), steps.length - 1)]();
+    }
+    case "explore":
+    case "general":
+      stockReplies[agent]++;
+      return { text: `${agent.toUpperCase()}_REPLY_${stockReplies[agent]}: the repo has one file, README.md.` };
     default:
       return { text: "UNKNOWN_AGENT_REPLY" };
   }

@@ -32,9 +32,11 @@ export const shimPlugin = (shimOptions) => [pathToFileURL(arg("shim")).href, shi
  * opencode.json for the fake LLM on --port: the fake provider and model, the
  * orchestrator (AGENT_MARKER:orchestrator in its prompt, allowed to delegate)
  * and its subagents explorer and oracle. `top` holds settings placed after
- * autoupdate and share; `plugin`, when given, the plugin list.
+ * autoupdate and share; `plugin`, when given, the plugin list. `agents:
+ * false` leaves the agents out: OpenCode's stock ones (build, plan, explore,
+ * general) are all there is.
  */
-export function fakeConfig({ top = {}, plugin } = {}) {
+export function fakeConfig({ top = {}, plugin, agents = true } = {}) {
   const config = {
     $schema: "https://opencode.ai/config.json",
     autoupdate: false,
@@ -71,6 +73,7 @@ export function fakeConfig({ top = {}, plugin } = {}) {
       },
     },
   };
+  if (!agents) delete config.agent;
   if (plugin) config.plugin = plugin;
   return config;
 }
