@@ -170,7 +170,9 @@ func (w *Watcher) watchEvents(ctx context.Context, fw *fsnotify.Watcher) {
 }
 
 // poll reads the file again when its identity, size or modification time
-// changed since the last look (last, nil when it was missing).
+// changed since the last look (last, nil when it was missing). Unless
+// Options.Poll forces it, it hands over to fsnotify as soon as the
+// directory can be watched (a state directory no sidecar created yet).
 func (w *Watcher) poll(ctx context.Context, last os.FileInfo) {
 	tick := time.NewTicker(w.opts.PollInterval)
 	defer tick.Stop()
@@ -179,6 +181,17 @@ func (w *Watcher) poll(ctx context.Context, last os.FileInfo) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+			if !w.opts.Poll {
+				if fw, err := watchDir(filepath.Dir(w.path)); err == nil {
+					w.log.Info().Str("dir", filepath.Dir(w.path)).Msg("watching the state file's directory")
+					w.mu.Lock()
+					w.status.Watch = WatchFsnotify
+					w.mu.Unlock()
+					w.reload() // what changed before the watch began
+					go w.watchEvents(ctx, fw)
+					return
+				}
+			}
 			cur, _ := os.Stat(w.path)
 			if !sameVersion(last, cur) {
 				last = cur

@@ -151,3 +151,22 @@ func TestSameVersion(t *testing.T) {
 	assert.False(t, sameVersion(fa, fb), "another file (renamed over it), same size and time")
 	assert.False(t, sameVersion(fa, fa3), "written in place")
 }
+
+// TestWatcherDirectoryAppears: a project whose state directory no sidecar
+// created yet is polled until the directory exists, then watched.
+func TestWatcherDirectoryAppears(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hookwire")
+	path := filepath.Join(dir, "state.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got changes
+	w, err := Start(ctx, path, Options{Log: zerolog.Nop(), PollInterval: 20 * time.Millisecond, OnChange: got.add})
+	require.NoError(t, err)
+	assert.Equal(t, WatchPoll, w.Status().Watch, "nothing to watch yet")
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	require.Eventually(t, func() bool { return w.Status().Watch == WatchFsnotify }, wait, 5*time.Millisecond)
+	replace(t, path, stateWith(t, 2))
+	require.Eventually(t, func() bool { return len(w.Entries()) == 2 }, wait, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return len(got.get()) == 1 }, wait, 5*time.Millisecond)
+	assert.Equal(t, []int{2}, got.get())
+}
