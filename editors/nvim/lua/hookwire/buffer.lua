@@ -1,0 +1,229 @@
+-- The hookwire://sessions buffer: one line per remembered task session,
+-- grouped under its parent session; refreshed on sessions.changed.
+local M = {}
+
+M.name = "hookwire://sessions"
+
+local HELP = '" y: yank alias  Y: yank session id  o/<CR>: open in OpenCode  r: refresh  q: close'
+
+-- entries_by_line[buf][lnum] is the entry shown on that line.
+local entries_by_line = {}
+
+-- utc_epoch reads an RFC 3339 UTC time ("2026-11-30T05:52:58.0697Z") as
+-- seconds since the epoch; nil if it is not one.
+local function utc_epoch(s)
+  local y, mo, d, h, mi, sec = tostring(s):match("^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)")
+  if not y then
+    return nil
+  end
+  -- os.time reads a table as local time; correct by the zone's offset.
+  local t = os.time({ year = tonumber(y), month = tonumber(mo), day = tonumber(d), hour = tonumber(h), min = tonumber(mi), sec = tonumber(sec) })
+  local now = os.time()
+  local offset = os.time(os.date("*t", now)) - os.time(os.date("!*t", now))
+  return t + offset
+end
+
+--- How long ago the RFC 3339 time s was, shortly: "12s", "5m", "3h", "2d".
+function M.age(s, now)
+  local t = utc_epoch(s)
+  if not t then
+    return "?"
+  end
+  local d = math.max(0, (now or os.time()) - t)
+  if d < 60 then
+    return ("%ds"):format(d)
+  elseif d < 3600 then
+    return ("%dm"):format(math.floor(d / 60))
+  elseif d < 86400 then
+    return ("%dh"):format(math.floor(d / 3600))
+  end
+  return ("%dd"):format(math.floor(d / 86400))
+end
+
+local function model_of(e)
+  if type(e.model) == "table" and type(e.model.model) == "string" then
+    local m = e.model.model
+    if type(e.model.variant) == "string" and e.model.variant ~= "" then
+      m = m .. " (" .. e.model.variant .. ")"
+    end
+    return m
+  end
+  return "-"
+end
+
+local function run_of(e)
+  local r = type(e.run) == "table" and e.run or {}
+  local s = r.state or "?"
+  if s == "error" and type(r.error) == "string" and r.error ~= "" then
+    s = s .. ": " .. r.error:gsub("\n.*", "")
+  end
+  return s
+end
+
+local function pad(s, n)
+  s = tostring(s)
+  local w = vim.fn.strdisplaywidth(s)
+  if w >= n then
+    return s
+  end
+  return s .. string.rep(" ", n - w)
+end
+
+--- The buffer's lines for entries (as sessions.list gives them) and, for
+--- each line that shows an entry, that entry.
+function M.render(entries, now)
+  local lines, by_line = { HELP }, {}
+  if #entries == 0 then
+    table.insert(lines, "(no remembered task sessions yet)")
+    return lines, by_line
+  end
+  -- Parents in the order of their newest entry; entries newest first.
+  local parents, rows = {}, {}
+  for _, e in ipairs(entries) do
+    if not rows[e.parent] then
+      rows[e.parent] = {}
+      table.insert(parents, e.parent)
+    end
+    table.insert(rows[e.parent], e)
+  end
+  local w = { alias = 5, agent = 5, label = 5, model = 5 }
+  for _, e in ipairs(entries) do
+    w.alias = math.max(w.alias, vim.fn.strdisplaywidth(e.alias or ""))
+    w.agent = math.max(w.agent, vim.fn.strdisplaywidth(e.agent or ""))
+    w.label = math.min(48, math.max(w.label, vim.fn.strdisplaywidth(e.label or "")))
+    w.model = math.max(w.model, vim.fn.strdisplaywidth(model_of(e)))
+  end
+  for _, p in ipairs(parents) do
+    table.insert(lines, "parent " .. p)
+    for _, e in ipairs(rows[p]) do
+      table.insert(lines, ("  %s  %s  %s  %s  %4s  %s"):format(
+        pad(e.alias, w.alias),
+        pad(e.agent, w.agent),
+        pad(e.label, w.label),
+        pad(model_of(e), w.model),
+        M.age(e.lastUse, now),
+        run_of(e)
+      ))
+      by_line[#lines] = e
+    end
+  end
+  return lines, by_line
+end
+
+local function set_lines(buf, lines)
+  vim.api.nvim_buf_set_option(buf, "modifiable", true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.api.nvim_buf_set_option(buf, "modifiable", false)
+  vim.api.nvim_buf_set_option(buf, "modified", false)
+end
+
+--- Fetches the entries and redraws buf.
+function M.refresh(buf)
+  require("hookwire").list(function(entries, err)
+    vim.schedule(function()
+      if not vim.api.nvim_buf_is_valid(buf) then
+        return
+      end
+      if err then
+        set_lines(buf, { HELP, "hookwire: " .. tostring(err) })
+        entries_by_line[buf] = {}
+        return
+      end
+      local lines, by_line = M.render(entries)
+      set_lines(buf, lines)
+      entries_by_line[buf] = by_line
+    end)
+  end)
+end
+
+--- Redraws every loaded sessions buffer.
+function M.refresh_all()
+  for buf in pairs(entries_by_line) do
+    if vim.api.nvim_buf_is_valid(buf) then
+      M.refresh(buf)
+    else
+      entries_by_line[buf] = nil
+    end
+  end
+end
+
+local function entry_under_cursor(buf)
+  local lnum = vim.api.nvim_win_get_cursor(0)[1]
+  return (entries_by_line[buf] or {})[lnum]
+end
+
+local function yank(text, what)
+  vim.fn.setreg('"', text)
+  if vim.v.register ~= '"' then
+    vim.fn.setreg(vim.v.register, text)
+  end
+  vim.notify(("hookwire: yanked %s %s"):format(what, text))
+end
+
+--- Opens the session of the entry under the cursor in OpenCode, in a
+--- terminal split: `opencode --session <id>` (OpenCode 1.18).
+function M.open_in_opencode(e)
+  local hw = require("hookwire")
+  local cmd = { hw.config.opencode, "--session", e.taskId }
+  vim.cmd("botright split")
+  vim.cmd("enew")
+  local opts = { cwd = hw.project() }
+  if vim.fn.has("nvim-0.11") == 1 then
+    opts.term = true
+    vim.fn.jobstart(cmd, opts)
+  else
+    vim.fn.termopen(cmd, opts)
+  end
+  vim.cmd("startinsert")
+end
+
+local function map(buf, lhs, fn)
+  vim.api.nvim_buf_set_keymap(buf, "n", lhs, "", { noremap = true, silent = true, nowait = true, callback = fn })
+end
+
+--- Opens hookwire://sessions in the current window (reusing the buffer).
+function M.open()
+  local buf = vim.fn.bufnr(M.name)
+  if buf == -1 then
+    buf = vim.api.nvim_create_buf(true, true)
+    vim.api.nvim_buf_set_name(buf, M.name)
+  end
+  for opt, val in pairs({ buftype = "nofile", bufhidden = "hide", swapfile = false, filetype = "hookwire" }) do
+    vim.api.nvim_buf_set_option(buf, opt, val)
+  end
+  vim.api.nvim_set_current_buf(buf)
+  map(buf, "y", function()
+    local e = entry_under_cursor(buf)
+    if e then
+      yank(e.alias, "alias")
+    end
+  end)
+  map(buf, "Y", function()
+    local e = entry_under_cursor(buf)
+    if e then
+      yank(e.taskId, "session id")
+    end
+  end)
+  local open = function()
+    local e = entry_under_cursor(buf)
+    if e then
+      M.open_in_opencode(e)
+    end
+  end
+  map(buf, "o", open)
+  map(buf, "<CR>", open)
+  map(buf, "r", function()
+    M.refresh(buf)
+  end)
+  map(buf, "q", function()
+    vim.cmd("bdelete")
+  end)
+  if not entries_by_line[buf] then
+    entries_by_line[buf] = {}
+    set_lines(buf, { HELP, "(loading...)" })
+  end
+  M.refresh(buf)
+  return buf
+end
+
+return M

@@ -1,0 +1,208 @@
+-- Headless test of hookwire.nvim against a real `hookwire serve` (driven
+-- here over a pipe, line framing, as the OpenCode shim would) and the real
+-- observer the plugin starts. Run by scripts/test-nvim.sh:
+--   nvim --headless -u NONE -c "luafile editors/nvim/tests/sessions_test.lua"
+-- Environment: HOOKWIRE_BIN, HW_PLUGIN (editors/nvim), HW_PROJECT (the
+-- project directory; XDG_STATE_HOME points into a scratch directory),
+-- HW_CAPTURE (where the sessions buffer's final text is written).
+local bin = assert(os.getenv("HOOKWIRE_BIN"), "HOOKWIRE_BIN")
+local plugin = assert(os.getenv("HW_PLUGIN"), "HW_PLUGIN")
+local project = assert(os.getenv("HW_PROJECT"), "HW_PROJECT")
+local capture = os.getenv("HW_CAPTURE")
+
+vim.opt.runtimepath:prepend(plugin)
+
+local failures = 0
+local function log(msg)
+  io.stdout:write(msg .. "\n")
+end
+local function check(ok, msg)
+  if ok then
+    log("ok   " .. msg)
+  else
+    failures = failures + 1
+    log("FAIL " .. msg)
+  end
+  return ok
+end
+local function finish()
+  require("hookwire").stop()
+  if failures > 0 then
+    log(("%d check(s) failed"):format(failures))
+    vim.cmd("cquit 1")
+  end
+  log("all checks passed")
+  vim.cmd("qall!")
+end
+
+-- A failing step must not leave nvim running.
+local function guarded(fn)
+  local ok, err = xpcall(fn, debug.traceback)
+  if not ok then
+    failures = failures + 1
+    log("FAIL error: " .. tostring(err))
+  end
+  finish()
+end
+
+-- serve: a real sidecar on the project's state file, driven over a pipe.
+local serve = { buf = "", replies = {}, next_id = 0 }
+function serve.start()
+  serve.job = vim.fn.jobstart({ bin, "serve", "--project", project, "--log-level", "warn" }, {
+    on_stdout = function(_, data)
+      -- data: the chunk split at newlines; the first piece continues the
+      -- last partial line.
+      data[1] = serve.buf .. data[1]
+      serve.buf = table.remove(data)
+      for _, line in ipairs(data) do
+        if line ~= "" then
+          local msg = vim.fn.json_decode(line)
+          if msg.id ~= nil then
+            serve.replies[msg.id] = msg
+          end
+        end
+      end
+    end,
+  })
+  assert(serve.job > 0, "cannot start hookwire serve")
+end
+function serve.call(method, params)
+  serve.next_id = serve.next_id + 1
+  local id = serve.next_id
+  vim.fn.chansend(serve.job, vim.fn.json_encode({ jsonrpc = "2.0", id = id, method = method, params = params }) .. "\n")
+  assert(vim.wait(5000, function()
+    return serve.replies[id] ~= nil
+  end, 5), "no reply from serve to " .. method)
+  local r = serve.replies[id]
+  assert(r.error == nil, method .. ": " .. vim.inspect(r.error))
+  return r.result
+end
+local function before(callID, agent, taskID)
+  local args = { subagent_type = agent, description = "Map the " .. agent .. " work", prompt = "do it" }
+  if taskID then
+    args.task_id = taskID
+  end
+  serve.call("tool.execute.before", { input = { tool = "task", sessionID = "ses_parent", callID = callID }, output = { args = args } })
+end
+local function after(callID, child)
+  serve.call("tool.execute.after", {
+    input = { tool = "task", sessionID = "ses_parent", callID = callID },
+    output = { title = "t", output = '<task id="' .. child .. '" state="completed">\nok\n</task>', metadata = vim.empty_dict() },
+  })
+end
+
+local function buffer_text(buf)
+  return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+end
+
+-- waits up to ms for buf to contain text (a plain string); returns the
+-- milliseconds it took, or nil.
+local function wait_for(buf, text, ms)
+  local t0 = vim.loop.hrtime()
+  local ok = vim.wait(ms, function()
+    return buffer_text(buf):find(text, 1, true) ~= nil
+  end, 10)
+  if ok then
+    return (vim.loop.hrtime() - t0) / 1e6
+  end
+  return nil
+end
+
+local function line_of(buf, text)
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    if l:find(text, 1, true) then
+      return i
+    end
+  end
+end
+
+guarded(function()
+  local hw = require("hookwire")
+  check(vim.fn.exists(":HookwireSessions") == 0, "no commands before setup (-u NONE loads no plugin/)")
+  hw.setup({ binary = bin, project = project, opencode = "echo" })
+  check(vim.fn.exists(":HookwireSessions") == 2 and vim.fn.exists(":HookwireStatus") == 2, "setup() defines the commands")
+  vim.cmd("runtime plugin/hookwire.lua")
+  check(vim.fn.exists(":HookwireSessions") == 2, "plugin/hookwire.lua defines them again without error")
+
+  vim.cmd("HookwireSessions")
+  local buf = vim.api.nvim_get_current_buf()
+  check(vim.api.nvim_buf_get_name(buf) == "hookwire://sessions", "buffer named hookwire://sessions")
+  check(vim.api.nvim_buf_get_option(buf, "buftype") == "nofile", "buftype=nofile")
+  check(wait_for(buf, "no remembered task sessions", 3000) ~= nil, "empty list before any task")
+
+  local listed
+  hw.list(function(entries, err)
+    listed = { entries = entries, err = err }
+  end)
+  vim.wait(3000, function()
+    return listed ~= nil
+  end, 10)
+  check(listed and listed.err == nil and #listed.entries == 0, "list(callback) gives the entries (none yet)")
+
+  serve.start()
+  serve.call("initialize", { protocolVersion = 1, clientInfo = { name = "nvim-test" } })
+  serve.call("chat.message", { input = { sessionID = "ses_parent", agent = "orchestrator" }, output = { message = vim.empty_dict(), parts = {} } })
+
+  -- An alias created through the serving sidecar appears.
+  before("call_1", "explorer")
+  after("call_1", "ses_child_1")
+  local ms = wait_for(buf, "exp-1", 2000)
+  check(ms ~= nil, "exp-1 appears in hookwire://sessions within 2 s")
+  if ms then
+    log(("latency exp-1: %.0f ms from tool.execute.after's reply to the buffer"):format(ms))
+  end
+
+  -- A later one appears without a manual refresh.
+  before("call_2", "oracle")
+  after("call_2", "ses_child_2")
+  ms = wait_for(buf, "ora-1", 2000)
+  check(ms ~= nil, "ora-1 appears without a manual refresh within 2 s")
+  if ms then
+    log(("latency ora-1: %.0f ms"):format(ms))
+  end
+
+  -- A resume shows as running, then a thrown task as error.
+  before("call_3", "explorer", "exp-1")
+  check(wait_for(buf, "running", 2000) ~= nil, "a resumed task shows running")
+  serve.call("chat.messages.transform", { input = vim.empty_dict(), output = { messages = {
+    { info = { id = "msg_1", role = "assistant", sessionID = "ses_parent" },
+      parts = { { type = "tool", tool = "task", callID = "call_3", state = { status = "error", error = "Provider error: overloaded" } } } },
+  } } })
+  check(wait_for(buf, "error: Provider error: overloaded", 2000) ~= nil, "a thrown task shows its error")
+
+  -- Mappings on the exp-1 line.
+  local ln = line_of(buf, "exp-1")
+  vim.api.nvim_win_set_cursor(0, { ln, 0 })
+  vim.cmd("normal y")
+  check(vim.fn.getreg('"') == "exp-1", "y yanks the alias")
+  vim.cmd("normal Y")
+  check(vim.fn.getreg('"') == "ses_child_1", "Y yanks the session id")
+  vim.cmd("normal o")
+  local term = vim.api.nvim_get_current_buf()
+  check(term ~= buf and vim.api.nvim_buf_get_option(term, "buftype") == "terminal", "o opens a terminal split")
+  check(wait_for(term, "--session ses_child_1", 3000) ~= nil, "the terminal runs `opencode --session <id>`")
+  vim.cmd("stopinsert")
+  vim.cmd("close")
+
+  -- Status and health.
+  local st
+  hw.status(function(s)
+    st = s
+  end)
+  vim.wait(3000, function()
+    return st ~= nil
+  end, 10)
+  check(st and st.observer and st.observer.lastLoad == "ok", "status: the observer read the state file")
+  vim.cmd("checkhealth hookwire")
+  local health = buffer_text(vim.api.nvim_get_current_buf())
+  check(health:find("observer alive", 1, true) ~= nil, "checkhealth: observer alive")
+  check(health:find("state file: ", 1, true) ~= nil, "checkhealth: state file")
+  check(health:find("version: ", 1, true) ~= nil, "checkhealth: version")
+
+  if capture then
+    local f = io.open(capture, "w")
+    f:write(buffer_text(buf), "\n")
+    f:close()
+  end
+  vim.fn.chanclose(serve.job, "stdin")
+end)
