@@ -18,7 +18,7 @@ LDFLAGS := -X main.version=$(VERSION)
 FUZZTIME_SHORT ?= 5s
 FUZZTIME       ?= 60s
 
-.PHONY: all build demo test test-go lint test-shim test-vscode test-e2e test-cache fuzz fuzz-short bench soak clean
+.PHONY: all build demo test test-go lint test-shim test-vscode test-nvim test-e2e test-cache fuzz fuzz-short bench soak clean
 
 all: build
 
@@ -30,10 +30,10 @@ demo: build
 
 ## test: everything CI runs: lint, Go tests with -race (unit, replay of
 ## testdata/transcripts, process and fault tests, a short soak), a short
-## fuzz pass, the shim's tests, the VS Code extension's tests, the
-## real-OpenCode end-to-end test and the prompt-cache measurement through
+## fuzz pass, the shim's tests, the VS Code extension's tests, the Neovim
+## plugin's tests in headless Neovim, the real-OpenCode end-to-end test and the prompt-cache measurement through
 ## real OpenCode.
-test: lint test-go fuzz-short test-shim test-vscode test-e2e test-cache
+test: lint test-go fuzz-short test-shim test-vscode test-nvim test-e2e test-cache
 	@echo "make test: all passed"
 
 lint:
@@ -51,6 +51,11 @@ test-shim: build
 # the real `hookwire observe` and `hookwire serve`.
 test-vscode: build
 	cd editors/vscode && npm ci --no-audit --no-fund && npm run build && HOOKWIRE_BIN=$(CURDIR)/$(BIN) npm test
+
+# The Neovim plugin in real headless Neovim (installs Debian's neovim with
+# apt when nvim is missing).
+test-nvim: build
+	HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/test-nvim.sh
 
 test-e2e: build
 	HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-opencode.sh
