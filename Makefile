@@ -31,8 +31,8 @@ demo: build
 ## test: everything CI runs: lint, Go tests with -race (unit, replay of
 ## testdata/transcripts, process and fault tests, a short soak), a short
 ## fuzz pass, the shim's tests, the VS Code extension's tests, the Neovim
-## plugin's tests in headless Neovim, the real-OpenCode end-to-end test and the prompt-cache measurement through
-## real OpenCode.
+## plugin's tests in headless Neovim, the real-OpenCode end-to-end test
+## and the prompt-cache measurement through real OpenCode.
 test: lint test-go fuzz-short test-shim test-vscode test-nvim test-e2e test-cache
 	@echo "make test: all passed"
 
