@@ -109,10 +109,6 @@ func (o *Observer) Dispatch(ctx context.Context, req rpc.Request) (any, error) {
 }
 
 func (o *Observer) dispatch(ctx context.Context, req rpc.Request) (any, error) {
-	r := routeByName[req.Method]
-	if r != nil && (r.kind == hook || req.Method == "agents.update") {
-		return nil, &rpc.Error{Code: CodeReadOnlyObserver, Message: msgReadOnlyObserver}
-	}
 	o.mu.Lock()
 	ready := o.initialized
 	o.mu.Unlock()
@@ -127,8 +123,15 @@ func (o *Observer) dispatch(ctx context.Context, req rpc.Request) (any, error) {
 			return o.status(), nil
 		}
 		return o.sessionsList(req)
+	case "shutdown", "exit", "delegate.resolveModel", "delegate.detectError":
+		return o.srv.Dispatch(ctx, req)
 	}
-	return o.srv.Dispatch(ctx, req)
+	if routeByName[req.Method] != nil {
+		// A hook, or another input from OpenCode (agents.update...): the
+		// serving sidecar's business.
+		return nil, &rpc.Error{Code: CodeReadOnlyObserver, Message: msgReadOnlyObserver}
+	}
+	return o.srv.Dispatch(ctx, req) // -32601 (or -32002 before initialize)
 }
 
 // observerInitializeResult is initialize's result from an observer: the

@@ -5,6 +5,7 @@
 //	                 [--record FILE [--record-redact]]
 //	hookwire demo
 //	hookwire replay [-update] FILE...
+//	hookwire observe [--project DIR | --state FILE] [--framing auto|header|line]
 //	hookwire sessions [--project DIR | --state FILE] [--json]
 //	hookwire doctor [--project DIR]
 //	hookwire forget [--project DIR | --state FILE] [--all | --parent ID | --alias A]
@@ -44,6 +45,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return demo(args, stdout, stderr)
 	case "replay":
 		return replayCmd(args, stdout, stderr)
+	case "observe":
+		return observeCmd(args, stdout, stderr)
 	case "sessions":
 		return sessionsCmd(args, stdout, stderr)
 	case "doctor":
@@ -69,6 +72,9 @@ func usage(w io.Writer) {
   hookwire demo               run a scripted orchestrator session and show what each hook did
   hookwire replay [-update] FILE...
                               replay transcripts against this binary; exit 1 on a difference
+  hookwire observe [--project DIR | --state FILE] [--framing F] [--log-level L]
+                              a read-only peer of serve for editors: sessions.list, status and
+                              sessions.changed from a state file another sidecar serves
   hookwire sessions [--project DIR | --state FILE] [--json]
                               list the sessions a state file remembers (works while a sidecar serves it)
   hookwire doctor [--project DIR]

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hookwire/hookwire/handlers"
+	"github.com/hookwire/hookwire/rpc"
+	"github.com/hookwire/hookwire/statewatch"
+)
+
+const observeUsage = `usage: hookwire observe [--project DIR | --state FILE] [--framing auto|header|line]
+                        [--log-level trace|debug|info|warn|error] [--log-file PATH]`
+
+// observeCmd is `hookwire observe`: a read-only peer of `hookwire serve`
+// for editors (PROTOCOL.md 9). It answers sessions.list and status from a
+// state file another process serves, tells the client sessions.changed
+// when the file changes, and never writes the file or takes its lock.
+func observeCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("observe", flag.ContinueOnError)
+	framing := fs.String("framing", "auto", "message framing: auto, header or line (editors send Content-Length headers)")
+	level := fs.String("log-level", "info", "log level: trace, debug, info, warn or error")
+	logFile := fs.String("log-file", "", "write logs to this file instead of stderr")
+	target := addStateFlags(fs,
+		"observe the state file of the project in `DIR` (its git top level's; default: the current directory)",
+		"observe the state file `FILE`")
+	if code, done := parseFlags(fs, args, observeUsage, stdout, stderr); done {
+		return code
+	}
+	state, code, ok := target.resolve(".", stderr)
+	if !ok {
+		return code
+	}
+	fr, err := rpc.ParseFraming(*framing)
+	if err != nil {
+		fmt.Fprintln(stderr, "hookwire observe: --framing:", err)
+		return 2
+	}
+	log, closeLog, err := newLogger(*level, *logFile, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "hookwire observe:", err)
+		return 2
+	}
+	defer closeLog()
+
+	// stdout is the protocol, as in serve.
+	protocolOut := os.Stdout
+	os.Stdout = os.Stderr
+	signal.Ignore(syscall.SIGPIPE)
+
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer cancel()
+
+	ver := thisBuild().Version
+	file := &watchedFile{}
+	obs := handlers.NewObserver(handlers.Options{Version: ver, Log: log, OnExit: cancel}, file)
+	w, err := statewatch.Start(ctx, state, statewatch.Options{Log: log, OnChange: obs.SessionsChanged})
+	if err != nil {
+		fmt.Fprintln(stderr, "hookwire observe:", err)
+		return 1
+	}
+	file.Watcher = w // before Serve: nothing reads file until a request comes
+	log.Info().Str("version", ver).Int("pid", os.Getpid()).Str("state", w.Status().File).
+		Str("watch", w.Status().Watch).Msg("observing")
+	err = rpc.Serve(ctx, os.Stdin, protocolOut, obs, rpc.Options{
+		Framing:         fr,
+		MaxMessageBytes: obs.MaxMessageBytes,
+		Log:             log,
+		Notifications:   obs.Notifications(),
+	})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		log.Info().Err(err).Msg("output closed; exiting")
+	}
+	log.Info().Msg("stopped")
+	return 0
+}
+
+// watchedFile is a statewatch.Watcher as the observer's ObservedFile.
+type watchedFile struct{ *statewatch.Watcher }
+
+func (f *watchedFile) Status() handlers.ObservedFileStatus {
+	return handlers.ObservedFileStatus(f.Watcher.Status())
+}
