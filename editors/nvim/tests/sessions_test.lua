@@ -9,6 +9,9 @@ local bin = assert(os.getenv("HOOKWIRE_BIN"), "HOOKWIRE_BIN")
 local plugin = assert(os.getenv("HW_PLUGIN"), "HW_PLUGIN")
 local project = assert(os.getenv("HW_PROJECT"), "HW_PROJECT")
 local capture = os.getenv("HW_CAPTURE")
+if capture == "" then
+  capture = nil
+end
 
 vim.opt.runtimepath:prepend(plugin)
 
