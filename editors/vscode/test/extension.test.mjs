@@ -274,7 +274,6 @@ test("extension.js wires activate and deactivate to the vscode module", async ()
   };
   const saved = process.env.HOOKWIRE_BIN;
   process.env.HOOKWIRE_BIN = box.env.HOOKWIRE_BIN;
-  process.env.FAKE_STATE_FILE = box.env.FAKE_STATE_FILE;
   try {
     const ext = require("../dist/extension.js");
     const context = { subscriptions: [], extension: { packageJSON: { version: "0.1.0" } } };
@@ -288,7 +287,6 @@ test("extension.js wires activate and deactivate to the vscode module", async ()
     Module._load = load;
     process.env.HOOKWIRE_BIN = saved;
     if (saved === undefined) delete process.env.HOOKWIRE_BIN;
-    delete process.env.FAKE_STATE_FILE;
   }
 });
 

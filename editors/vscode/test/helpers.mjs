@@ -13,7 +13,6 @@ import appModule from "../dist/app.js";
 export const { activateWith, COMMANDS, VIEW_ID } = appModule;
 export const extDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const repoDir = join(extDir, "..", "..");
-export const fakeObserver = join(extDir, "test", "fixtures", "fake-hookwire.mjs");
 
 let built;
 /** The real sidecar: HOOKWIRE_BIN, else one built from this repo into a temp dir. */
@@ -27,18 +26,18 @@ export function sidecar() {
   return built;
 }
 
-let observerBin;
+let checked;
 /**
- * The binary the extension runs as `<bin> observe`: the real sidecar when
- * it has the observe command, else the fake in fixtures/ (until it lands).
+ * The binary the extension runs as `<bin> observe`: the real sidecar,
+ * which must have the observe command.
  */
 export function observer() {
-  if (observerBin) return observerBin;
-  const real = sidecar();
-  const probe = spawnSync(real, ["observe", "--help"], { encoding: "utf8" });
-  observerBin = probe.status === 0 ? { bin: real, real: true } : { bin: fakeObserver, real: false };
-  if (!observerBin.real) process.stderr.write("# hookwire has no observe command yet: the tests run the fake observer\n");
-  return observerBin;
+  if (checked) return checked;
+  const bin = sidecar();
+  const probe = spawnSync(bin, ["observe", "--help"], { encoding: "utf8" });
+  if (probe.status !== 0) throw new Error(`${bin} has no observe command (exit ${probe.status}): ${probe.stderr.trim()}`);
+  checked = { bin };
+  return checked;
 }
 
 const sandboxes = [];
@@ -65,7 +64,6 @@ export function sandbox(name = "proj") {
     HOME: home,
     XDG_STATE_HOME: join(dir, "xdg", "state"),
     HOOKWIRE_BIN: observer().bin,
-    FAKE_STATE_FILE: join(dir, "fake-state.json"), // read by the fake observer only
   };
   return { dir, home, env, project, folder: project(name) };
 }
