@@ -95,8 +95,15 @@ func Start(ctx context.Context, path string, opts Options) (*Watcher, error) {
 	// Watch (or look) before the first read: a version that comes between
 	// the two is then seen as a change.
 	var fw *fsnotify.Watcher
+	dirMissing := false
 	if !opts.Poll {
-		if fw, err = watchDir(filepath.Dir(abs)); err != nil {
+		fw, err = watchDir(filepath.Dir(abs))
+		switch {
+		case err == nil:
+		case errors.Is(err, fs.ErrNotExist):
+			dirMissing = true
+			w.log.Info().Str("dir", filepath.Dir(abs)).Msg("no state directory yet; polling until it exists")
+		default:
 			w.log.Warn().Err(err).Str("dir", filepath.Dir(abs)).Msg("cannot watch the state file's directory; polling")
 		}
 	}
@@ -106,7 +113,7 @@ func Start(ctx context.Context, path string, opts Options) (*Watcher, error) {
 		w.status.Watch = WatchFsnotify
 		go w.watchEvents(ctx, fw)
 	} else {
-		go w.poll(ctx, seen)
+		go w.poll(ctx, seen, dirMissing)
 	}
 	return w, nil
 }
@@ -169,27 +176,42 @@ func (w *Watcher) watchEvents(ctx context.Context, fw *fsnotify.Watcher) {
 	}
 }
 
+// dirRetryInterval is how often poll looks for a state directory that
+// did not exist, to start watching it soon after the sidecar creates it.
+const dirRetryInterval = 100 * time.Millisecond
+
 // poll reads the file again when its identity, size or modification time
-// changed since the last look (last, nil when it was missing). Unless
-// Options.Poll forces it, it hands over to fsnotify as soon as the
-// directory can be watched (a state directory no sidecar created yet).
-func (w *Watcher) poll(ctx context.Context, last os.FileInfo) {
-	tick := time.NewTicker(w.opts.PollInterval)
+// changed since the last look (last, nil when it was missing). With
+// dirMissing, it looks every dirRetryInterval for the directory and hands
+// over to fsnotify once it can watch it.
+func (w *Watcher) poll(ctx context.Context, last os.FileInfo, dirMissing bool) {
+	interval := w.opts.PollInterval
+	if dirMissing {
+		interval = min(interval, dirRetryInterval)
+	}
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	dir := filepath.Dir(w.path)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			if !w.opts.Poll {
-				if fw, err := watchDir(filepath.Dir(w.path)); err == nil {
-					w.log.Info().Str("dir", filepath.Dir(w.path)).Msg("watching the state file's directory")
-					w.mu.Lock()
-					w.status.Watch = WatchFsnotify
-					w.mu.Unlock()
-					w.reload() // what changed before the watch began
-					go w.watchEvents(ctx, fw)
-					return
+			if dirMissing {
+				if _, err := os.Stat(dir); err == nil {
+					fw, err := watchDir(dir)
+					if err == nil {
+						w.log.Info().Str("dir", dir).Msg("watching the state file's directory")
+						w.mu.Lock()
+						w.status.Watch = WatchFsnotify
+						w.mu.Unlock()
+						w.reload() // what changed before the watch began
+						go w.watchEvents(ctx, fw)
+						return
+					}
+					w.log.Warn().Err(err).Str("dir", dir).Msg("cannot watch the state file's directory; polling")
+					dirMissing = false
+					tick.Reset(w.opts.PollInterval)
 				}
 			}
 			cur, _ := os.Stat(w.path)
