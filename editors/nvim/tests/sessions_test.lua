@@ -130,7 +130,7 @@ guarded(function()
   vim.cmd("HookwireSessions")
   local buf = vim.api.nvim_get_current_buf()
   check(vim.api.nvim_buf_get_name(buf) == "hookwire://sessions", "buffer named hookwire://sessions")
-  check(vim.api.nvim_buf_get_option(buf, "buftype") == "nofile", "buftype=nofile")
+  check(vim.bo[buf].buftype == "nofile", "buftype=nofile")
   check(wait_for(buf, "no remembered task sessions", 3000) ~= nil, "empty list before any task")
 
   local listed
@@ -142,6 +142,13 @@ guarded(function()
   end, 10)
   check(listed and listed.err == nil and #listed.entries == 0, "list(callback) gives the entries (none yet)")
 
+  local fired = 0
+  vim.api.nvim_create_autocmd("User", {
+    pattern = "HookwireSessionsChanged",
+    callback = function()
+      fired = fired + 1
+    end,
+  })
   serve.start()
   serve.call("initialize", { protocolVersion = 1, clientInfo = { name = "nvim-test" } })
   serve.call("chat.message", { input = { sessionID = "ses_parent", agent = "orchestrator" }, output = { message = vim.empty_dict(), parts = {} } })
@@ -173,6 +180,8 @@ guarded(function()
   } } })
   check(wait_for(buf, "error: Provider error: overloaded", 2000) ~= nil, "a thrown task shows its error")
 
+  check(fired >= 4, ("User HookwireSessionsChanged fired on each change (%d times)"):format(fired))
+
   -- Mappings on the exp-1 line.
   local ln = line_of(buf, "exp-1")
   vim.api.nvim_win_set_cursor(0, { ln, 0 })
@@ -182,7 +191,7 @@ guarded(function()
   check(vim.fn.getreg('"') == "ses_child_1", "Y yanks the session id")
   vim.cmd("normal o")
   local term = vim.api.nvim_get_current_buf()
-  check(term ~= buf and vim.api.nvim_buf_get_option(term, "buftype") == "terminal", "o opens a terminal split")
+  check(term ~= buf and vim.bo[term].buftype == "terminal", "o opens a terminal split")
   check(wait_for(term, "--session ses_child_1", 3000) ~= nil, "the terminal runs `opencode --session <id>`")
   vim.cmd("stopinsert")
   vim.cmd("close")

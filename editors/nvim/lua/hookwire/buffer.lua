@@ -111,10 +111,10 @@ function M.render(entries, now)
 end
 
 local function set_lines(buf, lines)
-  vim.api.nvim_buf_set_option(buf, "modifiable", true)
+  vim.bo[buf].modifiable = true
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-  vim.api.nvim_buf_set_option(buf, "modifiable", false)
-  vim.api.nvim_buf_set_option(buf, "modified", false)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].modified = false
 end
 
 --- Fetches the entries and redraws buf.
@@ -189,7 +189,7 @@ function M.open()
     vim.api.nvim_buf_set_name(buf, M.name)
   end
   for opt, val in pairs({ buftype = "nofile", bufhidden = "hide", swapfile = false, filetype = "hookwire" }) do
-    vim.api.nvim_buf_set_option(buf, opt, val)
+    vim.bo[buf][opt] = val -- nvim_buf_set_option is deprecated since 0.10
   end
   vim.api.nvim_set_current_buf(buf)
   map(buf, "y", function()

@@ -75,7 +75,7 @@ end
 -- refreshes, and a User autocmd lets a user's config react too.
 local function on_changed(params)
   require("hookwire.buffer").refresh_all()
-  vim.cmd("doautocmd <nomodeline> User HookwireSessionsChanged")
+  vim.api.nvim_exec_autocmds("User", { pattern = "HookwireSessionsChanged", modeline = false })
   return params
 end
 
