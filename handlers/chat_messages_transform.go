@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/rpc"
 )
@@ -21,13 +19,15 @@ type transformOutput struct {
 }
 
 type wireMessage struct {
-	Info struct {
-		ID        string `json:"id"`
-		Role      string `json:"role"`
-		Agent     any    `json:"agent"`
-		SessionID string `json:"sessionID"`
-	} `json:"info"`
+	Info  wireInfo   `json:"info"`
 	Parts []wirePart `json:"parts"`
+}
+
+type wireInfo struct {
+	ID        string `json:"id"`
+	Role      string `json:"role"`
+	Agent     any    `json:"agent"`
+	SessionID string `json:"sessionID"`
 }
 
 type wirePart struct {
@@ -45,13 +45,26 @@ type wirePart struct {
 // chatMessagesTransform learns sessions' agents from user messages, adds
 // guidance to errored task tool parts (4.1), and adds the phase reminder
 // (4.3) or, in cache-stable mode, the frozen blocks and reminders (4.4).
+// A request may carry only what changed since a base (4.6): the history is
+// rebuilt from it first, so both forms take the same path from here.
 func (s *Server) chatMessagesTransform(_ context.Context, req rpc.Request) (any, error) {
-	out, err := decodeTransform(req.Validated, req.Params)
+	p, err := decodeTransform(req.Validated, req.Params)
 	if err != nil {
 		return nil, err
 	}
-	msgs := toCoreMessages(out.Messages)
-	s.failThrownTasks(out.Messages)
+	if s.bases == nil {
+		s.bases = newTransformBases(DefaultMaxBaseBytes)
+	}
+	history, err := s.bases.history(p)
+	if err != nil {
+		return nil, err
+	}
+	wire := make([]wireMessage, len(history))
+	for i := range history {
+		wire[i] = history[i].msg
+	}
+	msgs := toCoreMessages(wire)
+	s.failThrownTasks(wire)
 	for _, m := range msgs {
 		if m.Role == "user" && m.SessionID != "" && m.Agent != "" {
 			s.store.SetAgent(m.SessionID, m.Agent)
@@ -66,7 +79,10 @@ func (s *Server) chatMessagesTransform(_ context.Context, req rpc.Request) (any,
 	} else if i := core.PhaseReminderTarget(msgs, s.cfg.reminderConfig()); i >= 0 {
 		ops = append(ops, addPart(i, s.cfg.reminderConfig().ReminderText()))
 	}
-	return patch(ops...), nil
+	if p.Sync == nil {
+		return patch(ops...), nil
+	}
+	return transformResult{Patch: patch(ops...).Patch, Base: s.bases.keep(p.Sync.Session, history)}, nil
 }
 
 // decodeTransform decodes the params. When the transport has checked they
@@ -74,14 +90,29 @@ func (s *Server) chatMessagesTransform(_ context.Context, req rpc.Request) (any,
 // blanked (pruneStrings): most of a history's bytes, which the decoder
 // would otherwise scan only to skip them. The result is the same; so are
 // the errors, as any error is taken from decoding raw itself.
-func decodeTransform(validated bool, raw json.RawMessage) (*transformOutput, error) {
+func decodeTransform(validated bool, raw json.RawMessage) (*transformParams, error) {
 	if validated {
-		if _, out, err := decodeHook[jsontext.Value, transformOutput](pruneStrings(raw, transformReads)); err == nil {
-			return out, nil
+		if p, err := decodeTransformParams(pruneStrings(raw, transformReads)); err == nil {
+			return p, nil
 		}
 	}
-	_, out, err := decodeHook[jsontext.Value, transformOutput](raw)
-	return out, err
+	return decodeTransformParams(raw)
+}
+
+// decodeTransformParams decodes either form (4.6); input is required, and
+// output unless sync names a base (transformBases.history checks that).
+func decodeTransformParams(raw json.RawMessage) (*transformParams, error) {
+	var p transformParams
+	if err := decodeParams(raw, &p); err != nil {
+		return nil, err
+	}
+	if p.Input == nil {
+		return nil, missing("input")
+	}
+	if p.Output == nil && (p.Sync == nil || p.Sync.Base == nil) {
+		return nil, missing("output")
+	}
+	return &p, nil
 }
 
 // transformReads reports whether a member's string value may be read
@@ -91,7 +122,8 @@ func decodeTransform(validated bool, raw json.RawMessage) (*transformOutput, err
 // are containers whose kind alone matters.
 func transformReads(name string) bool {
 	switch name {
-	case "id", "role", "agent", "sessionID", "type", "text", "tool", "callID", "status", "error":
+	case "id", "role", "agent", "sessionID", "type", "text", "tool", "callID", "status", "error",
+		"session", "base": // sync (4.6)
 		return true
 	}
 	return false

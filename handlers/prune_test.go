@@ -10,6 +10,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hookwire/hookwire/core"
 )
 
 // FuzzPruneTransform checks that decoding chat.messages.transform params
@@ -31,6 +33,10 @@ func FuzzPruneTransform(f *testing.F) {
 		`{"input":{},"output":"` + long + `"}`,
 		`{"input":{},"output":{"messages":[{"parts":["` + long + `",{"x":["` + long + `"]}],"parts":[]}]}}`,
 		`{"input" : {} , "output" : { "messages" : [ { "info" : { "id" : "` + long + `" } , "other" : "` + long + `" } ] } }`,
+		`{"input":{},"output":{"messages":[]},"sync":{"session":"` + long + `"}}`,
+		`{"input":{},"sync":{"session":"` + long + `","base":"` + long + `","messages":[{"keep":0,"count":2},{"message":{"info":{"id":"` + long + `"},"parts":[{"type":"text","text":"` + long + `","output":"` + long + `"}]}},` +
+			`{"edit":3,"info":{"agent":"` + long + `","x":"` + long + `"},"parts":[{"keep":1,"count":1},{"part":{"tool":"task","state":{"status":"error","error":"` + long + `"}}}]}]}}`,
+		`{"input":{},"sync":{"session":1,"base":"` + long + `","messages":[{"message":"` + long + `"}]}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -39,16 +45,66 @@ func FuzzPruneTransform(f *testing.F) {
 			return
 		}
 		wantOut, wantErr := decodeTransform(false, raw)
-		_, gotOut, gotErr := decodeHook[jsontext.Value, transformOutput](pruneStrings(raw, transformReads))
+		gotOut, gotErr := decodeTransformParams(pruneStrings(raw, transformReads))
 		if wantErr != nil {
 			require.Error(t, gotErr, "pruned params decoded, the params did not")
 			return
 		}
 		require.NoError(t, gotErr)
-		// What the handler uses: agent and error count only as strings,
-		// so an object there may differ inside.
-		assert.Equal(t, toCoreMessages(wantOut.Messages), toCoreMessages(gotOut.Messages))
+		assert.Equal(t, readView(wantOut), readView(gotOut))
 	})
+}
+
+// readView is what the handler uses of decoded params: agent and error
+// count only as strings, so an object there may differ inside.
+func readView(p *transformParams) any {
+	type itemView struct {
+		Keep, Count, Edit *int
+		Message, Info     []core.Message
+		Parts             []any
+	}
+	v := struct {
+		Out         []core.Message
+		Sync        bool
+		Session     string
+		Base        *string
+		Items       []itemView
+		ItemsAbsent bool
+	}{}
+	if p.Output != nil {
+		v.Out = toCoreMessages(p.Output.Messages)
+	}
+	if p.Sync != nil {
+		v.Sync, v.Session, v.Base, v.ItemsAbsent = true, p.Sync.Session, p.Sync.Base, p.Sync.Messages == nil
+		for _, it := range deref(p.Sync.Messages) {
+			iv := itemView{Keep: it.Keep, Count: it.Count, Edit: it.Edit}
+			if it.Message != nil {
+				iv.Message = toCoreMessages([]wireMessage{*it.Message})
+			}
+			if it.Info != nil {
+				iv.Info = toCoreMessages([]wireMessage{{Info: *it.Info}})
+			}
+			if it.Parts != nil {
+				iv.Parts = []any{}
+			}
+			for _, pi := range deref(it.Parts) {
+				if pi.Part != nil {
+					iv.Parts = append(iv.Parts, toCoreMessages([]wireMessage{{Parts: []wirePart{*pi.Part}}}))
+				} else {
+					iv.Parts = append(iv.Parts, [2]*int{pi.Keep, pi.Count})
+				}
+			}
+			v.Items = append(v.Items, iv)
+		}
+	}
+	return v
+}
+
+func deref[T any](p *[]T) []T {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
 
 func TestPruneStrings(t *testing.T) {

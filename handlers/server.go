@@ -51,6 +51,8 @@ type Server struct {
 	// store and persist are created by initialize, with the client's bounds.
 	store   *sessions.Store
 	persist Persistence
+	// bases holds the histories of incremental transforms (PROTOCOL.md 4.6).
+	bases *transformBases
 
 	// mu serialises Dispatch and Close: a signal's final flush waits for
 	// the request in flight.

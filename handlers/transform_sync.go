@@ -1,0 +1,329 @@
+package handlers
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hookwire/hookwire/rpc"
+)
+
+// Incremental chat.messages.transform (PROTOCOL.md 4.6). A client that
+// names a session in sync gets back a base: the id of the history the
+// sidecar now holds for that session. Its next request names that base
+// and carries only what changed; the sidecar rebuilds the whole history
+// from it and handles that exactly as the full form, so the two forms
+// cannot give different patches or change different state.
+
+// CodeUnknownBase answers an incremental request whose base the sidecar
+// does not hold (PROTOCOL.md 8): after a restart, after an eviction, or
+// when another request for the session came first. The client resends in
+// full.
+const CodeUnknownBase int64 = -32005
+
+// Bounds of the histories held (PROTOCOL.md 7). The counted bytes are the
+// strings the sidecar reads plus a fixed cost per message and part, about
+// what they take in memory.
+const (
+	DefaultMaxBaseBytes = 8 << 20
+	maxBaseSessions     = 64
+	maxBaseKeyBytes     = 256
+	baseMessageOverhead = 128
+	basePartOverhead    = 112
+)
+
+// transformParams is chat.messages.transform's params: the full form
+// (output), optionally with sync naming the session to keep it for, or
+// the incremental form (sync with a base, no output).
+type transformParams struct {
+	Input  *jsontext.Value  `json:"input"`
+	Output *transformOutput `json:"output"`
+	Sync   *syncParams      `json:"sync"`
+}
+
+type syncParams struct {
+	Session  string      `json:"session"`
+	Base     *string     `json:"base"`
+	Messages *[]syncItem `json:"messages"`
+}
+
+// syncItem is one item of an incremental request's messages: base
+// messages kept as they are, a message in full, or a base message edited.
+type syncItem struct {
+	Keep    *int         `json:"keep"`
+	Count   *int         `json:"count"`
+	Message *wireMessage `json:"message"`
+	Edit    *int         `json:"edit"`
+	Info    *wireInfo    `json:"info"`
+	Parts   *[]partItem  `json:"parts"`
+}
+
+// partItem is one item of an edited message's parts: base parts kept, or
+// a part in full.
+type partItem struct {
+	Keep  *int      `json:"keep"`
+	Count *int      `json:"count"`
+	Part  *wirePart `json:"part"`
+}
+
+// transformResult is the result of a request with sync: the patch, and
+// the base the sidecar now holds for the session ("" when it keeps none).
+type transformResult struct {
+	Patch []Op   `json:"patch"`
+	Base  string `json:"base,omitempty"`
+}
+
+// baseMessage is one message of a held history, with its content hash and
+// counted bytes (0 until computed).
+type baseMessage struct {
+	msg   wireMessage
+	hash  uint64
+	bytes int64
+}
+
+// transformBase is the history held for one session.
+type transformBase struct {
+	id    string
+	msgs  []baseMessage
+	bytes int64
+	used  uint64
+}
+
+// transformBases holds one history per session, within a byte budget and
+// a session count; the least recently used goes first.
+type transformBases struct {
+	maxBytes int64
+	bytes    int64
+	tick     uint64
+	session  map[string]*transformBase
+}
+
+func newTransformBases(maxBytes int64) *transformBases {
+	return &transformBases{maxBytes: maxBytes, session: map[string]*transformBase{}}
+}
+
+// stats reports the sessions held and their counted bytes.
+func (b *transformBases) stats() (sessions int, bytes int64) {
+	if b == nil {
+		return 0, 0
+	}
+	return len(b.session), b.bytes
+}
+
+// history returns the messages a request stands for: output's, or its
+// base's with its items applied. Nothing is changed.
+func (b *transformBases) history(p *transformParams) ([]baseMessage, error) {
+	if p.Sync == nil || p.Sync.Base == nil {
+		if p.Output == nil {
+			return nil, missing("output")
+		}
+		msgs := make([]baseMessage, len(p.Output.Messages))
+		for i, m := range p.Output.Messages {
+			msgs[i].msg = m
+		}
+		return msgs, nil
+	}
+	if p.Output != nil {
+		return nil, invalidParams("output and sync.base do not go together: an incremental request carries sync.messages only")
+	}
+	if p.Sync.Messages == nil {
+		return nil, missing("sync.messages")
+	}
+	base := b.session[p.Sync.Session]
+	if base == nil || base.id != *p.Sync.Base {
+		return nil, &rpc.Error{Code: CodeUnknownBase, Message: "unknown base: send the full history (output.messages) with sync"}
+	}
+	return base.apply(*p.Sync.Messages)
+}
+
+// apply builds the history items describe against base.
+func (base *transformBase) apply(items []syncItem) ([]baseMessage, error) {
+	n := len(base.msgs)
+	msgs := make([]baseMessage, 0, n+1)
+	for i, it := range items {
+		at := func(format string, args ...any) error {
+			return invalidParams("sync.messages[%d]: "+format, append([]any{i}, args...)...)
+		}
+		switch {
+		case it.Keep != nil && it.Message == nil && it.Edit == nil && it.Info == nil && it.Parts == nil:
+			from, count, err := keepRange(it.Keep, it.Count, n)
+			if err != nil {
+				return nil, at("%s", err.Error())
+			}
+			msgs = append(msgs, base.msgs[from:from+count]...)
+		case it.Message != nil && it.Keep == nil && it.Count == nil && it.Edit == nil && it.Info == nil && it.Parts == nil:
+			msgs = append(msgs, baseMessage{msg: *it.Message})
+		case it.Edit != nil && it.Keep == nil && it.Count == nil && it.Message == nil:
+			j := *it.Edit
+			if j < 0 || j >= n {
+				return nil, at("edit %d is not a message of the base (it has %d)", j, n)
+			}
+			m := base.msgs[j].msg
+			if it.Info != nil {
+				m.Info = *it.Info
+			}
+			if it.Parts != nil {
+				parts, err := applyParts(m.Parts, *it.Parts)
+				if err != nil {
+					return nil, at("%s", err.Error())
+				}
+				m.Parts = parts
+			}
+			msgs = append(msgs, baseMessage{msg: m})
+		default:
+			return nil, at("an item is exactly one of {keep, count}, {message} or {edit, info?, parts?}")
+		}
+	}
+	return msgs, nil
+}
+
+func applyParts(base []wirePart, items []partItem) ([]wirePart, error) {
+	parts := make([]wirePart, 0, len(items))
+	for k, it := range items {
+		switch {
+		case it.Keep != nil && it.Part == nil:
+			from, count, err := keepRange(it.Keep, it.Count, len(base))
+			if err != nil {
+				return nil, fmt.Errorf("parts[%d]: %s", k, err.Error())
+			}
+			parts = append(parts, base[from:from+count]...)
+		case it.Part != nil && it.Keep == nil && it.Count == nil:
+			parts = append(parts, *it.Part)
+		default:
+			return nil, fmt.Errorf("parts[%d]: a part item is exactly one of {keep, count} or {part}", k)
+		}
+	}
+	return parts, nil
+}
+
+// keepRange checks a keep item against a base of n elements.
+func keepRange(keep, count *int, n int) (int, int, error) {
+	if count == nil {
+		return 0, 0, fmt.Errorf("keep needs a count")
+	}
+	from, c := *keep, *count
+	if from < 0 || c < 1 || from > n || c > n-from {
+		return 0, 0, fmt.Errorf("keep %d count %d is not within the base's %d", from, c, n)
+	}
+	return from, c, nil
+}
+
+// keep holds msgs as the session's history and returns its base id; ""
+// when the session cannot be a key or the history is over the budget on
+// its own (the session's earlier history is dropped then too).
+func (b *transformBases) keep(session string, msgs []baseMessage) string {
+	old := b.session[session]
+	if old != nil {
+		b.bytes -= old.bytes
+		delete(b.session, session)
+	}
+	if session == "" || len(session) > maxBaseKeyBytes {
+		return ""
+	}
+	base := &transformBase{msgs: msgs}
+	h := fnvString(fnvOffset, session)
+	for i := range msgs {
+		m := &msgs[i]
+		if m.bytes == 0 {
+			m.hash, m.bytes = hashMessage(&m.msg)
+		}
+		base.bytes += m.bytes
+		h = fnvUint64(h, m.hash)
+	}
+	if base.bytes > b.maxBytes {
+		return ""
+	}
+	base.id = strconv.FormatUint(fnvUint64(h, uint64(len(msgs))), 16)
+	for len(b.session) >= maxBaseSessions || b.bytes+base.bytes > b.maxBytes {
+		b.evictOldest()
+	}
+	b.tick++
+	base.used = b.tick
+	b.session[session] = base
+	b.bytes += base.bytes
+	return base.id
+}
+
+func (b *transformBases) evictOldest() {
+	var oldest string
+	var at *transformBase
+	for k, v := range b.session {
+		if at == nil || v.used < at.used {
+			oldest, at = k, v
+		}
+	}
+	b.bytes -= at.bytes
+	delete(b.session, oldest)
+}
+
+// hashMessage returns a message's content hash over what the handler
+// reads, and its counted bytes. Equal content, equal hash: a base id is a
+// function of the history, so a replay of a recording meets the ids it
+// recorded.
+func hashMessage(m *wireMessage) (uint64, int64) {
+	h := fnvOffset
+	bytes := int64(baseMessageOverhead)
+	str := func(tag byte, s string) {
+		h = fnvString(fnvByte(h, tag), s)
+		bytes += int64(len(s))
+	}
+	anyStr := func(tag byte, v any) {
+		if s, ok := v.(string); ok {
+			str(tag, s)
+		}
+	}
+	str('i', m.Info.ID)
+	str('r', m.Info.Role)
+	anyStr('a', m.Info.Agent)
+	str('s', m.Info.SessionID)
+	if m.Parts == nil {
+		h = fnvByte(h, 'N')
+	}
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		bytes += basePartOverhead
+		h = fnvByte(h, 'P')
+		str('t', p.Type)
+		if p.Text != nil {
+			str('x', *p.Text)
+		}
+		if p.Synthetic {
+			h = fnvByte(h, 'y')
+		}
+		str('o', p.Tool)
+		str('c', p.CallID)
+		if p.State != nil {
+			str('S', p.State.Status)
+			anyStr('e', p.State.Error)
+		}
+	}
+	return h, bytes
+}
+
+// FNV-1a, 64 bits: stable across processes and versions, unlike
+// hash/maphash.
+const (
+	fnvOffset uint64 = 14695981039346656037
+	fnvPrime  uint64 = 1099511628211
+)
+
+func fnvByte(h uint64, c byte) uint64 { return (h ^ uint64(c)) * fnvPrime }
+
+// fnvString hashes s's length, then its bytes, so that fields cannot run
+// into each other.
+func fnvString(h uint64, s string) uint64 {
+	h = fnvUint64(h, uint64(len(s)))
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return h
+}
+
+func fnvUint64(h, v uint64) uint64 {
+	for i := 0; i < 8; i++ {
+		h = (h ^ (v & 0xff)) * fnvPrime
+		v >>= 8
+	}
+	return h
+}

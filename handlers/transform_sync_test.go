@@ -1,0 +1,630 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookwire/hookwire/rpc"
+)
+
+// syncCall dispatches chat.messages.transform and returns the result as a
+// client reads it, or the error.
+func syncCall(t testing.TB, s *Server, params any) (patch []any, base string, err error) {
+	t.Helper()
+	res, err := s.Dispatch(context.Background(), rpc.Request{Method: "chat.messages.transform", Params: mustJSON(t, params)})
+	if err != nil {
+		return nil, "", err
+	}
+	var out struct {
+		Patch []any   `json:"patch"`
+		Base  *string `json:"base"`
+	}
+	require.NoError(t, json.Unmarshal(mustJSON(t, res), &out))
+	require.NotNil(t, out.Patch)
+	if out.Base != nil {
+		require.NotEmpty(t, *out.Base, "a base, when given, is never empty")
+		base = *out.Base
+	}
+	return out.Patch, base, nil
+}
+
+func rpcCode(err error) int64 {
+	var e *rpc.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return 0
+}
+
+func textPart(text string) wirePart { return wirePart{Type: "text", Text: &text} }
+
+func taskPart(callID, status, errText string) wirePart {
+	p := wirePart{Type: "tool", Tool: "task", CallID: callID}
+	p.State = &struct {
+		Status string `json:"status"`
+		Error  any    `json:"error"`
+	}{Status: status}
+	if errText != "" {
+		p.State.Error = errText
+	}
+	return p
+}
+
+func msg(id, role, session string, parts ...wirePart) wireMessage {
+	m := wireMessage{Info: wireInfo{ID: id, Role: role, SessionID: session}, Parts: parts}
+	if role == "user" {
+		m.Info.Agent = "orchestrator"
+	}
+	if m.Parts == nil {
+		m.Parts = []wirePart{}
+	}
+	return m
+}
+
+func full(session string, msgs []wireMessage) map[string]any {
+	p := map[string]any{"input": map[string]any{}, "output": map[string]any{"messages": msgs}}
+	if session != "" {
+		p["sync"] = map[string]any{"session": session}
+	}
+	return p
+}
+
+func incremental(session, base string, items ...any) map[string]any {
+	if items == nil {
+		items = []any{}
+	}
+	return map[string]any{"input": map[string]any{}, "sync": map[string]any{"session": session, "base": base, "messages": items}}
+}
+
+func TestTransformSyncExchange(t *testing.T) {
+	s := newServer(t, nil)
+	unknown := "Unknown agent type: foo is not a valid agent type"
+	h := []wireMessage{
+		msg("m1", "user", "ses_1", textPart("hello")),
+		msg("m2", "assistant", "ses_1", taskPart("c1", "running", "")),
+	}
+	p1, base1, err := syncCall(t, s, full("ses_1", h))
+	require.NoError(t, err)
+	require.NotEmpty(t, base1)
+	_, again, err := syncCall(t, s, full("ses_1", h))
+	require.NoError(t, err)
+	assert.Equal(t, base1, again, "the base id is a function of the history")
+	_, other, err := syncCall(t, s, full("ses_2", h))
+	require.NoError(t, err)
+	assert.NotEqual(t, base1, other, "and of the session")
+
+	// Part 0 of message 1 errs; a user message is appended.
+	p2, base2, err := syncCall(t, s, incremental("ses_1", base1,
+		map[string]any{"keep": 0, "count": 1},
+		map[string]any{"edit": 1, "parts": []any{map[string]any{"part": taskPart("c1", "error", unknown)}}},
+		map[string]any{"message": msg("m3", "user", "ses_1", textPart("again"))}))
+	require.NoError(t, err)
+	assert.NotEqual(t, base1, base2)
+	h2 := []wireMessage{h[0], msg("m2", "assistant", "ses_1", taskPart("c1", "error", unknown)), msg("m3", "user", "ses_1", textPart("again"))}
+	want, wantBase, err := syncCall(t, newServer(t, nil), full("ses_1", h2))
+	require.NoError(t, err)
+	assert.Equal(t, want, p2)
+	assert.Equal(t, wantBase, base2, "the same history, the same base in another process")
+	assert.Len(t, p1, 1, "the reminder on m1")
+	assert.Len(t, p2, 3, "reminders on m1 and m3, guidance on the errored task part")
+
+	// The old base is gone: the session holds one.
+	_, _, err = syncCall(t, s, incremental("ses_1", base1))
+	assert.Equal(t, CodeUnknownBase, rpcCode(err))
+	// Compaction: m1 and m2 replaced by a summary; nothing more to say.
+	p3, base3, err := syncCall(t, s, incremental("ses_1", base2,
+		map[string]any{"message": msg("m9", "assistant", "ses_1", textPart("summary"))},
+		map[string]any{"keep": 2, "count": 1}))
+	require.NoError(t, err)
+	want, wantBase, err = syncCall(t, newServer(t, nil), full("ses_1", []wireMessage{msg("m9", "assistant", "ses_1", textPart("summary")), h2[2]}))
+	require.NoError(t, err)
+	assert.Equal(t, want, p3)
+	assert.Equal(t, wantBase, base3)
+	// An empty history is one too.
+	p4, base4, err := syncCall(t, s, incremental("ses_1", base3))
+	require.NoError(t, err)
+	assert.Empty(t, p4)
+	assert.NotEmpty(t, base4)
+
+	// The full form without sync keeps nothing and answers no base.
+	res, err := s.Dispatch(context.Background(), rpc.Request{Method: "chat.messages.transform", Params: mustJSON(t, full("", h))})
+	require.NoError(t, err)
+	assert.NotContains(t, string(mustJSON(t, res)), "base")
+}
+
+func TestTransformSyncErrors(t *testing.T) {
+	h := []wireMessage{
+		msg("m1", "user", "ses_1", textPart("hello")),
+		msg("m2", "assistant", "ses_1", taskPart("c1", "running", ""), textPart("x")),
+	}
+	tests := []struct {
+		name   string
+		params func(base string) any
+		code   int64
+		msg    string
+	}{
+		{"unknown session", func(b string) any { return incremental("ses_9", b) }, CodeUnknownBase, "unknown base"},
+		{"unknown base", func(b string) any { return incremental("ses_1", b+"0") }, CodeUnknownBase, "unknown base"},
+		{"output and base", func(b string) any {
+			p := incremental("ses_1", b)
+			p["output"] = map[string]any{"messages": []any{}}
+			return p
+		}, rpc.CodeInvalidParams, "output and sync.base do not go together"},
+		{"no messages", func(b string) any {
+			return map[string]any{"input": map[string]any{}, "sync": map[string]any{"session": "ses_1", "base": b}}
+		}, rpc.CodeInvalidParams, `missing field "sync.messages"`},
+		{"no input", func(b string) any {
+			return map[string]any{"sync": map[string]any{"session": "ses_1", "base": b, "messages": []any{}}}
+		}, rpc.CodeInvalidParams, `missing field "input"`},
+		{"no output, no base", func(string) any {
+			return map[string]any{"input": map[string]any{}, "sync": map[string]any{"session": "ses_1"}}
+		}, rpc.CodeInvalidParams, `missing field "output"`},
+		{"keep beyond", func(b string) any { return incremental("ses_1", b, map[string]any{"keep": 1, "count": 2}) },
+			rpc.CodeInvalidParams, "sync.messages[0]: keep 1 count 2 is not within the base's 2"},
+		{"keep negative", func(b string) any { return incremental("ses_1", b, map[string]any{"keep": -1, "count": 1}) },
+			rpc.CodeInvalidParams, "keep -1 count 1"},
+		{"keep no count", func(b string) any { return incremental("ses_1", b, map[string]any{"keep": 0}) },
+			rpc.CodeInvalidParams, "keep needs a count"},
+		{"keep count 0", func(b string) any { return incremental("ses_1", b, map[string]any{"keep": 0, "count": 0}) },
+			rpc.CodeInvalidParams, "keep 0 count 0"},
+		{"edit beyond", func(b string) any {
+			return incremental("ses_1", b, map[string]any{"keep": 0, "count": 1}, map[string]any{"edit": 2})
+		}, rpc.CodeInvalidParams, "sync.messages[1]: edit 2 is not a message of the base (it has 2)"},
+		{"two kinds", func(b string) any {
+			return incremental("ses_1", b, map[string]any{"keep": 0, "count": 1, "message": h[0]})
+		}, rpc.CodeInvalidParams, "exactly one of"},
+		{"empty item", func(b string) any { return incremental("ses_1", b, map[string]any{}) },
+			rpc.CodeInvalidParams, "exactly one of"},
+		{"part keep beyond", func(b string) any {
+			return incremental("ses_1", b, map[string]any{"edit": 1, "parts": []any{map[string]any{"keep": 1, "count": 2}}})
+		}, rpc.CodeInvalidParams, "sync.messages[0]: parts[0]: keep 1 count 2 is not within the base's 2"},
+		{"part two kinds", func(b string) any {
+			return incremental("ses_1", b, map[string]any{"edit": 1, "parts": []any{map[string]any{"keep": 0, "count": 1, "part": textPart("y")}}})
+		}, rpc.CodeInvalidParams, "parts[0]: a part item is exactly one of"},
+		{"count not an integer", func(b string) any { return incremental("ses_1", b, map[string]any{"keep": 0, "count": 1.5}) },
+			rpc.CodeInvalidParams, "count"},
+		{"messages not a list", func(b string) any {
+			return map[string]any{"input": map[string]any{}, "sync": map[string]any{"session": "ses_1", "base": b, "messages": "x"}}
+		}, rpc.CodeInvalidParams, "messages"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, nil)
+			_, base, err := syncCall(t, s, full("ses_1", h))
+			require.NoError(t, err)
+			_, _, err = syncCall(t, s, tt.params(base))
+			require.Error(t, err)
+			assert.Equal(t, tt.code, rpcCode(err))
+			assert.Contains(t, err.Error(), tt.msg)
+			// A refused request changes nothing: the base still serves.
+			_, again, err := syncCall(t, s, incremental("ses_1", base, map[string]any{"keep": 0, "count": 2}))
+			require.NoError(t, err)
+			assert.Equal(t, base, again)
+		})
+	}
+}
+
+func TestTransformSyncBounds(t *testing.T) {
+	h := []wireMessage{msg("m1", "user", "ses_1", textPart(strings.Repeat("x", 1000)))}
+	oneBytes := int64(baseMessageOverhead + basePartOverhead + len("m1user") + len("orchestrator") + len("ses_1") + len("text") + 1000)
+
+	t.Run("session key", func(t *testing.T) {
+		s := newServer(t, nil)
+		_, base, err := syncCall(t, s, full(strings.Repeat("s", maxBaseKeyBytes+1), h))
+		require.NoError(t, err)
+		assert.Empty(t, base, "a key over the cap is served, nothing kept")
+		_, base, err = syncCall(t, s, full(strings.Repeat("s", maxBaseKeyBytes), h))
+		require.NoError(t, err)
+		assert.NotEmpty(t, base)
+	})
+	t.Run("bytes", func(t *testing.T) {
+		s := newServer(t, nil)
+		s.bases = newTransformBases(2*oneBytes + oneBytes/2)
+		var bases []string
+		for i := range 3 {
+			_, b, err := syncCall(t, s, full(fmt.Sprint("ses_", i), h))
+			require.NoError(t, err)
+			bases = append(bases, b)
+		}
+		n, bytes := s.bases.stats()
+		assert.Equal(t, 2, n)
+		assert.Equal(t, 2*oneBytes, bytes)
+		_, _, err := syncCall(t, s, incremental("ses_0", bases[0]))
+		assert.Equal(t, CodeUnknownBase, rpcCode(err), "the least recently used went first")
+		_, _, err = syncCall(t, s, incremental("ses_1", bases[1], map[string]any{"keep": 0, "count": 1}))
+		require.NoError(t, err)
+		// A history over the budget on its own is not kept, and the
+		// session's earlier one goes.
+		_, b, err := syncCall(t, s, full("ses_1", []wireMessage{h[0], h[0], h[0]}))
+		require.NoError(t, err)
+		assert.Empty(t, b)
+		_, _, err = syncCall(t, s, incremental("ses_1", bases[1]))
+		assert.Equal(t, CodeUnknownBase, rpcCode(err))
+		n, bytes = s.bases.stats()
+		assert.Equal(t, 1, n)
+		assert.Equal(t, oneBytes, bytes)
+	})
+	t.Run("sessions", func(t *testing.T) {
+		s := newServer(t, nil)
+		first := ""
+		for i := range maxBaseSessions + 1 {
+			_, b, err := syncCall(t, s, full(fmt.Sprint("ses_", i), h))
+			require.NoError(t, err)
+			if i == 0 {
+				first = b
+			}
+		}
+		n, _ := s.bases.stats()
+		assert.Equal(t, maxBaseSessions, n)
+		_, _, err := syncCall(t, s, incremental("ses_0", first))
+		assert.Equal(t, CodeUnknownBase, rpcCode(err))
+	})
+}
+
+// TestTransformSyncProperty plays random histories, as OpenCode edits them
+// (messages appended, a tool part's status changed, a text edited,
+// compaction, revert, messages reordered, a duplicate id), with task calls
+// between requests, on two servers: one gets every history in full, the
+// other incrementally through a client that keeps a base per session, and
+// that now and then loses its bases (a restart) or runs out of budget. Both
+// must give the same patch to every request, and hold the same state.
+func TestTransformSyncProperty(t *testing.T) {
+	for seed := range uint64(60) {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			rnd := rand.New(rand.NewPCG(seed, 14))
+			config := map[string]any{"subagents": []any{"explorer", "oracle"}}
+			if seed%3 == 0 {
+				config["cacheStable"] = false
+			}
+			fullSrv, incSrv := newServer(t, config), newServer(t, config)
+			c := &syncClient{rnd: rnd, base: map[string]string{}, sent: map[string][]wireMessage{}}
+			g := &historyGen{rnd: rnd, hist: map[string][]wireMessage{}}
+			sessions := []string{"ses_a", "ses_b"}
+			for step := range 80 {
+				session := sessions[rnd.IntN(len(sessions))]
+				switch r := rnd.IntN(20); {
+				case r == 0:
+					incSrv.bases = nil // the sidecar restarted
+				case r == 1:
+					incSrv.bases = newTransformBases(int64(rnd.IntN(4000)))
+				case r == 2:
+					c.loseReply = true // the client gave up on the next reply (its deadline)
+				case r <= 4:
+					g.delegate(t, []*Server{fullSrv, incSrv}, session)
+				default:
+					g.edit(session)
+				}
+				h := g.hist[session]
+				want, _, err := syncCall(t, fullSrv, full("", h))
+				require.NoError(t, err)
+				got := c.send(t, incSrv, session, h)
+				// The base the client holds stands for the history it sent.
+				if b := incSrv.bases.session[session]; b != nil && b.id == c.base[session] {
+					rebuilt := []wireMessage{}
+					for _, m := range b.msgs {
+						rebuilt = append(rebuilt, m.msg)
+					}
+					viaJSON := []wireMessage{}
+					require.NoError(t, json.Unmarshal(mustJSON(t, append([]wireMessage{}, h...)), &viaJSON))
+					require.Equal(t, string(mustJSON(t, viaJSON)), string(mustJSON(t, rebuilt)), "step %d", step)
+				}
+				require.Equal(t, string(mustJSON(t, want)), string(mustJSON(t, got)), "step %d, session %s, %d messages", step, session, len(h))
+				for _, m := range []string{"sessions.list", "status"} {
+					a := callResult(t, fullSrv, m)
+					b := callResult(t, incSrv, m)
+					if m == "status" {
+						a, b = a.(map[string]any)["store"], b.(map[string]any)["store"]
+					} else {
+						// The two servers' clocks differ; the order of entries says it.
+						for _, e := range append(a.([]any), b.([]any)...) {
+							delete(e.(map[string]any), "lastUse")
+						}
+					}
+					require.Equal(t, a, b, "step %d: %s", step, m)
+				}
+			}
+			assert.Positive(t, c.incremental, "some requests went incrementally")
+			assert.Positive(t, c.resent, "some bases were lost and resent")
+		})
+	}
+}
+
+func callResult(t *testing.T, s *Server, method string) any {
+	res, err := s.Dispatch(context.Background(), rpc.Request{Method: method, Params: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	var v any
+	require.NoError(t, json.Unmarshal(mustJSON(t, res), &v))
+	return v
+}
+
+// syncClient is a client of the incremental form: it holds the base the
+// sidecar acknowledged per session and the history that base stands for.
+// Its deltas are random among the valid ones (a message kept may be sent
+// in full, runs are split or not), so apply meets every item kind.
+type syncClient struct {
+	rnd                 *rand.Rand
+	base                map[string]string
+	sent                map[string][]wireMessage
+	incremental, resent int
+	loseReply           bool
+}
+
+func (c *syncClient) send(t *testing.T, s *Server, session string, h []wireMessage) []any {
+	if base, ok := c.base[session]; ok {
+		patch, next, err := syncCall(t, s, incremental(session, base, c.delta(c.sent[session], h)...))
+		if err == nil {
+			c.incremental++
+			c.keep(session, h, next)
+			return patch
+		}
+		require.Equal(t, CodeUnknownBase, rpcCode(err), "%v", err)
+		c.resent++
+	}
+	patch, next, err := syncCall(t, s, full(session, h))
+	require.NoError(t, err)
+	c.keep(session, h, next)
+	return patch
+}
+
+func (c *syncClient) keep(session string, h []wireMessage, base string) {
+	if c.loseReply {
+		c.loseReply = false
+		return
+	}
+	if base == "" {
+		delete(c.base, session)
+		return
+	}
+	c.base[session], c.sent[session] = base, h
+}
+
+func (c *syncClient) delta(old, h []wireMessage) []any {
+	at := map[string]int{}
+	for k := len(old) - 1; k >= 0; k-- {
+		at[old[k].Info.ID] = k
+	}
+	var items []any
+	var run map[string]any // the keep item being extended
+	for _, m := range h {
+		k, found := at[m.Info.ID]
+		switch {
+		case !found || c.rnd.IntN(10) == 0 || (m.Parts == nil) != (old[k].Parts == nil):
+			items, run = append(items, map[string]any{"message": m}), nil
+		case reflect.DeepEqual(m, old[k]):
+			if run != nil && run["keep"].(int)+run["count"].(int) == k && c.rnd.IntN(4) != 0 {
+				run["count"] = run["count"].(int) + 1
+				continue
+			}
+			run = map[string]any{"keep": k, "count": 1}
+			items = append(items, run)
+		default:
+			edit := map[string]any{"edit": k}
+			if !reflect.DeepEqual(m.Info, old[k].Info) || c.rnd.IntN(3) == 0 {
+				edit["info"] = m.Info
+			}
+			// Parts nil on both sides: leaving parts out keeps them nil.
+			if m.Parts != nil && (!reflect.DeepEqual(m.Parts, old[k].Parts) || c.rnd.IntN(3) == 0) {
+				parts := []any{}
+				for j, p := range m.Parts {
+					if j < len(old[k].Parts) && reflect.DeepEqual(p, old[k].Parts[j]) {
+						parts = append(parts, map[string]any{"keep": j, "count": 1})
+					} else {
+						parts = append(parts, map[string]any{"part": p})
+					}
+				}
+				edit["parts"] = parts
+			}
+			items, run = append(items, edit), nil
+		}
+	}
+	return items
+}
+
+// historyGen edits histories the ways OpenCode does.
+type historyGen struct {
+	rnd  *rand.Rand
+	hist map[string][]wireMessage
+	n    int
+	// calls are task calls started (tool.execute.before) whose parts are
+	// not in a history yet.
+	calls []string
+}
+
+var syncErrors = []string{
+	"Unknown agent type: foo is not a valid agent type",
+	`Expected a string starting with "ses", got "exp-1"`,
+	"Error: Unknown agent: x. Allowed agents: explorer, oracle",
+	"something else went wrong",
+}
+
+func (g *historyGen) id(prefix string) string {
+	g.n++
+	return fmt.Sprintf("%s_%04d", prefix, g.n)
+}
+
+func (g *historyGen) part() wirePart {
+	switch g.rnd.IntN(4) {
+	case 0:
+		return textPart("words " + g.id("t"))
+	case 1:
+		p := taskPart(g.id("call"), "completed", "")
+		if len(g.calls) > 0 && g.rnd.IntN(2) == 0 {
+			p.CallID, g.calls = g.calls[0], g.calls[1:]
+			p.State.Status, p.State.Error = "error", syncErrors[g.rnd.IntN(len(syncErrors))]
+		}
+		return p
+	case 2:
+		p := taskPart(g.id("call"), "running", "")
+		p.Tool = "read"
+		return p
+	}
+	return wirePart{Type: "step-start"}
+}
+
+func (g *historyGen) edit(session string) {
+	h := cloneHistory(g.hist[session])
+	switch r := g.rnd.IntN(12); {
+	case r <= 3 || len(h) == 0:
+		agent := []any{"orchestrator", "orchestrator", "explorer", nil}[g.rnd.IntN(4)]
+		m := msg(g.id("msg"), "user", session, textPart("please "+g.id("do")))
+		m.Info.Agent = agent
+		h = append(h, m)
+	case r <= 6:
+		m := msg(g.id("msg"), "assistant", session)
+		for range 1 + g.rnd.IntN(3) {
+			m.Parts = append(m.Parts, g.part())
+		}
+		h = append(h, m)
+	case r == 7: // a tool part's status changes
+		for range 5 {
+			m := &h[g.rnd.IntN(len(h))]
+			if len(m.Parts) == 0 {
+				continue
+			}
+			p := &m.Parts[g.rnd.IntN(len(m.Parts))]
+			if p.State == nil {
+				*p = g.part()
+				break
+			}
+			p.State.Status = []string{"running", "completed", "error"}[g.rnd.IntN(3)]
+			p.State.Error = nil
+			if p.State.Status == "error" {
+				p.State.Error = syncErrors[g.rnd.IntN(len(syncErrors))]
+			}
+			break
+		}
+	case r == 8: // compaction: a run of messages becomes one summary
+		a := g.rnd.IntN(len(h))
+		b := a + 1 + g.rnd.IntN(len(h)-a)
+		summary := msg(g.id("msg"), "assistant", session, textPart("summary"))
+		h = append(h[:a:a], append([]wireMessage{summary}, h[b:]...)...)
+	case r == 9: // revert
+		h = h[:g.rnd.IntN(len(h))]
+	case r == 10: // reorder
+		i, j := g.rnd.IntN(len(h)), g.rnd.IntN(len(h))
+		h[i], h[j] = h[j], h[i]
+	default: // a duplicate id, a text edited, parts gone, or the agent changed
+		m := &h[g.rnd.IntN(len(h))]
+		switch g.rnd.IntN(4) {
+		case 3:
+			m.Info.Agent = []any{"orchestrator", "explorer", nil, 7}[g.rnd.IntN(4)]
+			m.Info.Role = []string{"user", "assistant"}[g.rnd.IntN(2)]
+		case 0:
+			h = append(h, cloneHistory([]wireMessage{*m})...)
+		case 1:
+			m.Parts = append(m.Parts, textPart("<internal_reminder>"))
+		default:
+			m.Parts = nil
+		}
+	}
+	g.hist[session] = h
+}
+
+// delegate runs a task call: before, and (mostly) after with a session id,
+// or leaves it pending so that a later errored part fails it.
+func (g *historyGen) delegate(t *testing.T, servers []*Server, session string) {
+	callID := g.id("call")
+	agent := []string{"explorer", "oracle"}[g.rnd.IntN(2)]
+	args := map[string]any{"description": "work " + callID, "prompt": "p", "subagent_type": agent}
+	if g.rnd.IntN(3) == 0 {
+		args["task_id"] = "exp-1"
+	}
+	child := g.id("ses_child")
+	for _, s := range servers {
+		call(t, s, "tool.execute.before", map[string]any{"input": map[string]any{"tool": "task", "sessionID": session, "callID": callID},
+			"output": map[string]any{"args": args}})
+	}
+	if g.rnd.IntN(3) == 0 {
+		g.calls = append(g.calls, callID)
+		return
+	}
+	for _, s := range servers {
+		call(t, s, "tool.execute.after", map[string]any{"input": map[string]any{"tool": "task", "sessionID": session, "callID": callID},
+			"output": map[string]any{"output": `<task id="` + child + `" state="completed">` + "\nok\n</task>"}})
+	}
+}
+
+// cloneHistory copies a history deep enough that editing the copy leaves
+// the original (which a client still holds as sent) as it was.
+func cloneHistory(h []wireMessage) []wireMessage {
+	out := make([]wireMessage, len(h))
+	for i, m := range h {
+		out[i] = m
+		if m.Parts != nil {
+			out[i].Parts = make([]wirePart, len(m.Parts))
+			for j, p := range m.Parts {
+				if p.State != nil {
+					st := *p.State
+					p.State = &st
+				}
+				out[i].Parts[j] = p
+			}
+		}
+	}
+	return out
+}
+
+// TestHashMessageCoversReads: a base id must change with every field the
+// handler reads, or a client that missed a reply (its deadline passed)
+// could have its change applied to a history it never sent.
+func TestHashMessageCoversReads(t *testing.T) {
+	base := func() wireMessage {
+		m := msg("m1", "user", "ses_1", textPart("hi"), taskPart("c1", "error", "boom"))
+		m.Parts[0].Synthetic = true
+		return m
+	}
+	variants := map[string]func(m *wireMessage){
+		"id":            func(m *wireMessage) { m.Info.ID = "m2" },
+		"role":          func(m *wireMessage) { m.Info.Role = "assistant" },
+		"agent":         func(m *wireMessage) { m.Info.Agent = "explorer" },
+		"agent absent":  func(m *wireMessage) { m.Info.Agent = nil },
+		"sessionID":     func(m *wireMessage) { m.Info.SessionID = "ses_2" },
+		"parts nil":     func(m *wireMessage) { m.Parts = nil },
+		"parts empty":   func(m *wireMessage) { m.Parts = []wirePart{} },
+		"type":          func(m *wireMessage) { m.Parts[0].Type = "reasoning" },
+		"text":          func(m *wireMessage) { *m.Parts[0].Text = "ho" },
+		"text absent":   func(m *wireMessage) { m.Parts[0].Text = nil },
+		"text empty":    func(m *wireMessage) { m.Parts[0].Text = new(string) },
+		"synthetic":     func(m *wireMessage) { m.Parts[0].Synthetic = false },
+		"tool":          func(m *wireMessage) { m.Parts[1].Tool = "read" },
+		"callID":        func(m *wireMessage) { m.Parts[1].CallID = "c2" },
+		"status":        func(m *wireMessage) { m.Parts[1].State.Status = "completed" },
+		"error":         func(m *wireMessage) { m.Parts[1].State.Error = "boom!" },
+		"error absent":  func(m *wireMessage) { m.Parts[1].State.Error = nil },
+		"state absent":  func(m *wireMessage) { m.Parts[1].State = nil },
+		"fields merged": func(m *wireMessage) { m.Info.ID, m.Info.Role = "m1u", "ser" },
+	}
+	seen := map[uint64]string{}
+	m := base()
+	h, _ := hashMessage(&m)
+	seen[h] = "base"
+	again := base()
+	h2, _ := hashMessage(&again)
+	assert.Equal(t, h, h2, "the same content, the same hash")
+	for name, change := range variants {
+		m := base()
+		change(&m)
+		h, _ := hashMessage(&m)
+		if other, ok := seen[h]; ok {
+			t.Errorf("%s hashes as %s", name, other)
+		}
+		seen[h] = name
+	}
+	// What the handler does not read does not count: an agent that is
+	// not a string is no agent.
+	m = base()
+	m.Info.Agent = nil
+	absent, _ := hashMessage(&m)
+	m.Info.Agent = 7.0
+	number, _ := hashMessage(&m)
+	assert.Equal(t, absent, number)
+}
