@@ -10,11 +10,13 @@ import { accessSync, constants } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, isAbsolute, join, parse, resolve } from "node:path";
 import { DEFAULT_HUNG_AFTER_MISSES, DEFAULT_MAX_IN_FLIGHT_BYTES } from "./sidecar.js";
+import { platformBinary } from "./binary.js";
 
 export type ShimSettings = {
   /** Path of the hookwire binary; null when none was found. */
   binary: string | null;
-  binarySource: "option" | "env" | "path" | "none";
+  /** Where binary came from: the option, HOOKWIRE_BIN, the installed platform package (binary.ts), PATH. */
+  binarySource: "option" | "env" | "package" | "path" | "none";
   args: string[];
   timeoutMs: number;
   transformTimeoutMs: number;
@@ -214,7 +216,12 @@ class OptionReader {
   }
 }
 
-export function resolveSettings(options: unknown, env: NodeJS.ProcessEnv, project?: ProjectDirs): ShimSettings {
+export function resolveSettings(
+  options: unknown,
+  env: NodeJS.ProcessEnv,
+  project?: ProjectDirs,
+  packagedBinary: () => string | null = platformBinary,
+): ShimSettings {
   const isObject = options !== null && typeof options === "object" && !Array.isArray(options);
   const o: Record<string, unknown> = isObject ? (options as Record<string, unknown>) : {};
   const r = new OptionReader(o);
@@ -232,7 +239,7 @@ export function resolveSettings(options: unknown, env: NodeJS.ProcessEnv, projec
 
   let binary: string | null = null;
   let binarySource: ShimSettings["binarySource"] = "none";
-  const fromOption = r.path("binary", false, "a path or a command name", "looking for hookwire via HOOKWIRE_BIN or PATH instead");
+  const fromOption = r.path("binary", false, "a path or a command name", "looking for hookwire via HOOKWIRE_BIN, the platform package or PATH instead");
   const fromEnv = nonEmpty(env.HOOKWIRE_BIN);
   if (fromOption) {
     binary = fromOption;
@@ -240,12 +247,14 @@ export function resolveSettings(options: unknown, env: NodeJS.ProcessEnv, projec
   } else if (fromEnv) {
     binary = fromEnv;
     binarySource = "env";
+  } else if ((binary = packagedBinary())) {
+    binarySource = "package";
   } else {
     binary = findOnPath("hookwire", env.PATH);
     if (binary) binarySource = "path";
   }
   // A bare name in binary/HOOKWIRE_BIN is looked up on PATH too.
-  if (binary && binarySource !== "path" && !isAbsolute(binary) && !binary.includes("/")) {
+  if (binary && (binarySource === "option" || binarySource === "env") && !isAbsolute(binary) && !binary.includes("/")) {
     binary = findOnPath(binary, env.PATH) ?? binary;
   }
 

@@ -17,10 +17,11 @@ import { EventForwarder, forwardHook, type ForwardContext } from "./forward.js";
 import { disposeTracked, startTracked } from "./lifecycle.js";
 import { Logger } from "./log.js";
 import { isExecutable, resolveSettings, type ShimSettings } from "./options.js";
-import { Sidecar, type SpawnFn } from "./sidecar.js";
+import { PROTOCOL_VERSION, Sidecar, type SpawnFn } from "./sidecar.js";
 import { checkStateFile, sidecarArgs } from "./statefile.js";
 import { InitParams, type AgentWaits, type ShimClient } from "./agents.js";
 import { Trace, traceInspect } from "./trace.js";
+import { platformPackage, rejectionMessage, versionMismatch } from "./binary.js";
 
 export { HOOK_NAMES, type HookMethod } from "./forward.js";
 export { agentListsOf, subagentsFromConfig, type ShimClient } from "./agents.js";
@@ -43,6 +44,8 @@ export type Seams = {
   spawn?: SpawnFn;
   /** How long to wait for OpenCode's agent list (tests shorten it). */
   agentWaits?: AgentWaits;
+  /** The plugin's version instead of package.json's (tests of the version check). */
+  pluginVersion?: string;
 };
 
 export type HookwireInstance = {
@@ -59,12 +62,15 @@ function warnNoBinary(settings: ShimSettings, log: Logger, trace?: Trace): void 
       ? `the plugin option "binary" (${settings.binary})`
       : settings.binarySource === "env"
         ? `HOOKWIRE_BIN (${settings.binary})`
-        : '"hookwire" on PATH';
+        : settings.binarySource === "package"
+          ? `the platform package ${platformPackage()} (${settings.binary})`
+          : `the platform package ${platformPackage()} or "hookwire" on PATH`;
   log.alert(
     "no-binary",
     "warn",
     `hookwire: sidecar binary not found via ${where}; hooks pass through unchanged. ` +
-      `Set the plugin option "binary" or HOOKWIRE_BIN, or put hookwire on PATH.`,
+      `Reinstall hookwire-opencode (npm installs ${platformPackage()} with it; not with --omit=optional), ` +
+      `set the plugin option "binary" or HOOKWIRE_BIN, or put hookwire on PATH.`,
   );
   trace?.write({ ev: "no-binary", binary: settings.binary, source: settings.binarySource });
 }
@@ -93,7 +99,9 @@ export function createHookwire(
   }
 
   const args = sidecarArgs(settings);
-  const init = new InitParams(settings.config, client, SHIM_VERSION, log, seams.agentWaits);
+  const binary = settings.binary;
+  const pluginVersion = seams.pluginVersion ?? SHIM_VERSION;
+  const init = new InitParams(settings.config, client, pluginVersion, log, seams.agentWaits);
   const inspect = (s: Sidecar, after: string, extra?: Record<string, unknown>) =>
     trace ? traceInspect(trace, s, after, settings.transformTimeoutMs, extra) : Promise.resolve();
 
@@ -108,10 +116,16 @@ export function createHookwire(
     hungAfterMisses: settings.hungAfterMisses,
     maxInFlightBytes: settings.maxInFlightBytes,
     spawn: seams.spawn,
+    onRejected: (detail, params) =>
+      void rejectionMessage(detail, binary, pluginVersion, PROTOCOL_VERSION, env).then((message) =>
+        log.alert("init-rejected", "error", message, { config: params.config }),
+      ),
     onReady: (s) => {
       // First, so the agents it lacks arrive before the calls that waited.
       init.onReady();
       log.log("info", `hookwire: sidecar ready (pid ${s.pid})`, { serverInfo: s.serverInfo, capabilities: s.capabilities, args });
+      const mismatch = versionMismatch(pluginVersion, s.serverInfo, binary);
+      if (mismatch) log.alert("version-mismatch", "warn", mismatch, { plugin: pluginVersion, serverInfo: s.serverInfo });
       void inspect(s, "initialize");
       void checkStateFile(s, args, log, settings.transformTimeoutMs);
     },

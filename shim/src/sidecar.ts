@@ -63,6 +63,12 @@ export type SidecarOptions = {
   maxInFlightBytes?: number;
   /** Called each time a (re)started sidecar has answered initialize. */
   onReady?: (sidecar: Sidecar) => void;
+  /**
+   * Called instead of the log's alert when the sidecar refuses initialize,
+   * with its error text (plugin.ts names the plugin's and the binary's
+   * versions when the refusal is about the protocol version).
+   */
+  onRejected?: (detail: string, params: InitializeParams) => void;
   /** Starts the child; node's spawn unless a test hands in a fake child. */
   spawn?: SpawnFn;
 };
@@ -312,7 +318,8 @@ export class Sidecar {
       if (r.reason === "error") {
         // The sidecar answered and said no (bad config, other protocol
         // version): restarting would give the same answer.
-        log.alert("init-rejected", "error", `hookwire: initialize rejected, hooks pass through: ${r.detail}`, { config: params.config });
+        if (this.opts.onRejected) this.opts.onRejected(r.detail ?? "", params);
+        else log.alert("init-rejected", "error", `hookwire: initialize rejected, hooks pass through: ${r.detail}`, { config: params.config });
         this.giveUp();
         return;
       }

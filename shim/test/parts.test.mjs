@@ -203,7 +203,7 @@ test("plugin options: a bad value keeps its default with a warning naming the op
     { options: { args: ["--log-level", 5, "debug"] }, field: "args", want: ["--log-level", "debug"], warning: "args[1] must be a string, got 5; left out" },
     { options: { state: true }, field: "stateSource", want: "default", warning: "state must be false or a file path, got true; using the per-project default" },
     { options: { logFile: 7 }, field: "logFile", want: "/x/state/hookwire/sidecar.log", warning: "logFile must be a file path, or null to discard the sidecar's log, got 7; using the default /x/state/hookwire/sidecar.log" },
-    { options: { binary: 42 }, field: "binarySource", want: "none", warning: "binary must be a path or a command name, got 42; looking for hookwire via HOOKWIRE_BIN or PATH instead" },
+    { options: { binary: 42 }, field: "binarySource", want: "none", warning: "binary must be a path or a command name, got 42; looking for hookwire via HOOKWIRE_BIN, the platform package or PATH instead" },
     { options: { timeoutMS: 100 }, field: "timeoutMs", want: 250, warning: 'timeoutMS: unknown option, ignored (did you mean "timeoutMs"?)' },
     { options: { binray: "/b" }, field: "binarySource", want: "none", warning: 'binray: unknown option, ignored (did you mean "binary"?)' },
     { options: { stat: false }, field: "stateSource", want: "default", warning: 'stat: unknown option, ignored (did you mean "state"?)' },

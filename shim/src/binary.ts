@@ -1,0 +1,104 @@
+// The sidecar binary as the npm packages ship it, and whether it belongs
+// with this plugin.
+//
+// `hookwire-opencode` lists one package per platform as an optional
+// dependency (hookwire-opencode-linux-x64, ...-darwin-arm64, ...-win32-x64),
+// each holding only bin/hookwire[.exe], the pattern of esbuild and OpenCode
+// itself: npm installs the one whose os/cpu match. All of them carry the
+// plugin's version, and the binary is stamped with it (`make dist`).
+
+import { execFile } from "node:child_process";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+
+/** The platform package's name for this platform: hookwire-opencode-<process.platform>-<process.arch>. */
+export function platformPackage(platform: string = process.platform, arch: string = process.arch): string {
+  return `hookwire-opencode-${platform}-${arch}`;
+}
+
+/**
+ * The binary of the platform package installed beside this plugin (resolved
+ * the way node resolves a dependency of the module at `from`); null when it
+ * is not installed (another platform, or optional dependencies left out).
+ */
+export function platformBinary(
+  from: string | URL = import.meta.url,
+  platform: string = process.platform,
+  arch: string = process.arch,
+): string | null {
+  const name = platformPackage(platform, arch);
+  try {
+    const manifest = createRequire(from).resolve(`${name}/package.json`);
+    return join(dirname(manifest), "bin", platform === "win32" ? "hookwire.exe" : "hookwire");
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A version as both sides compare it: the Go side reports `v1.2.3` (go
+ * install, git tags) and build metadata (`0.0.0-dev+gabc1234`); npm versions
+ * have no leading v, and npm drops build metadata, so `make dist` turns `+`
+ * into `.` (scripts/version.sh --npm does the same).
+ */
+export function comparableVersion(v: string): string {
+  return v.trim().replace(/^v/, "").replace("+", ".");
+}
+
+/** The version an unstamped plugin reports: run from a checkout, not installed from npm. */
+export const UNSTAMPED_VERSION = "0.0.0-dev";
+
+/**
+ * Why the plugin and the sidecar it started do not belong together, or
+ * undefined when they do or cannot be compared: a plugin run from a checkout
+ * (its package.json says 0.0.0-dev) or a sidecar built outside make
+ * (`devel...`, no version stamped) pairs with anything.
+ */
+export function versionMismatch(pluginVersion: string, serverInfo: unknown, binary: string): string | undefined {
+  const version = (serverInfo as { version?: unknown } | null | undefined)?.version;
+  if (typeof version !== "string" || version === "") return undefined;
+  if (pluginVersion === UNSTAMPED_VERSION || version.startsWith("devel")) return undefined;
+  if (comparableVersion(version) === comparableVersion(pluginVersion)) return undefined;
+  return (
+    `hookwire: version mismatch: the plugin hookwire-opencode is ${pluginVersion} but the sidecar ${binary} is ${version}; ` +
+    `hooks still run, but install the same version of both (reinstall hookwire-opencode, or point "binary" / HOOKWIRE_BIN at a matching hookwire)`
+  );
+}
+
+/** What `binary --version` prints, first line; undefined when it fails or takes over 2 s. */
+export function binaryVersion(binary: string, env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    try {
+      const child = execFile(binary, ["--version"], { timeout: 2000, windowsHide: true, env }, (err, stdout) => {
+        const line = String(stdout ?? "").split("\n")[0].trim();
+        resolve(err || !line ? undefined : line.replace(/^hookwire\s+/, ""));
+      });
+      child.stdin?.end();
+    } catch {
+      resolve(undefined);
+    }
+  });
+}
+
+/**
+ * The message for a sidecar that refused initialize. A refusal of the
+ * protocol version means plugin and binary come from releases too far
+ * apart: it names both versions (the binary's from `--version`) and what to
+ * do. Any other refusal (a bad config) is passed on as it is.
+ */
+export async function rejectionMessage(
+  detail: string,
+  binary: string,
+  pluginVersion: string,
+  protocol: number,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string> {
+  if (!/protocolVersion/.test(detail)) return `hookwire: initialize rejected, hooks pass through: ${detail}`;
+  const version = (await binaryVersion(binary, env)) ?? "unknown (it has no --version)";
+  return (
+    `hookwire: the sidecar ${binary} (version ${version}) does not speak protocol ${protocol}, ` +
+    `which the plugin hookwire-opencode ${pluginVersion} needs; hooks pass through. ` +
+    `Install the same version of both (reinstall hookwire-opencode, or point "binary" / HOOKWIRE_BIN at a matching hookwire). ` +
+    `The sidecar said: ${detail}`
+  );
+}
