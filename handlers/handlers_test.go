@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -49,16 +50,26 @@ func call(t testing.TB, s *Server, method string, params any) []map[string]any {
 }
 
 // A history of one orchestrator session that grows request by request,
-// as OpenCode sends it: messages as JSON objects.
+// as OpenCode sends it: each message's JSON, encoded once when added (the
+// long-session tests send hundreds of requests of hundreds of messages;
+// re-encoding the whole history each time cost a minute under -race).
 type history struct {
 	session string
-	msgs    []map[string]any
+	msgs    []json.RawMessage
 	n       int
+}
+
+func (h *history) add(msg map[string]any) {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		panic(err)
+	}
+	h.msgs = append(h.msgs, b)
 }
 
 func (h *history) user(text string) {
 	h.n++
-	h.msgs = append(h.msgs, map[string]any{
+	h.add(map[string]any{
 		"info":  map[string]any{"id": fmt.Sprintf("msg_u%03d", h.n), "role": "user", "agent": "orchestrator", "sessionID": h.session},
 		"parts": []any{map[string]any{"type": "text", "text": text}},
 	})
@@ -66,32 +77,58 @@ func (h *history) user(text string) {
 
 func (h *history) assistantTask(callID, output string) {
 	h.n++
-	h.msgs = append(h.msgs, map[string]any{
+	h.add(map[string]any{
 		"info": map[string]any{"id": fmt.Sprintf("msg_a%03d", h.n), "role": "assistant", "sessionID": h.session},
 		"parts": []any{map[string]any{"type": "tool", "tool": "task", "callID": callID,
 			"state": map[string]any{"status": "completed", "output": output}}},
 	})
 }
 
-// request runs the transform on a copy of the history and applies the
-// patch the way the shim does, returning the messages the LLM would get.
+// request runs the transform on the history and applies the patch the way
+// the shim does, returning the messages the LLM would get.
 func (h *history) request(t *testing.T, s *Server) []json.RawMessage {
 	t.Helper()
-	var msgs []map[string]any
-	require.NoError(t, json.Unmarshal(mustJSON(t, h.msgs), &msgs))
-	ops := call(t, s, "chat.messages.transform", map[string]any{"input": map[string]any{}, "output": map[string]any{"messages": msgs}})
-	for _, op := range ops {
-		require.Equal(t, "add", op["op"], "transform only adds parts here")
-		path := strings.Split(strings.TrimPrefix(op["path"].(string), "/"), "/")
-		require.Len(t, path, 4)
-		require.Equal(t, []string{"messages", "parts", "-"}, []string{path[0], path[2], path[3]})
-		i, err := strconv.Atoi(path[1])
-		require.NoError(t, err)
-		msgs[i]["parts"] = append(msgs[i]["parts"].([]any), op["value"])
+	var params bytes.Buffer
+	params.WriteString(`{"input":{},"output":{"messages":[`)
+	for i, m := range h.msgs {
+		if i > 0 {
+			params.WriteByte(',')
+		}
+		params.Write(m)
 	}
-	out := make([]json.RawMessage, len(msgs))
-	for i, m := range msgs {
-		out[i] = mustJSON(t, m)
+	params.WriteString(`]}}`)
+	res, err := s.Dispatch(context.Background(), rpc.Request{Method: "chat.messages.transform", Params: params.Bytes()})
+	require.NoError(t, err)
+	patch, ok := res.(PatchResult)
+	require.True(t, ok, "result %T", res)
+	out := append([]json.RawMessage(nil), h.msgs...)
+	for _, op := range patch.Patch {
+		// Each value as Op.MarshalJSON writes it (encoding the whole
+		// patch and decoding it again cost as much again).
+		value, err := json.Marshal(op.Value)
+		if err != nil {
+			t.Fatalf("encoding %s's value: %v", op.Path, err)
+		}
+		path := strings.Split(strings.TrimPrefix(op.Path, "/"), "/")
+		i, err := strconv.Atoi(path[min(1, len(path)-1)])
+		if op.Op != "add" || len(path) != 4 || path[0] != "messages" || path[2] != "parts" || path[3] != "-" ||
+			err != nil || i < 0 || i >= len(out) {
+			require.Failf(t, "transform only adds parts here", "op %s %s", op.Op, op.Path)
+		}
+		// Append the part to the message's parts, its last member (add
+		// encoded a map: members sorted, info before parts).
+		m := out[i]
+		if !bytes.HasSuffix(m, []byte("]}")) {
+			t.Fatalf("message %d does not end with its parts: %s", i, m)
+		}
+		var b bytes.Buffer
+		b.Write(m[:len(m)-2])
+		if m[len(m)-3] != '[' {
+			b.WriteByte(',')
+		}
+		b.Write(value)
+		b.WriteString("]}")
+		out[i] = b.Bytes()
 	}
 	return out
 }
@@ -295,7 +332,7 @@ func TestRouteTable(t *testing.T) {
 	caps := res.(initializeResult).Capabilities
 	assert.Equal(t, []string{"tool.execute.before", "tool.execute.after", "chat.system.transform",
 		"chat.messages.transform", "chat.message", "event"}, caps.Hooks)
-	assert.Equal(t, []string{"delegate.resolveModel", "delegate.detectError", "sessions.list", "agents.update", "status"}, caps.Methods)
+	assert.Equal(t, []string{"delegate.resolveModel", "delegate.detectError", "sessions.list", "agents.update", "providers.update", "status"}, caps.Methods)
 
 	// One successful call of every hook and method; the state file is
 	// nudged after exactly the ones that may change the store.
@@ -313,6 +350,7 @@ func TestRouteTable(t *testing.T) {
 		{"delegate.detectError", `{"output":"fine"}`, false},
 		{"sessions.list", `{}`, false},
 		{"agents.update", `{"subagents":["explore"]}`, false},
+		{"providers.update", `{"availableModels":["fake/fake-model"]}`, false},
 		{"status", `null`, false},
 	}
 	require.Len(t, calls, len(caps.Hooks)+len(caps.Methods), "every announced method is called once")
