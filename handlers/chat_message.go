@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hookwire/hookwire/rpc"
@@ -12,16 +13,23 @@ type chatMessageParams struct {
 	Input *struct {
 		SessionID string         `json:"sessionID"`
 		Agent     jsontext.Value `json:"agent"`
+		Model     jsontext.Value `json:"model"`
+		Variant   jsontext.Value `json:"variant"`
 	} `json:"input"`
 	Output *struct {
-		Message struct {
-			Agent jsontext.Value `json:"agent"`
-		} `json:"message"`
+		Message jsontext.Value `json:"message"`
 	} `json:"output"`
 }
 
+// chatMessageInfo is what chat.message reads of output.message.
+type chatMessageInfo struct {
+	Agent jsontext.Value `json:"agent"`
+	Model jsontext.Value `json:"model"`
+}
+
 // chatMessage learns which agent a session runs: input.agent, else
-// output.message.agent (4).
+// output.message.agent (4); for an agent listed in config.agentModels it
+// chooses the session's model (4.7).
 func (s *Server) chatMessage(_ context.Context, req rpc.Request) (any, error) {
 	var p chatMessageParams
 	if err := decodeParams(req.Params, &p); err != nil {
@@ -30,12 +38,25 @@ func (s *Server) chatMessage(_ context.Context, req rpc.Request) (any, error) {
 	if p.Input == nil {
 		return nil, missing("input")
 	}
+	var msg chatMessageInfo
+	hasMessage := p.Output != nil && p.Output.Message.Kind() == '{'
+	if hasMessage {
+		// Lenient: a message whose members have other types has no agent
+		// or model to read.
+		_ = jsonv2.Unmarshal(p.Output.Message, &msg, jsontext.AllowDuplicateNames(true))
+	}
 	agent := rawString(p.Input.Agent)
-	if agent == "" && p.Output != nil {
-		agent = rawString(p.Output.Message.Agent)
+	if agent == "" {
+		agent = rawString(msg.Agent)
 	}
-	if p.Input.SessionID != "" && agent != "" {
-		s.store.SetAgent(p.Input.SessionID, agent)
+	session := p.Input.SessionID
+	if session != "" && agent != "" {
+		s.store.SetAgent(session, agent)
 	}
-	return noChange(), nil
+	c := chatMessageModel{session: session, agent: agent, inputVariant: rawString(p.Input.Variant), hasMessage: hasMessage,
+		onMessage: len(msg.Model) > 0}
+	if c.current, c.ok = parseMessageModel(msg.Model); !c.ok {
+		c.current, c.ok = parseMessageModel(p.Input.Model)
+	}
+	return patch(s.decideModel(c)...), nil
 }

@@ -38,6 +38,9 @@ type Config struct {
 	CacheStable        bool          `json:"cacheStable"`
 	MaxParents         int           `json:"maxParents"`
 	MaxTrackedSessions int           `json:"maxTrackedSessions"`
+	// AgentModels are the agents whose model the sidecar chooses
+	// (models.go, PROTOCOL.md 4.7).
+	AgentModels map[string]AgentModel `json:"agentModels"`
 }
 
 // RetryConfig is config.delegateRetry.
@@ -81,6 +84,7 @@ func DefaultConfig() Config {
 		CacheStable:        true,
 		MaxParents:         sessions.DefaultMaxParents,
 		MaxTrackedSessions: sessions.DefaultMaxTrackedSessions,
+		AgentModels:        map[string]AgentModel{},
 	}
 }
 
@@ -158,6 +162,7 @@ func (c *Config) validate(w *warnings) {
 		patterns = append(patterns, p)
 	}
 	c.DelegateRetry.Patterns = patterns
+	c.validateAgentModels(w)
 	for i, t := range c.TaskTools {
 		c.TaskTools[i] = strings.ToLower(t)
 	}

@@ -94,6 +94,21 @@ func configMember(raw jsontext.Value, f reflect.Value, path string, w *warnings)
 		}
 		m := reflect.MakeMap(t)
 		err := eachMember(raw, func(name string, value jsontext.Value) error {
+			if t.Elem().Kind() == reflect.Struct {
+				// An object per key (agentModels): its members are read
+				// one by one like any config object.
+				at := path + "." + displayName(name)
+				if value.Kind() != '{' {
+					w.add("%s must be an object, got %s; ignored", at, kindName(value.Kind()))
+					return nil
+				}
+				item := reflect.New(t.Elem()).Elem()
+				if err := configObject(value, item, at, w); err != nil {
+					return err
+				}
+				m.SetMapIndex(reflect.ValueOf(name), item)
+				return nil
+			}
 			elem := reflect.New(t.Elem())
 			if err := jsonv2.Unmarshal(value, elem.Interface()); err != nil {
 				w.add("%s; ignored", describeDecodeError(err, path+"."+displayName(name)))

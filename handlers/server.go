@@ -60,6 +60,7 @@ type Server struct {
 	initialized bool
 	cfg         Config
 	maxBytes    atomic.Int64
+	models      modelState // providers.update and decisions (models.go)
 
 	statsMu  sync.Mutex
 	requests map[string]uint64
@@ -117,6 +118,7 @@ var routes = []route{
 	{"delegate.detectError", method, false, (*Server).detectError},
 	{"sessions.list", method, false, (*Server).sessionsList},
 	{"agents.update", method, false, (*Server).agentsUpdate},
+	{"providers.update", method, false, (*Server).providersUpdate},
 	{"status", method, false, (*Server).status},
 }
 

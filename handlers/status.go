@@ -20,6 +20,7 @@ type statusResult struct {
 	StateFile     stateFile         `json:"stateFile"`
 	CacheStable   bool              `json:"cacheStable"`
 	Agents        statusAgents      `json:"agents"`
+	Models        statusModels      `json:"models"`
 }
 
 // statusAgents is status.agents: the agents as resolved now (PROTOCOL.md
@@ -72,5 +73,6 @@ func (s *Server) status(context.Context, rpc.Request) (any, error) {
 		CacheStable:   s.cfg.CacheStable,
 		Agents: statusAgents{Managed: s.cfg.managedSet(), Reminder: s.cfg.reminderAgents(),
 			Primary: s.cfg.PrimaryAgents, Subagents: s.cfg.Subagents},
+		Models: s.modelStatus(),
 	}, nil
 }

@@ -1,7 +1,7 @@
 package sessions
 
 // ModelDecision is the model the sidecar chose for a session at its latest
-// chat.message (PROTOCOL.md 4.6): the model it runs on, the variant, the
+// chat.message (PROTOCOL.md 4.7): the model it runs on, the variant, the
 // rung of MODEL_RESOLUTION.md that decided ("" when none answered and the
 // message's own model was kept), and whether the choice changed the model
 // OpenCode had put on the message.

@@ -1,0 +1,290 @@
+package handlers
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hookwire/hookwire/core"
+	"github.com/hookwire/hookwire/rpc"
+	"github.com/hookwire/hookwire/sessions"
+)
+
+// Model fallback for agents (PROTOCOL.md 4.7): config.agentModels names the
+// agents whose model the sidecar chooses; providers.update says what
+// OpenCode can reach; chat.message runs MODEL_RESOLUTION.md for such an
+// agent's session and patches the message's model when the answer differs.
+
+// AgentModel is one entry of config.agentModels.
+type AgentModel struct {
+	// Model is an explicit override, answered as given (rung user).
+	Model          string               `json:"model"`
+	FallbackModels []string             `json:"fallbackModels"`
+	FallbackChain  []core.FallbackEntry `json:"fallbackChain"`
+}
+
+// validateAgentModels drops what config.agentModels cannot use, with a
+// warning each: a blank agent name, blank fallback models, chain entries
+// without a model.
+func (c *Config) validateAgentModels(w *warnings) {
+	// In the order of the names, so the same config gives the same warnings.
+	for _, name := range slices.Sorted(maps.Keys(c.AgentModels)) {
+		entry := c.AgentModels[name]
+		path := "config.agentModels." + displayName(name)
+		if strings.TrimSpace(name) == "" {
+			w.add("config.agentModels: %s is not an agent name; ignored", quoteShort(name))
+			delete(c.AgentModels, name)
+			continue
+		}
+		models := entry.FallbackModels[:0:0]
+		for i, m := range entry.FallbackModels {
+			if strings.TrimSpace(m) == "" {
+				w.add("%s.fallbackModels[%d] must be a non-empty model; ignored", path, i)
+				continue
+			}
+			models = append(models, m)
+		}
+		entry.FallbackModels = models
+		chain := entry.FallbackChain[:0:0]
+		for i, e := range entry.FallbackChain {
+			if strings.TrimSpace(e.Model) == "" {
+				w.add("%s.fallbackChain[%d] needs a non-empty model; ignored", path, i)
+				continue
+			}
+			chain = append(chain, e)
+		}
+		entry.FallbackChain = chain
+		c.AgentModels[name] = entry
+	}
+}
+
+// modelState is what the sidecar knows for model decisions: the last
+// providers.update, and counts for status. Dispatch serialises all access.
+type modelState struct {
+	received  bool
+	connected []string // nil: unknown
+	available []string
+	// defaultModel is OpenCode's default model (systemDefaultModel).
+	defaultModel string
+
+	decisions, changed, waiting uint64
+	byRung                      map[string]uint64
+}
+
+// rungNone counts the decisions where no rung answered (status).
+const rungNone = "none"
+
+type providersUpdateParams struct {
+	ConnectedProviders []string `json:"connectedProviders"`
+	AvailableModels    []string `json:"availableModels"`
+	DefaultModel       string   `json:"defaultModel"`
+}
+
+// providersUpdate takes what OpenCode can reach now: it replaces the last
+// update whole. Blank strings, and strings over the store's model cap
+// (a decision could not be kept), are dropped. Sent as a notification; a
+// request gets result null.
+func (s *Server) providersUpdate(_ context.Context, req rpc.Request) (any, error) {
+	var p providersUpdateParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	m := &s.models
+	m.received = true
+	m.connected = nil
+	if p.ConnectedProviders != nil {
+		m.connected = usableModelNames(p.ConnectedProviders)
+	}
+	m.available = usableModelNames(p.AvailableModels)
+	m.defaultModel = ""
+	if d := strings.TrimSpace(p.DefaultModel); len(d) <= sessions.MaxModelBytes {
+		m.defaultModel = d
+	}
+	s.log.Info().Int("connectedProviders", len(m.connected)).Int("availableModels", len(m.available)).
+		Str("defaultModel", m.defaultModel).Msg("providers updated")
+	return nil, nil
+}
+
+// usableModelNames keeps the non-blank names within the model cap, trimmed.
+func usableModelNames(names []string) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if n = strings.TrimSpace(n); n != "" && len(n) <= sessions.MaxModelBytes {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// messageModel is a chat.message's model as OpenCode 1.18 carries it on
+// the user message: {providerID, modelID, variant?}.
+type messageModel struct {
+	ProviderID string `json:"providerID"`
+	ModelID    string `json:"modelID"`
+	Variant    string `json:"variant,omitempty"`
+}
+
+// parseMessageModel reads raw leniently: anything that is not an object
+// with string providerID and modelID is no model.
+func parseMessageModel(raw jsontext.Value) (messageModel, bool) {
+	if raw.Kind() != '{' {
+		return messageModel{}, false
+	}
+	var v struct {
+		ProviderID jsontext.Value `json:"providerID"`
+		ModelID    jsontext.Value `json:"modelID"`
+		Variant    jsontext.Value `json:"variant"`
+	}
+	if jsonv2.Unmarshal(raw, &v) != nil {
+		return messageModel{}, false
+	}
+	m := messageModel{ProviderID: rawString(v.ProviderID), ModelID: rawString(v.ModelID), Variant: rawString(v.Variant)}
+	return m, m.ProviderID != "" && m.ModelID != ""
+}
+
+// name is the model as provider/model.
+func (m messageModel) name() string { return m.ProviderID + "/" + m.ModelID }
+
+// chatMessageModel is what decideModel needs of a chat.message.
+type chatMessageModel struct {
+	session, agent string
+	// current is the message's model (output.message.model, else
+	// input.model); ok false when neither is one.
+	current messageModel
+	ok      bool
+	// variant is the message's variant when its model does not carry one
+	// (input.variant).
+	inputVariant string
+	// onMessage: output.message.model exists, so the patch replaces it;
+	// hasMessage: output.message is an object, so the patch may add it.
+	onMessage, hasMessage bool
+}
+
+// decideModel runs the model decision of 4.7 for one chat.message and
+// returns the patch ops (none: the model stays).
+func (s *Server) decideModel(c chatMessageModel) []Op {
+	entry, listed := s.cfg.AgentModels[c.agent]
+	if !listed || c.session == "" {
+		return nil
+	}
+	m := &s.models
+	if !m.received {
+		m.waiting++
+		s.log.Info().Str("session", c.session).Str("agent", c.agent).Msg("model left: no providers.update yet")
+		return nil
+	}
+	current, variant := "", c.inputVariant
+	if c.ok {
+		current = c.current.name()
+		if c.current.Variant != "" {
+			variant = c.current.Variant
+		}
+	}
+	answer := core.ResolveModel(core.ModelInput{
+		UserModel:            entry.Model,
+		UserFallbackModels:   entry.FallbackModels,
+		CategoryDefaultModel: current,
+		FallbackChain:        entry.FallbackChain,
+		AvailableModels:      m.available,
+		SystemDefaultModel:   m.defaultModel,
+	}, core.ModelDeps{ConnectedProviders: m.connected, HasProviderModelsCache: true, HasConnectedProvidersCache: true})
+
+	d := sessions.ModelDecision{Model: current, Variant: variant}
+	var ops []Op
+	if answer != nil && !answer.Skipped {
+		d.Rung = answer.Rung
+		provider, id, split := strings.Cut(answer.Model, "/")
+		if split && strings.TrimSpace(provider) != "" && strings.TrimSpace(id) != "" {
+			d.Model = answer.Model
+			if answer.Variant != "" {
+				d.Variant = answer.Variant
+			} else if answer.Model != current {
+				d.Variant = "" // a variant belongs to its model
+			}
+			if d.Model != current || d.Variant != variant {
+				value := messageModel{ProviderID: provider, ModelID: id, Variant: d.Variant}
+				switch {
+				case c.onMessage:
+					ops = append(ops, Op{Op: "replace", Path: "/message/model", Value: value})
+				case c.hasMessage:
+					ops = append(ops, Op{Op: "add", Path: "/message/model", Value: value})
+				}
+			}
+		} else {
+			// Not provider/model (a bare system default): OpenCode could
+			// not take it, so the message's model stays.
+			d = sessions.ModelDecision{Model: current, Variant: variant, Rung: answer.Rung}
+		}
+	}
+	if len(ops) == 0 {
+		d.Model, d.Variant = current, variant
+	}
+	d.Changed = len(ops) > 0
+	s.recordDecision(c, d)
+	return ops
+}
+
+// recordDecision keeps d for the session, counts it, and logs it (model
+// names only).
+func (s *Server) recordDecision(c chatMessageModel, d sessions.ModelDecision) {
+	m := &s.models
+	m.decisions++
+	if d.Changed {
+		m.changed++
+	}
+	rung := d.Rung
+	if rung == "" {
+		rung = rungNone
+	}
+	if m.byRung == nil {
+		m.byRung = map[string]uint64{}
+	}
+	m.byRung[rung]++
+	if d.Model != "" {
+		s.store.SetModelDecision(c.session, d)
+	}
+	from := ""
+	if c.ok {
+		from = c.current.name()
+	}
+	s.log.Info().Str("session", c.session).Str("agent", c.agent).Str("from", from).
+		Str("model", d.Model).Str("variant", d.Variant).Str("rung", rung).Bool("changed", d.Changed).
+		Msg("model decision")
+}
+
+// statusModels is status.models: the model decisions made since start.
+type statusModels struct {
+	Decisions uint64 `json:"decisions"`
+	Changed   uint64 `json:"changed"`
+	// ByRung counts decisions by the rung that answered ("none": no rung
+	// did and the message's model was kept).
+	ByRung map[string]uint64 `json:"byRung"`
+	// WaitingForProviders counts chat.messages of listed agents that came
+	// before the first providers.update (their model was left).
+	WaitingForProviders uint64          `json:"waitingForProviders"`
+	Providers           statusProviders `json:"providers"`
+}
+
+// statusProviders is what the last providers.update said, in counts.
+type statusProviders struct {
+	Received     bool   `json:"received"`
+	Connected    int    `json:"connected"`
+	Available    int    `json:"available"`
+	DefaultModel string `json:"defaultModel,omitempty"`
+}
+
+func (s *Server) modelStatus() statusModels {
+	m := &s.models
+	byRung := make(map[string]uint64, len(m.byRung))
+	for k, v := range m.byRung {
+		byRung[k] = v
+	}
+	return statusModels{
+		Decisions: m.decisions, Changed: m.changed, ByRung: byRung, WaitingForProviders: m.waiting,
+		Providers: statusProviders{Received: m.received, Connected: len(m.connected), Available: len(m.available), DefaultModel: m.defaultModel},
+	}
+}
