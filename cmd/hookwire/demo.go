@@ -169,7 +169,10 @@ func (d *demoRun) script() error {
 	}
 	if err := d.c.call("initialize", map[string]any{"protocolVersion": 1,
 		"clientInfo": map[string]any{"name": "hookwire-demo", "version": version},
-		"config":     map[string]any{"subagents": []string{"explorer", "oracle"}}}, &init); err != nil {
+		"config": map[string]any{"subagents": []string{"explorer", "oracle"}, "agentModels": map[string]any{
+			"explorer": map[string]any{"fallbackChain": []any{
+				map[string]any{"providers": []string{"anthropic"}, "model": "claude-sonnet-4-6"},
+				map[string]any{"providers": []string{"github-copilot"}, "model": "claude-sonnet-4-6", "variant": "high"}}}}}}, &init); err != nil {
 		return err
 	}
 	d.title("initialize")
@@ -286,6 +289,10 @@ func (d *demoRun) script() error {
 	d.title("delegate.resolveModel: the sol chain with copilot and vercel models available")
 	d.say("model %v, variant %v, decided by rung %q", model["model"], model["variant"], model["rung"])
 
+	if err := d.demoModelFallback(); err != nil {
+		return err
+	}
+
 	if err := d.c.call("event", map[string]any{"input": map[string]any{"event": map[string]any{
 		"type": "session.deleted", "properties": map[string]any{"info": map[string]any{"id": demoParent}}}}}, nil); err != nil {
 		return err
@@ -296,6 +303,34 @@ func (d *demoRun) script() error {
 	d.title("event session.deleted for the orchestrator session")
 	d.say("remembered entries left: %d", len(list))
 	fmt.Fprintln(d.w)
+	return nil
+}
+
+// demoModelFallback shows a model decision at chat.message (PROTOCOL.md
+// 4.7): explorer is configured on a provider OpenCode has not connected.
+func (d *demoRun) demoModelFallback() error {
+	if err := d.c.call("providers.update", map[string]any{"connectedProviders": []string{"github-copilot", "openai"},
+		"availableModels": []string{"github-copilot/claude-sonnet-4.6", "openai/gpt-5.4"}, "defaultModel": "openai/gpt-5.4"}, nil); err != nil {
+		return err
+	}
+	r, err := d.hook("chat.message", map[string]any{"sessionID": demoChild, "agent": "explorer"},
+		map[string]any{"message": map[string]any{"id": "msg_e1", "role": "user", "agent": "explorer",
+			"model": map[string]any{"providerID": "anthropic", "modelID": "claude-sonnet-4-6"}}, "parts": []any{}})
+	if err != nil {
+		return err
+	}
+	var list []struct {
+		Alias string
+		Model struct{ Model, Variant, Rung string }
+	}
+	if err := d.c.call("sessions.list", map[string]any{"sessionID": demoParent}, &list); err != nil {
+		return err
+	}
+	d.title("chat.message: explorer's session, on anthropic/claude-sonnet-4-6; OpenCode has connected only github-copilot and openai")
+	d.say("patch %s", describePatch(r, "the model is left as it is"))
+	for _, e := range list {
+		d.say("%s runs on %s %s, decided by rung %q (agentModels.explorer's fallback chain)", e.Alias, e.Model.Model, e.Model.Variant, e.Model.Rung)
+	}
 	return nil
 }
 

@@ -88,10 +88,10 @@ func printSessions(w io.Writer, l sessionsList) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PARENT\tAGENT\tALIAS\tLABEL\tTASK ID\tLAST USE")
+	fmt.Fprintln(tw, "PARENT\tAGENT\tALIAS\tLABEL\tTASK ID\tLAST USE\tMODEL")
 	for _, e := range l.Sessions {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cell(e.Parent), cell(e.Agent), cell(e.Alias),
-			cell(e.Label), cell(e.TaskID), lastUse(e.LastUse))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(e.Parent), cell(e.Agent), cell(e.Alias),
+			cell(e.Label), cell(e.TaskID), lastUse(e.LastUse), modelCell(e.Model))
 	}
 	tw.Flush()
 }
@@ -109,6 +109,26 @@ func cell(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// modelCell is the task session's model decision (PROTOCOL.md 4.7):
+// "fake/m2 high (fallback-chain, changed)"; "-" when none was made.
+func modelCell(d *sessions.ModelDecision) string {
+	if d == nil {
+		return "-"
+	}
+	s := d.Model
+	if d.Variant != "" {
+		s += " " + d.Variant
+	}
+	rung := d.Rung
+	if rung == "" {
+		rung = "no rung"
+	}
+	if d.Changed {
+		rung += ", changed"
+	}
+	return cell(s + " (" + rung + ")")
 }
 
 func lastUse(t time.Time) string {

@@ -61,11 +61,11 @@ func TestSessionsCommand(t *testing.T) {
 			stdout: []string{
 				projectState + ": 4 sessions under 2 parents, 2 frozen blocks, 2 tracked sessions",
 				"",
-				"PARENT  AGENT     ALIAS  LABEL           TASK ID  LAST USE",
-				"ses_p2  explorer  exp-1  three           ses_c    2026-11-30T10:00:05Z",
-				"ses_p1  explorer  exp-2  find the tests  ses_b    2026-11-30T10:00:04Z",
-				"ses_p1  oracle    ora-1  -               ses_o    2026-11-30T10:00:02Z",
-				"ses_p1  explorer  exp-1  one             ses_a    2026-11-30T10:00:01Z",
+				"PARENT  AGENT     ALIAS  LABEL           TASK ID  LAST USE              MODEL",
+				"ses_p2  explorer  exp-1  three           ses_c    2026-11-30T10:00:05Z  -",
+				"ses_p1  explorer  exp-2  find the tests  ses_b    2026-11-30T10:00:04Z  -",
+				"ses_p1  oracle    ora-1  -               ses_o    2026-11-30T10:00:02Z  -",
+				"ses_p1  explorer  exp-1  one             ses_a    2026-11-30T10:00:01Z  -",
 			},
 		},
 		{
