@@ -21,6 +21,7 @@ import { PROTOCOL_VERSION, Sidecar, type SpawnFn } from "./sidecar.js";
 import { checkStateFile, sidecarArgs } from "./statefile.js";
 import { InitParams, type AgentWaits, type ShimClient } from "./agents.js";
 import { Trace, traceInspect } from "./trace.js";
+import { Providers, type ProvidersClient } from "./providers.js";
 import { platformPackage, rejectionMessage, versionMismatch } from "./binary.js";
 
 export { HOOK_NAMES, type HookMethod } from "./forward.js";
@@ -102,6 +103,7 @@ export function createHookwire(
   const binary = settings.binary;
   const pluginVersion = seams.pluginVersion ?? SHIM_VERSION;
   const init = new InitParams(settings.config, client, pluginVersion, log, seams.agentWaits);
+  const providers = new Providers(settings.config, client as ProvidersClient | undefined, log);
   const inspect = (s: Sidecar, after: string, extra?: Record<string, unknown>) =>
     trace ? traceInspect(trace, s, after, settings.transformTimeoutMs, extra) : Promise.resolve();
 
@@ -123,6 +125,7 @@ export function createHookwire(
     onReady: (s) => {
       // First, so the agents it lacks arrive before the calls that waited.
       init.onReady();
+      providers.onReady();
       log.log("info", `hookwire: sidecar ready (pid ${s.pid})`, { serverInfo: s.serverInfo, capabilities: s.capabilities, args });
       const mismatch = versionMismatch(pluginVersion, s.serverInfo, binary);
       if (mismatch) log.alert("version-mismatch", "warn", mismatch, { plugin: pluginVersion, serverInfo: s.serverInfo });
@@ -135,17 +138,23 @@ export function createHookwire(
     afterDelete: trace ? (event) => inspect(sidecar, "session.deleted", { event }) : undefined,
   });
   init.start(sidecar);
+  providers.start(sidecar);
   startTracked(sidecar);
 
   const hooks: Hooks = {
     "tool.execute.before": (i, o) => forwardHook(ctx, "tool.execute.before", i, o),
     "tool.execute.after": (i, o) => forwardHook(ctx, "tool.execute.after", i, o),
-    "chat.message": (i, o) => forwardHook(ctx, "chat.message", i, o),
+    // An agent with an agentModels entry waits for the provider list, within
+    // three quarters of the hook's deadline; the call gets the rest (providers.ts).
+    "chat.message": async (i, o) => {
+      const waited = await providers.beforeChatMessage(i, o, Math.floor((settings.timeoutMs * 3) / 4));
+      return forwardHook(waited ? { ...ctx, deadlines: { ...ctx.deadlines, timeoutMs: settings.timeoutMs - waited } } : ctx, "chat.message", i, o);
+    },
     "experimental.chat.system.transform": (i, o) => forwardHook(ctx, "chat.system.transform", i, o),
     "experimental.chat.messages.transform": (i, o) => forwardHook(ctx, "chat.messages.transform", i, o),
-    event: (i) => events.onEvent(i as { event?: { type?: unknown } }),
-    config: async (cfg) => init.onConfig(cfg),
-    dispose: () => (init.stop(), disposeTracked(sidecar, events, trace)),
+    event: (i) => (providers.onEvent(i), events.onEvent(i as { event?: { type?: unknown } })),
+    config: async (cfg) => (init.onConfig(cfg), providers.onConfig(cfg)),
+    dispose: () => (init.stop(), providers.stop(), disposeTracked(sidecar, events, trace)),
   };
 
   return { hooks, settings, sidecar, dispose: hooks.dispose! };
