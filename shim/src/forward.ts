@@ -5,9 +5,9 @@
 
 import type { Logger } from "./log.js";
 import { applyPatchInPlace } from "./patch.js";
-import { projectMessages } from "./projection.js";
 import { errorText, type Sidecar } from "./sidecar.js";
 import type { Trace } from "./trace.js";
+import type { TransformSync } from "./transformsync.js";
 
 /** Sidecar method → OpenCode hook name (PROTOCOL.md section 3). */
 export const HOOK_NAMES = {
@@ -27,6 +27,8 @@ export type Deadlines = { timeoutMs: number; transformTimeoutMs: number };
 
 export type ForwardContext = {
   sidecar: Sidecar;
+  /** The bases of incremental chat.messages.transform calls. */
+  transforms: TransformSync;
   deadlines: Deadlines;
   log: Logger;
   trace?: Trace;
@@ -49,15 +51,14 @@ export async function forwardHook(ctx: ForwardContext, method: HookMethod, hookI
     }
     if (!sidecar.wantsHook(method)) return;
     if (TOOL_HOOKS.has(method) && !sidecar.wantsTool((hookInput as { tool?: unknown } | undefined)?.tool)) return;
-    let sent: unknown = output;
-    if (method === "chat.messages.transform") {
-      sent = projectMessages(output);
-      if (!sent) return;
-    }
     // Arguments that are not JSON (cycles, BigInt) fail in the encoder:
-    // reason "unserialisable", nothing sent.
-    const params = { input: hookInput ?? {}, output: sent };
-    const r = await sidecar.request(method, params, deadline - (Date.now() - started));
+    // reason "unserialisable", nothing sent. The history goes projected,
+    // and only what changed since the sidecar's base (transformsync.ts).
+    const r =
+      method === "chat.messages.transform"
+        ? await ctx.transforms.request(sidecar, method, hookInput, output, deadline - (Date.now() - started))
+        : await sidecar.request(method, { input: hookInput ?? {}, output }, deadline - (Date.now() - started));
+    if (!r) return;
     if (!r.ok) {
       log.once(`${r.reason}:${method}`, "warn", `hookwire: ${method} ${r.reason}${r.detail ? ` (${r.detail})` : ""}; passed through`);
       return;

@@ -23,6 +23,7 @@ import { InitParams, type AgentWaits, type ShimClient } from "./agents.js";
 import { Trace, traceInspect } from "./trace.js";
 import { Providers, type ProvidersClient } from "./providers.js";
 import { platformPackage, rejectionMessage, versionMismatch } from "./binary.js";
+import { TransformSync } from "./transformsync.js";
 
 export { HOOK_NAMES, type HookMethod } from "./forward.js";
 export { agentListsOf, subagentsFromConfig, type ShimClient } from "./agents.js";
@@ -133,7 +134,7 @@ export function createHookwire(
       void checkStateFile(s, args, log, settings.transformTimeoutMs);
     },
   });
-  const ctx: ForwardContext = { sidecar, deadlines: settings, log, trace };
+  const ctx: ForwardContext = { sidecar, transforms: new TransformSync(), deadlines: settings, log, trace };
   const events = new EventForwarder(sidecar, log, {
     afterDelete: trace ? (event) => inspect(sidecar, "session.deleted", { event }) : undefined,
   });

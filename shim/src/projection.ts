@@ -26,7 +26,7 @@ function record(v: unknown): Record<string, unknown> | undefined {
   return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }
 
-function projectPart(raw: unknown): ProjectedPart {
+export function projectPart(raw: unknown): ProjectedPart {
   const p = record(raw);
   if (!p) return {};
   const out: ProjectedPart = {};
@@ -51,7 +51,7 @@ function projectPart(raw: unknown): ProjectedPart {
   return out;
 }
 
-function projectMessage(raw: unknown): ProjectedMessage {
+export function projectMessage(raw: unknown): ProjectedMessage {
   const m = record(raw);
   const info = record(m?.info);
   const out: ProjectedMessage = { info: {}, parts: [] };

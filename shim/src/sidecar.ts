@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { CancelledError, ClosedError, EncodeError, LineConnection, OverloadedError } from "./rpc.js";
+import { CancelledError, ClosedError, EncodeError, LineConnection, OverloadedError, RpcError } from "./rpc.js";
 import type { Logger } from "./log.js";
 import type { Trace } from "./trace.js";
 
@@ -30,7 +30,7 @@ export type InitializeParams = {
 
 export type CallResult =
   | { ok: true; result: unknown }
-  | { ok: false; reason: "not-ready" | "timeout" | "error" | "closed" | "unserialisable" | "overloaded"; detail?: string };
+  | { ok: false; reason: "not-ready" | "timeout" | "error" | "closed" | "unserialisable" | "overloaded"; detail?: string; code?: number };
 
 export type SidecarState = "starting" | "ready" | "backoff" | "failed" | "stopped";
 
@@ -235,7 +235,7 @@ export class Sidecar {
                 : err instanceof OverloadedError
                   ? "overloaded"
                   : "error";
-          finish({ ok: false, reason, detail: errorText(err) });
+          finish({ ok: false, reason, detail: errorText(err), ...(err instanceof RpcError ? { code: err.code } : {}) });
         },
       );
     });

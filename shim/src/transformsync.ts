@@ -1,0 +1,236 @@
+// Incremental chat.messages.transform (PROTOCOL.md 4.6). OpenCode hands the
+// hook the whole history before every LLM request; sending all of it each
+// time makes a session cost O(n²). So the shim remembers, per session, the
+// projection it last sent and the base the sidecar acknowledged for it, and
+// sends only what changed: new messages, changed parts, and the keeps that
+// say which earlier messages stay, in which order (compaction, revert).
+// A base the sidecar does not hold (a restart, an eviction) gets -32005 and
+// the shim resends in full. Patch paths index OpenCode's array either way.
+
+import { projectMessage, type ProjectedMessage, type ProjectedPart } from "./projection.js";
+import type { CallResult, Sidecar } from "./sidecar.js";
+
+/** The sidecar does not hold the base an incremental request named. */
+export const CODE_UNKNOWN_BASE = -32005;
+const CODE_INVALID_PARAMS = -32602;
+
+export type SyncLimits = {
+  /** Sessions whose projection is held; the least recently used goes first. */
+  maxSessions?: number;
+  /** Bytes the held projections may take (strings at two bytes a character, plus a fixed cost per message and part). */
+  maxBytes?: number;
+};
+
+export const DEFAULT_SYNC_SESSIONS = 16;
+export const DEFAULT_SYNC_BYTES = 16 << 20;
+const MESSAGE_BYTES = 160;
+const PART_BYTES = 120;
+
+type Held = {
+  base: string;
+  msgs: ProjectedMessage[];
+  sizes: number[];
+  /** Message id → its first position in msgs. */
+  index: Map<string, number>;
+  bytes: number;
+};
+
+type Edit = { edit: number; info?: ProjectedMessage["info"]; parts?: PartItem[] };
+type Item = { keep: number; count: number } | { message: ProjectedMessage } | Edit;
+type PartItem = { keep: number; count: number } | { part: ProjectedPart };
+
+/** One transform call's params, and how to take its reply. */
+export type Prepared = {
+  params: unknown;
+  /** Whether params is the incremental form (so a refusal means: resend in full). */
+  incremental: boolean;
+  /** The full form, with sync, for the resend. */
+  full(): unknown;
+  /** Takes a successful reply: holds its base, or forgets the session when it has none. */
+  commit(result: unknown): void;
+};
+
+function str(v: unknown): string | undefined {
+  return typeof v === "string" ? v : undefined;
+}
+
+function record(v: unknown): Record<string, unknown> | undefined {
+  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+function strBytes(s: string | undefined): number {
+  return s === undefined ? 0 : 2 * s.length;
+}
+
+function sizeOf(m: ProjectedMessage): number {
+  const i = m.info;
+  let n = MESSAGE_BYTES + strBytes(i.id) + strBytes(i.role) + strBytes(i.agent) + strBytes(i.sessionID);
+  for (const p of m.parts) {
+    n += PART_BYTES + strBytes(p.type) + strBytes(p.text) + strBytes(p.tool) + strBytes(p.callID) + strBytes(p.state?.status) + strBytes(p.state?.error);
+  }
+  return n;
+}
+
+/** Whether raw (an OpenCode message's info) projects to info. */
+function sameInfo(info: ProjectedMessage["info"], raw: Record<string, unknown> | undefined): boolean {
+  return info.id === str(raw?.id) && info.role === str(raw?.role) && info.agent === str(raw?.agent) && info.sessionID === str(raw?.sessionID);
+}
+
+/** Whether raw (an OpenCode part) projects to p, without building the projection. */
+function samePart(p: ProjectedPart, raw: unknown): boolean {
+  const r = record(raw);
+  if (!r) return p.type === undefined && p.text === undefined && p.synthetic === undefined && p.tool === undefined && p.callID === undefined && p.state === undefined;
+  if (p.type !== str(r.type) || p.text !== str(r.text) || p.tool !== str(r.tool) || p.callID !== str(r.callID)) return false;
+  if (p.synthetic !== (typeof r.synthetic === "boolean" ? r.synthetic : undefined)) return false;
+  const state = record(r.state);
+  if (!state) return p.state === undefined;
+  return p.state !== undefined && p.state.status === str(state.status) && p.state.error === str(state.error);
+}
+
+/**
+ * Holds, per session, the projection last acknowledged by the sidecar, and
+ * builds each call's params against it. One per sidecar client.
+ */
+export class TransformSync {
+  private readonly held = new Map<string, Held>();
+  private bytes = 0;
+  private readonly maxSessions: number;
+  private readonly maxBytes: number;
+
+  constructor(limits: SyncLimits = {}) {
+    this.maxSessions = limits.maxSessions ?? DEFAULT_SYNC_SESSIONS;
+    this.maxBytes = limits.maxBytes ?? DEFAULT_SYNC_BYTES;
+  }
+
+  /** Sessions held and their counted bytes (for tests and the trace). */
+  get stats(): { sessions: number; bytes: number } {
+    return { sessions: this.held.size, bytes: this.bytes };
+  }
+
+  /** Forgets every base: the next call of each session goes in full. */
+  reset(): void {
+    this.held.clear();
+    this.bytes = 0;
+  }
+
+  /**
+   * The params of one call for OpenCode's output. undefined when output has
+   * no messages array (nothing to send). The session is the sessionID of
+   * the first message that has one; a history without one goes in full,
+   * without sync.
+   */
+  prepare(input: unknown, output: unknown): Prepared | undefined {
+    const o = record(output);
+    if (!o || !Array.isArray(o.messages)) return undefined;
+    const raw = o.messages as unknown[];
+    let session: string | undefined;
+    for (const m of raw) {
+      session = str(record(record(m)?.info)?.sessionID);
+      if (session !== undefined) break;
+    }
+    const held = session === undefined ? undefined : this.held.get(session);
+    const msgs: ProjectedMessage[] = new Array(raw.length);
+    const sizes: number[] = new Array(raw.length);
+    const index = new Map<string, number>();
+    const items: Item[] = [];
+    let run: { keep: number; count: number } | undefined;
+    for (let i = 0; i < raw.length; i++) {
+      const m = record(raw[i]);
+      const info = record(m?.info);
+      const id = str(info?.id);
+      if (id !== undefined && !index.has(id)) index.set(id, i);
+      const k = held && id !== undefined ? held.index.get(id) : undefined;
+      if (held && k !== undefined) {
+        const old = held.msgs[k];
+        const parts = Array.isArray(m?.parts) ? (m.parts as unknown[]) : [];
+        const infoSame = sameInfo(old.info, info);
+        let partsSame = parts.length === old.parts.length;
+        for (let j = 0; partsSame && j < parts.length; j++) partsSame = samePart(old.parts[j], parts[j]);
+        if (infoSame && partsSame) {
+          msgs[i] = old;
+          sizes[i] = held.sizes[k];
+          if (run && run.keep + run.count === k) run.count++;
+          else items.push((run = { keep: k, count: 1 }));
+          continue;
+        }
+        run = undefined;
+        const next = projectMessage(raw[i]);
+        msgs[i] = next;
+        sizes[i] = sizeOf(next);
+        const edit: Edit = { edit: k };
+        if (!infoSame) edit.info = next.info;
+        if (!partsSame) {
+          const pitems: PartItem[] = [];
+          let prun: { keep: number; count: number } | undefined;
+          for (let j = 0; j < parts.length; j++) {
+            if (j < old.parts.length && samePart(old.parts[j], parts[j])) {
+              next.parts[j] = old.parts[j];
+              if (prun && prun.keep + prun.count === j) prun.count++;
+              else pitems.push((prun = { keep: j, count: 1 }));
+            } else {
+              prun = undefined;
+              pitems.push({ part: next.parts[j] });
+            }
+          }
+          edit.parts = pitems;
+        }
+        items.push(edit);
+        continue;
+      }
+      run = undefined;
+      msgs[i] = projectMessage(raw[i]);
+      sizes[i] = sizeOf(msgs[i]);
+      items.push({ message: msgs[i] });
+    }
+    const inputOrEmpty = input ?? {};
+    const full = () =>
+      session === undefined
+        ? { input: inputOrEmpty, output: { messages: msgs } }
+        : { input: inputOrEmpty, output: { messages: msgs }, sync: { session } };
+    const incremental = held !== undefined;
+    return {
+      params: incremental ? { input: inputOrEmpty, sync: { session, base: held.base, messages: items } } : full(),
+      incremental,
+      full,
+      commit: (result) => {
+        if (session === undefined) return;
+        const base = str(record(result)?.base);
+        this.forget(session);
+        if (!base) return;
+        let bytes = 0;
+        for (const s of sizes) bytes += s;
+        if (bytes > this.maxBytes) return;
+        while (this.held.size >= this.maxSessions || this.bytes + bytes > this.maxBytes) {
+          const oldest = this.held.keys().next().value as string;
+          this.forget(oldest);
+        }
+        this.held.set(session, { base, msgs, sizes, index, bytes });
+        this.bytes += bytes;
+      },
+    };
+  }
+
+  private forget(session: string): void {
+    const h = this.held.get(session);
+    if (!h) return;
+    this.bytes -= h.bytes;
+    this.held.delete(session);
+  }
+
+  /**
+   * Sends one transform call: incremental when a base is held, resent in
+   * full (within the same deadline) when the sidecar does not hold that
+   * base or cannot apply the change. undefined: nothing to send.
+   */
+  async request(sidecar: Pick<Sidecar, "request">, method: string, input: unknown, output: unknown, deadlineMs: number): Promise<CallResult | undefined> {
+    const started = Date.now();
+    const prepared = this.prepare(input, output);
+    if (!prepared) return undefined;
+    let r = await sidecar.request(method, prepared.params, deadlineMs);
+    if (!r.ok && prepared.incremental && r.reason === "error" && (r.code === CODE_UNKNOWN_BASE || r.code === CODE_INVALID_PARAMS)) {
+      r = await sidecar.request(method, prepared.full(), deadlineMs - (Date.now() - started));
+    }
+    if (r.ok) prepared.commit(r.result);
+    return r;
+  }
+}

@@ -1,0 +1,305 @@
+// Incremental chat.messages.transform (PROTOCOL.md 4.6) against the real
+// sidecar: the shim sends only what changed since the base the sidecar
+// acknowledged, and OpenCode's output ends up exactly as the full form
+// leaves it, through random history edits and sidecar restarts.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { after, before, test } from "node:test";
+import { applyPatchInPlace } from "../dist/patch.js";
+import { createHookwire } from "../dist/plugin.js";
+import { projectMessages } from "../dist/projection.js";
+import { TransformSync, CODE_UNKNOWN_BASE } from "../dist/transformsync.js";
+import { alive, fakeClient, realSidecar, scratch, waitFor } from "./helpers.mjs";
+
+const SESSION = "ses_sync0000000000000000001";
+const clone = (v) => JSON.parse(JSON.stringify(v));
+
+// ---- TransformSync alone: what it sends for each kind of edit ----------
+
+const message = (id, role, parts, extra = {}) => ({
+  info: { id, role, sessionID: SESSION, time: { created: 1 }, ...(role === "user" ? { agent: "orchestrator" } : {}), ...extra },
+  parts,
+});
+const text = (id, t) => ({ id, type: "text", text: t, time: { start: 1 } });
+const task = (id, callID, status, error) => ({
+  id,
+  type: "tool",
+  tool: "task",
+  callID,
+  state: { status, input: { prompt: "long ".repeat(50) }, ...(error ? { error } : { output: "result ".repeat(100) }) },
+});
+
+/** A TransformSync whose every call is acknowledged with a fresh base. */
+function acked() {
+  const sync = new TransformSync();
+  let n = 0;
+  return {
+    sync,
+    send(output) {
+      const p = sync.prepare({}, output);
+      p.commit({ patch: [], base: `b${++n}` });
+      return p.params;
+    },
+  };
+}
+
+test("TransformSync: first call in full with sync, then only what changed", () => {
+  const { send } = acked();
+  const h = [message("m1", "user", [text("p1", "hi")]), message("m2", "assistant", [task("p2", "c1", "running"), text("p3", "ok")])];
+  const first = send({ messages: clone(h) });
+  assert.deepEqual(first.sync, { session: SESSION });
+  assert.deepEqual(first.output, projectMessages({ messages: h }));
+
+  h.push(message("m3", "user", [text("p4", "more")]));
+  const grown = send({ messages: clone(h) });
+  assert.equal(grown.output, undefined);
+  assert.deepEqual(grown.sync, {
+    session: SESSION,
+    base: "b1",
+    messages: [{ keep: 0, count: 2 }, { message: projectMessages({ messages: [h[2]] }).messages[0] }],
+  });
+
+  h[1].parts[0] = task("p2", "c1", "error", "Unknown agent type: x is not a valid agent type");
+  const failed = send({ messages: clone(h) });
+  assert.deepEqual(failed.sync.messages, [
+    { keep: 0, count: 1 },
+    { edit: 1, parts: [{ part: { type: "tool", tool: "task", callID: "c1", state: { status: "error", error: "Unknown agent type: x is not a valid agent type" } } }, { keep: 1, count: 1 }] },
+    { keep: 2, count: 1 },
+  ]);
+
+  // Compaction: the first two messages become a summary; revert drops the tail.
+  const compacted = [message("m9", "assistant", [text("p9", "summary")]), h[2]];
+  assert.deepEqual(send({ messages: clone(compacted) }).sync.messages, [
+    { message: projectMessages({ messages: [compacted[0]] }).messages[0] },
+    { keep: 2, count: 1 },
+  ]);
+  assert.deepEqual(send({ messages: clone(compacted.slice(0, 1)) }).sync.messages, [{ keep: 0, count: 1 }]);
+  // An agent that changed is an info edit; fields the sidecar does not read change nothing.
+  const edited = clone(compacted.slice(0, 1));
+  edited[0].info.agent = "explorer";
+  edited[0].parts[0].time = { start: 2, end: 3 };
+  assert.deepEqual(send({ messages: edited }).sync.messages, [{ edit: 0, info: { id: "m9", role: "assistant", agent: "explorer", sessionID: SESSION } }]);
+});
+
+test("TransformSync: no session id, no sync; a reply without base forgets the session; bounds", () => {
+  const sync = new TransformSync({ maxSessions: 2, maxBytes: 4000 });
+  const anon = sync.prepare({}, { messages: [{ info: { id: "m1" }, parts: [] }] });
+  assert.equal(anon.params.sync, undefined);
+  assert.equal(sync.prepare({}, { messages: "no" }), undefined);
+
+  const h = (s) => ({ messages: [{ info: { id: "m1", sessionID: s }, parts: [{ type: "text", text: "x" }] }] });
+  for (const s of ["a", "b", "c"]) sync.prepare({}, h(s)).commit({ patch: [], base: s });
+  assert.equal(sync.stats.sessions, 2, "the least recently used went");
+  assert.equal(sync.prepare({}, h("a")).incremental, false);
+  assert.equal(sync.prepare({}, h("c")).incremental, true);
+  sync.prepare({}, h("c")).commit({ patch: [] });
+  assert.equal(sync.prepare({}, h("c")).incremental, false, "no base in the reply: full next time");
+  const big = { messages: [{ info: { id: "m1", sessionID: "d" }, parts: [{ type: "text", text: "x".repeat(4000) }] }] };
+  sync.prepare({}, big).commit({ patch: [], base: "d" });
+  assert.equal(sync.prepare({}, big).incremental, false, "over the budget alone: not held");
+});
+
+// ---- Against the real sidecar -----------------------------------------
+
+/** A bare line-framed client of its own sidecar, sending the full form without sync: the reference. */
+async function fullClient(initParams) {
+  const child = spawn(realSidecar(), ["--log-level", "warn"], { stdio: ["pipe", "pipe", "ignore"] });
+  const waiting = new Map();
+  createInterface({ input: child.stdout }).on("line", (l) => {
+    const m = JSON.parse(l);
+    waiting.get(m.id)?.(m);
+    waiting.delete(m.id);
+  });
+  let id = 0;
+  const call = (method, params) =>
+    new Promise((resolve) => {
+      const n = ++id;
+      waiting.set(n, resolve);
+      child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: n, method, params }) + "\n");
+    });
+  const init = await call("initialize", initParams);
+  assert.ok(init.result, JSON.stringify(init));
+  return {
+    call,
+    async transform(output) {
+      const r = await call("chat.messages.transform", { input: {}, output: projectMessages(output) });
+      assert.ok(r.result, JSON.stringify(r));
+      assert.equal(applyPatchInPlace(output, r.result.patch).ok, true);
+    },
+    stop: () => child.kill(),
+  };
+}
+
+let h, s, ref;
+
+before(async () => {
+  s = scratch();
+  const fc = fakeClient({ agents: [{ name: "explorer", mode: "subagent" }, { name: "oracle", mode: "subagent" }, { name: "orchestrator", mode: "primary" }] });
+  h = createHookwire({ client: fc.client }, { binary: realSidecar(), trace: s.trace, logFile: s.log, state: false, timeoutMs: 4000, transformTimeoutMs: 8000 }, process.env);
+  await waitFor(() => h.sidecar.state === "ready", 10_000);
+  const init = s.records().find((r) => r.ev === "call" && r.method === "initialize");
+  ref = await fullClient(init.params);
+});
+
+after(async () => {
+  const pid = h.sidecar.pid;
+  ref.stop();
+  await h.dispose();
+  await waitFor(() => !alive(pid), 3000);
+  s.cleanup();
+});
+
+/** The transform calls the shim made since the trace had n records, with their replies. */
+function transformCalls(from) {
+  return s
+    .records()
+    .slice(from)
+    .filter((r) => (r.ev === "call" || r.ev === "reply") && r.method === "chat.messages.transform");
+}
+
+async function restartSidecar() {
+  const victim = h.sidecar.pid;
+  process.kill(victim, "SIGKILL");
+  await waitFor(() => !alive(victim), 3000);
+  await waitFor(() => h.sidecar.state === "ready" && h.sidecar.pid !== victim, 10_000);
+}
+
+test("a restarted sidecar does not hold the base: -32005, and the shim resends in full within the same call", async () => {
+  const history = [message("r1", "user", [text("rp1", "hello")])];
+  await h.hooks["experimental.chat.messages.transform"]({}, { messages: clone(history) });
+  history.push(message("r2", "assistant", [task("rp2", "rc1", "completed")]));
+  let n = s.records().length;
+  await h.hooks["experimental.chat.messages.transform"]({}, { messages: clone(history) });
+  assert.ok(transformCalls(n)[0].params.sync.base, "the second call went incrementally");
+
+  await restartSidecar();
+  history.push(message("r3", "user", [text("rp3", "again")]));
+  n = s.records().length;
+  const out = { messages: clone(history) };
+  await h.hooks["experimental.chat.messages.transform"]({}, out);
+  const calls = transformCalls(n);
+  assert.deepEqual(
+    calls.map((r) => [r.ev, r.ev === "call" ? (r.params.sync.base ? "incremental" : "full") : r.ok ? "ok" : r.code]),
+    [["call", "incremental"], ["reply", CODE_UNKNOWN_BASE], ["call", "full"], ["reply", "ok"]],
+  );
+  assert.equal(calls[2].params.output.messages.length, 3);
+  assert.ok(calls[3].result.base, "the new sidecar acknowledged a base");
+  assert.match(out.messages[2].parts.at(-1).text ?? "", /internal_reminder/, "the patch landed");
+  // And from there on, incremental again.
+  history.push(message("r4", "assistant", [text("rp4", "done")]));
+  n = s.records().length;
+  await h.hooks["experimental.chat.messages.transform"]({}, { messages: clone(history) });
+  assert.deepEqual(transformCalls(n)[0].params.sync.messages, [{ keep: 0, count: 3 }, { message: projectMessages({ messages: [history[3]] }).messages[0] }]);
+});
+
+// mulberry32: a seeded PRNG, so a failure replays.
+function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const ERRORS = [
+  "Unknown agent type: finder is not a valid agent type",
+  'Expected a string starting with "ses", got "exp-1"',
+  "something else broke",
+];
+
+test("property: random history edits, and two restarts, give exactly the full form's output", async () => {
+  const rnd = prng(14);
+  const pick = (xs) => xs[Math.floor(rnd() * xs.length)];
+  const session = "ses_prop000000000000000001";
+  let n = 0;
+  const id = (p) => `${p}_${String(++n).padStart(5, "0")}`;
+  const pending = [];
+  const part = () => {
+    const r = rnd();
+    if (r < 0.3) return text(id("prt"), `words ${n}`);
+    if (r < 0.6) {
+      const p = task(id("prt"), id("call"), "completed");
+      if (rnd() < 0.3) {
+        if (pending.length) p.callID = pending.shift();
+        p.state = { status: "error", error: pick(ERRORS), input: {} };
+      }
+      return p;
+    }
+    if (r < 0.8) return { ...task(id("prt"), id("call"), "running"), tool: "read" };
+    return { id: id("prt"), type: "step-start" };
+  };
+  const msg = (role) => ({
+    info: { id: id("msg"), role, sessionID: session, time: { created: n }, ...(role === "user" ? { agent: pick(["orchestrator", "orchestrator", "explorer"]) } : {}) },
+    parts: role === "user" ? [text(id("prt"), `please ${n}`)] : Array.from({ length: 1 + Math.floor(rnd() * 3) }, part),
+  });
+  let history = [];
+  const counts = { incremental: 0, full: 0, unknownBase: 0 };
+  for (let step = 0; step < 300; step++) {
+    const r = rnd();
+    if (step === 100 || step === 200) {
+      // Both lose what they held in memory; only the shim's bases are at stake.
+      await restartSidecar();
+      ref.stop();
+      ref = await fullClient(s.records().findLast((r) => r.ev === "call" && r.method === "initialize").params);
+    } else if (r < 0.1) {
+      // A task call: both sidecars see it; some stay pending and fail later.
+      const callID = id("call");
+      const input = { tool: "task", sessionID: session, callID };
+      const args = { description: `work ${callID}`, prompt: "p", subagent_type: pick(["explorer", "oracle"]) };
+      await h.hooks["tool.execute.before"](input, { args: { ...args } });
+      await ref.call("tool.execute.before", { input, output: { args: { ...args } } });
+      if (rnd() < 0.3) pending.push(callID);
+      else {
+        const out = { title: "t", metadata: {}, output: `task_id: ses_child_${n} (for resuming)\n\n<task_result>\nok\n</task_result>` };
+        await h.hooks["tool.execute.after"](input, clone(out));
+        await ref.call("tool.execute.after", { input, output: out });
+      }
+    } else {
+      history = clone(history);
+      const e = rnd();
+      if (e < 0.2 || history.length === 0) history.push(msg("user"));
+      else if (e < 0.4) history.push(msg("assistant"));
+      else if (e < 0.7) {
+        // A part changes in a way the patch shows: a status, an error text
+        // (guidance or none), a text that gains or loses the skip marker.
+        const parts = history.flatMap((m) => m.parts).filter((p) => p.state || p.type === "text");
+        const p = parts.length ? pick(parts) : undefined;
+        if (p?.state) {
+          if (!(p.state.status === "error" && rnd() < 0.5)) p.state = { ...p.state, status: pick(["running", "completed", "error"]) };
+          if (p.state.status === "error") p.state.error = pick(ERRORS);
+          else delete p.state.error;
+        } else if (p) p.text = pick([`edited ${n++}`, "<!-- SLIM_INTERNAL_INITIATOR --> go", "plain"]);
+      } else if (e < 0.77) {
+        const a = Math.floor(rnd() * history.length);
+        const b = a + 1 + Math.floor(rnd() * (history.length - a));
+        history.splice(a, b - a, { info: { id: id("msg"), role: "assistant", sessionID: session, summary: true }, parts: [text(id("prt"), "summary")] });
+      } else if (e < 0.84) history = history.slice(0, Math.floor(rnd() * history.length));
+      else if (e < 0.89) {
+        const i = Math.floor(rnd() * history.length);
+        const j = Math.floor(rnd() * history.length);
+        [history[i], history[j]] = [history[j], history[i]];
+      } else if (e < 0.94) {
+        const m = pick(history);
+        m.info = { ...m.info, role: "user", agent: pick(["orchestrator", "explorer", undefined]) };
+      } else history.push(msg(pick(["user", "assistant"])));
+    }
+    // OpenCode hands each call a fresh copy of the history.
+    const viaShim = { messages: clone(history) };
+    const viaFull = { messages: clone(history) };
+    const from = s.records().length;
+    await h.hooks["experimental.chat.messages.transform"]({}, viaShim);
+    await ref.transform(viaFull);
+    assert.deepEqual(viaShim, viaFull, `step ${step}`);
+    for (const c of transformCalls(from)) {
+      if (c.ev === "call") counts[c.params.sync?.base ? "incremental" : "full"]++;
+      else assert.ok(c.ok || c.code === CODE_UNKNOWN_BASE, JSON.stringify(c));
+      if (c.ev === "reply" && c.code === CODE_UNKNOWN_BASE) counts.unknownBase++;
+    }
+  }
+  assert.ok(counts.incremental > 150, JSON.stringify(counts));
+  assert.ok(counts.unknownBase > 0, JSON.stringify(counts));
+});
