@@ -15,6 +15,7 @@ const (
 	frozenOverhead  = 128
 	trackedOverhead = 160
 	pendingOverhead = 256
+	runOverhead     = 32 // `,"run":{"state":"","error":""}`
 )
 
 // jsonLen is how many bytes s takes as a JSON string's contents, as
@@ -76,8 +77,14 @@ func entryCost(e *entry) int {
 	return entryOverhead + jsonLen(e.agent.name) + jsonLen(e.alias) + jsonLen(e.taskID) + jsonLen(e.label) + runCost(e.run)
 }
 
-// runCost is what an entry's run state adds to it.
-func runCost(r Run) int { return jsonLen(r.State) + jsonLen(r.Error) }
+// runCost is what an entry's run state adds to it in the state file:
+// nothing for a plain completed run, which the file leaves out.
+func runCost(r Run) int {
+	if r.State == RunCompleted && r.Error == "" || r.State == "" {
+		return 0
+	}
+	return runOverhead + jsonLen(r.State) + jsonLen(r.Error)
+}
 
 func frozenCost(fb *frozenBlock) int {
 	return frozenOverhead + jsonLen(fb.messageID) + jsonLen(fb.text)

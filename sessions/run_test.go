@@ -98,6 +98,11 @@ func TestRunState(t *testing.T) {
 			// The state file keeps it.
 			data, err := h.s.Snapshot()
 			require.NoError(t, err)
+			if tt.want == (Run{State: RunCompleted}) {
+				assert.NotContains(t, string(data), `"run"`, "a plain completed run takes no bytes in the file")
+			} else {
+				assert.Contains(t, string(data), `"run":{"state":"`+tt.want.State+`"`)
+			}
 			r := newTestStore(Config{})
 			require.NoError(t, r.Restore(data))
 			assert.Equal(t, got, r.List("p1"))
@@ -113,11 +118,12 @@ func TestRunStateFromFile(t *testing.T) {
 		want  Run
 	}{
 		{"written before runs were kept", `{}`, Run{State: RunCompleted}},
-		{"running", `{"run":"running"}`, Run{State: RunRunning}},
-		{"error with text", `{"run":"error","runError":"boom"}`, Run{State: RunError, Error: "boom"}},
-		{"an error text without error is dropped", `{"run":"completed","runError":"boom"}`, Run{State: RunCompleted}},
-		{"an unknown state reads completed", `{"run":"paused"}`, Run{State: RunCompleted}},
-		{"an error text over the cap is cut", `{"run":"error","runError":"` + strings.Repeat("x", MaxRunErrorBytes+9) + `"}`,
+		{"running", `{"run":{"state":"running"}}`, Run{State: RunRunning}},
+		{"error with text", `{"run":{"state":"error","error":"boom"}}`, Run{State: RunError, Error: "boom"}},
+		{"an error text without error is dropped", `{"run":{"state":"completed","error":"boom"}}`, Run{State: RunCompleted}},
+		{"an unknown state reads completed", `{"run":{"state":"paused"}}`, Run{State: RunCompleted}},
+		{"null reads completed", `{"run":null}`, Run{State: RunCompleted}},
+		{"an error text over the cap is cut", `{"run":{"state":"error","error":"` + strings.Repeat("x", MaxRunErrorBytes+9) + `"}}`,
 			Run{State: RunError, Error: strings.Repeat("x", MaxRunErrorBytes)}},
 	}
 	for _, tt := range tests {

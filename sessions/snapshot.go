@@ -39,11 +39,16 @@ type snapshotEntry struct {
 	Label   string    `json:"label"`
 	LastUse time.Time `json:"lastUse"`
 	Use     uint64    `json:"use"` // the logical clock's tick of the last use
-	// Run and RunError are the entry's Run; a file without them (written
-	// before runs were kept) reads as completed, the state its entries
-	// were remembered in.
-	Run      string `json:"run,omitempty"`
-	RunError string `json:"runError,omitempty"`
+	// Run is the entry's Run, absent when it is a plain completed run (and
+	// in files written before runs were kept, whose entries were all
+	// remembered completed). A pointer keeps the struct small: a large
+	// file's entries are decoded and sorted by the tens of thousands.
+	Run *snapshotRun `json:"run,omitempty"`
+}
+
+type snapshotRun struct {
+	State string `json:"state"`
+	Error string `json:"error,omitempty"`
 }
 
 type snapshotFrozen struct {
@@ -92,7 +97,7 @@ func (s *Store) snapshot() (*snapshotDoc, uint64) {
 				sp.Entries = append(sp.Entries, snapshotEntry{
 					Agent: a.name, Alias: e.alias, TaskID: e.taskID,
 					Label: e.label, LastUse: e.lastUse, Use: e.tick,
-					Run: e.run.State, RunError: e.run.Error,
+					Run: saveRun(e.run),
 				})
 			}
 		}
@@ -422,20 +427,31 @@ func (s *Store) loadEntries(p *parentState, entries []snapshotEntry) (map[string
 		}
 		s.clock = max(s.clock, se.Use)
 		e := &entry{parent: p, agent: a, alias: se.Alias, taskID: se.TaskID,
-			label: cutBytes(se.Label, MaxLabelBytes), lastUse: se.LastUse, tick: se.Use, run: loadRun(se)}
+			label: cutBytes(se.Label, MaxLabelBytes), lastUse: se.LastUse, tick: se.Use, run: loadRun(&se)}
 		s.link(e) // sorted newest first: PushBack keeps the order
 	}
 	return highest, nil
 }
 
-// loadRun reads an entry's run state: a state this build does not know,
-// or none, is completed; an error text only goes with RunError.
-func loadRun(se snapshotEntry) Run {
-	switch se.Run {
+// saveRun is r as a state file keeps it: nil for a plain completed run.
+func saveRun(r Run) *snapshotRun {
+	if runCost(r) == 0 {
+		return nil
+	}
+	return &snapshotRun{State: r.State, Error: r.Error}
+}
+
+// loadRun reads an entry's run state: none, or a state this build does
+// not know, is completed; an error text only goes with RunError.
+func loadRun(se *snapshotEntry) Run {
+	if se.Run == nil {
+		return Run{State: RunCompleted}
+	}
+	switch se.Run.State {
 	case RunRunning:
 		return Run{State: RunRunning}
 	case RunError:
-		return Run{State: RunError, Error: cutBytes(se.RunError, MaxRunErrorBytes)}
+		return Run{State: RunError, Error: cutBytes(se.Run.Error, MaxRunErrorBytes)}
 	}
 	return Run{State: RunCompleted}
 }

@@ -291,7 +291,7 @@ func stateFileWith(t *testing.T, aliases map[string]string) []byte {
 	sort.Strings(names)
 	for i, a := range names {
 		entries = append(entries, map[string]any{"agent": "explorer", "alias": a, "taskId": aliases[a], "label": "task " + a,
-			"lastUse": time.Date(2026, 1, 2, 3, 4, i, 0, time.UTC), "use": i + 1, "run": "completed"})
+			"lastUse": time.Date(2026, 1, 2, 3, 4, i, 0, time.UTC), "use": i + 1})
 	}
 	doc := map[string]any{"version": 1, "clock": len(names), "sessionAgents": []any{},
 		"parents": []any{map[string]any{"id": "ses_parent", "counters": map[string]int{"exp": 9}, "entries": entries}}}
