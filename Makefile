@@ -10,15 +10,29 @@ export npm_config_cache ?= $(HOOKWIRE_CACHE)/npm
 
 GO      ?= go
 BIN     := bin/hookwire
-# Empty outside git: the binary then reports a development build itself.
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+# The nearest v* tag (git describe), else 0.0.0-dev+g<commit>; empty
+# outside git: the binary then reports a development build itself
+# (scripts/version.sh).
+VERSION ?= $(shell bash scripts/version.sh)
 LDFLAGS := -X main.version=$(VERSION)
+
+# `make dist`: the release artifacts. The binaries are the same bytes for the
+# same commit: no cgo, no paths (-trimpath), no VCS stamping (the version
+# comes from make), no build id, and the Go settings that pick instructions
+# pinned; only the Go toolchain's own version remains an input.
+DIST         := dist
+DIST_VERSION := $(or $(VERSION),0.0.0-dev)
+NPM_VERSION   = $(shell bash scripts/version.sh --npm '$(DIST_VERSION)')
+DIST_TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
+DIST_LDFLAGS := -s -w -buildid= -X main.version=$(DIST_VERSION)
+DIST_GOENV   := CGO_ENABLED=0 GOFLAGS=-mod=mod GOAMD64=v1 GOARM64=v8.0 GOEXPERIMENT= GOTOOLCHAIN=local
 
 # Short fuzz pass for `make test`/CI; `make fuzz` runs each target longer.
 FUZZTIME_SHORT ?= 5s
 FUZZTIME       ?= 60s
 
-.PHONY: all build demo test test-go lint test-shim test-vscode test-nvim test-e2e test-cache fuzz fuzz-short bench soak clean
+.PHONY: all build demo test test-go lint test-shim test-vscode test-nvim test-e2e test-cache fuzz fuzz-short bench soak clean \
+	dist dist-bin dist-npm dist-vsix test-dist test-registry
 
 all: build
 
@@ -31,9 +45,10 @@ demo: build
 ## test: everything CI runs: lint, Go tests with -race (unit, replay of
 ## testdata/transcripts, process and fault tests, a short soak), a short
 ## fuzz pass, the shim's tests, the VS Code extension's tests, the Neovim
-## plugin's tests in headless Neovim, the real-OpenCode end-to-end test
-## and the prompt-cache measurement through real OpenCode.
-test: lint test-go fuzz-short test-shim test-vscode test-nvim test-e2e test-cache
+## plugin's tests in headless Neovim, the real-OpenCode end-to-end test,
+## the prompt-cache measurement through real OpenCode, the release build's
+## reproducibility.
+test: lint test-go fuzz-short test-shim test-vscode test-nvim test-e2e test-cache test-dist
 	@echo "make test: all passed"
 
 lint:
@@ -75,5 +90,47 @@ bench: build
 soak: build
 	bash scripts/soak.sh
 
+## dist: the release artifacts in dist/ (git-ignored): the five binaries
+## (hookwire-<npm version>-<goos>-<goarch>[.exe]), the npm packages
+## (dist/npm/*.tgz: hookwire-opencode and one per platform), the VS Code
+## extension's .vsix and SHA256SUMS (`cd dist && sha256sum -c SHA256SUMS`).
+## GoReleaser is not used: v2 needs Go >= 1.27.1 (this module builds with
+## 1.26), and these are five `go build`s and an `npm pack`.
+dist: dist-bin dist-npm dist-vsix
+	cd $(DIST) && find . -type f ! -name SHA256SUMS | sed 's|^\./||' | LC_ALL=C sort | xargs sha256sum >SHA256SUMS
+	@echo "dist: $(DIST_VERSION) (npm $(NPM_VERSION))"; cd $(DIST) && ls -l $$(cut -c67- SHA256SUMS)
+
+dist-bin:
+	rm -rf $(DIST) && mkdir -p $(DIST)
+	@set -e; for t in $(DIST_TARGETS); do \
+	  os=$${t%/*}; arch=$${t#*/}; ext=; [ $$os = windows ] && ext=.exe; \
+	  out=$(DIST)/hookwire-$(NPM_VERSION)-$$os-$$arch$$ext; echo "go build $$out"; \
+	  env $(DIST_GOENV) GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -buildvcs=false \
+	    -ldflags "$(DIST_LDFLAGS)" -o $$out ./cmd/hookwire; \
+	done
+
+# npm ci only when node_modules is missing or older than the lock file.
+NPM_CI := { [ -f node_modules/.package-lock.json ] && [ ! package-lock.json -nt node_modules/.package-lock.json ]; } || \
+	npm ci --no-audit --no-fund --loglevel=error
+
+dist-npm: dist-bin
+	cd shim && $(NPM_CI) && npm run --silent build
+	node scripts/npm-packages.mjs --version $(NPM_VERSION) --bin $(DIST) --out $(DIST)/npm
+
+# The .vsix, from the editors issue's `npm run package` (vsce); skipped with
+# a message when that step is not in the tree.
+dist-vsix: dist-bin
+	@if grep -q '"package":' editors/vscode/package.json 2>/dev/null; then \
+	  cd editors/vscode && $(NPM_CI) && \
+	  npm run --silent package -- --out ../../$(DIST)/; \
+	else echo "dist: no 'npm run package' in editors/vscode; the .vsix is left out"; fi
+
+## test-dist: `make dist` in a fresh clone of HEAD has the five binaries in
+## their OS's format, npm tarballs of the right shape and a SHA256SUMS that
+## verifies; a second clone elsewhere, with an empty Go build cache, builds
+## the same bytes.
+test-dist:
+	bash scripts/test-dist.sh
+
 clean:
-	rm -rf bin shim/dist
+	rm -rf bin shim/dist $(DIST)
