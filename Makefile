@@ -72,8 +72,11 @@ test-vscode: build
 test-nvim: build
 	HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/test-nvim.sh
 
+# The real-OpenCode end-to-end tests: hooks and sessions, then model
+# fallback for subagents (issue 11).
 test-e2e: build
 	HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-opencode.sh
+	HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-models.sh
 
 test-cache: build
 	HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/cache-breaks.sh
