@@ -11,10 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -306,12 +309,17 @@ func TestFaultKill9DuringStateWrites(t *testing.T) {
 		<-drained
 
 		data, err := os.ReadFile(state)
-		if os.IsNotExist(err) && writes == 0 {
+		if writes == 0 && (os.IsNotExist(err) || err == nil && len(data) == 0) {
 			// Killed before the first write: on a loaded machine the
-			// process may not get past its debounce in early rounds.
+			// process may not get past its debounce in early rounds. The
+			// holder creates FILE empty to lock it (an empty state,
+			// PROTOCOL.md 6), or was killed before even that.
 			continue
 		}
 		require.NoError(t, err, "round %d", round)
+		// After a write FILE is only ever replaced whole (temp + rename):
+		// never empty again, whatever the kill interrupted.
+		require.NotEmpty(t, data, "round %d: the state file is empty after a write", round)
 		require.NoError(t, sessions.New(sessions.Config{}).Restore(data), "round %d: the state file does not load after kill -9", round)
 		writes++
 		corrupt, _ := filepath.Glob(state + ".corrupt-*")
@@ -556,7 +564,10 @@ func TestFaultLargeStateLoads(t *testing.T) {
 	data := writeManyAgentsState(t, state, 64<<10)
 	require.Greater(t, len(data), 9<<20, "as large as the file that blocked initialize")
 
-	p := start(t, false, "--state", state)
+	// Without -race: the bound is a process-level budget on the load's
+	// time, which a quadratic load missed by minutes; the race detector's
+	// 5-10x pushed a linear load past it on a loaded 2-core machine.
+	p := startBin(t, buildPlain(t), false, "--state", state)
 	began := time.Now()
 	p.initialize() // recv's deadline: 10 s
 	t.Logf("initialize with a %.1f MB state file answered in %v", float64(len(data))/(1<<20), time.Since(began))
@@ -575,7 +586,10 @@ func TestFaultStopDuringLoad(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			state := filepath.Join(t.TempDir(), "state.json")
 			data := writeManyAgentsState(t, state, 64<<10)
-			p := start(t, false, "--state", state)
+			// Without -race, as in TestFaultLargeStateLoads: EOF is read
+			// only once initialize has answered (requests are handled in
+			// order), so that case waits for the whole load.
+			p := startBin(t, buildPlain(t), false, "--state", state)
 			// Signals are handled once it serves.
 			require.Eventually(t, func() bool { return strings.Contains(p.stderr.String(), "serving") },
 				10*time.Second, 5*time.Millisecond, "log: %s", p.stderr.String())
@@ -681,8 +695,11 @@ func runSoak(t *testing.T, cfg soakConfig) ([]soakPoint, int) {
 	points := make(chan soakPoint, 8)
 	labels := make(chan string, 8)
 	readErr := make(chan error, 1)
+	var replies atomic.Int64
+	stalled, stopWatchdog := soakWatchdog(t, cmd, &replies)
 	go func() {
-		err := soakRead(stdoutPipe, expects, labels, points, pid, began)
+		err := soakRead(stdoutPipe, expects, labels, points, pid, began, &replies)
+		stopWatchdog() // every reply is in (or none will come)
 		if err != nil {
 			// Unblock the writer: a reader that stopped reading would
 			// leave it waiting on a full pipe forever.
@@ -776,7 +793,7 @@ func runSoak(t *testing.T, cfg soakConfig) ([]soakPoint, int) {
 		if err := w.Flush(); err != nil {
 			select {
 			case rerr := <-readErr:
-				t.Fatalf("reading replies: %v; log: %s", rerr, stderr.String())
+				t.Fatalf("reading replies: %v (%s); log: %s", rerr, stallNote(stalled), stderr.String())
 			case <-time.After(5 * time.Second):
 			}
 			t.Fatalf("writing to the sidecar: %v; log: %s", err, stderr.String())
@@ -787,9 +804,9 @@ func runSoak(t *testing.T, cfg soakConfig) ([]soakPoint, int) {
 	close(labels)
 	select {
 	case err := <-readErr:
-		require.NoError(t, err, "log: %s", stderr.String())
-	case <-time.After(10 * time.Minute):
-		t.Fatalf("replies stopped coming; log: %s", stderr.String())
+		require.NoError(t, err, "%s; log: %s", stallNote(stalled), stderr.String())
+	case <-stalled:
+		t.Fatalf("no reply for %v after %d replies: sidecar killed; log: %s", soakStall, replies.Load(), stderr.String())
 	}
 	close(points)
 	stdinPipe.Close()
@@ -807,9 +824,58 @@ func runSoak(t *testing.T, cfg soakConfig) ([]soakPoint, int) {
 	return out, calls
 }
 
-// soakRead reads replies in order and checks each against its expectation.
-func soakRead(r io.Reader, expects <-chan soakExpect, labels <-chan string, points chan<- soakPoint, pid int, began time.Time) error {
+// soakStall is how long a soak waits for the next reply before it kills
+// the sidecar and fails: far beyond any one reply on a loaded machine, and
+// well within go test's -timeout, so a stall fails with the sidecar's log
+// rather than a dump of every goroutine.
+const soakStall = 2 * time.Minute
+
+// soakWatchdog kills cmd's process once replies has not moved for
+// soakStall, and then closes stalled (the writer, blocked on a full pipe,
+// then fails too). It watches until stop is called (any number of times)
+// or the test ends.
+func soakWatchdog(t *testing.T, cmd *exec.Cmd, replies *atomic.Int64) (stalled <-chan struct{}, stop func()) {
+	stalledC, stopC := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	stop = func() { once.Do(func() { close(stopC) }) }
+	t.Cleanup(stop)
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		last, since := int64(-1), time.Now()
+		for {
+			select {
+			case <-stopC:
+				return
+			case <-tick.C:
+			}
+			if n := replies.Load(); n != last {
+				last, since = n, time.Now()
+			} else if time.Since(since) > soakStall {
+				cmd.Process.Kill()
+				close(stalledC)
+				return
+			}
+		}
+	}()
+	return stalledC, stop
+}
+
+// stallNote says whether the watchdog killed the sidecar.
+func stallNote(stalled <-chan struct{}) string {
+	select {
+	case <-stalled:
+		return fmt.Sprintf("no reply for %v: the watchdog killed the sidecar", soakStall)
+	default:
+		return "the sidecar was not stalled"
+	}
+}
+
+// soakRead reads replies in order and checks each against its expectation,
+// counting them in replies.
+func soakRead(r io.Reader, expects <-chan soakExpect, labels <-chan string, points chan<- soakPoint, pid int, began time.Time, replies *atomic.Int64) error {
 	br := bufio.NewReaderSize(r, 1<<20)
+	dec := jsontext.NewDecoder(bytes.NewBuffer(nil))
 	n := 0
 	for want := range expects {
 		line, err := br.ReadSlice('\n')
@@ -817,13 +883,10 @@ func soakRead(r io.Reader, expects <-chan soakExpect, labels <-chan string, poin
 			return fmt.Errorf("reply %d (id %d): %w", n, want.id, err)
 		}
 		n++
-		var rep struct {
-			ID     int64           `json:"id"`
-			Result json.RawMessage `json:"result"`
-			Error  json.RawMessage `json:"error"`
-		}
-		if err := json.Unmarshal(line, &rep); err != nil {
-			return fmt.Errorf("reply %q: %w", line, err)
+		replies.Add(1)
+		rep, err := decodeReply(dec, line)
+		if err != nil {
+			return fmt.Errorf("reply %.200q: %w", line, err)
 		}
 		if rep.ID != want.id {
 			return fmt.Errorf("reply for id %d, want %d (out of order or missing)", rep.ID, want.id)
@@ -856,6 +919,61 @@ func soakRead(r io.Reader, expects <-chan soakExpect, labels <-chan string, poin
 		}
 	}
 	return nil
+}
+
+// soakReply is a reply as soakRead checks it; Result and Error alias the
+// line it was decoded from.
+type soakReply struct {
+	ID     int64
+	Result []byte
+	Error  []byte
+}
+
+// decodeReply checks that line is one JSON object and picks out its id,
+// result and error, in one pass and without copying: replies of the
+// hostile soak run to hundreds of KB, and decoding them with
+// encoding/json cost the race-instrumented test more than the sidecar
+// spent answering.
+func decodeReply(dec *jsontext.Decoder, line []byte) (soakReply, error) {
+	var rep soakReply
+	dec.Reset(bytes.NewBuffer(line))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return rep, fmt.Errorf("not an object (%v)", err)
+	}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return rep, err
+		}
+		key := name.String()
+		if key == "id" {
+			tok, err := dec.ReadToken()
+			if err != nil || tok.Kind() != '0' {
+				return rep, fmt.Errorf("id is not a number (%v)", err)
+			}
+			rep.ID, _ = tok.Int()
+			continue
+		}
+		from := dec.InputOffset()
+		if err := dec.SkipValue(); err != nil {
+			return rep, err
+		}
+		// From the end of the name: the colon and any space, then the value.
+		value := bytes.TrimLeft(line[from:dec.InputOffset()], ": \t\r\n")
+		switch key {
+		case "result":
+			rep.Result = value
+		case "error":
+			rep.Error = value
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return rep, err
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return rep, fmt.Errorf("more than one value on a line (%v)", err)
+	}
+	return rep, nil
 }
 
 // vmRSSKB is the process's resident set size in KiB (/proc/PID/status).
@@ -898,15 +1016,27 @@ func checkSoak(t *testing.T, points []soakPoint, calls int, elapsed time.Duratio
 	}
 }
 
-// buildPlain builds hookwire without -race into a temp dir: the race
-// detector's shadow memory would swamp the RSS figures and slow a soak
-// several times over.
+// buildPlain returns hookwire built without -race, once per test binary:
+// the race detector's shadow memory would swamp the RSS figures and slow a
+// soak or a large load several times over.
 func buildPlain(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "hookwire-plain")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "building hookwire: %s", out)
-	return bin
+	plain.once.Do(func() {
+		bin := filepath.Join(testDir, "hookwire-plain")
+		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			plain.err = fmt.Errorf("building hookwire: %w: %s", err, out)
+			return
+		}
+		plain.path = bin
+	})
+	require.NoError(t, plain.err)
+	return plain.path
+}
+
+var plain struct {
+	once sync.Once
+	path string
+	err  error
 }
 
 // TestSoakShort is the soak at a small scale (about 50,000 calls over 500
@@ -974,8 +1104,11 @@ func runHostileSoak(t *testing.T, cfg hostileSoak) hostileResult {
 	points := make(chan soakPoint, 2)
 	labels := make(chan string, 2)
 	readErr := make(chan error, 1)
+	var replies atomic.Int64
+	stalled, stopWatchdog := soakWatchdog(t, cmd, &replies)
 	go func() {
-		err := soakRead(stdoutPipe, expects, labels, points, pid, began)
+		err := soakRead(stdoutPipe, expects, labels, points, pid, began, &replies)
+		stopWatchdog() // every reply is in (or none will come)
 		if err != nil {
 			// Unblock the writer: a reader that stopped reading would
 			// leave it waiting on a full pipe forever.
@@ -1030,7 +1163,7 @@ func runHostileSoak(t *testing.T, cfg hostileSoak) hostileResult {
 		if err := w.Flush(); err != nil {
 			select {
 			case rerr := <-readErr:
-				t.Fatalf("reading replies: %v; log: %s", rerr, stderr.String())
+				t.Fatalf("reading replies: %v (%s); log: %s", rerr, stallNote(stalled), stderr.String())
 			case <-time.After(5 * time.Second):
 			}
 			t.Fatalf("writing to the sidecar: %v; log: %s", err, stderr.String())
@@ -1043,9 +1176,9 @@ func runHostileSoak(t *testing.T, cfg hostileSoak) hostileResult {
 	close(labels)
 	select {
 	case err := <-readErr:
-		require.NoError(t, err, "log: %s", stderr.String())
-	case <-time.After(10 * time.Minute):
-		t.Fatalf("replies stopped coming; log: %s", stderr.String())
+		require.NoError(t, err, "%s; log: %s", stallNote(stalled), stderr.String())
+	case <-stalled:
+		t.Fatalf("no reply for %v after %d replies: sidecar killed; log: %s", soakStall, replies.Load(), stderr.String())
 	}
 	end := <-points
 	peak := vmHWMKB(pid)

@@ -23,9 +23,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/transcripts with the sidecar's replies")
 
-// binPath is the hookwire binary built once for the process tests, so they
-// exercise the real program over real pipes.
-var binPath string
+// binPath is the hookwire binary built once (with -race) for the process
+// tests, so they exercise the real program over real pipes. testDir holds
+// it and the plain build (buildPlain).
+var binPath, testDir string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -34,6 +35,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	testDir = dir
 	binPath = filepath.Join(dir, "hookwire")
 	build := exec.Command("go", "build", "-race", "-o", binPath, ".")
 	build.Stderr = os.Stderr
@@ -91,15 +93,29 @@ func (b *syncBuffer) String() string {
 
 func start(t *testing.T, header bool, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(binPath, append([]string{"serve"}, args...)...)
+	return startBin(t, binPath, header, args...)
+}
+
+// startBin is start with another build of hookwire.
+func startBin(t *testing.T, bin string, header bool, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
+	// Our own pipe, not StdoutPipe: Wait (below, as soon as the process
+	// exits) closes a StdoutPipe, so reading the replies an exiting
+	// process wrote failed with "file already closed" instead of ending
+	// at EOF.
+	stdout, w, err := os.Pipe()
 	require.NoError(t, err)
+	t.Cleanup(func() { stdout.Close() })
+	cmd.Stdout = w
 	p := &proc{t: t, cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(stdout, 1<<20), header: header,
 		stderr: &syncBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = p.stderr
-	require.NoError(t, cmd.Start())
+	err = cmd.Start()
+	w.Close() // the child holds its copy
+	require.NoError(t, err)
 	go func() { p.done <- cmd.Wait() }()
 	t.Cleanup(func() {
 		p.stdin.Close()
