@@ -56,8 +56,11 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# An explicit -timeout: the suite takes a few minutes on CI's 2 cores, and
+# a stall should fail with its own message (the soaks' watchdog) or this
+# dump, not at go test's silent 10-minute default on a loaded machine.
 test-go:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
 
 test-shim: build
 	cd shim && npm ci --no-audit --no-fund && npm run build && HOOKWIRE_BIN=$(CURDIR)/$(BIN) npm test
