@@ -73,6 +73,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 
+	tuneGC()
 	ver := thisBuild().Version
 	rec := record.open(log, ver)
 	opts := handlers.Options{Version: ver, Log: log, OnExit: cancel}
