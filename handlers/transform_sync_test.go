@@ -1,11 +1,13 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -627,4 +629,31 @@ func TestHashMessageCoversReads(t *testing.T) {
 	m.Info.Agent = 7.0
 	number, _ := hashMessage(&m)
 	assert.Equal(t, absent, number)
+}
+
+// BenchmarkIncremental: one message appended to a 364-message history
+// (the 5 MB bench history, projected), against its base.
+func BenchmarkIncremental(b *testing.B) {
+	raw, err := os.ReadFile(os.Getenv("HOOKWIRE_BENCH_PROJECTED"))
+	if err != nil {
+		b.Skip("HOOKWIRE_BENCH_PROJECTED unset")
+	}
+	next, err := os.ReadFile(os.Getenv("HOOKWIRE_BENCH_NEXT"))
+	require.NoError(b, err)
+	s := newServer(b, nil)
+	res, err := s.Dispatch(context.Background(), rpc.Request{Method: "chat.messages.transform", Params: raw, Validated: true})
+	require.NoError(b, err)
+	base := res.(transformResult).Base
+	params := []byte(`{"input":{},"sync":{"session":"ses_x","base":"` + base + `","messages":[{"keep":0,"count":364},{"message":` + string(next) + `}]}}`)
+	again := []byte(`{"input":{},"sync":{"session":"ses_x","base":"BASE","messages":[{"keep":0,"count":364}]}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := s.Dispatch(context.Background(), rpc.Request{Method: "chat.messages.transform", Params: params, Validated: true})
+		require.NoError(b, err)
+		_, err = json.Marshal(res)
+		require.NoError(b, err)
+		back := bytes.Replace(again, []byte("BASE"), []byte(res.(transformResult).Base), 1)
+		_, err = s.Dispatch(context.Background(), rpc.Request{Method: "chat.messages.transform", Params: back, Validated: true})
+		require.NoError(b, err)
+	}
 }

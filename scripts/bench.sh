@@ -7,11 +7,13 @@
 #   2. The Node client over real pipes: the 500 B tool.execute.before round
 #      trip against a line-echo floor, pinned to one CPU (headline) and on
 #      both CPUs; then the large histories against echo -len, and the
-#      sidecar's RSS.
+#      sidecar's RSS; then a history grown by one message at 100 KB, 1 MB
+#      and 5 MB, incremental and full form through the shim's code, against
+#      Node's deep copy of that history.
 #   3. A summary of ratios against the targets (PASS/MISS).
 #
 # Not part of `make test`. Knobs: BENCH_ROUNDS (Go rounds, default 3),
-# BENCH_SMALL_ROUNDS (default 20), BENCH_CPU (the CPU to pin to, default 1),
+# BENCH_SMALL_ROUNDS (default 20), BENCH_GROW_ROUNDS (default 15), BENCH_CPU (the CPU to pin to, default 1),
 # HOOKWIRE_BENCH_STRICT=1 (exit 1 on a MISS). See scripts/bench/RESULTS.md.
 set -euo pipefail
 
@@ -55,6 +57,11 @@ echo "== Node client over stdio pipes =="
 "${pin[@]}" "${client[@]}" --mode small --rounds "$rounds" --label "1 CPU" --json "$tmp/small-1cpu.json"
 "${client[@]}" --mode small --rounds "$rounds" --label "2 CPUs" --json "$tmp/small-2cpu.json"
 "${client[@]}" --mode large --histories "$tmp" --label "2 CPUs" --json "$tmp/large.json"
+# The grown-by-one-message transform, incremental (PROTOCOL.md 4.6) and full,
+# through the shim's own code (shim/dist).
+if [[ ! -d shim/node_modules ]]; then (cd shim && npm ci --no-audit --no-fund >/dev/null); fi
+(cd shim && npm run --silent build)
+"${client[@]}" --mode grow --rounds "${BENCH_GROW_ROUNDS:-15}" --label "2 CPUs" --json "$tmp/grow.json"
 
 node scripts/bench/summary.mjs --load "$load" --go "$tmp/go-bench.txt" \
-	--small1 "$tmp/small-1cpu.json" --small2 "$tmp/small-2cpu.json" --large "$tmp/large.json"
+	--small1 "$tmp/small-1cpu.json" --small2 "$tmp/small-2cpu.json" --large "$tmp/large.json" --grow "$tmp/grow.json"

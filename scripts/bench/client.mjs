@@ -21,9 +21,10 @@
 
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { makeHistory, SIZES } from './gen.mjs';
+import { makeHistory, SIZES, GROW_SIZES } from './gen.mjs';
 
 const { values: opt } = parseArgs({
   options: {
@@ -316,5 +317,125 @@ async function large() {
   return { mode: 'large', label: opt.label, sizes: results, memory };
 }
 
-const res = opt.mode === 'large' ? await large() : await small();
+// grow: the per-request cost of a transform whose history grew by one
+// message, as the OpenCode shim pays it (shim/dist: TransformSync's diff or
+// the full projection, JSON.stringify, the pipe, the sidecar, JSON.parse of
+// the reply, the patch applied to OpenCode's copy), for the incremental
+// form (PROTOCOL.md 4.6) and the full form, each on its own sidecar, against
+// Node's deep copy of that history (JSON.parse(JSON.stringify(messages))),
+// round by round and size by size interleaved. Each round first brings the
+// incremental sidecar's base back to the history of n messages (untimed),
+// then times the history of n + 1.
+async function grow() {
+  const shim = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'shim', 'dist');
+  const { TransformSync } = await import(join(shim, 'transformsync.js'));
+  const { projectMessages } = await import(join(shim, 'projection.js'));
+  const { applyPatchInPlace } = await import(join(shim, 'patch.js'));
+  const rounds = Number(opt.rounds ?? 15);
+  const all = makeHistory(GROW_SIZES['5MB'] + (4 << 20)).output.messages;
+  const prefix = [];
+  let bytes = 64;
+  for (const m of all) prefix.push((bytes += Buffer.byteLength(JSON.stringify(m)) + 1));
+  const sizes = Object.entries(GROW_SIZES).map(([name, target]) => {
+    const n = prefix.findIndex((b) => b >= target) + 1;
+    return { name, n, small: all.slice(0, n), grown: all.slice(0, n + 1), bytes: prefix[n] };
+  });
+  const incSide = await startSidecar();
+  const fullSide = await startSidecar();
+  // The shim's Sidecar.request over a Peer: a CallResult, the reply parsed.
+  const adapter = (peer) => ({
+    async request(method, params) {
+      const { line } = await peer.roundTrip((id) => request(id, method, params));
+      const reply = JSON.parse(line);
+      return reply.error ? { ok: false, reason: 'error', code: reply.error.code, detail: reply.error.message } : { ok: true, result: reply.result };
+    },
+  });
+  const inc = adapter(incSide);
+  const sync = new TransformSync({ maxSessions: 16, maxBytes: 64 << 20 });
+  const timed = async (fn) => {
+    global.gc();
+    const t0 = process.hrtime.bigint();
+    await fn();
+    return Number(process.hrtime.bigint() - t0);
+  };
+  const incremental = async (messages) => {
+    const output = { messages: structuredClone(messages) };
+    return timed(async () => {
+      const r = await sync.request(inc, 'chat.messages.transform', {}, output, 60_000);
+      if (!r.ok || !applyPatchInPlace(output, r.result.patch).ok) throw new Error(`incremental: ${JSON.stringify(r).slice(0, 300)}`);
+    });
+  };
+  const fullForm = async (messages) => {
+    const output = { messages: structuredClone(messages) };
+    return timed(async () => {
+      const { line } = await fullSide.roundTrip((id) => request(id, 'chat.messages.transform', { input: {}, output: projectMessages(output) }));
+      const reply = JSON.parse(line);
+      if (!reply.result || !applyPatchInPlace(output, reply.result.patch).ok) throw new Error(`full: ${line.subarray(0, 300)}`);
+    });
+  };
+  const nodeCopy = (messages) => {
+    global.gc();
+    const t0 = process.hrtime.bigint();
+    JSON.parse(JSON.stringify(messages));
+    return Number(process.hrtime.bigint() - t0);
+  };
+  const sent = { incremental: 0, full: 0 };
+  const per = Object.fromEntries(sizes.map((z) => [z.name, { inc: [], full: [], copy: [], incRatio: [], fullRatio: [] }]));
+  for (let r = -2; r < rounds; r++) { // two warm-up rounds
+    for (const z of sizes) {
+      await incremental(z.small); // the base: n messages
+      const i = await incremental(z.grown);
+      const f = await fullForm(z.grown);
+      const c = nodeCopy(z.grown);
+      if (r < 0) continue;
+      const x = per[z.name];
+      x.inc.push(i);
+      x.full.push(f);
+      x.copy.push(c);
+      x.incRatio.push(i / c);
+      x.fullRatio.push(f / c);
+    }
+  }
+  // What one grown request sends, in bytes, in each form.
+  for (const z of sizes) {
+    await incremental(z.small);
+    const p = sync.prepare({}, { messages: structuredClone(z.grown) });
+    sent.incremental = Math.max(sent.incremental, Buffer.byteLength(JSON.stringify(p.params)));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const memory = { incremental: incSide.memory(), full: fullSide.memory() };
+  await incSide.close();
+  await fullSide.close();
+
+  const results = {};
+  for (const z of sizes) {
+    const x = per[z.name];
+    results[z.name] = {
+      messages: z.grown.length, historyBytes: prefix[z.n],
+      projectedBytes: Buffer.byteLength(JSON.stringify(projectMessages({ messages: z.grown }))),
+      incrementalMs: ms(median(x.inc)), fullMs: ms(median(x.full)), nodeCopyMs: ms(median(x.copy)),
+      incrementalVsCopy: median(x.incRatio), fullVsCopy: median(x.fullRatio),
+    };
+  }
+  const big = results['5MB'];
+  const small = results['100KB'];
+  const res = {
+    mode: 'grow', label: opt.label, rounds, sizes: results, memory,
+    incremental5MBvs100KB: big.incrementalMs / small.incrementalMs,
+  };
+  console.log(`\nchat.messages.transform, history grown by one message, as the shim pays it (${rounds} rounds, medians), ${opt.label}`);
+  console.log('         msgs   history B  projected B   incremental ms   full ms   node copy ms   incr/copy   full/copy');
+  for (const [name, r] of Object.entries(results)) {
+    console.log(`  ${name.padEnd(5)} ${String(r.messages).padStart(4)} ${String(r.historyBytes).padStart(11)} ${String(r.projectedBytes).padStart(12)}` +
+      `   ${r.incrementalMs.toFixed(3).padStart(14)}   ${r.fullMs.toFixed(2).padStart(7)}   ${r.nodeCopyMs.toFixed(2).padStart(12)}` +
+      `   ${r.incrementalVsCopy.toFixed(3).padStart(8)}x   ${r.fullVsCopy.toFixed(3).padStart(8)}x`);
+  }
+  const mib = (kib) => (kib / 1024).toFixed(1);
+  console.log(`  incremental 5MB : 100KB = ${res.incremental5MBvs100KB.toFixed(2)}x`);
+  console.log(`  RSS 1 s after: incremental sidecar VmRSS ${mib(memory.incremental.vmRSSKiB)} MiB (VmHWM ${mib(memory.incremental.vmHWMKiB)}),` +
+    ` full-form sidecar VmRSS ${mib(memory.full.vmRSSKiB)} MiB (VmHWM ${mib(memory.full.vmHWMKiB)})`);
+  return res;
+}
+
+const res = opt.mode === 'large' ? await large() : opt.mode === 'grow' ? await grow() : await small();
 if (opt.json) writeFileSync(opt.json, JSON.stringify(res, null, 2) + '\n');

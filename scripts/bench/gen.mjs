@@ -19,6 +19,8 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 
 export const SIZES = { '1MB': 1 << 20, '5MB': 5 << 20 };
+// The histories of client.mjs's grow mode (prefixes of one history).
+export const GROW_SIZES = { '100KB': 100 << 10, '1MB': 1 << 20, '5MB': 5 << 20 };
 
 // mulberry32: a small seeded PRNG, so histories do not depend on Math.random.
 function prng(seed) {

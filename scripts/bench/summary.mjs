@@ -2,7 +2,7 @@
 // of the issue, one PASS/MISS (or INFO) line each, from the Go benchmark
 // output and client.mjs's JSON results.
 //
-//   node summary.mjs --go FILE --small1 FILE --small2 FILE --large FILE
+//   node summary.mjs --go FILE --small1 FILE --small2 FILE --large FILE --grow FILE
 //
 // Every ratio is a median of per-round ratios (floor and sidecar, or
 // decode-any and sidecar, measured alternately in the same run). Exit
@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 
 const { values: opt } = parseArgs({
   options: {
-    go: { type: 'string' }, small1: { type: 'string' }, small2: { type: 'string' }, large: { type: 'string' },
+    go: { type: 'string' }, small1: { type: 'string' }, small2: { type: 'string' }, large: { type: 'string' }, grow: { type: 'string' },
     load: { type: 'string', default: '' },
   },
 });
@@ -94,6 +94,24 @@ if (opt.large) {
   }
   const m = l.memory.hookwire;
   row(`hookwire RSS 1 s after the last 5MB request`, `VmRSS ${(m.vmRSSKiB / 1024).toFixed(1)} MiB, VmHWM ${(m.vmHWMKiB / 1024).toFixed(1)} MiB`, '');
+}
+
+if (opt.grow) {
+  // Issue 14: a transform whose history grew by one message, as the shim pays it.
+  const g = json(opt.grow);
+  for (const [size, r] of Object.entries(g.sizes)) {
+    const target = size === '5MB' ? 0.1 : undefined;
+    row(`transform +1 message at ${size}, incremental / Node deep copy of the history, ${g.label}`, x(r.incrementalVsCopy),
+      target ? `<= ${target}x` : '', target ? r.incrementalVsCopy <= target : undefined);
+    const fullTarget = size === '1MB' ? 0.5 : undefined;
+    row(`transform +1 message at ${size}, full form / Node deep copy of the history, ${g.label}`, x(r.fullVsCopy),
+      fullTarget ? `<= ${fullTarget}x` : '', fullTarget ? r.fullVsCopy <= fullTarget : undefined);
+    row(`  (incremental ${r.incrementalMs.toFixed(3)} ms, full ${r.fullMs.toFixed(2)} ms, deep copy ${r.nodeCopyMs.toFixed(2)} ms; ${r.messages} messages)`, '', '');
+  }
+  row('transform +1 message, incremental 5MB : 100KB', x(g.incremental5MBvs100KB), '<= 2x', g.incremental5MBvs100KB <= 2);
+  const mem = g.memory;
+  row('RSS after: incremental sidecar / full-form sidecar',
+    `${(mem.incremental.vmRSSKiB / 1024).toFixed(1)} / ${(mem.full.vmRSSKiB / 1024).toFixed(1)} MiB`, '');
 }
 
 const cpu = cpus();
