@@ -35,6 +35,7 @@ func TestHelpGoesToStdout(t *testing.T) {
 		{[]string{"forget", "-h"}, "-alias"},
 		{[]string{"replay", "-h"}, "-update"},
 		{[]string{"demo", "-h"}, "usage: hookwire demo"},
+		{[]string{"observe", "-h"}, "-log-file"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -58,6 +59,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"sessions", "--bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"sessions", "extra"}, `unexpected argument "extra"`},
 		{[]string{"doctor", "--project", "/does/not/exist"}, "no such file or directory"},
+		{[]string{"serve", "--framing", "smoke"}, "hookwire: --framing: "},
+		{[]string{"serve", "--log-level", "loud"}, `hookwire: --log-level must be trace, debug, info, warn or error, not "loud"`},
+		{[]string{"observe", "--framing", "smoke"}, "hookwire observe: --framing: "},
+		{[]string{"observe", "--log-level", ""}, `hookwire observe: --log-level must be trace, debug, info, warn or error, not ""`},
+		{[]string{"observe", "--project", "a", "--state", "b"}, "give --project or --state, not both"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -38,25 +38,23 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			cmd, args = args[0], args[1:]
 		}
 	}
-	switch cmd {
-	case "serve":
-		return serve(args, stdout, stderr)
-	case "demo":
-		return demo(args, stdout, stderr)
-	case "replay":
-		return replayCmd(args, stdout, stderr)
-	case "observe":
-		return observeCmd(args, stdout, stderr)
-	case "sessions":
-		return sessionsCmd(args, stdout, stderr)
-	case "doctor":
-		return doctorCmd(args, stdout, stderr)
-	case "forget":
-		return forgetCmd(args, stdout, stderr)
+	if c, ok := commands[cmd]; ok {
+		return c(args, stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "hookwire: unknown command %q\n", cmd)
 	usage(stderr)
 	return 2
+}
+
+// commands are the subcommands by name; each returns the exit code.
+var commands = map[string]func(args []string, stdout, stderr io.Writer) int{
+	"serve":    serve,
+	"demo":     demo,
+	"replay":   replayCmd,
+	"observe":  observeCmd,
+	"sessions": sessionsCmd,
+	"doctor":   doctorCmd,
+	"forget":   forgetCmd,
 }
 
 const serveUsage = `usage: hookwire [serve] [--framing auto|header|line] [--log-level trace|debug|info|warn|error]

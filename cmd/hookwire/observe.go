@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,9 +23,7 @@ const observeUsage = `usage: hookwire observe [--project DIR | --state FILE] [--
 // when the file changes, and never writes the file or takes its lock.
 func observeCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("observe", flag.ContinueOnError)
-	framing := fs.String("framing", "auto", "message framing: auto, header or line (editors send Content-Length headers)")
-	level := fs.String("log-level", "info", "log level: trace, debug, info, warn or error")
-	logFile := fs.String("log-file", "", "write logs to this file instead of stderr")
+	wire := addWireFlags(fs, "message framing: auto, header or line (editors send Content-Length headers)")
 	target := addStateFlags(fs,
 		"observe the state file of the project in `DIR` (its git top level's; default: the current directory)",
 		"observe the state file `FILE`")
@@ -37,22 +34,13 @@ func observeCmd(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	fr, err := rpc.ParseFraming(*framing)
-	if err != nil {
-		fmt.Fprintln(stderr, "hookwire observe: --framing:", err)
-		return 2
-	}
-	log, closeLog, err := newLogger(*level, *logFile, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "hookwire observe:", err)
+	fr, log, closeLog, ok := wire.open("hookwire observe", stderr)
+	if !ok {
 		return 2
 	}
 	defer closeLog()
 
-	// stdout is the protocol, as in serve.
-	protocolOut := os.Stdout
-	os.Stdout = os.Stderr
-	signal.Ignore(syscall.SIGPIPE)
+	protocolOut := takeStdout()
 
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer cancel()
@@ -74,10 +62,7 @@ func observeCmd(args []string, stdout, stderr io.Writer) int {
 		Log:             log,
 		Notifications:   obs.Notifications(),
 	})
-	if err != nil && !errors.Is(err, context.Canceled) {
-		log.Info().Err(err).Msg("output closed; exiting")
-	}
-	log.Info().Msg("stopped")
+	logStopped(log, err)
 	return 0
 }
 

@@ -19,9 +19,7 @@ import (
 
 func serve(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	framing := fs.String("framing", "auto", "message framing: auto, header or line")
-	level := fs.String("log-level", "info", "log level: trace, debug, info, warn or error")
-	logFile := fs.String("log-file", "", "write logs to this file instead of stderr")
+	wire := addWireFlags(fs, "message framing: auto, header or line")
 	record := addRecordFlags(fs)
 	target := addStateFlags(fs,
 		"keep the session store in the state file of the project in `DIR` (its git top level's; the file hookwire sessions and doctor read)",
@@ -33,31 +31,16 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	fr, err := rpc.ParseFraming(*framing)
-	if err != nil {
-		fmt.Fprintln(stderr, "hookwire: --framing:", err)
-		return 2
-	}
-	log, closeLog, err := newLogger(*level, *logFile, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "hookwire:", err)
+	fr, log, closeLog, ok := wire.open("hookwire", stderr)
+	if !ok {
 		return 2
 	}
 	defer closeLog()
 
-	// stdout is the protocol. Keep the real one for rpc and point
-	// os.Stdout at stderr, so that nothing else can ever write there.
-	protocolOut := os.Stdout
-	os.Stdout = os.Stderr
-
+	protocolOut := takeStdout()
 	if isTerminal(os.Stdin) {
 		fmt.Fprintln(stderr, "hookwire speaks JSON-RPC 2.0 on stdin/stdout (see PROTOCOL.md); it is meant to be spawned by a client. Try `hookwire demo`.")
 	}
-
-	// A client that goes away closes our stdout. Without this, Go's runtime
-	// kills the process with SIGPIPE on the next reply, before the final
-	// state flush; with it the write fails with EPIPE and we exit cleanly.
-	signal.Ignore(syscall.SIGPIPE)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -92,7 +75,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	}
 	srv := handlers.New(opts)
 	log.Info().Str("version", ver).Int("pid", os.Getpid()).Msg("serving")
-	err = rpc.Serve(ctx, os.Stdin, protocolOut, srv, rpc.Options{
+	err := rpc.Serve(ctx, os.Stdin, protocolOut, srv, rpc.Options{
 		Framing:         fr,
 		MaxMessageBytes: srv.MaxMessageBytes,
 		Log:             log,
@@ -102,12 +85,59 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		log.Warn().Err(cerr).Msg("final state write failed")
 	}
 	rec.Close()
+	logStopped(log, err)
+	return 0
+}
+
+// wireFlags are the flags of the commands that speak the protocol on
+// stdin/stdout (serve, observe): its framing and where logs go.
+type wireFlags struct {
+	framing, level, logFile *string
+}
+
+func addWireFlags(fs *flag.FlagSet, framingUse string) wireFlags {
+	return wireFlags{
+		framing: fs.String("framing", "auto", framingUse),
+		level:   fs.String("log-level", "info", "log level: trace, debug, info, warn or error"),
+		logFile: fs.String("log-file", "", "write logs to this file instead of stderr"),
+	}
+}
+
+// open checks the framing and opens the log. A bad value is reported on
+// stderr after prefix, ok false: a usage error (exit 2).
+func (f wireFlags) open(prefix string, stderr io.Writer) (fr rpc.Framing, log zerolog.Logger, closeLog func(), ok bool) {
+	fr, err := rpc.ParseFraming(*f.framing)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: --framing: %v\n", prefix, err)
+		return fr, log, nil, false
+	}
+	log, closeLog, err = newLogger(*f.level, *f.logFile, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+		return fr, log, nil, false
+	}
+	return fr, log, closeLog, true
+}
+
+// takeStdout returns the real stdout, for the protocol alone, and points
+// os.Stdout at stderr so that nothing else can ever write there.
+func takeStdout() *os.File {
+	protocolOut := os.Stdout
+	os.Stdout = os.Stderr
+	// A client that goes away closes our stdout. Without this, Go's runtime
+	// kills the process with SIGPIPE on the next reply, before the final
+	// state flush; with it the write fails with EPIPE and we exit cleanly.
+	signal.Ignore(syscall.SIGPIPE)
+	return protocolOut
+}
+
+// logStopped logs the end of rpc.Serve's err.
+func logStopped(log zerolog.Logger, err error) {
 	if err != nil && !errors.Is(err, context.Canceled) {
 		// The client is gone (stdout closed): nobody is left to serve.
 		log.Info().Err(err).Msg("output closed; exiting")
 	}
 	log.Info().Msg("stopped")
-	return 0
 }
 
 func newLogger(level, file string, stderr io.Writer) (zerolog.Logger, func(), error) {
