@@ -99,7 +99,15 @@ func start(t *testing.T, header bool, args ...string) *proc {
 // startBin is start with another build of hookwire.
 func startBin(t *testing.T, bin string, header bool, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
+	return startCommand(t, bin, header, append([]string{"serve"}, args...)...)
+}
+
+// startCommand runs bin with args (a subcommand and its flags) behind a
+// client speaking one framing; the test's end closes its stdin and kills
+// it if it has not exited 5 s later.
+func startCommand(t *testing.T, bin string, header bool, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	// Our own pipe, not StdoutPipe: Wait (below, as soon as the process

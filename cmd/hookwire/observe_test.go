@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -35,24 +33,7 @@ type note struct {
 
 func startObserver(t *testing.T, args ...string) *observer {
 	t.Helper()
-	cmd := exec.Command(binPath, append([]string{"observe"}, args...)...)
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	p := &proc{t: t, cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout), header: true,
-		stderr: &syncBuffer{}, done: make(chan error, 1)}
-	cmd.Stderr = p.stderr
-	require.NoError(t, cmd.Start())
-	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		p.stdin.Close()
-		select {
-		case <-p.done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-		}
-	})
+	p := startCommand(t, binPath, true, append([]string{"observe"}, args...)...)
 	o := &observer{proc: p, replies: make(chan reply, 16), notes: make(chan note, 64)}
 	go func() {
 		for {
