@@ -44,6 +44,11 @@ func (e *doctorEnv) write(path, content string, mode os.FileMode) string {
 	return path
 }
 
+// globalJSON writes OpenCode's global opencode.json.
+func (e *doctorEnv) globalJSON(content string) {
+	e.write(filepath.Join(e.globalConfig, "opencode.json"), content, 0o600)
+}
+
 // sidecar puts a fake hookwire on PATH that reports version v.
 func (e *doctorEnv) sidecar(v string) string {
 	return e.write(filepath.Join(e.bin, "hookwire"), "#!/bin/sh\necho 'hookwire "+v+" go1.26.0 linux/amd64'\n", 0o755)
@@ -112,7 +117,7 @@ func TestDoctor(t *testing.T) {
 			setup: func(e *doctorEnv) {
 				e.sidecar("v0.3.0")
 				e.installed("hookwire-opencode@0.2.0", "0.2.0")
-				e.write(filepath.Join(e.globalConfig, "opencode.json"), `{"plugin":["hookwire-opencode@0.2.0"]}`, 0o600)
+				e.globalJSON(`{"plugin":["hookwire-opencode@0.2.0"]}`)
 			},
 			want: []string{
 				`^ok +opencode config +.*opencode\.json: loads hookwire-opencode@0\.2\.0, no options\.$`,
@@ -125,7 +130,7 @@ func TestDoctor(t *testing.T) {
 			setup: func(e *doctorEnv) {
 				e.sidecar("v0.3.0-4-gabcdef0-dirty")
 				e.installed("hookwire-opencode@latest", "0.3.0")
-				e.write(filepath.Join(e.globalConfig, "opencode.json"), `{"plugin":["hookwire-opencode"]}`, 0o600)
+				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
 			},
 			want: []string{`^ok +plugin version +.* matches the sidecar's v0\.3\.0-4-gabcdef0-dirty\.$`},
 		},
@@ -134,7 +139,7 @@ func TestDoctor(t *testing.T) {
 			setup: func(e *doctorEnv) {
 				e.sidecar("devel+0123456789ab")
 				e.installed("hookwire-opencode@latest", "0.3.0")
-				e.write(filepath.Join(e.globalConfig, "opencode.json"), `{"plugin":["hookwire-opencode"]}`, 0o600)
+				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
 			},
 			want: []string{`^- +plugin version +hookwire-opencode 0\.3\.0 .* devel\+0123456789ab is a development build, not compared\.$`},
 		},
@@ -142,7 +147,7 @@ func TestDoctor(t *testing.T) {
 			name: "by name but not installed yet: a warning",
 			setup: func(e *doctorEnv) {
 				e.sidecar("v0.3.0")
-				e.write(filepath.Join(e.globalConfig, "opencode.json"), `{"plugin":["hookwire-opencode"]}`, 0o600)
+				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
 			},
 			want: []string{`^warn +plugin version +hookwire-opencode is not installed under .*/cache/opencode/packages yet\. Fix: start OpenCode once`},
 		},
@@ -179,7 +184,7 @@ func TestDoctor(t *testing.T) {
 		{
 			name: "a config file that is not JSON: a failure",
 			setup: func(e *doctorEnv) {
-				e.write(filepath.Join(e.globalConfig, "opencode.json"), `{"plugin": [}`, 0o600)
+				e.globalJSON(`{"plugin": [}`)
 			},
 			code: 1,
 			want: []string{`^FAIL +opencode config +.*opencode\.json: not valid JSON\(C\): invalid character '\}'.* Fix: correct it`},
@@ -188,7 +193,7 @@ func TestDoctor(t *testing.T) {
 			name: "configured, but no binary to run: a failure",
 			setup: func(e *doctorEnv) {
 				e.installed("hookwire-opencode@latest", "0.3.0")
-				e.write(filepath.Join(e.globalConfig, "opencode.json"), `{"plugin":["hookwire-opencode"]}`, 0o600)
+				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
 			},
 			code: 1,
 			want: []string{`^FAIL +sidecar +the shim finds no hookwire binary`},
@@ -197,7 +202,7 @@ func TestDoctor(t *testing.T) {
 			name: "a binary that does not run: a failure",
 			setup: func(e *doctorEnv) {
 				e.write(filepath.Join(e.bin, "hookwire"), "#!/bin/sh\nexit 3\n", 0o755)
-				e.write(filepath.Join(e.globalConfig, "opencode.json"), `{"plugin":["hookwire-opencode"]}`, 0o600)
+				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
 			},
 			code: 1,
 			want: []string{`^FAIL +sidecar +the shim would run .*/bin/hookwire \(from PATH\), which fails: exit status 3\.`},
@@ -208,7 +213,7 @@ func TestDoctor(t *testing.T) {
 				e.sidecar("v0.3.0")
 				path := filepath.Join(e.stateHome, "hookwire", "proj-0.json")
 				e.write(path, "{not json", 0o600)
-				e.write(filepath.Join(e.globalConfig, "opencode.json"), `{"plugin":[["hookwire-opencode",{"state":"`+path+`"}]]}`, 0o600)
+				e.globalJSON(`{"plugin":[["hookwire-opencode",{"state":"` + path + `"}]]}`)
 			},
 			code: 1,
 			want: []string{`^FAIL +state file +.*/proj-0\.json: 9 bytes, not loadable: decoding session state: .*; not in use\. Fix: .*hookwire forget --all --state .*/proj-0\.json$`},
@@ -217,7 +222,7 @@ func TestDoctor(t *testing.T) {
 			name: "state turned off by the plugin's options",
 			setup: func(e *doctorEnv) {
 				e.sidecar("v0.3.0")
-				e.write(filepath.Join(e.globalConfig, "opencode.json"), `{"plugin":[["hookwire-opencode",{"state":false}]]}`, 0o600)
+				e.globalJSON(`{"plugin":[["hookwire-opencode",{"state":false}]]}`)
 			},
 			want: []string{`^- +state file +off \(the plugin option state\)`},
 		},
@@ -225,9 +230,8 @@ func TestDoctor(t *testing.T) {
 			name: "a state file with sessions, nobody holding it",
 			setup: func(e *doctorEnv) {
 				e.sidecar("v0.3.0")
-				e.write(filepath.Join(e.stateHome, "hookwire", "proj-1.json"), twoParentState, 0o600)
-				e.write(filepath.Join(e.globalConfig, "opencode.json"),
-					`{"plugin":[["hookwire-opencode",{"args":["--state","`+filepath.Join(e.stateHome, "hookwire", "proj-1.json")+`"]}]]}`, 0o600)
+				path := e.write(filepath.Join(e.stateHome, "hookwire", "proj-1.json"), twoParentState, 0o600)
+				e.globalJSON(`{"plugin":[["hookwire-opencode",{"args":["--state","` + path + `"]}]]}`)
 			},
 			want: []string{`^ok +state file +.*/proj-1\.json: \d+ bytes, 4 sessions under 2 parents, 2 frozen blocks; not in use\.$`},
 		},
