@@ -10,6 +10,10 @@
 // carries as the request's id and params. jsonrpc2 still runs the connection
 // (read loop, one handler call per request, shutdown on EOF, read failure or
 // the context's end); replies are encoded here with the raw id as sent.
+// jsonrpc2 reports the disconnect before it closes the stream, and its
+// read goroutine may still be writing then, so Serve's last step waits for
+// the write lock and closes the stream under it: a caller that exits once
+// Serve returns never cuts a frame short.
 //
 // The files follow the concepts: framing.go splits bytes into messages
 // (detection, the header and line framers, the size limit); message.go

@@ -34,7 +34,11 @@ type Options struct {
 //
 // Requests are dispatched one at a time in arrival order, each finished
 // before the next message is read; a reply is written and flushed as soon
-// as its request is done. When Serve returns no Dispatch call is running.
+// as its request is done. When Serve returns no Dispatch call is running
+// and nothing is being written to out: each message went out whole or
+// not at all, and none is written later. So on cancellation Serve waits
+// for a write in progress, however long out takes to accept it; a reply
+// not yet started is dropped.
 // Serve does not close in or out; after a cancellation a read of in that
 // is in progress may outlive Serve, but what it reads is dropped.
 //
@@ -63,6 +67,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, d Dispatcher, opts 
 	<-conn.DisconnectNotify()
 	<-notified
 	h.stop()
+	s.shutdown()
 	writeErr, readErr := s.errors()
 	switch {
 	case writeErr != nil:

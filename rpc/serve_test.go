@@ -682,6 +682,98 @@ func TestServeCancelWaitsForDispatch(t *testing.T) {
 	})
 }
 
+// stallingWriter holds its first Write halfway: it takes half the bytes,
+// says so on stalled and takes the rest once release is closed. A stdout
+// pipe the client is slow to read does the same to a large frame.
+type stallingWriter struct {
+	stalled, release chan struct{}
+	mu               sync.Mutex
+	out              bytes.Buffer
+	once             sync.Once
+}
+
+func (w *stallingWriter) Write(p []byte) (int, error) {
+	held := false
+	w.once.Do(func() {
+		w.add(p[:len(p)/2])
+		close(w.stalled)
+		<-w.release
+		w.add(p[len(p)/2:])
+		held = true
+	})
+	if !held {
+		w.add(p)
+	}
+	return len(p), nil
+}
+
+func (w *stallingWriter) add(p []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.out.Write(p)
+}
+
+func (w *stallingWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.out.String()
+}
+
+// TestServeCancelWaitsForWrite: a message being written when ctx ends is
+// finished before Serve returns (the caller exits right after), and none
+// is written after. Both writers are covered: the handler's reply and the
+// stream's own answer to a bad frame.
+func TestServeCancelWaitsForWrite(t *testing.T) {
+	tests := []struct {
+		name, input string
+		header      bool
+		want        string
+	}{
+		{"reply to a request", `{"jsonrpc":"2.0","id":1,"method":"echo"}` + "\n", false,
+			`{"id":1,"result":1,"jsonrpc":"2.0"}` + "\n"},
+		{"reply to a request, header framing", "Content-Length: 40\r\n\r\n" + `{"jsonrpc":"2.0","id":1,"method":"echo"}`, true,
+			"Content-Length: 35\r\n\r\n" + `{"id":1,"result":1,"jsonrpc":"2.0"}`},
+		{"answer to a bad frame", "not json\n", false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m := NewMux()
+				m.Handle("echo", func(context.Context, Request) (any, error) { return 1, nil })
+				w := &stallingWriter{stalled: make(chan struct{}), release: make(chan struct{})}
+				inR, inW := io.Pipe()
+				defer inW.Close()
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan error, 1)
+				go func() { done <- Serve(ctx, inR, w, m, Options{Log: zerolog.Nop()}) }()
+				_, err := io.WriteString(inW, tt.input)
+				require.NoError(t, err)
+				<-w.stalled
+				cancel()
+				synctest.Wait() // every goroutine has run as far as it can
+				select {
+				case <-done:
+					written := w.String()
+					close(w.release) // let the writer end, so the bubble can
+					t.Fatalf("Serve returned with a message half written: %q", written)
+				default:
+				}
+				close(w.release)
+				require.NoError(t, <-done)
+				out := w.String()
+				if tt.want != "" {
+					assert.Equal(t, tt.want, out)
+					return
+				}
+				var r wireReply
+				require.NoError(t, json.Unmarshal([]byte(out), &r), "one whole frame: %q", out)
+				require.NotNil(t, r.Error)
+				assert.EqualValues(t, CodeParseError, r.Error.Code)
+			})
+		})
+	}
+}
+
 // failingWriter fails every write, like stdout once the client is gone.
 type failingWriter struct{}
 

@@ -37,11 +37,14 @@ type stream struct {
 	log      zerolog.Logger
 	dec      decoder // used by ReadObject only
 	env      []byte  // envelope buffer, used by ReadObject only
-	fr       framer  // set by ReadObject, under mu
+	fr       framer  // set by ReadObject, holding writing
 	obs      Observer
 
-	mu sync.Mutex // serialises writes
-	w  *bufio.Writer
+	// writing holds a token while a message is written: it serialises
+	// writes, and shutdown waits on it (a lock that, unlike sync.Mutex,
+	// testing/synctest sees a goroutine wait on).
+	writing chan struct{}
+	w       *bufio.Writer
 
 	closed   atomic.Bool
 	errMu    sync.Mutex // never held across IO
@@ -71,6 +74,7 @@ func newStream(in io.Reader, out io.Writer, opts Options) *stream {
 	s := &stream{
 		r:        bufio.NewReaderSize(in, readBufferSize),
 		w:        bufio.NewWriterSize(out, readBufferSize),
+		writing:  make(chan struct{}, 1),
 		framing:  opts.Framing,
 		maxBytes: opts.MaxMessageBytes,
 		log:      opts.Log,
@@ -108,9 +112,9 @@ func (s *stream) ReadObject(v any) error {
 				return s.failRead(err)
 			}
 			s.log.Debug().Stringer("framing", f).Msg("detected framing")
-			s.mu.Lock()
+			s.writing <- struct{}{}
 			s.framing, s.fr = f, newFramer(f, s.r)
-			s.mu.Unlock()
+			<-s.writing
 		}
 		fr, err := s.fr.ReadFrame(s.limit())
 		if err != nil {
@@ -295,8 +299,8 @@ func (s *stream) replyError(e *replyError) error {
 // write writes one message and flushes it. After a write fails every
 // later write returns the same error.
 func (s *stream) write(parts ...[]byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.writing <- struct{}{}
+	defer func() { <-s.writing }()
 	if werr, _ := s.errors(); werr != nil {
 		return werr
 	}
@@ -325,10 +329,21 @@ func (s *stream) write(parts ...[]byte) error {
 
 // Close stops the stream: ReadObject and writes fail from now on. It does
 // not close the reader or writer Serve was given (they are the caller's),
-// and it never waits for a write in progress.
+// and it never waits for a write in progress (shutdown does).
 func (s *stream) Close() error {
 	s.closed.Store(true)
 	return nil
+}
+
+// shutdown closes the stream once no message is being written, so that
+// every message is written whole or not at all before Serve returns and
+// its caller exits. Close cannot be that point: jsonrpc2 signals the
+// disconnect before it calls Close, and the connection's read goroutine
+// (a handler's reply, an answer to a bad frame) may still be writing.
+func (s *stream) shutdown() {
+	s.writing <- struct{}{}
+	s.closed.Store(true)
+	<-s.writing
 }
 
 // errors returns what ended the stream: the write error, else the read error.
