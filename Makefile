@@ -47,8 +47,9 @@ demo: build
 ## fuzz pass, the shim's tests, the VS Code extension's tests, the Neovim
 ## plugin's tests in headless Neovim, the real-OpenCode end-to-end test,
 ## the prompt-cache measurement through real OpenCode, the release build's
-## reproducibility.
-test: lint test-go fuzz-short test-shim test-vscode test-nvim test-e2e test-cache test-dist
+## reproducibility and OpenCode installing the plugin by name from a local
+## npm registry.
+test: lint test-go fuzz-short test-shim test-vscode test-nvim test-e2e test-cache test-dist test-registry
 	@echo "make test: all passed"
 
 lint:
@@ -137,6 +138,13 @@ dist-vsix: dist-bin
 ## the same bytes.
 test-dist:
 	bash scripts/test-dist.sh
+
+## test-registry: OpenCode installs hookwire-opencode by name from a local
+## npm registry (verdaccio, installed once under $HOOKWIRE_CACHE) holding
+## dist/npm, and the e2e stock checks pass; `opencode plugin
+## hookwire-opencode` too.
+test-registry: dist
+	bash scripts/e2e-registry.sh $(DIST)/npm
 
 clean:
 	rm -rf bin shim/dist $(DIST)

@@ -6,6 +6,8 @@
 // status/sessions.list after each session.deleted), run.jsonl / run.rc; and
 // the same files of the stock-agents runs under stock/ (checks S0-S5).
 // Prints PASS/FAIL per check and exits non-zero when any fails.
+// --stock-only: only the stock checks S0-S5 (scripts/e2e-registry.sh, whose
+// WORKDIR/stock holds a stock setup that loaded the plugin by its npm name).
 
 import { createHash } from "node:crypto";
 import { basename, join } from "node:path";
@@ -13,8 +15,9 @@ import { textOf, taskIdOf } from "./fakellm/common.mjs";
 import { check as record, finish, readJsonl as readJsonlFile, readText as readTextFile } from "./lib/checks.mjs";
 
 const work = process.argv[2];
+const stockOnly = process.argv[3] === "--stock-only";
 if (!work) {
-  console.error("usage: e2e-opencode-assert.mjs WORKDIR");
+  console.error("usage: e2e-opencode-assert.mjs WORKDIR [--stock-only]");
   process.exit(2);
 }
 
@@ -55,6 +58,7 @@ const replies = new Map(readJsonl("requests.replies.jsonl").map((r) => [r.n, r.a
 
 // --- the checks -----------------------------------------------------------------
 function check(name, fn) {
+  if (stockOnly && !name.startsWith("S")) return;
   let outcome;
   try {
     outcome = fn();

@@ -1,0 +1,129 @@
+#!/usr/bin/env node
+// The install checks of the registry test (scripts/e2e-registry.sh), read
+// from its scratch directory: stock/ (the plugin by name in opencode.json,
+// two runs) and command/ (`opencode plugin hookwire-opencode`, one run).
+// The behaviour checks of stock/ are scripts/e2e-opencode-assert.mjs
+// --stock-only. Prints PASS/FAIL per check and exits non-zero when any fails.
+
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { check as record, finish, readJsonl, readText } from "./lib/checks.mjs";
+
+const work = process.argv[2];
+if (!work) {
+  console.error("usage: e2e-registry-assert.mjs WORKDIR");
+  process.exit(2);
+}
+const version = readText(join(work, "version")).trim();
+const registry = readText(join(work, "registry-url")).trim();
+const platformPkg = `hookwire-opencode-${process.platform}-${process.arch}`;
+const json = (file) => (existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : undefined);
+
+function check(name, fn) {
+  let outcome;
+  try {
+    outcome = fn();
+  } catch (err) {
+    outcome = { ok: false, why: `threw: ${err?.stack ?? err}` };
+  }
+  record(name, outcome.ok, outcome.why);
+}
+
+/**
+ * Where OpenCode installed the plugin under a home's XDG cache, and what it
+ * holds: the directory of a finished npm install (a package-lock.json).
+ * OpenCode 1.18.33 installs into packages/<name>@latest; it also starts a
+ * second install into packages/<name> that a short `opencode run` may end
+ * before it finishes, so that one does not count.
+ */
+function installed(home) {
+  const packages = join(home, "xdg", "cache", "opencode", "packages");
+  const dirs = existsSync(packages) ? readdirSync(packages).filter((d) => d.startsWith("hookwire-opencode")) : [];
+  for (const d of dirs) {
+    const nm = join(packages, d, "node_modules");
+    const plugin = json(join(nm, "hookwire-opencode", "package.json"));
+    if (!plugin || !existsSync(join(packages, d, "package-lock.json"))) continue;
+    const platform = json(join(nm, platformPkg, "package.json"));
+    const lock = json(join(packages, d, "package-lock.json"));
+    const resolved = Object.entries(lock?.packages ?? {})
+      .filter(([k]) => k.startsWith("node_modules/hookwire-opencode"))
+      .map(([k, v]) => [k.replace("node_modules/", ""), v.resolved]);
+    return { dir: join(packages, d), nm, plugin, platform, resolved };
+  }
+  return { dirs };
+}
+
+/** The sidecar spawns and initialize exchanges in a shim trace. */
+function sidecarOf(trace) {
+  const spawn = trace.find((r) => r.ev === "spawn");
+  const init = trace.find((r) => r.ev === "call" && r.method === "initialize");
+  const reply = trace.find((r) => r.ev === "reply" && r.method === "initialize");
+  return { spawn, client: init?.params?.clientInfo?.version, server: reply?.result?.serverInfo?.version };
+}
+
+const stock = join(work, "stock");
+const cmd = join(work, "command");
+
+check("R1. the plugin by name: OpenCode installed hookwire-opencode and its platform package from the local registry", () => {
+  const config = json(join(stock, "xdg", "config", "opencode", "opencode.json"));
+  if (JSON.stringify(config?.plugin) !== JSON.stringify(["hookwire-opencode"])) return { ok: false, why: `opencode.json plugin is ${JSON.stringify(config?.plugin)}` };
+  const i = installed(stock);
+  if (!i.plugin) return { ok: false, why: `no hookwire-opencode under the XDG cache's opencode/packages (${JSON.stringify(i.dirs)})` };
+  if (i.plugin.version !== version) return { ok: false, why: `installed hookwire-opencode ${i.plugin.version}, published ${version}` };
+  if (i.platform?.version !== version) return { ok: false, why: `${platformPkg}: ${i.platform ? i.platform.version : "not installed"}` };
+  const others = readdirSync(i.nm).filter((d) => d.startsWith("hookwire-opencode-") && d !== platformPkg);
+  if (others.length) return { ok: false, why: `other platforms' packages installed too: ${others}` };
+  const foreign = i.resolved.filter(([, url]) => !url?.startsWith(registry));
+  if (foreign.length || i.resolved.length < 2) return { ok: false, why: `resolved from elsewhere: ${JSON.stringify(i.resolved)}` };
+  return { ok: true, why: `${i.dir.split("/").slice(-1)[0]}: hookwire-opencode ${version} and ${platformPkg} ${version} from ${registry}` };
+});
+
+check("R2. the sidecar the shim ran is the platform package's binary, in both runs (no HOOKWIRE_BIN, nothing on PATH)", () => {
+  const i = installed(stock);
+  const want = join(i.nm ?? "?", platformPkg, "bin", process.platform === "win32" ? "hookwire.exe" : "hookwire");
+  const spawns = [1, 2].map((n) => sidecarOf(readJsonl(join(stock, `trace-run${n}.jsonl`))).spawn);
+  const bad = spawns.filter((s) => s?.binary !== want);
+  if (bad.length) return { ok: false, why: `spawned ${JSON.stringify(spawns.map((s) => s?.binary))}, want ${want}` };
+  return { ok: true, why: `…/${platformPkg}/bin/hookwire ${JSON.stringify(spawns[1].args)}` };
+});
+
+check("R3. plugin and sidecar report the published version (clientInfo, serverInfo); no version mismatch", () => {
+  const s = sidecarOf(readJsonl(join(stock, "trace-run1.jsonl")));
+  const comparable = (v) => v?.replace(/^v/, "").replace("+", ".");
+  if (s.client !== version) return { ok: false, why: `clientInfo.version ${s.client}, published ${version}` };
+  if (comparable(s.server) !== version) return { ok: false, why: `serverInfo.version ${s.server}, published ${version}` };
+  return { ok: true, why: `plugin ${s.client}, sidecar ${s.server}` };
+});
+
+check("P1. opencode plugin hookwire-opencode: exit 0, the project's config gets the plugin, the packages come from the local registry", () => {
+  const rc = readText(join(cmd, "plugin.rc")).trim();
+  if (rc !== "0") return { ok: false, why: `exited ${rc || "?"}: ${readText(join(cmd, "plugin.err")).slice(-400)}` };
+  const config = json(join(cmd, "plugin-config.json"));
+  if (!JSON.stringify(config?.plugin ?? []).includes("hookwire-opencode")) return { ok: false, why: `project .opencode/opencode.json: ${JSON.stringify(config)}` };
+  const i = installed(cmd);
+  if (i.plugin?.version !== version || i.platform?.version !== version)
+    return { ok: false, why: `installed ${i.plugin?.version} / ${platformPkg} ${i.platform?.version}, published ${version}` };
+  const foreign = i.resolved.filter(([, url]) => !url?.startsWith(registry));
+  if (foreign.length) return { ok: false, why: `resolved from elsewhere: ${JSON.stringify(foreign)}` };
+  return { ok: true, why: `.opencode/opencode.json plugin ${JSON.stringify(config.plugin)}; hookwire-opencode and ${platformPkg} ${version}` };
+});
+
+check("P2. a run in that project loads it: the platform package's sidecar serves build's hooks and the run completes", () => {
+  const rc = readText(join(cmd, "run1.rc")).trim();
+  if (rc !== "0" || !readText(join(cmd, "run1.jsonl")).includes("BUILD_RUN1_DONE")) return { ok: false, why: `run exited ${rc || "?"}; see command/run1.err` };
+  const trace = readJsonl(join(cmd, "trace-run1.jsonl"));
+  const s = sidecarOf(trace);
+  if (!s.spawn?.binary?.endsWith(join(platformPkg, "bin", "hookwire"))) return { ok: false, why: `spawned ${s.spawn?.binary}` };
+  const served = trace.filter((r) => r.ev === "reply" && r.ok && r.method !== "initialize").length;
+  if (served === 0) return { ok: false, why: "no hook call answered" };
+  return { ok: true, why: `${served} hook calls answered by …/${platformPkg}/bin/hookwire` };
+});
+
+// Not a check: what the registry had to fetch from its uplink.
+{
+  const storage = join(work, "registry", "storage");
+  const proxied = existsSync(storage) ? readdirSync(storage).filter((d) => !d.startsWith("hookwire-opencode") && !d.startsWith(".")) : [];
+  console.log(`info: the registry proxied ${proxied.length} package(s) from its uplink${proxied.length ? `: ${proxied.join(", ")}` : ""}`);
+}
+
+finish("e2e-registry");

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# Install by name, through a real npm registry (make test-registry):
+#   1. verdaccio (npm package, installed once under $HOOKWIRE_CACHE) on
+#      127.0.0.1, a free port, throwaway storage; hookwire-opencode* never
+#      come from an uplink, anything else may be proxied to the npm registry
+#      this machine uses
+#   2. the tarballs of `make dist` (dist/npm/*.tgz) published to it
+#   3. stock OpenCode 1.18.33 whose opencode.json says only
+#      "plugin": ["hookwire-opencode"] (plus the fake LLM provider), the
+#      registry set in ~/.npmrc of its isolated home: no HOOKWIRE_BIN, no
+#      hookwire on PATH, no file:// path. OpenCode installs the plugin and
+#      its platform package itself; two `opencode run`s of build, the second
+#      continuing the first's session, must pass the e2e stock checks
+#      (scripts/e2e-opencode-assert.mjs --stock-only: an alias resolving
+#      across processes, the Resumable Sessions block, native-error guidance)
+#   4. `opencode plugin hookwire-opencode` in a fresh home and project: it
+#      installs from the same registry and adds the plugin to the project's
+#      config; one run there loads it
+# Checks R1-R3 and P1-P2 are scripts/e2e-registry-assert.mjs.
+#
+#   scripts/e2e-registry.sh [NPM_DIR]   (default dist/npm)
+#
+# Env: HOOKWIRE_CACHE (default $HOME/.cache/hookwire),
+#      HOOKWIRE_E2E_KEEP=1 keeps the scratch directory (kept on failure too).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/lib/opencode.sh
+. "$ROOT/scripts/lib/opencode.sh"
+NPM_DIR=$(cd "${1:-$ROOT/dist/npm}" && pwd)
+RUN_TIMEOUT=${HOOKWIRE_E2E_RUN_TIMEOUT:-180}
+VERDACCIO_VERSION=6.8.0
+VERDACCIO_DIR=$CACHE_ROOT/verdaccio-$VERDACCIO_VERSION
+VERDACCIO_PID=
+UPLINK=$(npm config get registry 2>/dev/null || echo https://registry.npmjs.org/)
+
+oc_scratch registry HOOKWIRE_E2E_KEEP "registry test"
+stop_verdaccio() {
+  if [ -n "$VERDACCIO_PID" ]; then
+    kill "$VERDACCIO_PID" 2>/dev/null || true
+    wait "$VERDACCIO_PID" 2>/dev/null || true
+  fi
+  VERDACCIO_PID=
+}
+on_exit() {
+  local rc=$?
+  set +e
+  stop_verdaccio
+  (exit "$rc") # oc_cleanup reads the script's status from $?
+  oc_cleanup
+}
+trap on_exit EXIT
+
+MAIN_TGZ=$(ls "$NPM_DIR"/hookwire-opencode-[0-9]*.tgz 2>/dev/null | head -1)
+[ -n "$MAIN_TGZ" ] || { log "FAIL: no hookwire-opencode-<version>.tgz in $NPM_DIR (run make dist)"; exit 1; }
+VERSION=$(tar -xOzf "$MAIN_TGZ" package/package.json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).version))')
+echo "$VERSION" >"$WORK/version"
+log "packages $VERSION from $NPM_DIR"
+
+# --- 1. OpenCode and verdaccio, installed once into the cache ---------------------
+oc_install
+if [ ! -x "$VERDACCIO_DIR/node_modules/.bin/verdaccio" ]; then
+  log "installing verdaccio@$VERDACCIO_VERSION into $VERDACCIO_DIR"
+  mkdir -p "$VERDACCIO_DIR"
+  # verdaccio 6.8 with node-fetch 2.7.0: what runs on Node 20 here (6.10 wants 22).
+  echo "{\"name\":\"hookwire-verdaccio\",\"private\":true,\"dependencies\":{\"verdaccio\":\"$VERDACCIO_VERSION\"},\"overrides\":{\"node-fetch\":\"2.7.0\"}}" \
+    >"$VERDACCIO_DIR/package.json"
+  npm install --prefix "$VERDACCIO_DIR" --no-audit --no-fund --loglevel=error >&2
+fi
+
+REG=$WORK/registry
+mkdir -p "$REG/storage"
+PORT=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+REGISTRY=http://127.0.0.1:$PORT/
+echo "$REGISTRY" >"$WORK/registry-url"
+cat >"$REG/config.yaml" <<EOF
+storage: $REG/storage
+uplinks:
+  upstream:
+    url: $UPLINK
+packages:
+  'hookwire-opencode*':
+    access: \$all
+    publish: \$all
+  '**':
+    access: \$all
+    publish: \$all
+    proxy: upstream
+log: { type: stdout, format: pretty, level: http }
+EOF
+"$VERDACCIO_DIR/node_modules/.bin/verdaccio" --config "$REG/config.yaml" --listen "127.0.0.1:$PORT" >"$REG/verdaccio.log" 2>&1 &
+VERDACCIO_PID=$!
+for _ in $(seq 150); do curl -sf "$REGISTRY-/ping" >/dev/null 2>&1 && break; sleep 0.2; done
+curl -sf "$REGISTRY-/ping" >/dev/null || { log "FAIL: verdaccio did not start"; tail -20 "$REG/verdaccio.log" >&2; exit 1; }
+log "verdaccio $VERDACCIO_VERSION on $REGISTRY (uplink for the rest: $UPLINK)"
+
+# --- 2. Publish -----------------------------------------------------------------------
+# npm 11 wants --tag for a prerelease; latest is what a bare name installs.
+pids=()
+for tgz in "$NPM_DIR"/*.tgz; do
+  npm publish "$tgz" --registry "$REGISTRY" "--//127.0.0.1:$PORT/:_authToken=e2e" --tag latest \
+    --ignore-scripts --loglevel=error >"$REG/publish-$(basename "$tgz").log" 2>&1 &
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || { log "FAIL: npm publish"; cat "$REG"/publish-*.log >&2; exit 1; }; done
+log "published $(ls "$NPM_DIR"/*.tgz | wc -l) tarballs"
+
+# --- 3. Isolation: nothing of hookwire's but the registry -----------------------------
+SIDECAR=
+oc_env
+unset HOOKWIRE_BIN HOOKWIRE_RECORD
+CLEAN_PATH=
+IFS=: read -r -a dirs <<<"$PATH"
+for d in "${dirs[@]}"; do
+  [ -n "$d" ] && [ ! -e "$d/hookwire" ] && CLEAN_PATH=${CLEAN_PATH:+$CLEAN_PATH:}$d
+done
+export PATH=$CLEAN_PATH
+if command -v hookwire >/dev/null; then log "FAIL: hookwire is still on PATH: $(command -v hookwire)"; exit 1; fi
+
+# home DIR: an isolated OpenCode home whose npm uses the local registry
+# (~/.npmrc, npm's own user config) and a cache of its own.
+home() {
+  oc_home "$1"
+  printf 'registry=%s\n' "$REGISTRY" >"$HOME/.npmrc"
+  export npm_config_cache=$1/npm-cache
+  unset npm_config_registry
+}
+
+# run DIR N PROMPT [opencode run options...]: one `opencode run` of build in DIR/project.
+run() {
+  local dir=$1 n=$2 prompt=$3
+  shift 3
+  log "opencode run $n in $(basename "$dir") (at most ${RUN_TIMEOUT}s)"
+  set +e
+  (cd "$dir/project" && HOOKWIRE_SHIM_TRACE=$dir/trace-run$n.jsonl timeout -k 5 "$RUN_TIMEOUT" "$OPENCODE" run --format json \
+    --agent build --model fake/fake-model "$@" "$prompt" </dev/null >"$dir/run$n.jsonl" 2>"$dir/run$n.err")
+  echo $? >"$dir/run$n.rc"
+  set -e
+  log "opencode run $n exited $(cat "$dir/run$n.rc")"
+}
+
+# --- 4. The plugin by name in opencode.json: the e2e stock setup ----------------------
+START=$(date +%s)
+STOCK=$WORK/stock
+home "$STOCK"
+export FAKELLM_EVENTS=$STOCK/fakellm-events.jsonl
+oc_project "$STOCK/project" '# registry stock project'
+oc_fakellm_start "$STOCK" $((2 * RUN_TIMEOUT + 60))
+node "$ROOT/scripts/e2e-registry-config.mjs" --dir "$XDG_CONFIG_HOME/opencode" --port "$FAKELLM_PORT" --version "$OPENCODE_VERSION"
+run "$STOCK" 1 "STOCK_RUN1: Look around the repo. AGENT_MARKER:build"
+PARENT=$(oc_session_of "$STOCK/run1.jsonl")
+echo "$PARENT" >"$STOCK/parent"
+if [ -n "$PARENT" ]; then
+  run "$STOCK" 2 "STOCK_RUN2: Pick up where you left off." --session "$PARENT"
+else
+  log "no session id in run 1's output"
+fi
+oc_fakellm_stop
+log "by name in opencode.json: $(($(date +%s) - START)) s"
+
+# --- 5. opencode plugin hookwire-opencode ---------------------------------------------
+START=$(date +%s)
+CMD=$WORK/command
+home "$CMD"
+export FAKELLM_EVENTS=$CMD/fakellm-events.jsonl
+oc_project "$CMD/project" '# registry plugin-command project'
+oc_fakellm_start "$CMD" $((RUN_TIMEOUT + 60))
+node "$ROOT/scripts/e2e-registry-config.mjs" --dir "$XDG_CONFIG_HOME/opencode" --port "$FAKELLM_PORT" --version "$OPENCODE_VERSION" --no-plugin
+log "opencode plugin hookwire-opencode"
+set +e
+(cd "$CMD/project" && timeout -k 5 "$RUN_TIMEOUT" "$OPENCODE" plugin hookwire-opencode </dev/null >"$CMD/plugin.out" 2>"$CMD/plugin.err")
+echo $? >"$CMD/plugin.rc"
+set -e
+log "opencode plugin exited $(cat "$CMD/plugin.rc")"
+if [ -f "$CMD/project/.opencode/opencode.json" ]; then
+  cp "$CMD/project/.opencode/opencode.json" "$CMD/plugin-config.json"
+  # The project config directory it made would otherwise get OpenCode's own
+  # npm install of @opencode-ai/plugin at the next start (docs/OPENCODE.md).
+  node "$ROOT/scripts/e2e-registry-config.mjs" --seed "$CMD/project/.opencode" --version "$OPENCODE_VERSION"
+  run "$CMD" 1 "STOCK_RUN1: Look around the repo. AGENT_MARKER:build"
+fi
+oc_fakellm_stop
+log "opencode plugin: $(($(date +%s) - START)) s"
+stop_verdaccio
+
+# --- 6. Assertions ------------------------------------------------------------------------
+RC=0
+node "$ROOT/scripts/e2e-opencode-assert.mjs" "$WORK" --stock-only || RC=$?
+node "$ROOT/scripts/e2e-registry-assert.mjs" "$WORK" || RC=$?
+exit "$RC"
