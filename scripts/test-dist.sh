@@ -154,7 +154,7 @@ while read -r sum file; do
   if [ "$(sha256sum <"$WORK/b/dist/$file" | cut -d' ' -f1)" = "$sum" ]; then same=$((same + 1)); else differ+=("$file"); fi
 done <"$DIST/SHA256SUMS"
 if [ ${#differ[@]} -eq 0 ] && [ "$same" -ge 11 ]; then
-  pass "reproducible: the $same binaries and npm tarballs of two clones at different paths, with different Go build caches, are byte-identical"
+  pass "reproducible: all $same files (the 5 binaries, the 6 npm tarballs) of two clones at different paths, with different Go build caches, are byte-identical"
 else
   fail "not reproducible: ${differ[*]:-fewer files than expected ($same)} differ between the two clones"
 fi
