@@ -670,24 +670,8 @@ const (
 // measurements (warm-up, middle, end) and the number of calls sent.
 func runSoak(t *testing.T, cfg soakConfig) ([]soakPoint, int) {
 	t.Helper()
-	cmd := exec.Command(cfg.bin, "serve", "--framing", "line", "--log-level", "warn")
-	stdinPipe, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdoutPipe, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		stdinPipe.Close()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-		}
-	})
+	p := startCommand(t, cfg.bin, false, "serve", "--framing", "line", "--log-level", "warn")
+	cmd, stdinPipe, stdoutPipe, stderr, done := p.cmd, p.stdin, p.out, p.stderr, p.done
 	pid := cmd.Process.Pid
 	began := time.Now()
 
@@ -1079,24 +1063,8 @@ const soakMemoryCeilingKB = 96 << 10
 func runHostileSoak(t *testing.T, cfg hostileSoak) hostileResult {
 	t.Helper()
 	state := filepath.Join(t.TempDir(), "state.json")
-	cmd := exec.Command(cfg.bin, "serve", "--framing", "line", "--log-level", "warn", "--state", state)
-	stdinPipe, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdoutPipe, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		stdinPipe.Close()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-		}
-	})
+	p := startCommand(t, cfg.bin, false, "serve", "--framing", "line", "--log-level", "warn", "--state", state)
+	cmd, stdinPipe, stdoutPipe, stderr, done := p.cmd, p.stdin, p.out, p.stderr, p.done
 	pid := cmd.Process.Pid
 	began := time.Now()
 
