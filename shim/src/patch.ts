@@ -38,6 +38,11 @@ export function applyPatchInPlace(doc: unknown, patch: unknown): PatchResult {
   const undo: Array<() => void> = [];
   try {
     for (const op of patch) {
+      const fast = appendPart(doc, op);
+      if (fast) {
+        undo.push(fast);
+        continue;
+      }
       const inverse = inverseOf(doc, op);
       applyOperation(doc, op as Operation, true, true, true);
       undo.push(inverse);
@@ -53,6 +58,36 @@ export function applyPatchInPlace(doc: unknown, patch: unknown): PatchResult {
     }
     return { ok: false, error: err instanceof Error ? err.message : String(err) };
   }
+}
+
+// The op the sidecar sends most (a part added to a message: cache-stable
+// mode adds one to every managed user message, PROTOCOL.md 4.4), matched by
+// its path alone. Digits only, so no escapes and no prototype keys.
+const APPEND_PART = /^\/messages\/(0|[1-9][0-9]{0,8})\/parts\/-$/;
+
+/**
+ * Applies an add of a part at the end of a message's parts directly, as
+ * fast-json-patch would, and returns its undo; undefined (nothing done) for
+ * any other op or when the path does not lead to an array: fast-json-patch
+ * then applies it, or says why not.
+ */
+function appendPart(doc: object, op: PatchOp): (() => void) | undefined {
+  if (op.op !== "add" || op.value === undefined) return undefined;
+  const m = APPEND_PART.exec(op.path);
+  if (!m) return undefined;
+  const messages = (doc as { messages?: unknown }).messages;
+  if (!Array.isArray(messages)) return undefined;
+  const i = Number(m[1]);
+  if (i >= messages.length) return undefined;
+  const msg: unknown = messages[i];
+  if (msg === null || typeof msg !== "object" || Array.isArray(msg)) return undefined;
+  const parts = (msg as { parts?: unknown }).parts;
+  if (!Array.isArray(parts)) return undefined;
+  const at = parts.length;
+  parts.push(op.value);
+  return () => {
+    if (parts.length > at) parts.splice(at, 1);
+  };
 }
 
 /** Returns a function that undoes op, computed before op is applied. */

@@ -101,3 +101,38 @@ test("escaped pointer segments (~0, ~1) address the right keys and roll back", (
   assert.equal(applyPatchInPlace(output, [{ op: "replace", path: "/m/a~1b", value: 4 }, { op: "remove", path: "/m/zz" }]).ok, false);
   assert.deepEqual(output, { m: { "a/b": 3 } });
 });
+
+test("parts appended to messages (the sidecar's common op) roll back, and bad targets fail as any add", () => {
+  const parts = [{ type: "text", text: "u" }];
+  const output = { messages: [{ parts }, { parts: [] }] };
+  const before = structuredClone(output);
+  const r = applyPatchInPlace(output, [
+    { op: "add", path: "/messages/0/parts/-", value: { type: "text", text: "block", synthetic: true } },
+    { op: "add", path: "/messages/0/parts/-", value: { type: "text", text: "reminder", synthetic: true } },
+    { op: "add", path: "/messages/1/parts/-", value: { type: "text", text: "block", synthetic: true } },
+    { op: "replace", path: "/messages/0/parts/9/text", value: "x" },
+  ]);
+  assert.equal(r.ok, false);
+  assert.deepEqual(output, before);
+  assert.equal(output.messages[0].parts, parts, "the same array, put back in place");
+
+  const ok = applyPatchInPlace(output, [
+    { op: "add", path: "/messages/0/parts/-", value: { type: "text", text: "block", synthetic: true } },
+    { op: "add", path: "/messages/1/parts/-", value: { type: "text", text: "r", synthetic: true } },
+  ]);
+  assert.deepEqual(ok, { ok: true, applied: 2 });
+  assert.deepEqual(output.messages[0].parts.map((p) => p.text), ["u", "block"]);
+  assert.deepEqual(output.messages[1].parts.map((p) => p.text), ["r"]);
+
+  for (const [doc, path] of [
+    [{ messages: [{ parts: [] }] }, "/messages/1/parts/-"],
+    [{ messages: [{}] }, "/messages/0/parts/-"],
+    [{ messages: [{ parts: "no" }] }, "/messages/0/parts/-"],
+    [{ messages: {} }, "/messages/0/parts/-"],
+    [{}, "/messages/0/parts/-"],
+  ]) {
+    const copy = structuredClone(doc);
+    assert.equal(applyPatchInPlace(doc, [{ op: "add", path, value: { type: "text" } }]).ok, false, JSON.stringify(doc));
+    assert.deepEqual(doc, copy);
+  }
+});
