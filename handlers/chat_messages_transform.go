@@ -60,10 +60,15 @@ func (s *Server) chatMessagesTransform(_ context.Context, req rpc.Request) (any,
 		return nil, err
 	}
 	wire := make([]wireMessage, len(history))
+	msgs := make([]core.Message, len(history))
 	for i := range history {
-		wire[i] = history[i].msg
+		h := &history[i]
+		wire[i] = h.msg
+		if !h.converted { // a message kept from a base was converted then
+			h.core, h.converted = toCoreMessage(h.msg), true
+		}
+		msgs[i] = h.core
 	}
-	msgs := toCoreMessages(wire)
 	s.failThrownTasks(wire)
 	for _, m := range msgs {
 		if m.Role == "user" && m.SessionID != "" && m.Agent != "" {
@@ -132,27 +137,33 @@ func transformReads(name string) bool {
 func toCoreMessages(wire []wireMessage) []core.Message {
 	msgs := make([]core.Message, len(wire))
 	for i, w := range wire {
-		agent, _ := w.Info.Agent.(string)
-		m := core.Message{ID: w.Info.ID, Role: w.Info.Role, Agent: agent, SessionID: w.Info.SessionID}
-		if w.Parts != nil {
-			// Parts stays nil when the message has no parts array (absent
-			// or null): there is nothing to append a part to.
-			m.Parts = make([]core.Part, len(w.Parts))
-		}
-		for j, wp := range w.Parts {
-			part := core.Part{Type: wp.Type, Synthetic: wp.Synthetic, Tool: wp.Tool}
-			if wp.Text != nil {
-				part.Text, part.HasText = *wp.Text, true
-			}
-			if wp.State != nil {
-				part.StateStatus = wp.State.Status
-				part.StateError, part.HasError = wp.State.Error.(string)
-			}
-			m.Parts[j] = part
-		}
-		msgs[i] = m
+		msgs[i] = toCoreMessage(w)
 	}
 	return msgs
+}
+
+// toCoreMessage converts one message. The result shares nothing that the
+// handler changes: a base keeps it for the requests that keep the message.
+func toCoreMessage(w wireMessage) core.Message {
+	agent, _ := w.Info.Agent.(string)
+	m := core.Message{ID: w.Info.ID, Role: w.Info.Role, Agent: agent, SessionID: w.Info.SessionID}
+	if w.Parts != nil {
+		// Parts stays nil when the message has no parts array (absent
+		// or null): there is nothing to append a part to.
+		m.Parts = make([]core.Part, len(w.Parts))
+	}
+	for j, wp := range w.Parts {
+		part := core.Part{Type: wp.Type, Synthetic: wp.Synthetic, Tool: wp.Tool}
+		if wp.Text != nil {
+			part.Text, part.HasText = *wp.Text, true
+		}
+		if wp.State != nil {
+			part.StateStatus = wp.State.Status
+			part.StateError, part.HasError = wp.State.Error.(string)
+		}
+		m.Parts[j] = part
+	}
+	return m
 }
 
 // guideErroredTasks appends guidance to every errored task tool part whose

@@ -33,6 +33,36 @@ func (o Op) MarshalJSON() ([]byte, error) {
 	return nil, fmt.Errorf("unsupported patch op %q (want add, replace or remove)", o.Op)
 }
 
+// appendJSON appends what MarshalJSON returns. The value of an add or
+// replace is encoded on its own, so that only a value that is itself a
+// Marshaler is compacted again.
+func (o Op) appendJSON(b []byte) ([]byte, error) {
+	if o.Op != "add" && o.Op != "replace" {
+		enc, err := o.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		return append(b, enc...), nil
+	}
+	value, err := json.Marshal(o.Value)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `{"op":`...)
+	b = appendJSONString(b, o.Op)
+	b = append(b, `,"path":`...)
+	b = appendJSONString(b, o.Path)
+	b = append(b, `,"value":`...)
+	b = append(b, value...)
+	return append(b, '}'), nil
+}
+
+// appendJSONString appends s as json.Marshal writes a string.
+func appendJSONString(b []byte, s string) []byte {
+	enc, _ := json.Marshal(s) // a string always encodes
+	return append(b, enc...)
+}
+
 // UnmarshalJSON reads {"op","path","value"}; it lets clients and tests
 // decode a PatchResult back.
 func (o *Op) UnmarshalJSON(b []byte) error {

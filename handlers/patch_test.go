@@ -60,3 +60,40 @@ func TestPatchResultMarshal(t *testing.T) {
 		})
 	}
 }
+
+// A transform reply is written by AppendResult (rpc.EncodedResult): the
+// bytes json.Marshal writes for it, an empty patch as [].
+func TestTransformResultAppend(t *testing.T) {
+	block := "<resumable-sessions>\n\t\"a\" & b\u2028</resumable-sessions>"
+	tests := []struct {
+		name string
+		r    transformResult
+		want string
+	}{
+		{"no patch, no base", transformResult{}, `{"patch":[]}`},
+		{"base only", transformResult{Patch: []Op{}, Base: "9f"}, `{"patch":[],"base":"9f"}`},
+		{"parts added, guidance replaced, a remove", transformResult{Patch: []Op{
+			addPart(3, block),
+			addPart(12, "reminder"),
+			{Op: "replace", Path: "/messages/1/parts/0/state/error", Value: "boom <retry>"},
+			{Op: "remove", Path: "/messages/0/parts/1"},
+			{Op: "add", Path: "/a", Value: nil},
+		}, Base: "ab"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.r.AppendResult([]byte("x"))
+			require.NoError(t, err)
+			want := tt.want
+			if want == "" {
+				b, err := json.Marshal(tt.r)
+				require.NoError(t, err)
+				want = string(b)
+			}
+			assert.Equal(t, "x"+want, string(got))
+			assert.True(t, json.Valid(got[1:]))
+		})
+	}
+	_, err := transformResult{Patch: []Op{{Op: "move", Path: "/a"}}}.AppendResult(nil)
+	assert.Error(t, err, "an op PROTOCOL.md 3 does not allow is an error, as in MarshalJSON")
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/rpc"
 )
 
@@ -74,12 +75,38 @@ type transformResult struct {
 	Base  string `json:"base,omitempty"`
 }
 
+// AppendResult writes the result as json.Marshal does, without scanning
+// each operation's bytes again (encoding/json compacts every MarshalJSON
+// output): in cache-stable mode a long history's reply adds a part to
+// every managed user message (4.4), so that scan grew with the history.
+func (r transformResult) AppendResult(b []byte) ([]byte, error) {
+	b = append(b, `{"patch":[`...)
+	for i, o := range r.Patch {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = o.appendJSON(b); err != nil {
+			return nil, err
+		}
+	}
+	b = append(b, ']')
+	if r.Base != "" {
+		b = append(b, `,"base":`...)
+		b = appendJSONString(b, r.Base)
+	}
+	return append(b, '}'), nil
+}
+
 // baseMessage is one message of a held history, with its content hash and
-// counted bytes (0 until computed).
+// counted bytes (0 until computed), and its core form once converted (a
+// kept message is not converted again; core functions do not change it).
 type baseMessage struct {
-	msg   wireMessage
-	hash  uint64
-	bytes int64
+	msg       wireMessage
+	hash      uint64
+	bytes     int64
+	core      core.Message
+	converted bool
 }
 
 // transformBase is the history held for one session.

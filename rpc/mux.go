@@ -32,6 +32,16 @@ type Dispatcher interface {
 	Dispatch(ctx context.Context, req Request) (any, error)
 }
 
+// EncodedResult is a result that writes its own JSON, for a large result
+// whose encoding/json form would be scanned again (Marshaler output is
+// compacted). Serve writes what AppendResult appends as it is: it must be
+// one valid JSON value without insignificant whitespace, the bytes
+// json.Marshal would write for the result. An error is answered as an
+// encoding failure (-32603).
+type EncodedResult interface {
+	AppendResult(b []byte) ([]byte, error)
+}
+
 // HandlerFunc answers one method.
 type HandlerFunc func(ctx context.Context, req Request) (any, error)
 

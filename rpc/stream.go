@@ -259,7 +259,12 @@ func (s *stream) reply(method string, id []byte, result any, err error) error {
 		}
 		return s.writeError(id, wire)
 	}
-	b, err := json.Marshal(result)
+	var b []byte
+	if enc, ok := result.(EncodedResult); ok {
+		b, err = enc.AppendResult(nil)
+	} else {
+		b, err = json.Marshal(result)
+	}
 	if err != nil {
 		s.log.Error().Str("method", method).Err(err).Msg("encoding result")
 		return s.writeError(id, wireError{Code: CodeInternalError, Message: msgInternalError})

@@ -77,6 +77,8 @@ func TestStreamReplyEncoding(t *testing.T) {
 		{"plain error", `null`, nil, errors.New("disk full"), `{"id":null,"error":{"code":-32603,"message":"disk full"},"jsonrpc":"2.0"}`},
 		{"unencodable result", `2`, func() {}, nil, `{"id":2,"error":{"code":-32603,"message":"internal error"},"jsonrpc":"2.0"}`},
 		{"unencodable data left out", `3`, nil, &Error{Code: 1, Message: "m", Data: make(chan int)}, `{"id":3,"error":{"code":1,"message":"m"},"jsonrpc":"2.0"}`},
+		{"encoded result written as it is", `4`, appendedResult(`{"a": 1}`), nil, `{"id":4,"result":{"a": 1},"jsonrpc":"2.0"}`},
+		{"encoded result that fails", `5`, appendedResult(""), nil, `{"id":5,"error":{"code":-32603,"message":"internal error"},"jsonrpc":"2.0"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,6 +88,16 @@ func TestStreamReplyEncoding(t *testing.T) {
 			assert.Equal(t, tt.want+"\n", out.String())
 		})
 	}
+}
+
+// appendedResult is an EncodedResult; "" fails.
+type appendedResult string
+
+func (r appendedResult) AppendResult(b []byte) ([]byte, error) {
+	if r == "" {
+		return nil, errors.New("cannot encode")
+	}
+	return append(b, r...), nil
 }
 
 // chunkReader returns one chunk per Read.
