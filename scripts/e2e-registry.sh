@@ -32,7 +32,7 @@ RUN_TIMEOUT=${HOOKWIRE_E2E_RUN_TIMEOUT:-180}
 VERDACCIO_VERSION=6.8.0
 VERDACCIO_DIR=$CACHE_ROOT/verdaccio-$VERDACCIO_VERSION
 VERDACCIO_PID=
-UPLINK=$(npm config get registry 2>/dev/null || echo https://registry.npmjs.org/)
+UPLINK=$(npm config get registry)
 
 oc_scratch registry HOOKWIRE_E2E_KEEP "registry test"
 stop_verdaccio() {
