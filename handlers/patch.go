@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 )
 
 // Op is one JSON Patch (RFC 6902) operation of a hook's result: add,
@@ -44,9 +45,14 @@ func (o Op) appendJSON(b []byte) ([]byte, error) {
 		}
 		return append(b, enc...), nil
 	}
-	value, err := json.Marshal(o.Value)
-	if err != nil {
-		return nil, err
+	var value []byte
+	if part, ok := o.Value.(syntheticPart); ok {
+		value = encodedParts.get(part)
+	} else {
+		var err error
+		if value, err = json.Marshal(o.Value); err != nil {
+			return nil, err
+		}
 	}
 	b = append(b, `{"op":`...)
 	b = appendJSONString(b, o.Op)
@@ -93,4 +99,43 @@ func (r PatchResult) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		Patch []Op `json:"patch"`
 	}{patch})
+}
+
+// The parts the sidecar adds repeat from request to request: in
+// cache-stable mode each managed user message of a history gets its frozen
+// block and the reminder again (PROTOCOL.md 4.4), so a long history's
+// reply is mostly the same few texts. Their encoding is kept, within a
+// bound on count and bytes (all is dropped when it is reached).
+const (
+	maxEncodedParts     = 1024
+	maxEncodedPartBytes = 4 << 20
+)
+
+var encodedParts partEncodings
+
+type partEncodings struct {
+	mu     sync.Mutex
+	bytes  int
+	byPart map[syntheticPart][]byte
+}
+
+// get returns part as json.Marshal writes it. The bytes are shared: the
+// caller copies them and never changes them.
+func (e *partEncodings) get(part syntheticPart) []byte {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if b, ok := e.byPart[part]; ok {
+		return b
+	}
+	b, _ := json.Marshal(part) // two strings and a bool always encode
+	if len(b)+len(part.Text) > maxEncodedPartBytes {
+		return b
+	}
+	if e.byPart == nil || len(e.byPart) >= maxEncodedParts || e.bytes+len(b)+len(part.Text) > maxEncodedPartBytes {
+		e.byPart = map[syntheticPart][]byte{}
+		e.bytes = 0
+	}
+	e.byPart[part] = b
+	e.bytes += len(b) + len(part.Text)
+	return b
 }

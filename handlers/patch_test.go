@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -96,4 +98,31 @@ func TestTransformResultAppend(t *testing.T) {
 	}
 	_, err := transformResult{Patch: []Op{{Op: "move", Path: "/a"}}}.AppendResult(nil)
 	assert.Error(t, err, "an op PROTOCOL.md 3 does not allow is an error, as in MarshalJSON")
+}
+
+func TestPartEncodings(t *testing.T) {
+	var e partEncodings
+	for _, part := range []syntheticPart{
+		{Type: "text", Text: "<block>\n\"x\" & \u2028", Synthetic: true},
+		{Type: "text", Text: "reminder"},
+	} {
+		want, err := json.Marshal(part)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(e.get(part)))
+		assert.Equal(t, string(want), string(e.get(part)), "again, from the cache")
+	}
+	assert.Len(t, e.byPart, 2)
+	for i := range maxEncodedParts + 1 {
+		e.get(syntheticPart{Type: "text", Text: strconv.Itoa(i)})
+	}
+	assert.LessOrEqual(t, len(e.byPart), maxEncodedParts, "the count is bounded")
+	e.get(syntheticPart{Type: "text", Text: strings.Repeat("b", maxEncodedPartBytes/4)})
+	e.get(syntheticPart{Type: "text", Text: strings.Repeat("c", maxEncodedPartBytes/4)})
+	assert.LessOrEqual(t, e.bytes, maxEncodedPartBytes, "the bytes are bounded")
+	assert.Len(t, e.byPart, 1)
+	huge := syntheticPart{Type: "text", Text: strings.Repeat("h", maxEncodedPartBytes/2)}
+	want, err := json.Marshal(huge)
+	require.NoError(t, err)
+	assert.Equal(t, want, e.get(huge))
+	assert.Len(t, e.byPart, 1, "a part over the bound on its own is encoded, not kept")
 }
