@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"time"
 
@@ -349,7 +350,8 @@ func (d *doctor) effectiveOptions() map[string]json.RawMessage {
 }
 
 // checkSidecar: the binary the shim would run, as it looks for one: the
-// `binary` option, else $HOOKWIRE_BIN, else hookwire on PATH.
+// `binary` option, else $HOOKWIRE_BIN, else the platform package installed
+// beside a by-name plugin, else hookwire on PATH.
 func (d *doctor) checkSidecar() {
 	lvl := levelFail
 	if len(d.entries) == 0 {
@@ -360,11 +362,13 @@ func (d *doctor) checkSidecar() {
 		source = "the plugin option binary"
 	} else if env := strings.TrimSpace(os.Getenv("HOOKWIRE_BIN")); env != "" {
 		bin, source = env, "$HOOKWIRE_BIN in this shell"
+	} else if p := d.platformBinary(); p != "" {
+		bin, source = p, "the installed platform package"
 	} else if p, err := exec.LookPath("hookwire"); err == nil {
 		bin, source = p, "PATH"
 	}
 	if bin == "" {
-		d.add(lvl, "sidecar", "the shim finds no hookwire binary (no binary option, no $HOOKWIRE_BIN, none on PATH): every hook would pass through.",
+		d.add(lvl, "sidecar", "the shim finds no hookwire binary (no binary option, no $HOOKWIRE_BIN, no installed platform package, none on PATH): every hook would pass through.",
 			"put hookwire on PATH (go install github.com/hookwire/hookwire/cmd/hookwire@latest), or set the plugin option binary.")
 		return
 	}
@@ -514,6 +518,38 @@ func (d *doctor) checkPluginVersion() {
 				fmt.Sprintf("install the same version of both: the plugin %s@%s, or go install github.com/hookwire/hookwire/cmd/hookwire@v%s.", pluginPackage, ver, strings.TrimPrefix(ver, "v")))
 		}
 	}
+}
+
+// platformBinary is the sidecar of the platform package npm installed
+// beside a by-name plugin (hookwire-opencode-<platform>-<arch>, named as
+// Node names the platform: win32, x64), or "".
+func (d *doctor) platformBinary() string {
+	platform, arch := runtime.GOOS, runtime.GOARCH
+	if platform == "windows" {
+		platform = "win32"
+	}
+	if arch == "amd64" {
+		arch = "x64"
+	}
+	exe := "hookwire"
+	if runtime.GOOS == "windows" {
+		exe += ".exe"
+	}
+	for _, e := range d.entries {
+		if strings.HasPrefix(e.spec, "file:") {
+			continue // a built shim finds no platform package beside it
+		}
+		pj := installedPackage(e.spec)
+		if pj == "" {
+			continue
+		}
+		// <dir>/node_modules/hookwire-opencode/package.json -> <dir>/node_modules/<platform package>/bin/hookwire
+		bin := filepath.Join(filepath.Dir(filepath.Dir(pj)), pluginPackage+"-"+platform+"-"+arch, "bin", exe)
+		if st, err := os.Stat(bin); err == nil && !st.IsDir() {
+			return bin
+		}
+	}
+	return ""
 }
 
 // installedPackage finds the package.json OpenCode installed for a

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -142,6 +143,28 @@ func TestDoctor(t *testing.T) {
 				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
 			},
 			want: []string{`^- +plugin version +hookwire-opencode 0\.3\.0 .* devel\+0123456789ab is a development build, not compared\.$`},
+		},
+		{
+			name: "by name, nothing on PATH: the shim runs the installed platform package's sidecar",
+			setup: func(e *doctorEnv) {
+				e.installed("hookwire-opencode@latest", "0.3.0")
+				plat, arch := runtime.GOOS, runtime.GOARCH
+				if plat == "windows" {
+					plat = "win32"
+				}
+				if arch == "amd64" {
+					arch = "x64"
+				}
+				e.write(filepath.Join(e.cache, "opencode", "packages", "hookwire-opencode@latest", "node_modules",
+					"hookwire-opencode-"+plat+"-"+arch, "bin", "hookwire"),
+					"#!/bin/sh\necho 'hookwire v0.3.0 go1.26.0 linux/amd64'\n", 0o755)
+				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
+			},
+			want: []string{
+				`^ok +sidecar +the shim would run .*/node_modules/hookwire-opencode-[a-z0-9]+-[a-z0-9]+/bin/hookwire, from the installed platform package: hookwire v0\.3\.0 `,
+				`^ok +plugin version +hookwire-opencode 0\.3\.0 .* matches the sidecar's v0\.3\.0\.$`,
+				`^0 failures, 0 warnings$`,
+			},
 		},
 		{
 			name: "by name but not installed yet: a warning",
