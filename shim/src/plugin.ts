@@ -153,10 +153,18 @@ export function createHookwire(
     },
     "experimental.chat.system.transform": (i, o) => forwardHook(ctx, "chat.system.transform", i, o),
     "experimental.chat.messages.transform": (i, o) => forwardHook(ctx, "chat.messages.transform", i, o),
-    event: (i) => (providers.onEvent(i), events.onEvent(i as { event?: { type?: unknown } })),
+    event: (i) => (providers.onEvent(i), forgetDeleted(ctx.transforms, i), events.onEvent(i as { event?: { type?: unknown } })),
     config: async (cfg) => (init.onConfig(cfg), providers.onConfig(cfg)),
     dispose: () => (init.stop(), providers.stop(), disposeTracked(sidecar, events, trace)),
   };
 
   return { hooks, settings, sidecar, dispose: hooks.dispose! };
+}
+
+/** A deleted session's transform base is dropped at once, not left to the LRU bound. */
+export function forgetDeleted(transforms: TransformSync, hookInput: unknown): void {
+  const event = (hookInput as { event?: { type?: unknown; properties?: { sessionID?: unknown; info?: { id?: unknown } } } } | undefined)?.event;
+  if (event?.type !== "session.deleted") return;
+  const id = event.properties?.info?.id ?? event.properties?.sessionID;
+  if (typeof id === "string") transforms.forgetSession(id);
 }

@@ -107,6 +107,11 @@ export class TransformSync {
     return { sessions: this.held.size, bytes: this.bytes };
   }
 
+  /** Forgets one session's base (its session.deleted): nothing of it is kept until LRU would drop it. */
+  forgetSession(session: string): void {
+    this.forget(session);
+  }
+
   /** Forgets every base: the next call of each session goes in full. */
   reset(): void {
     this.held.clear();

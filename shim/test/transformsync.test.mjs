@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { after, before, test } from "node:test";
 import { applyPatchInPlace } from "../dist/patch.js";
-import { createHookwire } from "../dist/plugin.js";
+import { createHookwire, forgetDeleted } from "../dist/plugin.js";
 import { projectMessages } from "../dist/projection.js";
 import { TransformSync, CODE_UNKNOWN_BASE } from "../dist/transformsync.js";
 import { alive, fakeClient, realSidecar, scratch, waitFor } from "./helpers.mjs";
@@ -98,6 +98,22 @@ test("TransformSync: no session id, no sync; a reply without base forgets the se
   const big = { messages: [{ info: { id: "m1", sessionID: "d" }, parts: [{ type: "text", text: "x".repeat(4000) }] }] };
   sync.prepare({}, big).commit({ patch: [], base: "d" });
   assert.equal(sync.prepare({}, big).incremental, false, "over the budget alone: not held");
+});
+
+test("session.deleted drops that session's base at once; other events and sessions keep theirs", () => {
+  const sync = new TransformSync();
+  const h = (s) => ({ messages: [{ info: { id: "m1", sessionID: s }, parts: [{ type: "text", text: "x" }] }] });
+  for (const s of ["a", "b"]) sync.prepare({}, h(s)).commit({ patch: [], base: s });
+  const held = sync.stats.bytes;
+  forgetDeleted(sync, { event: { type: "session.updated", properties: { info: { id: "a" } } } });
+  forgetDeleted(sync, { event: { type: "session.deleted", properties: { info: { id: "zzz" } } } });
+  forgetDeleted(sync, undefined);
+  assert.equal(sync.stats.sessions, 2, "only a deleted session that is held goes");
+  forgetDeleted(sync, { event: { type: "session.deleted", properties: { sessionID: "a", info: { id: "a" } } } });
+  assert.equal(sync.stats.sessions, 1);
+  assert.ok(sync.stats.bytes < held && sync.stats.bytes > 0, "its bytes are no longer counted");
+  assert.equal(sync.prepare({}, h("a")).incremental, false, "a deleted session starts over in full");
+  assert.equal(sync.prepare({}, h("b")).incremental, true, "the other keeps its base");
 });
 
 // ---- Against the real sidecar -----------------------------------------
