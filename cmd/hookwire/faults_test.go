@@ -668,50 +668,111 @@ const (
 
 // runSoak drives one sidecar with cfg's workload and returns the
 // measurements (warm-up, middle, end) and the number of calls sent.
-func runSoak(t *testing.T, cfg soakConfig) ([]soakPoint, int) {
-	t.Helper()
-	p := startCommand(t, cfg.bin, false, "serve", "--framing", "line", "--log-level", "warn")
-	cmd, stdinPipe, stdoutPipe, stderr, done := p.cmd, p.stdin, p.out, p.stderr, p.done
-	pid := cmd.Process.Pid
-	began := time.Now()
+// soakDriver is one soak's sidecar: its process, the goroutine reading and
+// checking its replies, the stall watchdog, and a buffered writer.
+type soakDriver struct {
+	t       *testing.T
+	p       *proc
+	pid     int
+	began   time.Time
+	w       *bufio.Writer
+	id      int64
+	calls   int
+	expects chan soakExpect
+	labels  chan string
+	points  chan soakPoint
+	readErr chan error
+	replies atomic.Int64
+	stalled <-chan struct{}
+}
 
-	expects := make(chan soakExpect, 1<<16)
-	points := make(chan soakPoint, 8)
-	labels := make(chan string, 8)
-	readErr := make(chan error, 1)
-	var replies atomic.Int64
-	stalled, stopWatchdog := soakWatchdog(t, cmd, &replies)
+// startSoak starts `hookwire serve` with args and the reader of its
+// replies; points holds up to npoints measurements.
+func startSoak(t *testing.T, bin string, npoints int, args ...string) *soakDriver {
+	t.Helper()
+	p := startCommand(t, bin, false, append([]string{"serve"}, args...)...)
+	d := &soakDriver{t: t, p: p, pid: p.cmd.Process.Pid, began: time.Now(),
+		w: bufio.NewWriterSize(p.stdin, 256<<10), expects: make(chan soakExpect, 1<<16),
+		labels: make(chan string, npoints), points: make(chan soakPoint, npoints), readErr: make(chan error, 1)}
+	stalled, stopWatchdog := soakWatchdog(t, p.cmd, &d.replies)
+	d.stalled = stalled
 	go func() {
-		err := soakRead(stdoutPipe, expects, labels, points, pid, began, &replies)
+		err := soakRead(p.out, d.expects, d.labels, d.points, d.pid, d.began, &d.replies)
 		stopWatchdog() // every reply is in (or none will come)
 		if err != nil {
 			// Unblock the writer: a reader that stopped reading would
 			// leave it waiting on a full pipe forever.
-			cmd.Process.Kill()
+			p.cmd.Process.Kill()
 		}
-		readErr <- err
+		d.readErr <- err
 	}()
+	return d
+}
 
-	w := bufio.NewWriterSize(stdinPipe, 256<<10)
-	var id int64
-	calls := 0
-	send := func(kind int, want, method, params string) {
-		if kind < 0 { // notification
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","method":%q,"params":%s}`+"\n", method, params)
-			calls++
-			return
+// send queues a request whose reply the reader checks against kind (and want).
+func (d *soakDriver) send(kind int, want, method, params string) {
+	d.id++
+	d.expects <- soakExpect{id: d.id, kind: kind, want: want}
+	fmt.Fprintf(d.w, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", d.id, method, params)
+	d.calls++
+}
+
+// notify queues a notification (no reply).
+func (d *soakDriver) notify(method, params string) {
+	fmt.Fprintf(d.w, `{"jsonrpc":"2.0","method":%q,"params":%s}`+"\n", method, params)
+	d.calls++
+}
+
+// measure asks for a status reply that the reader records under label.
+func (d *soakDriver) measure(label string) {
+	d.labels <- label
+	d.send(expectStatus, "", "status", "null")
+	require.NoError(d.t, d.w.Flush())
+}
+
+// flush writes what is queued; a failed write fails the test with the
+// reader's error when it has one (it usually explains the write's).
+func (d *soakDriver) flush() {
+	if err := d.w.Flush(); err != nil {
+		select {
+		case rerr := <-d.readErr:
+			d.t.Fatalf("reading replies: %v (%s); log: %s", rerr, stallNote(d.stalled), d.p.stderr.String())
+		case <-time.After(5 * time.Second):
 		}
-		id++
-		expects <- soakExpect{id: id, kind: kind, want: want}
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)
-		calls++
+		d.t.Fatalf("writing to the sidecar: %v; log: %s", err, d.p.stderr.String())
 	}
-	const notify = -1
-	measure := func(label string) {
-		labels <- label
-		send(expectStatus, "", "status", "null")
-		require.NoError(t, w.Flush())
+}
+
+// waitReplies ends the run's requests and waits for the reader to check
+// every reply, or fails when the watchdog killed a stalled sidecar.
+func (d *soakDriver) waitReplies() {
+	close(d.expects)
+	close(d.labels)
+	select {
+	case err := <-d.readErr:
+		require.NoError(d.t, err, "%s; log: %s", stallNote(d.stalled), d.p.stderr.String())
+	case <-d.stalled:
+		d.t.Fatalf("no reply for %v after %d replies: sidecar killed; log: %s", soakStall, d.replies.Load(), d.p.stderr.String())
 	}
+}
+
+// exit closes stdin and requires the sidecar to exit cleanly within limit.
+func (d *soakDriver) exit(limit time.Duration) {
+	d.p.stdin.Close()
+	select {
+	case err := <-d.p.done:
+		d.p.done <- err
+		require.NoError(d.t, err, "sidecar exit; log: %s", d.p.stderr.String())
+	case <-time.After(limit):
+		d.t.Fatalf("sidecar did not exit at EOF")
+	}
+}
+
+func runSoak(t *testing.T, cfg soakConfig) ([]soakPoint, int) {
+	t.Helper()
+	d := startSoak(t, cfg.bin, 8, "--framing", "line", "--log-level", "warn")
+	send, measure := d.send, d.measure
+	notify := func(method, params string) { d.notify(method, params) }
 
 	// A tracked-sessions bound below the number of parents, so the run
 	// reaches it well before the middle and the flat part is measured.
@@ -762,7 +823,7 @@ func runSoak(t *testing.T, cfg soakConfig) ([]soakPoint, int) {
 						`{"info":{"id":"m%d_%d_2","role":"assistant","sessionID":%q},"parts":[{"type":"tool","tool":"task","state":{"status":"error","error":"Unknown agent type: explorr is not a valid agent type"}}]},`+
 						`{"info":{"id":"m%d_%d_3","role":"user","agent":"orchestrator","sessionID":%q},"parts":[{"type":"text","text":"round %d"}]}]}}`,
 					k, r, parent, k, r, parent, k, r, parent, r))
-				send(notify, "", "event", fmt.Sprintf(
+				notify("event", fmt.Sprintf(
 					`{"input":{"event":{"type":"session.status","properties":{"sessionID":%q,"status":{"type":"idle"}}}}}`, task))
 			}
 		}
@@ -770,42 +831,21 @@ func runSoak(t *testing.T, cfg soakConfig) ([]soakPoint, int) {
 		// bounds keep memory flat.
 		for k := g; k < end; k++ {
 			if k%3 == 0 {
-				send(notify, "", "event", fmt.Sprintf(
+				notify("event", fmt.Sprintf(
 					`{"input":{"event":{"type":"session.deleted","properties":{"sessionID":"ses_p%06d","info":{"id":"ses_p%06d"}}}}}`, k, k))
 			}
 		}
-		if err := w.Flush(); err != nil {
-			select {
-			case rerr := <-readErr:
-				t.Fatalf("reading replies: %v (%s); log: %s", rerr, stallNote(stalled), stderr.String())
-			case <-time.After(5 * time.Second):
-			}
-			t.Fatalf("writing to the sidecar: %v; log: %s", err, stderr.String())
-		}
+		d.flush()
 	}
 	measure("end")
-	close(expects)
-	close(labels)
-	select {
-	case err := <-readErr:
-		require.NoError(t, err, "%s; log: %s", stallNote(stalled), stderr.String())
-	case <-stalled:
-		t.Fatalf("no reply for %v after %d replies: sidecar killed; log: %s", soakStall, replies.Load(), stderr.String())
-	}
-	close(points)
-	stdinPipe.Close()
-	select {
-	case err := <-done:
-		done <- err
-		require.NoError(t, err, "sidecar exit; log: %s", stderr.String())
-	case <-time.After(10 * time.Second):
-		t.Fatalf("sidecar did not exit at EOF")
-	}
+	d.waitReplies()
+	close(d.points)
+	d.exit(10 * time.Second)
 	var out []soakPoint
-	for p := range points {
+	for p := range d.points {
 		out = append(out, p)
 	}
-	return out, calls
+	return out, d.calls
 }
 
 // soakStall is how long a soak waits for the next reply before it kills
@@ -1063,37 +1103,8 @@ const soakMemoryCeilingKB = 96 << 10
 func runHostileSoak(t *testing.T, cfg hostileSoak) hostileResult {
 	t.Helper()
 	state := filepath.Join(t.TempDir(), "state.json")
-	p := startCommand(t, cfg.bin, false, "serve", "--framing", "line", "--log-level", "warn", "--state", state)
-	cmd, stdinPipe, stdoutPipe, stderr, done := p.cmd, p.stdin, p.out, p.stderr, p.done
-	pid := cmd.Process.Pid
-	began := time.Now()
-
-	expects := make(chan soakExpect, 1<<16)
-	points := make(chan soakPoint, 2)
-	labels := make(chan string, 2)
-	readErr := make(chan error, 1)
-	var replies atomic.Int64
-	stalled, stopWatchdog := soakWatchdog(t, cmd, &replies)
-	go func() {
-		err := soakRead(stdoutPipe, expects, labels, points, pid, began, &replies)
-		stopWatchdog() // every reply is in (or none will come)
-		if err != nil {
-			// Unblock the writer: a reader that stopped reading would
-			// leave it waiting on a full pipe forever.
-			cmd.Process.Kill()
-		}
-		readErr <- err
-	}()
-
-	w := bufio.NewWriterSize(stdinPipe, 256<<10)
-	var id int64
-	calls := 0
-	send := func(kind int, method, params string) {
-		id++
-		expects <- soakExpect{id: id, kind: kind}
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)
-		calls++
-	}
+	d := startSoak(t, cfg.bin, 2, "--framing", "line", "--log-level", "warn", "--state", state)
+	send := func(kind int, method, params string) { d.send(kind, "", method, params) }
 	long := func(prefix string, n, k int) string {
 		return fmt.Sprintf("%s%s%06d", prefix, strings.Repeat("x", n), k)
 	}
@@ -1128,40 +1139,17 @@ func runHostileSoak(t *testing.T, cfg hostileSoak) hostileResult {
 			}
 			send(expectPatch, "chat.messages.transform", `{"input":{},"output":{"messages":[`+strings.Join(msgs, ",")+`]}}`)
 		}
-		if err := w.Flush(); err != nil {
-			select {
-			case rerr := <-readErr:
-				t.Fatalf("reading replies: %v (%s); log: %s", rerr, stallNote(stalled), stderr.String())
-			case <-time.After(5 * time.Second):
-			}
-			t.Fatalf("writing to the sidecar: %v; log: %s", err, stderr.String())
-		}
+		d.flush()
 	}
-	labels <- "end"
-	send(expectStatus, "status", "null")
-	require.NoError(t, w.Flush())
-	close(expects)
-	close(labels)
-	select {
-	case err := <-readErr:
-		require.NoError(t, err, "%s; log: %s", stallNote(stalled), stderr.String())
-	case <-stalled:
-		t.Fatalf("no reply for %v after %d replies: sidecar killed; log: %s", soakStall, replies.Load(), stderr.String())
-	}
-	end := <-points
-	peak := vmHWMKB(pid)
+	d.measure("end")
+	d.waitReplies()
+	end := <-d.points
+	peak := vmHWMKB(d.pid)
 	t.Logf("at the end: RSS %d KiB, heap %d KiB", end.rssKB, end.heapBytes>>10)
-	stdinPipe.Close()
-	select {
-	case err := <-done:
-		done <- err
-		require.NoError(t, err, "sidecar exit; log: %s", stderr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("sidecar did not exit at EOF")
-	}
+	d.exit(30 * time.Second)
 	fi, err := os.Stat(state)
 	require.NoError(t, err)
-	return hostileResult{calls: calls, peakRSSKB: peak, stateBytes: fi.Size(), store: end.store, elapsed: time.Since(began)}
+	return hostileResult{calls: d.calls, peakRSSKB: peak, stateBytes: fi.Size(), store: end.store, elapsed: time.Since(d.began)}
 }
 
 // vmHWMKB is the process's peak resident set size in KiB.
