@@ -67,14 +67,6 @@ func (e *doctorEnv) shim(dir, v string) string {
 	return "file://" + e.write(filepath.Join(dir, "dist", "index.js"), "export default {}\n", 0o600)
 }
 
-func (e *doctorEnv) statePath() string {
-	matches, _ := filepath.Glob(filepath.Join(e.stateHome, "hookwire", "proj-*.json"))
-	if len(matches) == 1 {
-		return matches[0]
-	}
-	return filepath.Join(e.stateHome, "hookwire", "proj-<hash>.json")
-}
-
 func TestDoctor(t *testing.T) {
 	tests := []struct {
 		name  string
