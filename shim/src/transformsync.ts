@@ -30,8 +30,8 @@ type Held = {
   base: string;
   msgs: ProjectedMessage[];
   sizes: number[];
-  /** Message id → its first position in msgs. */
-  index: Map<string, number>;
+  /** Message id → its first position in msgs, built when a message is not where it was (most calls never need it). */
+  index?: Map<string, number>;
   bytes: number;
 };
 
@@ -71,20 +71,39 @@ function sizeOf(m: ProjectedMessage): number {
   return n;
 }
 
-/** Whether raw (an OpenCode message's info) projects to info. */
+/**
+ * Whether raw (an OpenCode message's info) projects to info. Plain
+ * equality: a held field is a string or absent, so equal means the same
+ * projection; a raw field of another type reads as changed, which costs an
+ * edit, never a wrong keep.
+ */
 function sameInfo(info: ProjectedMessage["info"], raw: Record<string, unknown> | undefined): boolean {
-  return info.id === str(raw?.id) && info.role === str(raw?.role) && info.agent === str(raw?.agent) && info.sessionID === str(raw?.sessionID);
+  if (raw === undefined) return info.id === undefined && info.role === undefined && info.agent === undefined && info.sessionID === undefined;
+  return info.id === raw.id && info.role === raw.role && info.agent === raw.agent && info.sessionID === raw.sessionID;
 }
 
-/** Whether raw (an OpenCode part) projects to p, without building the projection. */
+/** Whether raw (an OpenCode part) projects to p, without building the projection (equality as in sameInfo). */
 function samePart(p: ProjectedPart, raw: unknown): boolean {
-  const r = record(raw);
-  if (!r) return p.type === undefined && p.text === undefined && p.synthetic === undefined && p.tool === undefined && p.callID === undefined && p.state === undefined;
-  if (p.type !== str(r.type) || p.text !== str(r.text) || p.tool !== str(r.tool) || p.callID !== str(r.callID)) return false;
-  if (p.synthetic !== (typeof r.synthetic === "boolean" ? r.synthetic : undefined)) return false;
-  const state = record(r.state);
-  if (!state) return p.state === undefined;
-  return p.state !== undefined && p.state.status === str(state.status) && p.state.error === str(state.error);
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    return p.type === undefined && p.text === undefined && p.synthetic === undefined && p.tool === undefined && p.callID === undefined && p.state === undefined;
+  }
+  const r = raw as Record<string, unknown>;
+  if (p.type !== r.type || p.text !== r.text || p.tool !== r.tool || p.callID !== r.callID || p.synthetic !== r.synthetic) return false;
+  const state = r.state;
+  if (p.state === undefined) return state === undefined || state === null || typeof state !== "object" || Array.isArray(state);
+  if (state === null || typeof state !== "object") return false;
+  const st = state as Record<string, unknown>;
+  return p.state.status === st.status && p.state.error === st.error;
+}
+
+/** Message id → its first position in msgs. */
+function indexOf(msgs: ProjectedMessage[]): Map<string, number> {
+  const index = new Map<string, number>();
+  for (let i = 0; i < msgs.length; i++) {
+    const id = msgs[i].info.id;
+    if (id !== undefined && !index.has(id)) index.set(id, i);
+  }
+  return index;
 }
 
 /**
@@ -136,18 +155,23 @@ export class TransformSync {
     const held = session === undefined ? undefined : this.held.get(session);
     const msgs: ProjectedMessage[] = new Array(raw.length);
     const sizes: number[] = new Array(raw.length);
-    const index = new Map<string, number>();
     const items: Item[] = [];
     let run: { keep: number; count: number } | undefined;
     for (let i = 0; i < raw.length; i++) {
-      const m = record(raw[i]);
-      const info = record(m?.info);
+      const m = raw[i];
+      const mr = m !== null && typeof m === "object" && !Array.isArray(m) ? (m as Record<string, unknown>) : undefined;
+      const info = record(mr?.info);
       const id = str(info?.id);
-      if (id !== undefined && !index.has(id)) index.set(id, i);
-      const k = held && id !== undefined ? held.index.get(id) : undefined;
+      // The base message of the same id: at the same position in the usual
+      // case (messages appended), else looked up.
+      let k: number | undefined;
+      if (held && id !== undefined) {
+        if (i < held.msgs.length && held.msgs[i].info.id === id) k = i;
+        else k = (held.index ??= indexOf(held.msgs)).get(id);
+      }
       if (held && k !== undefined) {
         const old = held.msgs[k];
-        const parts = Array.isArray(m?.parts) ? (m.parts as unknown[]) : [];
+        const parts = Array.isArray(mr?.parts) ? (mr.parts as unknown[]) : [];
         const infoSame = sameInfo(old.info, info);
         let partsSame = parts.length === old.parts.length;
         for (let j = 0; partsSame && j < parts.length; j++) partsSame = samePart(old.parts[j], parts[j]);
@@ -209,7 +233,7 @@ export class TransformSync {
           const oldest = this.held.keys().next().value as string;
           this.forget(oldest);
         }
-        this.held.set(session, { base, msgs, sizes, index, bytes });
+        this.held.set(session, { base, msgs, sizes, bytes });
         this.bytes += bytes;
       },
     };
