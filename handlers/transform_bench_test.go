@@ -218,3 +218,72 @@ func benchServe(b *testing.B, method string, params func(i int) []byte) {
 		call(method, params(i))
 	}
 }
+
+// BenchmarkIncremental is the incremental form (PROTOCOL.md 4.6) of a
+// history grown by one message, through Dispatch: each iteration is the
+// request that adds the last message to a base of n-1, and the one that
+// takes it back off (a revert), so the base alternates between the two.
+func BenchmarkIncremental(b *testing.B) {
+	for _, size := range historySizes {
+		raw := history(b, size.name, size.bytes)
+		var full struct {
+			Input  json.RawMessage `json:"input"`
+			Output struct {
+				Messages []json.RawMessage `json:"messages"`
+			} `json:"output"`
+		}
+		if err := json.Unmarshal(raw, &full); err != nil {
+			b.Fatal(err)
+		}
+		msgs := full.Output.Messages
+		n := len(msgs)
+		b.Run(size.name, func(b *testing.B) {
+			srv := newServer(b)
+			ctx := context.Background()
+			managedSession(b, srv.Dispatch)
+			call := func(params []byte) string {
+				res, err := srv.Dispatch(ctx, rpc.Request{Method: "chat.messages.transform", Params: params})
+				if err != nil {
+					b.Fatalf("chat.messages.transform: %v", err)
+				}
+				out, err := json.Marshal(res)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var r struct {
+					Base string `json:"base"`
+				}
+				if err := json.Unmarshal(out, &r); err != nil || r.Base == "" {
+					b.Fatalf("no base in %.300s", out)
+				}
+				return r.Base
+			}
+			first, _ := json.Marshal(map[string]any{"input": full.Input, "output": map[string]any{"messages": msgs[:n-1]}, "sync": map[string]any{"session": "ses_b"}})
+			short := call(first)
+			grow := func(base string) []byte {
+				p, _ := json.Marshal(map[string]any{"input": json.RawMessage(`{}`), "sync": map[string]any{"session": "ses_b", "base": base,
+					"messages": []any{map[string]int{"keep": 0, "count": n - 1}, map[string]any{"message": msgs[n-1]}}}})
+				return p
+			}
+			shrink := func(base string) []byte {
+				p, _ := json.Marshal(map[string]any{"input": json.RawMessage(`{}`), "sync": map[string]any{"session": "ses_b", "base": base,
+					"messages": []any{map[string]int{"keep": 0, "count": n - 1}}}})
+				return p
+			}
+			long := call(grow(short))
+			up, down := grow(short), shrink(long)
+			if got := call(down); got != short {
+				b.Fatalf("shrink gave base %s, want %s", got, short)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := srv.Dispatch(ctx, rpc.Request{Method: "chat.messages.transform", Params: up}); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := srv.Dispatch(ctx, rpc.Request{Method: "chat.messages.transform", Params: down}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

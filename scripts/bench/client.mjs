@@ -352,27 +352,29 @@ async function grow() {
   });
   const inc = adapter(incSide);
   const sync = new TransformSync({ maxSessions: 16, maxBytes: 64 << 20 });
-  const timed = async (fn) => {
+  // timed runs fn on OpenCode's fresh copy of messages and times it. The
+  // copy is made after the full GC, right before the call, as OpenCode
+  // builds it right before calling the hook: a global.gc() just before t0
+  // leaves V8's concurrent sweeper threads running, and on 2 CPUs they take
+  // the sidecar's CPU for a time that grows with Node's heap.
+  const timed = async (messages, fn) => {
     global.gc();
+    const output = { messages: structuredClone(messages) };
     const t0 = process.hrtime.bigint();
-    await fn();
+    await fn(output);
     return Number(process.hrtime.bigint() - t0);
   };
-  const incremental = async (messages) => {
-    const output = { messages: structuredClone(messages) };
-    return timed(async () => {
+  const incremental = async (messages) =>
+    timed(messages, async (output) => {
       const r = await sync.request(inc, 'chat.messages.transform', {}, output, 60_000);
       if (!r.ok || !applyPatchInPlace(output, r.result.patch).ok) throw new Error(`incremental: ${JSON.stringify(r).slice(0, 300)}`);
     });
-  };
-  const fullForm = async (messages) => {
-    const output = { messages: structuredClone(messages) };
-    return timed(async () => {
+  const fullForm = async (messages) =>
+    timed(messages, async (output) => {
       const { line } = await fullSide.roundTrip((id) => request(id, 'chat.messages.transform', { input: {}, output: projectMessages(output) }));
       const reply = JSON.parse(line);
       if (!reply.result || !applyPatchInPlace(output, reply.result.patch).ok) throw new Error(`full: ${line.subarray(0, 300)}`);
     });
-  };
   const nodeCopy = (messages) => {
     global.gc();
     const t0 = process.hrtime.bigint();
