@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -75,19 +76,99 @@ func (s *Server) chatMessagesTransform(_ context.Context, req rpc.Request) (any,
 			s.store.SetAgent(m.SessionID, m.Agent)
 		}
 	}
-	var ops []Op
+	// Each message's ops, relative to it; a base keeps them, so that a
+	// message whose ops are those its base message got can be answered
+	// with a reapply (4.6) instead of the ops again.
+	per := make([][]relOp, len(msgs))
 	if s.cfg.DelegateRetry.Enabled {
-		ops = s.guideErroredTasks(msgs, ops)
+		s.guideErroredTasks(msgs, per)
 	}
 	if s.cfg.CacheStable {
-		ops = s.stableParts(msgs, ops)
+		s.stableParts(msgs, per)
 	} else if i := core.PhaseReminderTarget(msgs, s.cfg.reminderConfig()); i >= 0 {
-		ops = append(ops, addPart(i, s.cfg.reminderConfig().ReminderText()))
+		per[i] = append(per[i], relOp{part: -1, text: s.cfg.reminderConfig().ReminderText()})
 	}
 	if p.Sync == nil {
-		return patch(ops...), nil
+		return patch(materialize(per, nil)...), nil
 	}
-	return transformResult{Patch: patch(ops...).Patch, Base: s.bases.keep(p.Sync.Session, history)}, nil
+	var runs []reapplyRun
+	if p.Sync.Reapply {
+		runs = reapplyRuns(history, per)
+	}
+	for i := range history {
+		if h := &history[i]; h.origin == 0 || !slices.Equal(per[i], h.ops) {
+			h.ops, h.opsHash = per[i], hashOps(per[i])
+		}
+	}
+	return transformResult{Patch: materialize(per, runs), Reapply: runs, Base: s.bases.keep(p.Sync.Session, history)}, nil
+}
+
+// relOp is one op of a message, relative to it: part -1 adds a synthetic
+// text part at the end of its parts, part j >= 0 replaces part j's
+// state.error with text.
+type relOp struct {
+	part int
+	text string
+}
+
+// reapplyRun says: messages At to At+Count-1 of the history get the ops
+// that base messages Keep to Keep+Count-1 got (PROTOCOL.md 4.6).
+type reapplyRun struct {
+	At, Keep, Count int
+}
+
+// reapplyRuns finds the messages that came from the base (kept or edited)
+// and get exactly the ops their base message got, as runs.
+func reapplyRuns(history []baseMessage, per [][]relOp) []reapplyRun {
+	var runs []reapplyRun
+	for i := range history {
+		k := history[i].origin - 1 // history[i].ops are still base message k's
+		if k < 0 || !slices.Equal(per[i], history[i].ops) {
+			continue
+		}
+		if n := len(runs); n > 0 && runs[n-1].At+runs[n-1].Count == i && runs[n-1].Keep+runs[n-1].Count == k {
+			runs[n-1].Count++
+			continue
+		}
+		runs = append(runs, reapplyRun{At: i, Keep: k, Count: 1})
+	}
+	return runs
+}
+
+// materialize writes the ops of the messages no run covers, in the full
+// form's order: every message's state.error replacements first, then the
+// parts added, message by message.
+func materialize(per [][]relOp, runs []reapplyRun) []Op {
+	covered := func(i int) bool {
+		for len(runs) > 0 && runs[0].At+runs[0].Count <= i {
+			runs = runs[1:]
+		}
+		return len(runs) > 0 && runs[0].At <= i
+	}
+	var ops []Op
+	all := runs
+	for i, rel := range per {
+		if len(rel) == 0 || covered(i) {
+			continue
+		}
+		for _, o := range rel {
+			if o.part >= 0 {
+				ops = append(ops, Op{Op: "replace", Path: partPath(i, o.part) + "/state/error", Value: o.text})
+			}
+		}
+	}
+	runs = all
+	for i, rel := range per {
+		if len(rel) == 0 || covered(i) {
+			continue
+		}
+		for _, o := range rel {
+			if o.part < 0 {
+				ops = append(ops, addPart(i, o.text))
+			}
+		}
+	}
+	return ops
 }
 
 // decodeTransform decodes the params. When the transport has checked they
@@ -166,32 +247,60 @@ func toCoreMessage(w wireMessage) core.Message {
 	return m
 }
 
-// guideErroredTasks appends guidance to every errored task tool part whose
+// guideErroredTasks adds guidance to every errored task tool part whose
 // error matches a row. It is a function of the part alone, so a history
-// gets the same bytes on every request.
-func (s *Server) guideErroredTasks(msgs []core.Message, ops []Op) []Op {
-	opts := s.cfg.retryOptions()
+// gets the same bytes on every request; the answer is remembered per
+// error text (s.guided), as a long history repeats its errors on every
+// request.
+func (s *Server) guideErroredTasks(msgs []core.Message, per [][]relOp) {
 	for i, m := range msgs {
 		for j, part := range m.Parts {
 			if part.Type != "tool" || !s.cfg.isTaskTool(part.Tool) || part.StateStatus != "error" || !part.HasError {
 				continue
 			}
-			d := core.DetectTaskError(part.StateError, true, opts)
-			if d == nil || strings.Contains(part.StateError, d.Guidance) {
-				continue
+			if guided, ok := s.guidedError(part.StateError); ok {
+				per[i] = append(per[i], relOp{part: j, text: guided})
 			}
-			ops = append(ops, Op{Op: "replace", Path: partPath(i, j) + "/state/error",
-				Value: core.WithGuidance(part.StateError, d)})
 		}
 	}
-	return ops
+}
+
+// Bounds of the guidance remembered per error text: at most this many
+// texts, each at most this long (a longer one is worked out each time).
+const (
+	maxGuidedErrors   = 512
+	maxGuidedErrorLen = 4 << 10
+)
+
+type guidedError struct {
+	text string
+	ok   bool
+}
+
+// guidedError returns an errored task part's error with guidance added,
+// and whether there is any to add.
+func (s *Server) guidedError(text string) (string, bool) {
+	if g, ok := s.guided[text]; ok {
+		return g.text, g.ok
+	}
+	var g guidedError
+	if d := core.DetectTaskError(text, true, s.cfg.retryOptions()); d != nil && !strings.Contains(text, d.Guidance) {
+		g = guidedError{core.WithGuidance(text, d), true}
+	}
+	if len(text) <= maxGuidedErrorLen {
+		if s.guided == nil || len(s.guided) >= maxGuidedErrors {
+			s.guided = map[string]guidedError{}
+		}
+		s.guided[text] = g
+	}
+	return g.text, g.ok
 }
 
 // stableParts implements cache-stable mode (4.4): each user message of a
 // managed agent carries the sessions block frozen when it was first seen,
 // and each user message of a reminder agent the reminder (block first), so
 // no earlier message ever changes.
-func (s *Server) stableParts(msgs []core.Message, ops []Op) []Op {
+func (s *Server) stableParts(msgs []core.Message, per [][]relOp) {
 	rc := s.cfg.reminderConfig()
 	reminder := rc.ReminderText()
 	s.retainFrozen(msgs)
@@ -205,14 +314,13 @@ func (s *Server) stableParts(msgs []core.Message, ops []Op) []Op {
 				return core.ResumableSessionsBlock(s.store.ResumableSessions(m.SessionID))
 			})
 			if block != "" && !hasPartText(m, block) {
-				ops = append(ops, addPart(i, block))
+				per[i] = append(per[i], relOp{part: -1, text: block})
 			}
 		}
 		if rc.Enabled && agent != "" && rc.ForAgent(agent) && core.WantsReminder(m, rc) {
-			ops = append(ops, addPart(i, reminder))
+			per[i] = append(per[i], relOp{part: -1, text: reminder})
 		}
 	}
-	return ops
 }
 
 // retainFrozen forgets the frozen blocks of messages that are no longer in

@@ -32,6 +32,7 @@ const (
 	maxBaseKeyBytes     = 256
 	baseMessageOverhead = 128
 	basePartOverhead    = 112
+	relOpOverhead       = 32
 )
 
 // transformParams is chat.messages.transform's params: the full form
@@ -47,6 +48,8 @@ type syncParams struct {
 	Session  string      `json:"session"`
 	Base     *string     `json:"base"`
 	Messages *[]syncItem `json:"messages"`
+	// Reapply: the client takes reapply runs in the reply (4.6).
+	Reapply bool `json:"reapply"`
 }
 
 // syncItem is one item of an incremental request's messages: base
@@ -68,12 +71,17 @@ type partItem struct {
 	Part  *wirePart `json:"part"`
 }
 
-// transformResult is the result of a request with sync: the patch, and
-// the base the sidecar now holds for the session ("" when it keeps none).
+// transformResult is the result of a request with sync: the patch, the
+// reapply runs (only when the client asked for them), and the base the
+// sidecar now holds for the session ("" when it keeps none).
 type transformResult struct {
-	Patch []Op   `json:"patch"`
-	Base  string `json:"base,omitempty"`
+	Patch   []Op         `json:"patch"`
+	Reapply []reapplyRun `json:"reapply,omitempty"`
+	Base    string       `json:"base,omitempty"`
 }
+
+// MarshalJSON writes the result as AppendResult does.
+func (r transformResult) MarshalJSON() ([]byte, error) { return r.AppendResult(nil) }
 
 // AppendResult writes the result as json.Marshal does, without scanning
 // each operation's bytes again (encoding/json compacts every MarshalJSON
@@ -91,6 +99,16 @@ func (r transformResult) AppendResult(b []byte) ([]byte, error) {
 		}
 	}
 	b = append(b, ']')
+	if len(r.Reapply) > 0 {
+		b = append(b, `,"reapply":[`...)
+		for i, run := range r.Reapply {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = fmt.Appendf(b, `{"at":%d,"keep":%d,"count":%d}`, run.At, run.Keep, run.Count)
+		}
+		b = append(b, ']')
+	}
 	if r.Base != "" {
 		b = append(b, `,"base":`...)
 		b = appendJSONString(b, r.Base)
@@ -99,14 +117,21 @@ func (r transformResult) AppendResult(b []byte) ([]byte, error) {
 }
 
 // baseMessage is one message of a held history, with its content hash and
-// counted bytes (0 until computed), and its core form once converted (a
-// kept message is not converted again; core functions do not change it).
+// counted bytes (0 until computed), its core form once converted (a kept
+// message is not converted again; core functions do not change it), and
+// the ops it got in the reply that made the base, with their hash. In a
+// history being built from a base, origin is the base message it came from
+// plus one (0: a message in full), and ops and opsHash are still that base
+// message's.
 type baseMessage struct {
 	msg       wireMessage
 	hash      uint64
 	bytes     int64
 	core      core.Message
 	converted bool
+	origin    int
+	ops       []relOp
+	opsHash   uint64
 }
 
 // transformBase is the history held for one session.
@@ -178,7 +203,11 @@ func (base *transformBase) apply(items []syncItem) ([]baseMessage, error) {
 			if err != nil {
 				return nil, at("%s", err.Error())
 			}
-			msgs = append(msgs, base.msgs[from:from+count]...)
+			for k := from; k < from+count; k++ {
+				m := base.msgs[k]
+				m.origin = k + 1
+				msgs = append(msgs, m)
+			}
 		case it.Message != nil && it.Keep == nil && it.Count == nil && it.Edit == nil && it.Info == nil && it.Parts == nil:
 			msgs = append(msgs, baseMessage{msg: *it.Message})
 		case it.Edit != nil && it.Keep == nil && it.Count == nil && it.Message == nil:
@@ -197,7 +226,7 @@ func (base *transformBase) apply(items []syncItem) ([]baseMessage, error) {
 				}
 				m.Parts = parts
 			}
-			msgs = append(msgs, baseMessage{msg: m})
+			msgs = append(msgs, baseMessage{msg: m, origin: j + 1, ops: base.msgs[j].ops, opsHash: base.msgs[j].opsHash})
 		default:
 			return nil, at("an item is exactly one of {keep, count}, {message} or {edit, info?, parts?}")
 		}
@@ -257,6 +286,12 @@ func (b *transformBases) keep(session string, msgs []baseMessage) string {
 		}
 		base.bytes += m.bytes
 		h = fnvUint64(h, m.hash)
+		if len(m.ops) > 0 { // the answer is part of the base: see hashOps
+			h = fnvUint64(h, m.opsHash)
+			// The ops' texts are the store's frozen blocks, the
+			// configured reminder or remembered guidance: counted there.
+			base.bytes += int64(len(m.ops)) * relOpOverhead
+		}
 	}
 	if base.bytes > b.maxBytes {
 		return ""
@@ -326,6 +361,20 @@ func hashMessage(m *wireMessage) (uint64, int64) {
 		}
 	}
 	return h, bytes
+}
+
+// hashOps hashes a message's ops. A base's id covers the ops each message
+// got as well as the history: the client applies a reapply run with the
+// ops it holds for the base it named, so two bases that hold the same
+// history with different answers (the store changed between two requests
+// for the same history, and the client missed the second reply) must not
+// share an id.
+func hashOps(ops []relOp) uint64 {
+	h := fnvOffset
+	for _, o := range ops {
+		h = fnvString(fnvUint64(h, uint64(int64(o.part))), o.text)
+	}
+	return h
 }
 
 // FNV-1a, 64 bits: stable across processes and versions, unlike

@@ -1,14 +1,15 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
-	"os"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,21 +23,42 @@ import (
 // client reads it, or the error.
 func syncCall(t testing.TB, s *Server, params any) (patch []any, base string, err error) {
 	t.Helper()
+	r, err := syncReply(t, s, params)
+	return r.Patch, r.Base, err
+}
+
+// transformReply is a reply as a client reads it.
+type transformReply struct {
+	Patch   []any
+	Reapply []reapplyRun
+	Base    string
+}
+
+func syncReply(t testing.TB, s *Server, params any) (transformReply, error) {
+	t.Helper()
 	res, err := s.Dispatch(context.Background(), rpc.Request{Method: "chat.messages.transform", Params: mustJSON(t, params)})
 	if err != nil {
-		return nil, "", err
+		return transformReply{}, err
 	}
 	var out struct {
-		Patch []any   `json:"patch"`
-		Base  *string `json:"base"`
+		Patch   []any `json:"patch"`
+		Reapply []struct {
+			At, Keep, Count *int
+		} `json:"reapply"`
+		Base *string `json:"base"`
 	}
 	require.NoError(t, json.Unmarshal(mustJSON(t, res), &out))
 	require.NotNil(t, out.Patch)
+	r := transformReply{Patch: out.Patch}
+	for _, run := range out.Reapply {
+		require.True(t, run.At != nil && run.Keep != nil && run.Count != nil, "a run has at, keep and count")
+		r.Reapply = append(r.Reapply, reapplyRun{*run.At, *run.Keep, *run.Count})
+	}
 	if out.Base != nil {
 		require.NotEmpty(t, *out.Base, "a base, when given, is never empty")
-		base = *out.Base
+		r.Base = *out.Base
 	}
-	return out.Patch, base, nil
+	return r, nil
 }
 
 func rpcCode(err error) int64 {
@@ -217,7 +239,8 @@ func TestTransformSyncErrors(t *testing.T) {
 
 func TestTransformSyncBounds(t *testing.T) {
 	h := []wireMessage{msg("m1", "user", "ses_1", textPart(strings.Repeat("x", 1000)))}
-	oneBytes := int64(baseMessageOverhead + basePartOverhead + len("m1user") + len("orchestrator") + len("ses_1") + len("text") + 1000)
+	// The message's strings, and the one op it gets (the reminder).
+	oneBytes := int64(baseMessageOverhead + basePartOverhead + len("m1user") + len("orchestrator") + len("ses_1") + len("text") + 1000 + relOpOverhead)
 
 	t.Run("session key", func(t *testing.T) {
 		s := newServer(t, nil)
@@ -288,7 +311,7 @@ func TestTransformSyncProperty(t *testing.T) {
 				config["cacheStable"] = false
 			}
 			fullSrv, incSrv := newServer(t, config), newServer(t, config)
-			c := &syncClient{rnd: rnd, base: map[string]string{}, sent: map[string][]wireMessage{}}
+			c := &syncClient{rnd: rnd, base: map[string]string{}, sent: map[string][]wireMessage{}, ops: map[string][][]map[string]any{}}
 			g := &historyGen{rnd: rnd, hist: map[string][]wireMessage{}}
 			sessions := []string{"ses_a", "ses_b"}
 			for step := range 80 {
@@ -308,7 +331,11 @@ func TestTransformSyncProperty(t *testing.T) {
 				h := g.hist[session]
 				want, _, err := syncCall(t, fullSrv, full("", h))
 				require.NoError(t, err)
-				got := c.send(t, incSrv, session, h)
+				got, reapplied := c.send(t, incSrv, session, h)
+				if reapplied {
+					c.reapplied++
+					want, got = byMessage(t, want), byMessage(t, got)
+				}
 				// The base the client holds stands for the history it sent.
 				if b := incSrv.bases.session[session]; b != nil && b.id == c.base[session] {
 					rebuilt := []wireMessage{}
@@ -336,6 +363,7 @@ func TestTransformSyncProperty(t *testing.T) {
 			}
 			assert.Positive(t, c.incremental, "some requests went incrementally")
 			assert.Positive(t, c.resent, "some bases were lost and resent")
+			assert.Positive(t, c.reapplied, "some replies came with runs asked for")
 		})
 	}
 }
@@ -352,32 +380,105 @@ func callResult(t *testing.T, s *Server, method string) any {
 // sidecar acknowledged per session and the history that base stands for.
 // Its deltas are random among the valid ones (a message kept may be sent
 // in full, runs are split or not), so apply meets every item kind.
+// It holds, as the shim does, each message's ops (paths relative to the
+// message) from the reply that made the base, and asks for reapply runs
+// now and then; send returns the patch with the runs expanded.
 type syncClient struct {
 	rnd                 *rand.Rand
 	base                map[string]string
 	sent                map[string][]wireMessage
+	ops                 map[string][][]map[string]any
 	incremental, resent int
+	reapplied           int
 	loseReply           bool
 }
 
-func (c *syncClient) send(t *testing.T, s *Server, session string, h []wireMessage) []any {
+// send returns the patch the client applies, and whether reapply runs were
+// asked for (its ops are then grouped by message, see byMessage).
+func (c *syncClient) send(t *testing.T, s *Server, session string, h []wireMessage) ([]any, bool) {
 	if base, ok := c.base[session]; ok {
-		patch, next, err := syncCall(t, s, incremental(session, base, c.delta(c.sent[session], h)...))
+		params := incremental(session, base, c.delta(c.sent[session], h)...)
+		reapply := c.rnd.IntN(4) != 0
+		if reapply {
+			params["sync"].(map[string]any)["reapply"] = true
+		}
+		r, err := syncReply(t, s, params)
 		if err == nil {
+			if !reapply {
+				require.Empty(t, r.Reapply, "runs only for a client that asks")
+			}
 			c.incremental++
-			c.keep(session, h, next)
-			return patch
+			patch := c.expand(t, session, len(h), r)
+			c.keep(session, h, r.Base, patch)
+			return patch, reapply
 		}
 		require.Equal(t, CodeUnknownBase, rpcCode(err), "%v", err)
 		c.resent++
 	}
-	patch, next, err := syncCall(t, s, full(session, h))
+	r, err := syncReply(t, s, full(session, h))
 	require.NoError(t, err)
-	c.keep(session, h, next)
+	require.Empty(t, r.Reapply, "no runs for the full form")
+	c.keep(session, h, r.Base, r.Patch)
+	return r.Patch, false
+}
+
+// expand turns a reply into the patch a client applies: per message of the
+// new history, the ops its base message got (a run) or those the reply
+// names for it.
+func (c *syncClient) expand(t *testing.T, session string, n int, r transformReply) []any {
+	if len(r.Reapply) == 0 {
+		return r.Patch
+	}
+	held := c.ops[session]
+	per := make([][]any, n)
+	covered := make([]bool, n)
+	for _, run := range r.Reapply {
+		require.True(t, run.Count >= 1 && run.At >= 0 && run.At+run.Count <= n && run.Keep >= 0 && run.Keep+run.Count <= len(held), "run %+v in range", run)
+		for j := range run.Count {
+			covered[run.At+j] = true
+			for _, o := range held[run.Keep+j] {
+				abs := maps.Clone(o)
+				abs["path"] = fmt.Sprintf("/messages/%d%s", run.At+j, o["path"])
+				per[run.At+j] = append(per[run.At+j], abs)
+			}
+		}
+	}
+	for _, o := range r.Patch {
+		i, _ := splitMessagePath(t, o.(map[string]any)["path"].(string))
+		require.False(t, covered[i], "an op of message %d, which a run covers", i)
+		per[i] = append(per[i], o)
+	}
+	patch := []any{}
+	for _, ops := range per {
+		patch = append(patch, ops...)
+	}
 	return patch
 }
 
-func (c *syncClient) keep(session string, h []wireMessage, base string) {
+// splitMessagePath splits /messages/I/REST into I and /REST.
+func splitMessagePath(t *testing.T, path string) (int, string) {
+	rest, ok := strings.CutPrefix(path, "/messages/")
+	require.True(t, ok, "op path %q is under /messages/", path)
+	num, tail, _ := strings.Cut(rest, "/")
+	i, err := strconv.Atoi(num)
+	require.NoError(t, err)
+	return i, "/" + tail
+}
+
+// byMessage orders a patch message by message, each message's ops in
+// their order: a patch with runs expanded is in that order, and it leaves
+// a history as the full form's patch does.
+func byMessage(t *testing.T, patch []any) []any {
+	out := slices.Clone(patch)
+	slices.SortStableFunc(out, func(a, b any) int {
+		i, _ := splitMessagePath(t, a.(map[string]any)["path"].(string))
+		j, _ := splitMessagePath(t, b.(map[string]any)["path"].(string))
+		return i - j
+	})
+	return out
+}
+
+func (c *syncClient) keep(session string, h []wireMessage, base string, patch []any) {
 	if c.loseReply {
 		c.loseReply = false
 		return
@@ -387,6 +488,17 @@ func (c *syncClient) keep(session string, h []wireMessage, base string) {
 		return
 	}
 	c.base[session], c.sent[session] = base, h
+	ops := make([][]map[string]any, len(h))
+	for _, o := range patch {
+		abs := o.(map[string]any)
+		rest, _ := strings.CutPrefix(abs["path"].(string), "/messages/")
+		num, tail, _ := strings.Cut(rest, "/")
+		i, _ := strconv.Atoi(num)
+		rel := maps.Clone(abs)
+		rel["path"] = "/" + tail
+		ops[i] = append(ops[i], rel)
+	}
+	c.ops[session] = ops
 }
 
 func (c *syncClient) delta(old, h []wireMessage) []any {
@@ -631,29 +743,73 @@ func TestHashMessageCoversReads(t *testing.T) {
 	assert.Equal(t, absent, number)
 }
 
-// BenchmarkIncremental: one message appended to a 364-message history
-// (the 5 MB bench history, projected), against its base.
-func BenchmarkIncremental(b *testing.B) {
-	raw, err := os.ReadFile(os.Getenv("HOOKWIRE_BENCH_PROJECTED"))
-	if err != nil {
-		b.Skip("HOOKWIRE_BENCH_PROJECTED unset")
+// TestTransformSyncReapply: a client that asks for runs gets, for the
+// messages whose ops are those their base message got, a run instead of
+// the ops; and a base whose answer changed while its history did not has
+// another id, so a client that missed that reply cannot reapply the ops of
+// the answer before.
+func TestTransformSyncReapply(t *testing.T) {
+	s := newServer(t, nil)
+	m1 := msg("m1", "user", "ses_1", textPart("hello"))
+	m1.Info.Agent = nil // its agent is the session's, not known yet: no reminder
+	m2 := msg("m2", "user", "ses_1", textPart("more"))
+	first, err := syncReply(t, s, full("ses_1", []wireMessage{m1}))
+	require.NoError(t, err)
+	assert.Empty(t, first.Patch)
+
+	// The session's agent is learned: the same history now gets a reminder
+	// on m1. The client misses this reply.
+	call(t, s, "chat.message", map[string]any{"input": map[string]any{"sessionID": "ses_1", "agent": "orchestrator"}})
+	withReapply := func(p map[string]any) map[string]any {
+		p["sync"].(map[string]any)["reapply"] = true
+		return p
 	}
-	next, err := os.ReadFile(os.Getenv("HOOKWIRE_BENCH_NEXT"))
-	require.NoError(b, err)
-	s := newServer(b, nil)
-	res, err := s.Dispatch(context.Background(), rpc.Request{Method: "chat.messages.transform", Params: raw, Validated: true})
-	require.NoError(b, err)
-	base := res.(transformResult).Base
-	params := []byte(`{"input":{},"sync":{"session":"ses_x","base":"` + base + `","messages":[{"keep":0,"count":364},{"message":` + string(next) + `}]}}`)
-	again := []byte(`{"input":{},"sync":{"session":"ses_x","base":"BASE","messages":[{"keep":0,"count":364}]}}`)
-	b.ReportAllocs()
-	for b.Loop() {
-		res, err := s.Dispatch(context.Background(), rpc.Request{Method: "chat.messages.transform", Params: params, Validated: true})
-		require.NoError(b, err)
-		_, err = res.(transformResult).AppendResult(nil) // as rpc.Serve encodes it
-		require.NoError(b, err)
-		back := bytes.Replace(again, []byte("BASE"), []byte(res.(transformResult).Base), 1)
-		_, err = s.Dispatch(context.Background(), rpc.Request{Method: "chat.messages.transform", Params: back, Validated: true})
-		require.NoError(b, err)
+	lost, err := syncReply(t, s, withReapply(incremental("ses_1", first.Base, map[string]any{"keep": 0, "count": 1})))
+	require.NoError(t, err)
+	require.Len(t, lost.Patch, 1, "the reminder on m1, in full: its base message got none")
+	assert.Empty(t, lost.Reapply)
+	assert.NotEqual(t, first.Base, lost.Base, "the same history with another answer is another base")
+	_, err = syncReply(t, s, withReapply(incremental("ses_1", first.Base, map[string]any{"keep": 0, "count": 1})))
+	assert.Equal(t, CodeUnknownBase, rpcCode(err), "the base the client names is not the one held")
+
+	// From the base it holds, m1 keeps its reminder as a run; m2 gets its own.
+	grown, err := syncReply(t, s, withReapply(incremental("ses_1", lost.Base,
+		map[string]any{"keep": 0, "count": 1}, map[string]any{"message": m2})))
+	require.NoError(t, err)
+	assert.Equal(t, []reapplyRun{{At: 0, Keep: 0, Count: 1}}, grown.Reapply)
+	require.Len(t, grown.Patch, 1)
+	assert.Equal(t, "/messages/1/parts/-", grown.Patch[0].(map[string]any)["path"])
+	// Without asking, the same request gets every op.
+	again, err := syncReply(t, s, incremental("ses_1", grown.Base, map[string]any{"keep": 0, "count": 2}))
+	require.NoError(t, err)
+	assert.Empty(t, again.Reapply)
+	assert.Len(t, again.Patch, 2)
+	assert.Equal(t, grown.Base, again.Base, "the same history and answer, the same base")
+}
+
+// TestProtocolExampleReapply is the worked example of PROTOCOL.md 4.6.
+func TestProtocolExampleReapply(t *testing.T) {
+	s := newServer(t, nil)
+	unknown := "Unknown agent type: foo is not a valid agent type"
+	base, err := syncReply(t, s, full("ses_1", []wireMessage{
+		msg("m1", "user", "ses_1", textPart("find the bug")),
+		msg("m2", "assistant", "ses_1", taskPart("c1", "running", ""), textPart("delegating")),
+		msg("m3", "assistant", "ses_1", textPart("waiting")),
+	}))
+	require.NoError(t, err)
+	require.Len(t, base.Patch, 1, "the reminder on m1")
+	r, err := syncReply(t, s, map[string]any{"input": map[string]any{}, "sync": map[string]any{"session": "ses_1", "base": base.Base, "reapply": true, "messages": []any{
+		map[string]any{"keep": 0, "count": 1},
+		map[string]any{"edit": 1, "parts": []any{map[string]any{"part": taskPart("c1", "error", unknown)}, map[string]any{"keep": 1, "count": 1}}},
+		map[string]any{"keep": 2, "count": 1},
+		map[string]any{"message": msg("m4", "user", "ses_1", textPart("go on"))},
+	}}})
+	require.NoError(t, err)
+	assert.Equal(t, []reapplyRun{{At: 0, Keep: 0, Count: 1}, {At: 2, Keep: 2, Count: 1}}, r.Reapply)
+	var paths []string
+	for _, o := range r.Patch {
+		paths = append(paths, o.(map[string]any)["path"].(string))
 	}
+	assert.Equal(t, []string{"/messages/1/parts/0/state/error", "/messages/3/parts/-"}, paths)
+	assert.Contains(t, r.Patch[0].(map[string]any)["value"], "[hookwire retry guidance]")
 }
