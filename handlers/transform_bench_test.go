@@ -261,12 +261,12 @@ func BenchmarkIncremental(b *testing.B) {
 			first, _ := json.Marshal(map[string]any{"input": full.Input, "output": map[string]any{"messages": msgs[:n-1]}, "sync": map[string]any{"session": "ses_b"}})
 			short := call(first)
 			grow := func(base string) []byte {
-				p, _ := json.Marshal(map[string]any{"input": json.RawMessage(`{}`), "sync": map[string]any{"session": "ses_b", "base": base,
+				p, _ := json.Marshal(map[string]any{"input": json.RawMessage(`{}`), "sync": map[string]any{"session": "ses_b", "base": base, "reapply": true,
 					"messages": []any{map[string]int{"keep": 0, "count": n - 1}, map[string]any{"message": msgs[n-1]}}}})
 				return p
 			}
 			shrink := func(base string) []byte {
-				p, _ := json.Marshal(map[string]any{"input": json.RawMessage(`{}`), "sync": map[string]any{"session": "ses_b", "base": base,
+				p, _ := json.Marshal(map[string]any{"input": json.RawMessage(`{}`), "sync": map[string]any{"session": "ses_b", "base": base, "reapply": true,
 					"messages": []any{map[string]int{"keep": 0, "count": n - 1}}}})
 				return p
 			}

@@ -26,9 +26,15 @@ export const DEFAULT_SYNC_BYTES = 16 << 20;
 const MESSAGE_BYTES = 160;
 const PART_BYTES = 120;
 
+/** An op of one message, its path without the leading /messages/I. */
+type RelOp = { op: string; path: string; value?: unknown };
+
 type Held = {
   base: string;
   msgs: ProjectedMessage[];
+  /** The ops each message got in the reply that made the base (reapply runs, PROTOCOL.md 4.6). */
+  ops: (RelOp[] | undefined)[];
+  /** Counted bytes per message, its ops included. */
   sizes: number[];
   /** Message id → its first position in msgs, built when a message is not where it was (most calls never need it). */
   index?: Map<string, number>;
@@ -46,9 +52,41 @@ export type Prepared = {
   incremental: boolean;
   /** The full form, with sync, for the resend. */
   full(): unknown;
-  /** Takes a successful reply: holds its base, or forgets the session when it has none. */
-  commit(result: unknown): void;
+  /**
+   * Takes a successful reply: holds its base (or forgets the session when it
+   * has none) and returns the patch to apply, reapply runs expanded; or an
+   * error when the runs do not fit (nothing held then).
+   */
+  commit(result: unknown): { ok: true; patch: unknown } | { ok: false; error: string };
 };
+
+type Run = { at: number; keep: number; count: number };
+
+const MESSAGE_PATH = /^\/messages\/(0|[1-9][0-9]{0,8})(\/.*)$/;
+
+function isIndex(v: unknown): v is number {
+  return typeof v === "number" && Number.isInteger(v) && v >= 0;
+}
+
+/** A copy of an op's value to hand OpenCode, so that what it does to one request's copy never reaches the held ops. */
+function copyValue(v: unknown): unknown {
+  if (v === null || typeof v !== "object") return v;
+  if (!Array.isArray(v)) {
+    let flat = true;
+    for (const k in v) {
+      const x = (v as Record<string, unknown>)[k];
+      if (x !== null && typeof x === "object") flat = false;
+    }
+    if (flat) return { ...(v as Record<string, unknown>) };
+  }
+  return structuredClone(v);
+}
+
+function opBytes(o: RelOp): number {
+  const v = o.value as { text?: unknown } | string | undefined;
+  const text = typeof v === "string" ? v : typeof v?.text === "string" ? v.text : "";
+  return 64 + strBytes(o.path) + strBytes(text);
+}
 
 function str(v: unknown): string | undefined {
   return typeof v === "string" ? v : undefined;
@@ -218,23 +256,37 @@ export class TransformSync {
         : { input: inputOrEmpty, output: { messages: msgs }, sync: { session } };
     const incremental = held !== undefined;
     return {
-      params: incremental ? { input: inputOrEmpty, sync: { session, base: held.base, messages: items } } : full(),
+      params: incremental ? { input: inputOrEmpty, sync: { session, base: held.base, messages: items, reapply: true } } : full(),
       incremental,
       full,
       commit: (result) => {
-        if (session === undefined) return;
-        const base = str(record(result)?.base);
-        this.forget(session);
-        if (!base) return;
-        let bytes = 0;
-        for (const s of sizes) bytes += s;
-        if (bytes > this.maxBytes) return;
-        while (this.held.size >= this.maxSessions || this.bytes + bytes > this.maxBytes) {
-          const oldest = this.held.keys().next().value as string;
-          this.forget(oldest);
+        const r = record(result);
+        const runs = r?.reapply;
+        if (session === undefined) {
+          return runs === undefined ? { ok: true, patch: r?.patch } : { ok: false, error: "reapply runs without sync" };
         }
-        this.held.set(session, { base, msgs, sizes, bytes });
-        this.bytes += bytes;
+        this.forget(session);
+        // The runs name the base this call was prepared against (held), which
+        // a later commit cannot change: a Held is never modified.
+        const taken = takeReply(r?.patch, runs, incremental ? held : undefined, msgs.length);
+        if (!taken.ok) return taken;
+        const base = str(r?.base);
+        if (!base || !taken.ops) return { ok: true, patch: taken.patch };
+        let bytes = 0;
+        for (let i = 0; i < sizes.length; i++) {
+          const ops = taken.ops[i];
+          if (ops) for (const o of ops) sizes[i] += opBytes(o);
+          bytes += sizes[i];
+        }
+        if (bytes <= this.maxBytes) {
+          while (this.held.size >= this.maxSessions || this.bytes + bytes > this.maxBytes) {
+            const oldest = this.held.keys().next().value as string;
+            this.forget(oldest);
+          }
+          this.held.set(session, { base, msgs, ops: taken.ops, sizes, bytes });
+          this.bytes += bytes;
+        }
+        return { ok: true, patch: taken.patch };
       },
     };
   }
@@ -259,7 +311,90 @@ export class TransformSync {
     if (!r.ok && prepared.incremental && r.reason === "error" && (r.code === CODE_UNKNOWN_BASE || r.code === CODE_INVALID_PARAMS)) {
       r = await sidecar.request(method, prepared.full(), deadlineMs - (Date.now() - started));
     }
-    if (r.ok) prepared.commit(r.result);
-    return r;
+    if (!r.ok) return r;
+    const taken = prepared.commit(r.result);
+    if (!taken.ok) return { ok: false, reason: "error", detail: taken.error };
+    return { ok: true, result: { ...(r.result as Record<string, unknown>), patch: taken.patch } };
   }
+}
+
+/**
+ * A reply's patch with its reapply runs expanded, message by message (each
+ * message's ops from its run, else from patch, in their order: PROTOCOL.md
+ * 4.6), and the ops each of the n messages got, to hold with the new base.
+ * ops is undefined when an op is not under /messages/I (nothing can be held
+ * then; the patch still applies). Runs that do not fit the base they name,
+ * or an op of patch for a message a run covers, are an error.
+ */
+function takeReply(
+  patch: unknown,
+  runs: unknown,
+  held: Held | undefined,
+  n: number,
+): { ok: true; patch: unknown; ops?: (RelOp[] | undefined)[] } | { ok: false; error: string } {
+  if (!Array.isArray(patch)) return { ok: true, patch }; // the caller says what is wrong with it
+  const ops: (RelOp[] | undefined)[] = new Array(n);
+  let attributable = true;
+  const mine: { i: number; op: Record<string, unknown> }[] = [];
+  for (const op of patch) {
+    const o = record(op);
+    const m = o && typeof o.path === "string" ? MESSAGE_PATH.exec(o.path) : null;
+    const i = m ? Number(m[1]) : n;
+    if (!o || !m || i >= n || typeof o.op !== "string") {
+      attributable = false;
+      continue;
+    }
+    mine.push({ i, op: o });
+  }
+  if (runs === undefined) {
+    if (!attributable) return { ok: true, patch };
+    for (const { i, op } of mine) {
+      const rel: RelOp = { op: op.op as string, path: (op.path as string).slice(`/messages/${i}`.length) };
+      if ("value" in op) rel.value = copyValue(op.value);
+      (ops[i] ??= []).push(rel);
+    }
+    return { ok: true, patch, ops };
+  }
+  if (!Array.isArray(runs) || !held) return { ok: false, error: "reapply runs that name no base" };
+  if (!attributable) return { ok: false, error: "reapply runs beside an op outside /messages/I" };
+  const from: number[] = new Array(n).fill(-1); // message → the base message whose ops it gets
+  let next = 0;
+  for (const run of runs) {
+    const x = record(run);
+    if (!x || !isIndex(x.at) || !isIndex(x.keep) || !isIndex(x.count) || x.count < 1 || x.at < next || x.at + x.count > n || x.keep + x.count > held.msgs.length) {
+      return { ok: false, error: `reapply run ${JSON.stringify(run)} does not fit` };
+    }
+    for (let j = 0; j < x.count; j++) from[x.at + j] = x.keep + j;
+    next = x.at + x.count;
+  }
+  const own: Record<string, unknown>[][] = new Array(n);
+  for (const { i, op } of mine) {
+    if (from[i] >= 0) return { ok: false, error: `an op for message ${i}, which a reapply run covers` };
+    (own[i] ??= []).push(op);
+  }
+  const out: unknown[] = [];
+  for (let i = 0; i < n; i++) {
+    const k = from[i];
+    if (k >= 0) {
+      const rels = held.ops[k];
+      ops[i] = rels;
+      if (rels) {
+        const prefix = `/messages/${i}`;
+        for (const rel of rels) out.push("value" in rel ? { op: rel.op, path: prefix + rel.path, value: copyValue(rel.value) } : { op: rel.op, path: prefix + rel.path });
+      }
+      continue;
+    }
+    const list = own[i];
+    if (!list) continue;
+    const rels: RelOp[] = [];
+    const prefix = `/messages/${i}`.length;
+    for (const op of list) {
+      out.push(op);
+      const rel: RelOp = { op: op.op as string, path: (op.path as string).slice(prefix) };
+      if ("value" in op) rel.value = copyValue(op.value);
+      rels.push(rel);
+    }
+    ops[i] = rels;
+  }
+  return { ok: true, patch: out, ops };
 }

@@ -58,6 +58,7 @@ test("TransformSync: first call in full with sync, then only what changed", () =
     session: SESSION,
     base: "b1",
     messages: [{ keep: 0, count: 2 }, { message: projectMessages({ messages: [h[2]] }).messages[0] }],
+    reapply: true,
   });
 
   h[1].parts[0] = task("p2", "c1", "error", "Unknown agent type: x is not a valid agent type");
@@ -114,6 +115,62 @@ test("session.deleted drops that session's base at once; other events and sessio
   assert.ok(sync.stats.bytes < held && sync.stats.bytes > 0, "its bytes are no longer counted");
   assert.equal(sync.prepare({}, h("a")).incremental, false, "a deleted session starts over in full");
   assert.equal(sync.prepare({}, h("b")).incremental, true, "the other keeps its base");
+});
+
+test("reapply runs: a message gets the ops its base message got, at its new place, as copies; runs that do not fit are refused", () => {
+  const sync = new TransformSync();
+  const h = [message("m1", "user", [text("p1", "hi")]), message("m2", "assistant", [task("p2", "c1", "error", "boom")])];
+  const reminder = { type: "text", text: "<internal_reminder>r</internal_reminder>", synthetic: true };
+  const first = sync.prepare({}, { messages: clone(h) });
+  const guided = { op: "replace", path: "/messages/1/parts/0/state/error", value: "boom\n[guidance]" };
+  const taken = first.commit({ patch: [guided, { op: "add", path: "/messages/0/parts/-", value: reminder }], base: "b1" });
+  assert.equal(taken.ok, true);
+  assert.equal(taken.patch.length, 2, "the full form's patch as it came");
+
+  // A message put in front: the two base messages move down by one.
+  const grown = [message("m0", "user", [text("p0", "first")]), ...h];
+  const p = sync.prepare({}, { messages: clone(grown) });
+  assert.equal(p.params.sync.reapply, true);
+  const own = { op: "add", path: "/messages/0/parts/-", value: { ...reminder } };
+  const r = p.commit({ patch: [own], reapply: [{ at: 1, keep: 0, count: 2 }], base: "b2" });
+  assert.equal(r.ok, true);
+  assert.deepEqual(r.patch, [
+    own,
+    { op: "add", path: "/messages/1/parts/-", value: reminder },
+    { op: "replace", path: "/messages/2/parts/0/state/error", value: "boom\n[guidance]" },
+  ]);
+  r.patch[1].value.text = "changed by OpenCode";
+  // The next call reapplies what message 1 got, as it came.
+  const again = sync.prepare({}, { messages: clone(grown) });
+  const r2 = again.commit({ patch: [], reapply: [{ at: 0, keep: 0, count: 3 }], base: "b3" });
+  assert.deepEqual(r2.patch.map((o) => [o.path, o.value.text ?? o.value]), [
+    ["/messages/0/parts/-", reminder.text],
+    ["/messages/1/parts/-", reminder.text],
+    ["/messages/2/parts/0/state/error", "boom\n[guidance]"],
+  ]);
+
+  for (const [why, reply] of [
+    ["past the history", { patch: [], reapply: [{ at: 2, keep: 0, count: 2 }], base: "x" }],
+    ["past the base", { patch: [], reapply: [{ at: 0, keep: 2, count: 2 }], base: "x" }],
+    ["overlapping", { patch: [], reapply: [{ at: 0, keep: 0, count: 2 }, { at: 1, keep: 1, count: 1 }], base: "x" }],
+    ["not a count", { patch: [], reapply: [{ at: 0, keep: 0, count: 0 }], base: "x" }],
+    ["an op in a covered message", { patch: [own], reapply: [{ at: 0, keep: 0, count: 1 }], base: "x" }],
+  ]) {
+    const bad = sync.prepare({}, { messages: clone(grown) });
+    assert.equal(bad.incremental, true, why);
+    const out = bad.commit(reply);
+    assert.equal(out.ok, false, why);
+    assert.equal(sync.prepare({}, { messages: clone(grown) }).incremental, false, `${why}: the session starts over in full`);
+    sync.prepare({}, { messages: clone(grown) }).commit({ patch: [], base: "b4" });
+  }
+  // Runs on a full-form reply name no base.
+  const fresh = new TransformSync();
+  assert.equal(fresh.prepare({}, { messages: clone(h) }).commit({ patch: [], reapply: [{ at: 0, keep: 0, count: 1 }], base: "b" }).ok, false);
+  // An op that is not under /messages/I still applies, but nothing is held.
+  const odd = fresh.prepare({}, { messages: clone(h) }).commit({ patch: [{ op: "add", path: "/other", value: 1 }], base: "b" });
+  assert.equal(odd.ok, true);
+  assert.equal(odd.patch.length, 1);
+  assert.equal(fresh.prepare({}, { messages: clone(h) }).incremental, false);
 });
 
 // ---- Against the real sidecar -----------------------------------------
@@ -253,7 +310,7 @@ test("property: random history edits, and two restarts, give exactly the full fo
     parts: role === "user" ? [text(id("prt"), `please ${n}`)] : Array.from({ length: 1 + Math.floor(rnd() * 3) }, part),
   });
   let history = [];
-  const counts = { incremental: 0, full: 0, unknownBase: 0 };
+  const counts = { incremental: 0, full: 0, unknownBase: 0, reapplied: 0 };
   for (let step = 0; step < 300; step++) {
     const r = rnd();
     if (step === 100 || step === 200) {
@@ -314,8 +371,10 @@ test("property: random history edits, and two restarts, give exactly the full fo
       if (c.ev === "call") counts[c.params.sync?.base ? "incremental" : "full"]++;
       else assert.ok(c.ok || c.code === CODE_UNKNOWN_BASE, JSON.stringify(c));
       if (c.ev === "reply" && c.code === CODE_UNKNOWN_BASE) counts.unknownBase++;
+      if (c.ev === "reply" && c.result?.reapply?.length) counts.reapplied++;
     }
   }
   assert.ok(counts.incremental > 150, JSON.stringify(counts));
   assert.ok(counts.unknownBase > 0, JSON.stringify(counts));
+  assert.ok(counts.reapplied > 100, JSON.stringify(counts));
 });
