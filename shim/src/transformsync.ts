@@ -34,8 +34,9 @@ type Held = {
   msgs: ProjectedMessage[];
   /** The ops each message got in the reply that made the base (reapply runs, PROTOCOL.md 4.6). */
   ops: (RelOp[] | undefined)[];
-  /** Counted bytes per message, its ops included. */
+  /** Counted bytes per message (its projection), and of the ops it got. */
   sizes: number[];
+  opSizes: number[];
   /** Message id → its first position in msgs, built when a message is not where it was (most calls never need it). */
   index?: Map<string, number>;
   bytes: number;
@@ -273,17 +274,13 @@ export class TransformSync {
         const base = str(r?.base);
         if (!base || !taken.ops) return { ok: true, patch: taken.patch };
         let bytes = 0;
-        for (let i = 0; i < sizes.length; i++) {
-          const ops = taken.ops[i];
-          if (ops) for (const o of ops) sizes[i] += opBytes(o);
-          bytes += sizes[i];
-        }
+        for (let i = 0; i < sizes.length; i++) bytes += sizes[i] + taken.opSizes[i];
         if (bytes <= this.maxBytes) {
           while (this.held.size >= this.maxSessions || this.bytes + bytes > this.maxBytes) {
             const oldest = this.held.keys().next().value as string;
             this.forget(oldest);
           }
-          this.held.set(session, { base, msgs, ops: taken.ops, sizes, bytes });
+          this.held.set(session, { base, msgs, ops: taken.ops, sizes, opSizes: taken.opSizes, bytes });
           this.bytes += bytes;
         }
         return { ok: true, patch: taken.patch };
@@ -331,8 +328,9 @@ function takeReply(
   runs: unknown,
   held: Held | undefined,
   n: number,
-): { ok: true; patch: unknown; ops?: (RelOp[] | undefined)[] } | { ok: false; error: string } {
-  if (!Array.isArray(patch)) return { ok: true, patch }; // the caller says what is wrong with it
+): { ok: true; patch: unknown; ops?: (RelOp[] | undefined)[]; opSizes: number[] } | { ok: false; error: string } {
+  const opSizes: number[] = new Array(n).fill(0);
+  if (!Array.isArray(patch)) return { ok: true, patch, opSizes }; // the caller says what is wrong with it
   const ops: (RelOp[] | undefined)[] = new Array(n);
   let attributable = true;
   const mine: { i: number; op: Record<string, unknown> }[] = [];
@@ -347,13 +345,14 @@ function takeReply(
     mine.push({ i, op: o });
   }
   if (runs === undefined) {
-    if (!attributable) return { ok: true, patch };
+    if (!attributable) return { ok: true, patch, opSizes };
     for (const { i, op } of mine) {
       const rel: RelOp = { op: op.op as string, path: (op.path as string).slice(`/messages/${i}`.length) };
       if ("value" in op) rel.value = copyValue(op.value);
       (ops[i] ??= []).push(rel);
+      opSizes[i] += opBytes(rel);
     }
-    return { ok: true, patch, ops };
+    return { ok: true, patch, ops, opSizes };
   }
   if (!Array.isArray(runs) || !held) return { ok: false, error: "reapply runs that name no base" };
   if (!attributable) return { ok: false, error: "reapply runs beside an op outside /messages/I" };
@@ -378,6 +377,7 @@ function takeReply(
     if (k >= 0) {
       const rels = held.ops[k];
       ops[i] = rels;
+      opSizes[i] = held.opSizes[k];
       if (rels) {
         const prefix = `/messages/${i}`;
         for (const rel of rels) out.push("value" in rel ? { op: rel.op, path: prefix + rel.path, value: copyValue(rel.value) } : { op: rel.op, path: prefix + rel.path });
@@ -393,8 +393,9 @@ function takeReply(
       const rel: RelOp = { op: op.op as string, path: (op.path as string).slice(prefix) };
       if ("value" in op) rel.value = copyValue(op.value);
       rels.push(rel);
+      opSizes[i] += opBytes(rel);
     }
     ops[i] = rels;
   }
-  return { ok: true, patch: out, ops };
+  return { ok: true, patch: out, ops, opSizes };
 }

@@ -140,6 +140,7 @@ test("reapply runs: a message gets the ops its base message got, at its new plac
     { op: "replace", path: "/messages/2/parts/0/state/error", value: "boom\n[guidance]" },
   ]);
   r.patch[1].value.text = "changed by OpenCode";
+  const bytes = sync.stats.bytes;
   // The next call reapplies what message 1 got, as it came.
   const again = sync.prepare({}, { messages: clone(grown) });
   const r2 = again.commit({ patch: [], reapply: [{ at: 0, keep: 0, count: 3 }], base: "b3" });
@@ -148,6 +149,7 @@ test("reapply runs: a message gets the ops its base message got, at its new plac
     ["/messages/1/parts/-", reminder.text],
     ["/messages/2/parts/0/state/error", "boom\n[guidance]"],
   ]);
+  assert.equal(sync.stats.bytes, bytes, "the same history and ops count the same bytes, however often they are reapplied");
 
   for (const [why, reply] of [
     ["past the history", { patch: [], reapply: [{ at: 2, keep: 0, count: 2 }], base: "x" }],
