@@ -38,7 +38,7 @@ export function applyPatchInPlace(doc: unknown, patch: unknown): PatchResult {
   const undo: Array<() => void> = [];
   try {
     for (const op of patch) {
-      const fast = appendPart(doc, op);
+      const fast = appendPart(doc, op) ?? replaceError(doc, op);
       if (fast) {
         undo.push(fast);
         continue;
@@ -88,6 +88,39 @@ function appendPart(doc: object, op: PatchOp): (() => void) | undefined {
   return () => {
     if (parts.length > at) parts.splice(at, 1);
   };
+}
+
+// The other op the sidecar sends on every request: guidance on an errored
+// task part (PROTOCOL.md 4.1), in a long history one per errored part.
+const REPLACE_ERROR = /^\/messages\/(0|[1-9][0-9]{0,8})\/parts\/(0|[1-9][0-9]{0,8})\/state\/error$/;
+
+/**
+ * Applies a replace of a part's state.error directly, as fast-json-patch
+ * would, and returns its undo; undefined (nothing done) for any other op or
+ * when the path does not lead to an existing error member: fast-json-patch
+ * then applies it, or says why not.
+ */
+function replaceError(doc: object, op: PatchOp): (() => void) | undefined {
+  if (op.op !== "replace" || op.value === undefined) return undefined;
+  const m = REPLACE_ERROR.exec(op.path);
+  if (!m) return undefined;
+  const message = objectAt(arrayAt((doc as { messages?: unknown }).messages, Number(m[1])));
+  const part = objectAt(arrayAt(message?.parts, Number(m[2])));
+  const state = objectAt(part?.state);
+  if (!state || !Object.prototype.hasOwnProperty.call(state, "error")) return undefined;
+  const old = state.error;
+  state.error = op.value;
+  return () => {
+    state.error = old;
+  };
+}
+
+function arrayAt(v: unknown, i: number): unknown {
+  return Array.isArray(v) && i < v.length ? v[i] : undefined;
+}
+
+function objectAt(v: unknown): Record<string, unknown> | undefined {
+  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }
 
 /** Returns a function that undoes op, computed before op is applied. */

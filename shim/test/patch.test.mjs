@@ -136,3 +136,40 @@ test("parts appended to messages (the sidecar's common op) roll back, and bad ta
     assert.deepEqual(doc, copy);
   }
 });
+
+test("guidance on an errored part (the other common op) rolls back, and odd targets behave as fast-json-patch says", async () => {
+  const state = { status: "error", error: "Unknown agent type: x" };
+  const output = { messages: [{ parts: [{ type: "tool", state }] }] };
+  const r = applyPatchInPlace(output, [
+    { op: "replace", path: "/messages/0/parts/0/state/error", value: "Unknown agent type: x\n[guidance]" },
+    { op: "replace", path: "/messages/0/parts/3/state/error", value: "nope" },
+  ]);
+  assert.equal(r.ok, false);
+  assert.equal(output.messages[0].parts[0].state, state, "the same object");
+  assert.equal(state.error, "Unknown agent type: x", "put back");
+  assert.deepEqual(applyPatchInPlace(output, [{ op: "replace", path: "/messages/0/parts/0/state/error", value: "guided" }]), { ok: true, applied: 1 });
+  assert.equal(state.error, "guided");
+
+  // Each of these takes the general path; the result is fast-json-patch's own.
+  const { default: fjp } = await import("fast-json-patch");
+  for (const doc of [
+    { messages: [{ parts: [{ state: {} }] }] }, // no error member: replace fails
+    { messages: [{ parts: [{ state: [] }] }] },
+    { messages: [{ parts: [{}] }] },
+    { messages: [{ parts: [] }] },
+    { messages: {} },
+    { messages: [{ parts: [{ state: { error: 1 } }] }] },
+  ]) {
+    const op = { op: "replace", path: "/messages/0/parts/0/state/error", value: "g" };
+    const mine = structuredClone(doc);
+    const theirs = structuredClone(doc);
+    let want = true;
+    try {
+      fjp.applyOperation(theirs, structuredClone(op), true, true, true);
+    } catch {
+      want = false;
+    }
+    assert.equal(applyPatchInPlace(mine, [op]).ok, want, JSON.stringify(doc));
+    assert.deepEqual(mine, want ? theirs : doc, JSON.stringify(doc));
+  }
+});
