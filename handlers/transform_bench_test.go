@@ -223,6 +223,10 @@ func benchServe(b *testing.B, method string, params func(i int) []byte) {
 // history grown by one message, through Dispatch: each iteration is the
 // request that adds the last message to a base of n-1, and the one that
 // takes it back off (a revert), so the base alternates between the two.
+// The -cold variants evict the caches before each request (untimed), as
+// the seconds OpenCode waits for the model do in the real process; run
+// them with a fixed -benchtime (e.g. 300x), as each eviction takes
+// milliseconds.
 func BenchmarkIncremental(b *testing.B) {
 	for _, size := range historySizes {
 		raw := history(b, size.name, size.bytes)
@@ -236,54 +240,83 @@ func BenchmarkIncremental(b *testing.B) {
 			b.Fatal(err)
 		}
 		msgs := full.Output.Messages
-		n := len(msgs)
-		b.Run(size.name, func(b *testing.B) {
-			srv := newServer(b)
-			ctx := context.Background()
-			managedSession(b, srv.Dispatch)
-			call := func(params []byte) string {
-				res, err := srv.Dispatch(ctx, rpc.Request{Method: "chat.messages.transform", Params: params})
-				if err != nil {
-					b.Fatalf("chat.messages.transform: %v", err)
-				}
-				out, err := json.Marshal(res)
-				if err != nil {
-					b.Fatal(err)
-				}
-				var r struct {
-					Base string `json:"base"`
-				}
-				if err := json.Unmarshal(out, &r); err != nil || r.Base == "" {
-					b.Fatalf("no base in %.300s", out)
-				}
-				return r.Base
+		for _, cold := range []bool{false, true} {
+			name := size.name
+			if cold {
+				name += "-cold"
 			}
-			first, _ := json.Marshal(map[string]any{"input": full.Input, "output": map[string]any{"messages": msgs[:n-1]}, "sync": map[string]any{"session": "ses_b"}})
-			short := call(first)
-			grow := func(base string) []byte {
-				p, _ := json.Marshal(map[string]any{"input": json.RawMessage(`{}`), "sync": map[string]any{"session": "ses_b", "base": base, "reapply": true,
-					"messages": []any{map[string]int{"keep": 0, "count": n - 1}, map[string]any{"message": msgs[n-1]}}}})
-				return p
-			}
-			shrink := func(base string) []byte {
-				p, _ := json.Marshal(map[string]any{"input": json.RawMessage(`{}`), "sync": map[string]any{"session": "ses_b", "base": base, "reapply": true,
-					"messages": []any{map[string]int{"keep": 0, "count": n - 1}}}})
-				return p
-			}
-			long := call(grow(short))
-			up, down := grow(short), shrink(long)
-			if got := call(down); got != short {
-				b.Fatalf("shrink gave base %s, want %s", got, short)
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := srv.Dispatch(ctx, rpc.Request{Method: "chat.messages.transform", Params: up}); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := srv.Dispatch(ctx, rpc.Request{Method: "chat.messages.transform", Params: down}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+			b.Run(name, func(b *testing.B) { benchIncremental(b, full.Input, msgs, cold) })
+		}
+	}
+}
+
+// evictBuffer is larger than the last level cache of the machines we
+// measure on (32 MiB); touching every line of it evicts what a request
+// left there.
+var evictBuffer []byte
+
+func evictCaches() {
+	if evictBuffer == nil {
+		evictBuffer = make([]byte, 64<<20)
+	}
+	for i := 0; i < len(evictBuffer); i += 64 {
+		evictBuffer[i]++
+	}
+}
+
+func benchIncremental(b *testing.B, input json.RawMessage, msgs []json.RawMessage, cold bool) {
+	n := len(msgs)
+	srv := newServer(b)
+	ctx := context.Background()
+	managedSession(b, srv.Dispatch)
+	call := func(params []byte) string {
+		res, err := srv.Dispatch(ctx, rpc.Request{Method: "chat.messages.transform", Params: params})
+		if err != nil {
+			b.Fatalf("chat.messages.transform: %v", err)
+		}
+		out, err := json.Marshal(res)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var r struct {
+			Base string `json:"base"`
+		}
+		if err := json.Unmarshal(out, &r); err != nil || r.Base == "" {
+			b.Fatalf("no base in %.300s", out)
+		}
+		return r.Base
+	}
+	first, _ := json.Marshal(map[string]any{"input": input, "output": map[string]any{"messages": msgs[:n-1]}, "sync": map[string]any{"session": "ses_b"}})
+	short := call(first)
+	grow := func(base string) []byte {
+		p, _ := json.Marshal(map[string]any{"input": json.RawMessage(`{}`), "sync": map[string]any{"session": "ses_b", "base": base, "reapply": true,
+			"messages": []any{map[string]int{"keep": 0, "count": n - 1}, map[string]any{"message": msgs[n-1]}}}})
+		return p
+	}
+	shrink := func(base string) []byte {
+		p, _ := json.Marshal(map[string]any{"input": json.RawMessage(`{}`), "sync": map[string]any{"session": "ses_b", "base": base, "reapply": true,
+			"messages": []any{map[string]int{"keep": 0, "count": n - 1}}}})
+		return p
+	}
+	long := call(grow(short))
+	up, down := grow(short), shrink(long)
+	if got := call(down); got != short {
+		b.Fatalf("shrink gave base %s, want %s", got, short)
+	}
+	b.ReportAllocs()
+	dispatch := func(params []byte) {
+		if cold {
+			b.StopTimer()
+			evictCaches()
+			b.StartTimer()
+		}
+		if _, err := srv.Dispatch(ctx, rpc.Request{Method: "chat.messages.transform", Params: params}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		dispatch(up)
+		dispatch(down)
 	}
 }
