@@ -32,6 +32,8 @@ type RelOp = { op: string; path: string; value?: unknown };
 type Held = {
   base: string;
   msgs: ProjectedMessage[];
+  /** Each message, flat (flatten): what the comparison walk reads. */
+  flat: unknown[][];
   /** The ops each message got in the reply that made the base (reapply runs, PROTOCOL.md 4.6). */
   ops: (RelOp[] | undefined)[];
   /** Counted bytes per message (its projection), and of the ops it got. */
@@ -110,29 +112,71 @@ function sizeOf(m: ProjectedMessage): number {
   return n;
 }
 
-/**
- * Whether raw (an OpenCode message's info) projects to info. Plain
- * equality: a held field is a string or absent, so equal means the same
- * projection; a raw field of another type reads as changed, which costs an
- * edit, never a wrong keep.
- */
-function sameInfo(info: ProjectedMessage["info"], raw: Record<string, unknown> | undefined): boolean {
-  if (raw === undefined) return info.id === undefined && info.role === undefined && info.agent === undefined && info.sessionID === undefined;
-  return info.id === raw.id && info.role === raw.role && info.agent === raw.agent && info.sessionID === raw.sessionID;
+// A held message, flat: its info (id, role, agent, sessionID), then
+// FIELDS slots per part (type, text, synthetic, tool, callID, state status,
+// state error; NO_STATE for no state), the short repeated strings
+// canonical. On a long history the comparison walk is mostly cache misses
+// (OpenCode's copy is fresh each time); one array per message and a few hot
+// strings keep the held side to a cache line or so per part. Comparisons
+// are plain equality: a held field is a string, a boolean or absent, so
+// equal means the same projection; a raw field of another type reads as
+// changed, which costs an edit, never a wrong keep.
+const INFO = 4;
+const FIELDS = 7;
+const NO_STATE = Symbol("no state");
+
+const canonical = new Map<string, string>();
+const MAX_CANONICAL = 4096;
+const MAX_CANONICAL_LENGTH = 64;
+
+function intern(v: string | undefined): string | undefined {
+  if (v === undefined || v.length > MAX_CANONICAL_LENGTH) return v;
+  const c = canonical.get(v);
+  if (c !== undefined) return c;
+  if (canonical.size < MAX_CANONICAL) canonical.set(v, v);
+  return v;
 }
 
-/** Whether raw (an OpenCode part) projects to p, without building the projection (equality as in sameInfo). */
-function samePart(p: ProjectedPart, raw: unknown): boolean {
+function flatten(m: ProjectedMessage): unknown[] {
+  const parts = m.parts;
+  const fp: unknown[] = new Array(INFO + parts.length * FIELDS);
+  fp[0] = m.info.id;
+  fp[1] = intern(m.info.role);
+  fp[2] = intern(m.info.agent);
+  fp[3] = intern(m.info.sessionID);
+  for (let j = 0; j < parts.length; j++) {
+    const p = parts[j];
+    const o = INFO + j * FIELDS;
+    fp[o] = intern(p.type);
+    fp[o + 1] = p.text;
+    fp[o + 2] = p.synthetic;
+    fp[o + 3] = intern(p.tool);
+    fp[o + 4] = p.callID;
+    fp[o + 5] = p.state === undefined ? NO_STATE : intern(p.state.status);
+    fp[o + 6] = p.state?.error;
+  }
+  return fp;
+}
+
+/** Whether raw (an OpenCode message's info) projects to the info of a flat held message. */
+function sameInfo(fp: unknown[], raw: Record<string, unknown> | undefined): boolean {
+  if (raw === undefined) return fp[0] === undefined && fp[1] === undefined && fp[2] === undefined && fp[3] === undefined;
+  return fp[0] === raw.id && fp[1] === raw.role && fp[2] === raw.agent && fp[3] === raw.sessionID;
+}
+
+/** Whether raw (an OpenCode part) projects to part j of a flat held message, without building the projection. */
+function samePart(fp: unknown[], j: number, raw: unknown): boolean {
+  const o = INFO + j * FIELDS;
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
-    return p.type === undefined && p.text === undefined && p.synthetic === undefined && p.tool === undefined && p.callID === undefined && p.state === undefined;
+    return fp[o] === undefined && fp[o + 1] === undefined && fp[o + 2] === undefined && fp[o + 3] === undefined && fp[o + 4] === undefined && fp[o + 5] === NO_STATE;
   }
   const r = raw as Record<string, unknown>;
-  if (p.type !== r.type || p.text !== r.text || p.tool !== r.tool || p.callID !== r.callID || p.synthetic !== r.synthetic) return false;
+  if (fp[o] !== r.type || fp[o + 1] !== r.text || fp[o + 2] !== r.synthetic || fp[o + 3] !== r.tool || fp[o + 4] !== r.callID) return false;
   const state = r.state;
-  if (p.state === undefined) return state === undefined || state === null || typeof state !== "object" || Array.isArray(state);
+  if (fp[o + 5] === NO_STATE) return state === undefined || state === null || typeof state !== "object" || Array.isArray(state);
   if (state === null || typeof state !== "object") return false;
   const st = state as Record<string, unknown>;
-  return p.state.status === st.status && p.state.error === st.error;
+  return fp[o + 5] === st.status && fp[o + 6] === st.error;
 }
 
 /** Message id → its first position in msgs. */
@@ -194,6 +238,7 @@ export class TransformSync {
     const held = session === undefined ? undefined : this.held.get(session);
     const msgs: ProjectedMessage[] = new Array(raw.length);
     const sizes: number[] = new Array(raw.length);
+    const flat: unknown[][] = new Array(raw.length);
     const items: Item[] = [];
     let run: { keep: number; count: number } | undefined;
     for (let i = 0; i < raw.length; i++) {
@@ -205,17 +250,19 @@ export class TransformSync {
       // case (messages appended), else looked up.
       let k: number | undefined;
       if (held && id !== undefined) {
-        if (i < held.msgs.length && held.msgs[i].info.id === id) k = i;
+        if (i < held.flat.length && held.flat[i][0] === id) k = i;
         else k = (held.index ??= indexOf(held.msgs)).get(id);
       }
       if (held && k !== undefined) {
-        const old = held.msgs[k];
         const parts = Array.isArray(mr?.parts) ? (mr.parts as unknown[]) : [];
-        const infoSame = sameInfo(old.info, info);
-        let partsSame = parts.length === old.parts.length;
-        for (let j = 0; partsSame && j < parts.length; j++) partsSame = samePart(old.parts[j], parts[j]);
+        const fp = held.flat[k];
+        const infoSame = sameInfo(fp, info);
+        const oldParts = (fp.length - INFO) / FIELDS;
+        let partsSame = parts.length === oldParts;
+        for (let j = 0; partsSame && j < parts.length; j++) partsSame = samePart(fp, j, parts[j]);
         if (infoSame && partsSame) {
-          msgs[i] = old;
+          msgs[i] = held.msgs[k];
+          flat[i] = fp;
           sizes[i] = held.sizes[k];
           if (run && run.keep + run.count === k) run.count++;
           else items.push((run = { keep: k, count: 1 }));
@@ -231,8 +278,8 @@ export class TransformSync {
           const pitems: PartItem[] = [];
           let prun: { keep: number; count: number } | undefined;
           for (let j = 0; j < parts.length; j++) {
-            if (j < old.parts.length && samePart(old.parts[j], parts[j])) {
-              next.parts[j] = old.parts[j];
+            if (j < oldParts && samePart(fp, j, parts[j])) {
+              next.parts[j] = held.msgs[k].parts[j];
               if (prun && prun.keep + prun.count === j) prun.count++;
               else pitems.push((prun = { keep: j, count: 1 }));
             } else {
@@ -242,12 +289,14 @@ export class TransformSync {
           }
           edit.parts = pitems;
         }
+        flat[i] = flatten(next);
         items.push(edit);
         continue;
       }
       run = undefined;
       msgs[i] = projectMessage(raw[i]);
       sizes[i] = sizeOf(msgs[i]);
+      flat[i] = flatten(msgs[i]);
       items.push({ message: msgs[i] });
     }
     const inputOrEmpty = input ?? {};
@@ -280,7 +329,7 @@ export class TransformSync {
             const oldest = this.held.keys().next().value as string;
             this.forget(oldest);
           }
-          this.held.set(session, { base, msgs, ops: taken.ops, sizes, opSizes: taken.opSizes, bytes });
+          this.held.set(session, { base, msgs, flat, ops: taken.ops, sizes, opSizes: taken.opSizes, bytes });
           this.bytes += bytes;
         }
         return { ok: true, patch: taken.patch };

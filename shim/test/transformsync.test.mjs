@@ -83,6 +83,24 @@ test("TransformSync: first call in full with sync, then only what changed", () =
   assert.deepEqual(send({ messages: edited }).sync.messages, [{ edit: 0, info: { id: "m9", role: "assistant", agent: "explorer", sessionID: SESSION } }]);
 });
 
+test("TransformSync: odd parts (null, a state that is not an object, odd field types) are kept when unchanged and edited when changed", () => {
+  const { send } = acked();
+  const odd = [null, { type: "tool", tool: "task", callID: "c", state: null }, { type: "tool", state: [1] }, { type: 7, text: 8, synthetic: "yes" }, "str"];
+  const h = [message("m1", "user", [text("p1", "hi")]), { info: { id: "m2", role: "assistant", sessionID: SESSION }, parts: odd }];
+  send({ messages: clone(h) });
+  assert.deepEqual(send({ messages: clone(h) }).sync.messages.slice(0, 1), [{ keep: 0, count: 1 }]);
+  // Odd field types read as changed (an edit, never a wrong keep); the rest is kept.
+  const again = send({ messages: clone(h) }).sync.messages;
+  assert.equal(again[0].keep, 0);
+  assert.deepEqual(again[1].parts, [{ keep: 0, count: 3 }, { part: {} }, { keep: 4, count: 1 }]);
+  // A state that becomes an object is a changed part.
+  const h2 = clone(h);
+  h2[1].parts[1].state = { status: "error", error: "Unknown agent type: x" };
+  const edited = send({ messages: clone(h2) }).sync.messages[1];
+  assert.equal(edited.edit, 1);
+  assert.deepEqual(edited.parts[1], { part: { type: "tool", tool: "task", callID: "c", state: { status: "error", error: "Unknown agent type: x" } } });
+});
+
 test("TransformSync: no session id, no sync; a reply without base forgets the session; bounds", () => {
   const sync = new TransformSync({ maxSessions: 2, maxBytes: 4000 });
   const anon = sync.prepare({}, { messages: [{ info: { id: "m1" }, parts: [] }] });
