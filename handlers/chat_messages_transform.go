@@ -60,33 +60,32 @@ func (s *Server) chatMessagesTransform(_ context.Context, req rpc.Request) (any,
 	if err != nil {
 		return nil, err
 	}
-	wire := make([]wireMessage, len(history))
-	msgs := make([]core.Message, len(history))
 	for i := range history {
-		h := &history[i]
-		wire[i] = h.msg
-		if !h.converted { // a message kept from a base was converted then
-			h.core, h.converted = toCoreMessage(h.msg), true
+		if m := &history[i]; m.flags&flagDerived == 0 { // a message kept from a base was derived then
+			s.derive(m)
 		}
-		msgs[i] = h.core
 	}
-	s.failThrownTasks(wire)
-	for _, m := range msgs {
-		if m.Role == "user" && m.SessionID != "" && m.Agent != "" {
-			s.store.SetAgent(m.SessionID, m.Agent)
+	s.failThrownTasks(history)
+	for i := range history {
+		if m := &history[i]; m.flags&flagSetsAgent != 0 {
+			s.store.SetAgent(m.core.SessionID, m.core.Agent)
 		}
 	}
 	// Each message's ops, relative to it; a base keeps them, so that a
 	// message whose ops are those its base message got can be answered
 	// with a reapply (4.6) instead of the ops again.
-	per := make([][]relOp, len(msgs))
+	per := s.bases.perMessage(len(history))
 	if s.cfg.DelegateRetry.Enabled {
-		s.guideErroredTasks(msgs, per)
+		for i := range history {
+			if m := &history[i]; m.flags&flagGuided != 0 {
+				per[i] = startOps(m.guidance, m.ops)
+			}
+		}
 	}
 	if s.cfg.CacheStable {
-		s.stableParts(msgs, per)
-	} else if i := core.PhaseReminderTarget(msgs, s.cfg.reminderConfig()); i >= 0 {
-		per[i] = append(per[i], relOp{part: -1, text: s.cfg.reminderConfig().ReminderText()})
+		s.stableParts(history, per)
+	} else if i := reminderTarget(history); i >= 0 {
+		per[i] = addOp(per[i], relOp{part: -1, text: s.cfg.reminderConfig().ReminderText()}, history[i].ops)
 	}
 	if p.Sync == nil {
 		return patch(materialize(per, nil)...), nil
@@ -96,11 +95,78 @@ func (s *Server) chatMessagesTransform(_ context.Context, req rpc.Request) (any,
 		runs = reapplyRuns(history, per)
 	}
 	for i := range history {
-		if h := &history[i]; h.origin == 0 || !slices.Equal(per[i], h.ops) {
+		if h := &history[i]; h.origin == 0 || !sameOps(per[i], h.ops) {
 			h.ops, h.opsHash = per[i], hashOps(per[i])
+			h.flags &^= flagKept // the base's id hash up to it no longer holds
 		}
 	}
 	return transformResult{Patch: materialize(per, runs), Reapply: runs, Base: s.bases.keep(p.Sync.Session, history)}, nil
+}
+
+// derive works out what the handler reads of a message that follows from
+// its content and the config alone: its core form, its errored task
+// parts' calls (failThrownTasks), its guidance (4.1), whether it wants
+// the reminder (4.3). A base keeps it, so a request that keeps the message
+// only reads it.
+func (s *Server) derive(m *baseMessage) {
+	h := m.heldMessage
+	if !h.converted {
+		h.core, h.converted = toCoreMessage(h.msg), true
+	}
+	c := &h.core
+	h.thrown, h.guidance = nil, nil
+	for _, p := range h.msg.Parts {
+		if p.Type != "tool" || p.CallID == "" || p.State == nil || p.State.Status != "error" || !s.cfg.isTaskTool(p.Tool) {
+			continue
+		}
+		text, _ := p.State.Error.(string)
+		h.thrown = append(h.thrown, thrownCall{callID: p.CallID, text: text})
+	}
+	if s.cfg.DelegateRetry.Enabled {
+		h.guidance = slices.Clip(s.guidance(c))
+	}
+	h.wantsReminder = core.WantsReminder(*c, s.cfg.reminderConfig())
+	m.session = s.bases.intern(c.SessionID)
+	flags := flagDerived | m.flags&flagKept
+	if c.Role == "user" {
+		flags |= flagUser
+		if c.Parts != nil {
+			flags |= flagStable
+		}
+		if c.SessionID != "" && c.Agent != "" {
+			flags |= flagSetsAgent
+		}
+	}
+	if len(h.thrown) > 0 {
+		flags |= flagThrown
+	}
+	if len(h.guidance) > 0 {
+		flags |= flagGuided
+	}
+	m.flags = flags
+}
+
+// configChanged drops what was worked out under the config before: the
+// guidance remembered per error text, and what the bases' messages
+// derived (agents.update changes the subagents guidance lists).
+func (s *Server) configChanged() {
+	s.guided = nil
+	if s.bases != nil {
+		s.bases.gen++
+	}
+}
+
+// reminderTarget is core.PhaseReminderTarget over derived messages.
+func reminderTarget(history []baseMessage) int {
+	for i := len(history) - 1; i >= 0; i-- {
+		if m := &history[i]; m.flags&flagUser != 0 {
+			if m.wantsReminder {
+				return i
+			}
+			return -1
+		}
+	}
+	return -1
 }
 
 // relOp is one op of a message, relative to it: part -1 adds a synthetic
@@ -109,6 +175,32 @@ func (s *Server) chatMessagesTransform(_ context.Context, req rpc.Request) (any,
 type relOp struct {
 	part int
 	text string
+}
+
+// A message's ops are built in the order the full form adds them, from
+// its guidance (startOps) on (addOp). While they are those its base
+// message got (base, immutable), they share base's array: a message kept
+// with the same ops allocates nothing, and sameOps is a pointer test.
+// Ops that differ get their own array; none is ever appended to in place.
+
+func startOps(guidance, base []relOp) []relOp {
+	if len(base) >= len(guidance) && slices.Equal(base[:len(guidance)], guidance) {
+		return base[:len(guidance):len(guidance)]
+	}
+	return guidance
+}
+
+func addOp(ops []relOp, o relOp, base []relOp) []relOp {
+	n := len(ops)
+	if n < len(base) && base[n] == o && (n == 0 || &ops[0] == &base[0]) {
+		return base[: n+1 : n+1]
+	}
+	return append(ops[:n:n], o)
+}
+
+// sameOps reports whether two messages' ops are the same.
+func sameOps(a, b []relOp) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0] || slices.Equal(a, b))
 }
 
 // reapplyRun says: messages At to At+Count-1 of the history get the ops
@@ -122,8 +214,8 @@ type reapplyRun struct {
 func reapplyRuns(history []baseMessage, per [][]relOp) []reapplyRun {
 	var runs []reapplyRun
 	for i := range history {
-		k := history[i].origin - 1 // history[i].ops are still base message k's
-		if k < 0 || !slices.Equal(per[i], history[i].ops) {
+		k := int(history[i].origin) - 1 // history[i].ops are still base message k's
+		if k < 0 || !sameOps(per[i], history[i].ops) {
 			continue
 		}
 		if n := len(runs); n > 0 && runs[n-1].At+runs[n-1].Count == i && runs[n-1].Keep+runs[n-1].Count == k {
@@ -247,22 +339,22 @@ func toCoreMessage(w wireMessage) core.Message {
 	return m
 }
 
-// guideErroredTasks adds guidance to every errored task tool part whose
-// error matches a row. It is a function of the part alone, so a history
-// gets the same bytes on every request; the answer is remembered per
-// error text (s.guided), as a long history repeats its errors on every
-// request.
-func (s *Server) guideErroredTasks(msgs []core.Message, per [][]relOp) {
-	for i, m := range msgs {
-		for j, part := range m.Parts {
-			if part.Type != "tool" || !s.cfg.isTaskTool(part.Tool) || part.StateStatus != "error" || !part.HasError {
-				continue
-			}
-			if guided, ok := s.guidedError(part.StateError); ok {
-				per[i] = append(per[i], relOp{part: j, text: guided})
-			}
+// guidance is a message's ops of 4.1: guidance added to every errored
+// task tool part whose error matches a row. It is a function of the part
+// alone, so a history gets the same bytes on every request; the answer is
+// also remembered per error text (s.guided), as a long history repeats
+// its errors.
+func (s *Server) guidance(m *core.Message) []relOp {
+	var ops []relOp
+	for j, part := range m.Parts {
+		if part.Type != "tool" || !s.cfg.isTaskTool(part.Tool) || part.StateStatus != "error" || !part.HasError {
+			continue
+		}
+		if guided, ok := s.guidedError(part.StateError); ok {
+			ops = append(ops, relOp{part: j, text: guided})
 		}
 	}
+	return ops
 }
 
 // Bounds of the guidance remembered per error text: at most this many
@@ -300,25 +392,27 @@ func (s *Server) guidedError(text string) (string, bool) {
 // managed agent carries the sessions block frozen when it was first seen,
 // and each user message of a reminder agent the reminder (block first), so
 // no earlier message ever changes.
-func (s *Server) stableParts(msgs []core.Message, per [][]relOp) {
+func (s *Server) stableParts(history []baseMessage, per [][]relOp) {
 	rc := s.cfg.reminderConfig()
 	reminder := rc.ReminderText()
-	s.retainFrozen(msgs)
-	for i, m := range msgs {
-		if m.Role != "user" || m.Parts == nil {
+	s.retainFrozen(history)
+	for i := range history {
+		m := &history[i]
+		if m.flags&flagStable == 0 {
 			continue
 		}
-		agent := s.messageAgent(m)
-		if s.cfg.TaskSessions.Enabled && m.ID != "" && m.SessionID != "" && s.cfg.isManagedAgent(agent) {
-			block := s.store.FrozenBlock(m.SessionID, m.ID, func() string {
-				return core.ResumableSessionsBlock(s.store.ResumableSessions(m.SessionID))
+		c := &m.core
+		agent := s.messageAgent(c)
+		if s.cfg.TaskSessions.Enabled && c.ID != "" && c.SessionID != "" && s.cfg.isManagedAgent(agent) {
+			block := s.store.FrozenBlock(c.SessionID, c.ID, func() string {
+				return core.ResumableSessionsBlock(s.store.ResumableSessions(c.SessionID))
 			})
-			if block != "" && !hasPartText(m, block) {
-				per[i] = append(per[i], relOp{part: -1, text: block})
+			if block != "" && !m.hasPartText(block) {
+				per[i] = addOp(per[i], relOp{part: -1, text: block}, m.ops)
 			}
 		}
-		if rc.Enabled && agent != "" && rc.ForAgent(agent) && core.WantsReminder(m, rc) {
-			per[i] = append(per[i], relOp{part: -1, text: reminder})
+		if rc.Enabled && agent != "" && rc.ForAgent(agent) && m.wantsReminder {
+			per[i] = addOp(per[i], relOp{part: -1, text: reminder}, m.ops)
 		}
 	}
 }
@@ -327,21 +421,29 @@ func (s *Server) stableParts(msgs []core.Message, per [][]relOp) {
 // the history (OpenCode compacted them away), so a long session keeps room
 // to freeze its new messages. The store asks only for a full session, so
 // the history's ids are collected only then.
-func (s *Server) retainFrozen(msgs []core.Message) {
-	seen := map[string]bool{}
-	for _, m := range msgs {
-		if m.SessionID == "" || seen[m.SessionID] {
+func (s *Server) retainFrozen(history []baseMessage) {
+	var seen map[string]bool
+	prev := ""
+	for i := range history {
+		session := history[i].session
+		if session == "" || session == prev { // interned: mostly the same pointer
 			continue
 		}
-		seen[m.SessionID] = true
-		session := m.SessionID
+		prev = session
+		if seen[session] {
+			continue
+		}
+		if seen == nil {
+			seen = map[string]bool{}
+		}
+		seen[session] = true
 		var ids map[string]bool
 		s.store.RetainFrozen(session, func(id string) bool {
 			if ids == nil {
 				ids = map[string]bool{}
-				for _, m := range msgs {
-					if m.SessionID == session && m.ID != "" {
-						ids[m.ID] = true
+				for j := range history {
+					if m := &history[j]; m.session == session && m.core.ID != "" {
+						ids[m.core.ID] = true
 					}
 				}
 			}
@@ -352,14 +454,23 @@ func (s *Server) retainFrozen(msgs []core.Message) {
 
 // messageAgent is the agent of a user message in cache-stable mode: its
 // info.agent, else the agent its session is known to run ("" if none).
-func (s *Server) messageAgent(m core.Message) string {
+func (s *Server) messageAgent(m *core.Message) string {
 	if m.Agent != "" || m.SessionID == "" {
 		return m.Agent
 	}
 	return s.store.Agent(m.SessionID)
 }
 
-func hasPartText(m core.Message, text string) bool {
+// hasPartText reports whether a part of the message has text as its text,
+// remembering the answer for the last text asked.
+func (h *heldMessage) hasPartText(text string) bool {
+	if h.textChecked != text {
+		h.textChecked, h.hasText = text, hasPartText(&h.core, text)
+	}
+	return h.hasText
+}
+
+func hasPartText(m *core.Message, text string) bool {
 	for _, p := range m.Parts {
 		if p.HasText && p.Text == text {
 			return true

@@ -5,17 +5,15 @@ package handlers
 // error shows only as an errored task part in the history (PROTOCOL.md
 // 4.1, 5 sessions.list). The part's callID names the pending call; once
 // taken, the same part seen in later histories finds nothing.
-func (s *Server) failThrownTasks(msgs []wireMessage) {
+func (s *Server) failThrownTasks(history []baseMessage) {
 	if !s.cfg.TaskSessions.Enabled {
 		return
 	}
-	for _, m := range msgs {
-		for _, p := range m.Parts {
-			if p.Type != "tool" || p.CallID == "" || p.State == nil || p.State.Status != "error" || !s.cfg.isTaskTool(p.Tool) {
-				continue
+	for i := range history {
+		if m := &history[i]; m.flags&flagThrown != 0 {
+			for _, c := range m.thrown {
+				s.store.FailCall(c.callID, c.text)
 			}
-			text, _ := p.State.Error.(string)
-			s.store.FailCall(p.CallID, text)
 		}
 	}
 }

@@ -116,30 +116,89 @@ func (r transformResult) AppendResult(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// baseMessage is one message of a held history, with its content hash and
-// counted bytes (0 until computed), its core form once converted (a kept
-// message is not converted again; core functions do not change it), and
-// the ops it got in the reply that made the base, with their hash. In a
-// history being built from a base, origin is the base message it came from
-// plus one (0: a message in full), and ops and opsHash are still that base
-// message's.
+// baseMessage is one message of a history, as the per-request work reads
+// it: a few words of its own, and the message as held (heldMessage),
+// which the bases that keep the message share. A request that keeps a
+// message from its base touches little more than these words, as the
+// message's content and what follows from it alone were worked out when
+// it came (issue 14: between requests the process is idle, its memory
+// cold, so every line read costs a miss).
 type baseMessage struct {
+	*heldMessage
+	// session is the message's info.sessionID, interned (retainFrozen).
+	session string
+	// ops are the ops the message got in the reply that made its base,
+	// opsHash their hash. In a history being built from a base they are
+	// still the base message's.
+	ops     []relOp
+	opsHash uint64
+	// idHash and idBytes are the base id's hash state and the base's
+	// counted bytes up to this message (transformBases.keep), so that a
+	// base kept up to message k is not hashed again up to k.
+	idHash  uint64
+	idBytes int64
+	// origin is, in a history being built from a base, the base message
+	// it came from plus one (0: a message in full).
+	origin int32
+	flags  uint8
+}
+
+// Flags of a baseMessage. All but flagKept follow from the message's
+// content and the config, and are set by Server.derive.
+const (
+	// flagDerived: derive has run under the config in force.
+	flagDerived uint8 = 1 << iota
+	// flagKept: kept from the base as it was (a keep item), so idHash and
+	// idBytes are still those of base message origin-1.
+	flagKept
+	// flagUser: a user message.
+	flagUser
+	// flagStable: a user message with a parts array (stableParts).
+	flagStable
+	// flagSetsAgent: a user message naming its session and agent.
+	flagSetsAgent
+	// flagThrown: it has errored task parts with a callID (thrown).
+	flagThrown
+	// flagGuided: it has guidance (guidance).
+	flagGuided
+)
+
+// heldMessage is a message as a base holds it: its wire and core forms,
+// its content hash and counted bytes (0 until computed), and what the
+// handler derives from its content and the config alone (Server.derive).
+// Nothing in it changes once derived, but for the memo of hasText; a
+// config change (agents.update) derives it again.
+type heldMessage struct {
+	core      core.Message
 	msg       wireMessage
 	hash      uint64
 	bytes     int64
-	core      core.Message
 	converted bool
-	origin    int
-	ops       []relOp
-	opsHash   uint64
+	// wantsReminder is core.WantsReminder of the message.
+	wantsReminder bool
+	// thrown are its errored task parts' calls, for failThrownTasks.
+	thrown []thrownCall
+	// guidance are its ops of 4.1 (guideErroredTasks).
+	guidance []relOp
+	// hasText remembers whether a part's text is textChecked: the block
+	// frozen for a message is the same string on every request.
+	textChecked string
+	hasText     bool
 }
 
-// transformBase is the history held for one session.
+// thrownCall is an errored task part's callID and error text.
+type thrownCall struct {
+	callID, text string
+}
+
+// transformBase is the history held for one session, and the generation
+// of the config its messages were derived under.
 type transformBase struct {
 	id    string
 	msgs  []baseMessage
 	bytes int64
 	used  uint64
+	gen   uint64
 }
 
 // transformBases holds one history per session, within a byte budget and
@@ -149,10 +208,45 @@ type transformBases struct {
 	bytes    int64
 	tick     uint64
 	session  map[string]*transformBase
+	// gen counts the config changes (configChanged): a base derived under
+	// an earlier one is derived again when a request keeps its messages.
+	gen uint64
+	// names interns the messages' session ids (baseMessage.session).
+	names map[string]string
+	// per is the handler's per-message ops, reused from request to
+	// request (perMessage).
+	per [][]relOp
+}
+
+// perMessage returns n empty ops lists, in an array that the previous
+// request used: a request reads it only while it is handled.
+func (b *transformBases) perMessage(n int) [][]relOp {
+	if cap(b.per) < n {
+		b.per = make([][]relOp, n, n+n/4)
+		return b.per
+	}
+	clear(b.per) // past its length it is clear already
+	b.per = b.per[:n]
+	return b.per
 }
 
 func newTransformBases(maxBytes int64) *transformBases {
-	return &transformBases{maxBytes: maxBytes, session: map[string]*transformBase{}}
+	return &transformBases{maxBytes: maxBytes, session: map[string]*transformBase{}, names: map[string]string{}}
+}
+
+// maxInternedNames bounds transformBases.names; past it, it starts over.
+const maxInternedNames = 1024
+
+// intern returns name, the same string each time it is given.
+func (b *transformBases) intern(name string) string {
+	if n, ok := b.names[name]; ok {
+		return n
+	}
+	if len(b.names) >= maxInternedNames {
+		clear(b.names)
+	}
+	b.names[name] = name
+	return name
 }
 
 // stats reports the sessions held and their counted bytes.
@@ -172,7 +266,7 @@ func (b *transformBases) history(p *transformParams) ([]baseMessage, error) {
 		}
 		msgs := make([]baseMessage, len(p.Output.Messages))
 		for i, m := range p.Output.Messages {
-			msgs[i].msg = m
+			msgs[i].heldMessage = &heldMessage{msg: m}
 		}
 		return msgs, nil
 	}
@@ -186,30 +280,42 @@ func (b *transformBases) history(p *transformParams) ([]baseMessage, error) {
 	if base == nil || base.id != *p.Sync.Base {
 		return nil, &rpc.Error{Code: CodeUnknownBase, Message: "unknown base: send the full history (output.messages) with sync"}
 	}
-	return base.apply(*p.Sync.Messages)
+	return base.apply(*p.Sync.Messages, base.gen != b.gen)
 }
 
-// apply builds the history items describe against base.
-func (base *transformBase) apply(items []syncItem) ([]baseMessage, error) {
+// apply builds the history items describe against base; stale: the
+// messages kept are to be derived again. When the first item keeps base
+// messages from 0 (a history grown or reverted: most requests), they stay
+// where they are, in base's array, which the history takes over: a
+// request that names base replaces it (keep). Nothing is changed until
+// every item has been checked.
+func (base *transformBase) apply(items []syncItem, stale bool) ([]baseMessage, error) {
 	n := len(base.msgs)
-	msgs := make([]baseMessage, 0, n+1)
-	for i, it := range items {
+	head, skip := 0, 0
+	if len(items) > 0 && items[0].isKeep() && *items[0].Keep == 0 {
+		if _, count, err := keepRange(items[0].Keep, items[0].Count, n); err == nil {
+			head, skip = count, 1
+		}
+	}
+	var rest []baseMessage
+	if head == 0 {
+		rest = make([]baseMessage, 0, n+1)
+	}
+	for i, it := range items[skip:] {
 		at := func(format string, args ...any) error {
-			return invalidParams("sync.messages[%d]: "+format, append([]any{i}, args...)...)
+			return invalidParams("sync.messages[%d]: "+format, append([]any{i + skip}, args...)...)
 		}
 		switch {
-		case it.Keep != nil && it.Message == nil && it.Edit == nil && it.Info == nil && it.Parts == nil:
+		case it.isKeep():
 			from, count, err := keepRange(it.Keep, it.Count, n)
 			if err != nil {
 				return nil, at("%s", err.Error())
 			}
-			for k := from; k < from+count; k++ {
-				m := base.msgs[k]
-				m.origin = k + 1
-				msgs = append(msgs, m)
-			}
+			at := len(rest)
+			rest = append(rest, base.msgs[from:from+count]...)
+			keptFrom(rest[at:], from, stale)
 		case it.Message != nil && it.Keep == nil && it.Count == nil && it.Edit == nil && it.Info == nil && it.Parts == nil:
-			msgs = append(msgs, baseMessage{msg: *it.Message})
+			rest = append(rest, baseMessage{heldMessage: &heldMessage{msg: *it.Message}})
 		case it.Edit != nil && it.Keep == nil && it.Count == nil && it.Message == nil:
 			j := *it.Edit
 			if j < 0 || j >= n {
@@ -226,12 +332,36 @@ func (base *transformBase) apply(items []syncItem) ([]baseMessage, error) {
 				}
 				m.Parts = parts
 			}
-			msgs = append(msgs, baseMessage{msg: m, origin: j + 1, ops: base.msgs[j].ops, opsHash: base.msgs[j].opsHash})
+			rest = append(rest, baseMessage{heldMessage: &heldMessage{msg: m}, origin: int32(j + 1), ops: base.msgs[j].ops, opsHash: base.msgs[j].opsHash})
 		default:
 			return nil, at("an item is exactly one of {keep, count}, {message} or {edit, info?, parts?}")
 		}
 	}
+	if head == 0 {
+		return rest, nil
+	}
+	msgs := append(base.msgs[:head], rest...)
+	if len(msgs) < n && &msgs[0] == &base.msgs[0] {
+		clear(base.msgs[len(msgs):n]) // hold on to no message the history dropped
+	}
+	keptFrom(msgs[:head], 0, stale)
 	return msgs, nil
+}
+
+func (it *syncItem) isKeep() bool {
+	return it.Keep != nil && it.Message == nil && it.Edit == nil && it.Info == nil && it.Parts == nil
+}
+
+// keptFrom marks msgs as base messages from, from+1, ... kept as they were.
+func keptFrom(msgs []baseMessage, from int, stale bool) {
+	for k := range msgs {
+		m := &msgs[k]
+		m.origin = int32(from + k + 1)
+		m.flags |= flagKept
+		if stale {
+			m.flags &^= flagDerived
+		}
+	}
 }
 
 func applyParts(base []wirePart, items []partItem) ([]wirePart, error) {
@@ -277,22 +407,34 @@ func (b *transformBases) keep(session string, msgs []baseMessage) string {
 	if session == "" || len(session) > maxBaseKeyBytes {
 		return ""
 	}
-	base := &transformBase{msgs: msgs}
-	h := fnvString(fnvOffset, session)
-	for i := range msgs {
+	base := &transformBase{msgs: msgs, gen: b.gen}
+	h, bytes := fnvString(fnvOffset, session), int64(0)
+	// The messages kept in place from the base this history was built
+	// from (with their ops, see Server.chatMessagesTransform) hash as
+	// they did there: the base held for session was made with this key.
+	i := 0
+	for i < len(msgs) && msgs[i].flags&flagKept != 0 && int(msgs[i].origin) == i+1 {
+		i++
+	}
+	if i > 0 {
+		h, bytes = msgs[i-1].idHash, msgs[i-1].idBytes
+	}
+	for ; i < len(msgs); i++ {
 		m := &msgs[i]
 		if m.bytes == 0 {
 			m.hash, m.bytes = hashMessage(&m.msg)
 		}
-		base.bytes += m.bytes
+		bytes += m.bytes
 		h = fnvUint64(h, m.hash)
 		if len(m.ops) > 0 { // the answer is part of the base: see hashOps
 			h = fnvUint64(h, m.opsHash)
 			// The ops' texts are the store's frozen blocks, the
 			// configured reminder or remembered guidance: counted there.
-			base.bytes += int64(len(m.ops)) * relOpOverhead
+			bytes += int64(len(m.ops)) * relOpOverhead
 		}
+		m.idHash, m.idBytes = h, bytes
 	}
+	base.bytes = bytes
 	if base.bytes > b.maxBytes {
 		return ""
 	}
