@@ -30,6 +30,7 @@ func (s *Server) agentsUpdate(_ context.Context, req rpc.Request) (any, error) {
 	if p.PrimaryAgents != nil {
 		s.cfg.PrimaryAgents = agentNames(p.PrimaryAgents, "primaryAgents", drop)
 	}
+	s.configChanged()
 	s.log.Info().Int("primaryAgents", len(s.cfg.PrimaryAgents)).Int("subagents", len(s.cfg.Subagents)).
 		Strs("managedAgents", s.cfg.managedSet()).Msg("agents updated")
 	return nil, nil

@@ -68,7 +68,7 @@ func (s *Server) initialize(_ context.Context, req rpc.Request) (any, error) {
 		s.log.Warn().Str("warning", w).Msg("config warning")
 	}
 	s.cfg = cfg
-	s.guided = nil // guidance depends on the config
+	s.guided, s.bases = nil, nil // both were worked out under the config
 	s.store = sessions.New(cfg.storeConfig())
 	if s.opts.OpenState != nil {
 		s.persist = s.opts.OpenState(s.store)

@@ -813,3 +813,154 @@ func TestProtocolExampleReapply(t *testing.T) {
 	assert.Equal(t, []string{"/messages/1/parts/0/state/error", "/messages/3/parts/-"}, paths)
 	assert.Contains(t, r.Patch[0].(map[string]any)["value"], "[hookwire retry guidance]")
 }
+
+// TestTransformSyncKeptMessagesFollowState: what a base holds of a message
+// (its derived ops, flags, its ops' array) must not outlive the state it
+// was worked out under. Each row handles a history in full on one server
+// and with sync on another, changes the state on both between requests,
+// then sends the same history grown by a message, in full to the first and
+// as "keep all, add one" to the second: the patches and the state must be
+// the same, and the row's check says the change did show.
+func TestTransformSyncKeptMessagesFollowState(t *testing.T) {
+	unknown := "Unknown agent type: foo is not a valid agent type"
+	noAgent := msg("m1", "user", "ses_1", textPart("find the bug"))
+	noAgent.Info.Agent = nil
+	errored := msg("m2", "assistant", "ses_1", taskPart("c1", "error", unknown), textPart("delegating"))
+	withAgent := msg("m1", "user", "ses_1", textPart("find the bug"))
+	build := msg("m1", "user", "ses_1", textPart("find the bug"))
+	build.Info.Agent = "build"
+	next := msg("m9", "user", "ses_1", textPart("go on"))
+	texts := func(patch []any) string { return string(mustJSON(t, patch)) }
+	rows := []struct {
+		name    string
+		config  map[string]any
+		history []wireMessage
+		next    *wireMessage // else next
+		setup   func(t *testing.T, s *Server)
+		change  func(t *testing.T, s *Server)
+		check   func(t *testing.T, before, after []any)
+	}{{
+		name:    "the session's agent is learned",
+		history: []wireMessage{noAgent},
+		change: func(t *testing.T, s *Server) {
+			call(t, s, "chat.message", map[string]any{"input": map[string]any{"sessionID": "ses_1", "agent": "orchestrator"}})
+		},
+		check: func(t *testing.T, before, after []any) {
+			assert.Empty(t, before)
+			assert.Contains(t, texts(after), `"/messages/0/parts/-"`, "m1 now gets the reminder")
+		},
+	}, {
+		name:    "the session's agent changes to one not managed",
+		history: []wireMessage{noAgent},
+		next:    &wireMessage{Info: wireInfo{ID: "m9", Role: "user", SessionID: "ses_1"}, Parts: []wirePart{textPart("go on")}},
+		setup: func(t *testing.T, s *Server) {
+			call(t, s, "chat.message", map[string]any{"input": map[string]any{"sessionID": "ses_1", "agent": "orchestrator"}})
+		},
+		change: func(t *testing.T, s *Server) {
+			call(t, s, "chat.message", map[string]any{"input": map[string]any{"sessionID": "ses_1", "agent": "explorer"}})
+		},
+		check: func(t *testing.T, before, after []any) {
+			assert.Contains(t, texts(before), `"/messages/0/parts/-"`)
+			assert.NotContains(t, texts(after), `"/messages/0/parts/-"`, "m1's agent is now the explorer's")
+		},
+	}, {
+		name:    "the remembered sessions change",
+		history: []wireMessage{withAgent},
+		change: func(t *testing.T, s *Server) {
+			call(t, s, "tool.execute.before", map[string]any{"input": map[string]any{"tool": "task", "sessionID": "ses_1", "callID": "c7"},
+				"output": map[string]any{"args": map[string]any{"description": "look around", "prompt": "p", "subagent_type": "explorer"}}})
+			call(t, s, "tool.execute.after", map[string]any{"input": map[string]any{"tool": "task", "sessionID": "ses_1", "callID": "c7"},
+				"output": map[string]any{"output": `<task id="ses_child" state="completed">` + "\nok\n</task>"}})
+		},
+		check: func(t *testing.T, before, after []any) {
+			assert.Contains(t, texts(after), "look around", "m9 gets the block that lists the new session")
+		},
+	}, {
+		name:    "agents.update changes the subagents guidance lists",
+		config:  map[string]any{"subagents": []any{"explorer"}},
+		history: []wireMessage{withAgent, errored},
+		change: func(t *testing.T, s *Server) {
+			call(t, s, "agents.update", map[string]any{"subagents": []any{"librarian"}})
+		},
+		check: func(t *testing.T, before, after []any) {
+			assert.Contains(t, texts(before), "explorer")
+			assert.Contains(t, texts(after), "librarian", "m2's guidance lists the subagents now known")
+			assert.NotContains(t, texts(after), "explorer")
+		},
+	}, {
+		name:    "agents.update changes the managed agents",
+		history: []wireMessage{build},
+		change: func(t *testing.T, s *Server) {
+			call(t, s, "agents.update", map[string]any{"primaryAgents": []any{"build", "plan"}})
+			call(t, s, "tool.execute.before", map[string]any{"input": map[string]any{"tool": "task", "sessionID": "ses_1", "callID": "c7"},
+				"output": map[string]any{"args": map[string]any{"description": "look around", "prompt": "p", "subagent_type": "explorer"}}})
+			call(t, s, "tool.execute.after", map[string]any{"input": map[string]any{"tool": "task", "sessionID": "ses_1", "callID": "c7"},
+				"output": map[string]any{"output": `<task id="ses_child" state="completed">` + "\nok\n</task>"}})
+		},
+		check: func(t *testing.T, before, after []any) {
+			assert.Empty(t, before, "build is not managed yet")
+			assert.Contains(t, texts(after), "look around", "build's messages get blocks once it is managed")
+		},
+	}, {
+		name:    "a call kept in the history is made after its part was seen",
+		history: []wireMessage{withAgent, errored},
+		change: func(t *testing.T, s *Server) {
+			call(t, s, "tool.execute.before", map[string]any{"input": map[string]any{"tool": "task", "sessionID": "ses_1", "callID": "c1"},
+				"output": map[string]any{"args": map[string]any{"description": "retry it", "prompt": "p", "subagent_type": "explorer", "task_id": "ses_child"}}})
+		},
+		check: func(t *testing.T, before, after []any) {},
+	}, {
+		name:    "the phase reminder without cache-stable mode",
+		config:  map[string]any{"cacheStable": false},
+		history: []wireMessage{noAgent},
+		change: func(t *testing.T, s *Server) {
+			call(t, s, "chat.message", map[string]any{"input": map[string]any{"sessionID": "ses_1", "agent": "orchestrator"}})
+		},
+		check: func(t *testing.T, before, after []any) {
+			assert.Contains(t, texts(after), `"/messages/1/parts/-"`, "the last user message gets it")
+		},
+	}}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			fullSrv, incSrv := newServer(t, row.config), newServer(t, row.config)
+			for _, s := range []*Server{fullSrv, incSrv} {
+				if row.setup != nil {
+					row.setup(t, s)
+				}
+			}
+			before, _, err := syncCall(t, fullSrv, full("", row.history))
+			require.NoError(t, err)
+			got, base, err := syncCall(t, incSrv, full("ses_1", row.history))
+			require.NoError(t, err)
+			require.Equal(t, texts(before), texts(got))
+			require.NotEmpty(t, base)
+			for _, s := range []*Server{fullSrv, incSrv} {
+				row.change(t, s)
+			}
+			add := next
+			if row.next != nil {
+				add = *row.next
+			}
+			grown := append(slices.Clone(row.history), add)
+			after, wantBase, err := syncCall(t, fullSrv, full("ses_1", grown))
+			require.NoError(t, err)
+			got, gotBase, err := syncCall(t, incSrv, incremental("ses_1", base,
+				map[string]any{"keep": 0, "count": len(row.history)}, map[string]any{"message": add}))
+			require.NoError(t, err)
+			assert.Equal(t, texts(after), texts(got))
+			assert.Equal(t, wantBase, gotBase, "the same history and answer, the same base")
+			for _, m := range []string{"sessions.list", "status"} {
+				a, b := callResult(t, fullSrv, m), callResult(t, incSrv, m)
+				if m == "status" {
+					a, b = a.(map[string]any)["store"], b.(map[string]any)["store"]
+				} else {
+					for _, e := range append(a.([]any), b.([]any)...) {
+						delete(e.(map[string]any), "lastUse")
+					}
+				}
+				assert.Equal(t, a, b, m)
+			}
+			row.check(t, before, after)
+		})
+	}
+}
