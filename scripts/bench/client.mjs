@@ -336,9 +336,19 @@ async function grow() {
   const prefix = [];
   let bytes = 64;
   for (const m of all) prefix.push((bytes += Buffer.byteLength(JSON.stringify(m)) + 1));
+  // Each size is its own session, as three OpenCode sessions would be: a
+  // session's base is then its own history of n messages, and the untimed
+  // call before each timed one takes back the message the last round
+  // added, instead of rebuilding from another size's history.
   const sizes = Object.entries(GROW_SIZES).map(([name, target]) => {
     const n = prefix.findIndex((b) => b >= target) + 1;
-    return { name, n, small: all.slice(0, n), grown: all.slice(0, n + 1), bytes: prefix[n] };
+    const session = `${all[0].info.sessionID}_${name}`;
+    const own = all.slice(0, n + 1).map((m) => ({
+      ...m,
+      info: { ...m.info, sessionID: session },
+      parts: m.parts.map((p) => ('sessionID' in p ? { ...p, sessionID: session } : p)),
+    }));
+    return { name, n, small: own.slice(0, n), grown: own, bytes: prefix[n] };
   });
   const incSide = await startSidecar();
   const fullSide = await startSidecar();
@@ -353,13 +363,23 @@ async function grow() {
   const inc = adapter(incSide);
   const sync = new TransformSync({ maxSessions: 16, maxBytes: 64 << 20 });
   // timed runs fn on OpenCode's fresh copy of messages and times it. The
-  // copy is made after the full GC, right before the call, as OpenCode
-  // builds it right before calling the hook: a global.gc() just before t0
+  // copy is made with JSON.parse, as OpenCode 1.18 reads each part from
+  // SQLite (a JSON text column) before every LLM request, after the full GC
+  // and right before the call, as OpenCode builds it right before calling
+  // the hook: a global.gc() just before t0
   // leaves V8's concurrent sweeper threads running, and on 2 CPUs they take
   // the sidecar's CPU for a time that grows with Node's heap.
   const timed = async (messages, fn) => {
     global.gc();
-    const output = { messages: structuredClone(messages) };
+    const output = { messages: JSON.parse(JSON.stringify(messages)) };
+    // Two scavenges move the fresh copy out of the young generation, as the
+    // host's own allocations soon would: otherwise the first scavenge that
+    // falls in the timed call (any small allocation can start it) copies
+    // the whole live history, several ms that depend on when it falls and
+    // that are the host's GC work, not the call's (Bun's collector, which
+    // OpenCode runs on, does not copy).
+    global.gc({ type: 'minor' });
+    global.gc({ type: 'minor' });
     const t0 = process.hrtime.bigint();
     await fn(output);
     return Number(process.hrtime.bigint() - t0);
