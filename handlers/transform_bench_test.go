@@ -226,7 +226,9 @@ func benchServe(b *testing.B, method string, params func(i int) []byte) {
 // The -cold variants evict the caches before each request (untimed), as
 // the seconds OpenCode waits for the model do in the real process; run
 // them with a fixed -benchtime (e.g. 300x), as each eviction takes
-// milliseconds.
+// milliseconds. The params are marked valid JSON, as rpc.Serve marks
+// every request it hands on, so the strings the handler skips are pruned
+// as in the real process.
 func BenchmarkIncremental(b *testing.B) {
 	for _, size := range historySizes {
 		raw := history(b, size.name, size.bytes)
@@ -270,7 +272,7 @@ func benchIncremental(b *testing.B, input json.RawMessage, msgs []json.RawMessag
 	ctx := context.Background()
 	managedSession(b, srv.Dispatch)
 	call := func(params []byte) string {
-		res, err := srv.Dispatch(ctx, rpc.Request{Method: "chat.messages.transform", Params: params})
+		res, err := srv.Dispatch(ctx, rpc.Request{Method: "chat.messages.transform", Params: params, Validated: true})
 		if err != nil {
 			b.Fatalf("chat.messages.transform: %v", err)
 		}
@@ -310,7 +312,7 @@ func benchIncremental(b *testing.B, input json.RawMessage, msgs []json.RawMessag
 			evictCaches()
 			b.StartTimer()
 		}
-		if _, err := srv.Dispatch(ctx, rpc.Request{Method: "chat.messages.transform", Params: params}); err != nil {
+		if _, err := srv.Dispatch(ctx, rpc.Request{Method: "chat.messages.transform", Params: params, Validated: true}); err != nil {
 			b.Fatal(err)
 		}
 	}
