@@ -53,7 +53,7 @@ type Server struct {
 	persist Persistence
 	// bases holds the histories of incremental transforms (PROTOCOL.md 4.6).
 	bases *transformBases
-	// guided remembers guidance per task error text (guideErroredTasks).
+	// guided remembers guidance per task error text (Server.guidance).
 	guided map[string]guidedError
 
 	// mu serialises Dispatch and Close: a signal's final flush waits for

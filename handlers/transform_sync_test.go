@@ -964,3 +964,52 @@ func TestTransformSyncKeptMessagesFollowState(t *testing.T) {
 		})
 	}
 }
+
+// TestReminderTarget: the handler finds the message that gets the reminder
+// (4.3) from what derive worked out of each message, not with
+// core.PhaseReminderTarget: only the last user message counts, and only
+// when it wants the reminder.
+func TestReminderTarget(t *testing.T) {
+	id := 0
+	user := func(agent any, texts ...string) wireMessage {
+		id++
+		m := msg(fmt.Sprint("u", id), "user", "ses_1")
+		m.Info.Agent = agent
+		for _, text := range texts {
+			m.Parts = append(m.Parts, textPart(text))
+		}
+		return m
+	}
+	reply := msg("a1", "assistant", "ses_1", textPart("done"))
+	reminder := newServer(t, nil).cfg.reminderConfig().ReminderText()
+	rows := []struct {
+		name    string
+		history []wireMessage
+		want    int
+	}{
+		{"empty", nil, -1},
+		{"the last user message wants it", []wireMessage{user("orchestrator", "a"), reply, user("orchestrator", "b"), reply}, 2},
+		{"the last user message is another agent's", []wireMessage{user("orchestrator", "a"), user("explorer", "b"), reply}, -1},
+		{"the last user message has no agent", []wireMessage{user("orchestrator", "a"), user(nil, "a")}, 1},
+		{"the last user message skips", []wireMessage{user("orchestrator", "a"), user("orchestrator", "x <!-- SLIM_INTERNAL_INITIATOR --> y")}, -1},
+		{"the last user message has it already", []wireMessage{user("orchestrator", "a", reminder)}, -1},
+		{"the last user message has no text", []wireMessage{user("orchestrator", "a"), user("orchestrator"), reply}, -1},
+		{"no user message", []wireMessage{reply, reply}, -1},
+	}
+	for _, enabled := range []bool{true, false} {
+		s := newServer(t, map[string]any{"cacheStable": false, "phaseReminder": map[string]any{"enabled": enabled}})
+		s.bases = newTransformBases(DefaultMaxBaseBytes)
+		for _, row := range rows {
+			history, err := s.bases.history(&transformParams{Output: &transformOutput{Messages: row.history}})
+			require.NoError(t, err)
+			for i := range history {
+				s.derive(&history[i])
+			}
+			want := row.want
+			if !enabled {
+				want = -1
+			}
+			assert.Equal(t, want, reminderTarget(history), "%s, enabled %v", row.name, enabled)
+		}
+	}
+}
