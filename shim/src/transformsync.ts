@@ -27,7 +27,7 @@ const MESSAGE_BYTES = 160;
 const PART_BYTES = 120;
 
 /** An op of one message, its path without the leading /messages/I. */
-type RelOp = { op: string; path: string; value?: unknown };
+type RelOp = { op: string; path: string; value?: unknown; copy?: Copy };
 
 type Held = {
   base: string;
@@ -71,18 +71,38 @@ function isIndex(v: unknown): v is number {
   return typeof v === "number" && Number.isInteger(v) && v >= 0;
 }
 
-/** A copy of an op's value to hand OpenCode, so that what it does to one request's copy never reaches the held ops. */
-function copyValue(v: unknown): unknown {
-  if (v === null || typeof v !== "object") return v;
-  if (!Array.isArray(v)) {
-    let flat = true;
-    for (const k in v) {
-      const x = (v as Record<string, unknown>)[k];
-      if (x !== null && typeof x === "object") flat = false;
-    }
-    if (flat) return { ...(v as Record<string, unknown>) };
+/** How a held op's value is copied for OpenCode: it is a primitive, an object of primitives, or deeper. */
+const enum Copy {
+  None,
+  Shallow,
+  Deep,
+}
+
+function copyKind(v: unknown): Copy {
+  if (v === null || typeof v !== "object") return Copy.None;
+  if (Array.isArray(v)) return Copy.Deep;
+  for (const k in v) {
+    const x = (v as Record<string, unknown>)[k];
+    if (x !== null && typeof x === "object") return Copy.Deep;
   }
-  return structuredClone(v);
+  return Copy.Shallow;
+}
+
+/** A held op as OpenCode gets it: at message i, its value a copy, so that what OpenCode does to one request's copy never reaches the held ops. */
+function materialize(rel: RelOp, prefix: string): Record<string, unknown> {
+  if (!("value" in rel)) return { op: rel.op, path: prefix + rel.path };
+  const v = rel.copy === Copy.None ? rel.value : rel.copy === Copy.Shallow ? { ...(rel.value as Record<string, unknown>) } : structuredClone(rel.value);
+  return { op: rel.op, path: prefix + rel.path, value: v };
+}
+
+/** An op of the reply made relative to its message i (prefix: /messages/i), its value copied to hold. */
+function relative(op: Record<string, unknown>, prefix: number): RelOp {
+  const rel: RelOp = { op: op.op as string, path: (op.path as string).slice(prefix) };
+  if ("value" in op) {
+    rel.copy = copyKind(op.value);
+    rel.value = rel.copy === Copy.None ? op.value : rel.copy === Copy.Shallow ? { ...(op.value as Record<string, unknown>) } : structuredClone(op.value);
+  }
+  return rel;
 }
 
 function opBytes(o: RelOp): number {
@@ -179,6 +199,28 @@ function samePart(fp: unknown[], j: number, raw: unknown): boolean {
   return fp[o + 5] === st.status && fp[o + 6] === st.error;
 }
 
+/**
+ * The id index of the history that replaces held's, when held has one and
+ * the new history (flat) keeps held's first lead messages in place and
+ * either all of held's or all of its own are among them: held's index
+ * then becomes the new one, with the ids of messages taken off removed and
+ * those appended added. It is taken from held, which is being replaced.
+ */
+function carryIndex(held: Held, flat: unknown[][], lead: number): Map<string, number> | undefined {
+  const index = held.index;
+  if (!index || (lead !== held.flat.length && lead !== flat.length)) return undefined;
+  held.index = undefined;
+  for (let k = lead; k < held.flat.length; k++) {
+    const id = held.flat[k][0] as string | undefined;
+    if (id !== undefined && index.get(id) === k) index.delete(id);
+  }
+  for (let i = lead; i < flat.length; i++) {
+    const id = flat[i][0] as string | undefined;
+    if (id !== undefined && !index.has(id)) index.set(id, i);
+  }
+  return index;
+}
+
 /** Message id → its first position in msgs. */
 function indexOf(msgs: ProjectedMessage[]): Map<string, number> {
   const index = new Map<string, number>();
@@ -239,6 +281,10 @@ export class TransformSync {
     const msgs: ProjectedMessage[] = new Array(raw.length);
     const sizes: number[] = new Array(raw.length);
     const flat: unknown[][] = new Array(raw.length);
+    // How many leading messages are where they were in the base: when all
+    // the base's are (messages appended) or all the new history's are (the
+    // tail taken back), the base's id index carries over (carryIndex).
+    let lead = 0;
     const items: Item[] = [];
     let run: { keep: number; count: number } | undefined;
     for (let i = 0; i < raw.length; i++) {
@@ -253,6 +299,7 @@ export class TransformSync {
         if (i < held.flat.length && held.flat[i][0] === id) k = i;
         else k = (held.index ??= indexOf(held.msgs)).get(id);
       }
+      if (k === i && lead === i) lead++;
       if (held && k !== undefined) {
         const parts = Array.isArray(mr?.parts) ? (mr.parts as unknown[]) : [];
         const fp = held.flat[k];
@@ -315,9 +362,12 @@ export class TransformSync {
         if (session === undefined) {
           return runs === undefined ? { ok: true, patch: r?.patch } : { ok: false, error: "reapply runs without sync" };
         }
+        const index = held && this.held.get(session) === held ? carryIndex(held, flat, lead) : undefined;
         this.forget(session);
         // The runs name the base this call was prepared against (held), which
-        // a later commit cannot change: a Held is never modified.
+        // a later commit cannot change: a Held is not modified (but for its
+        // index, which the next base takes over only when held is the base
+        // being replaced).
         const taken = takeReply(r?.patch, runs, incremental ? held : undefined, msgs.length);
         if (!taken.ok) return taken;
         const base = str(r?.base);
@@ -329,7 +379,7 @@ export class TransformSync {
             const oldest = this.held.keys().next().value as string;
             this.forget(oldest);
           }
-          this.held.set(session, { base, msgs, flat, ops: taken.ops, sizes, opSizes: taken.opSizes, bytes });
+          this.held.set(session, { base, msgs, flat, index, ops: taken.ops, sizes, opSizes: taken.opSizes, bytes });
           this.bytes += bytes;
         }
         return { ok: true, patch: taken.patch };
@@ -396,8 +446,7 @@ function takeReply(
   if (runs === undefined) {
     if (!attributable) return { ok: true, patch, opSizes };
     for (const { i, op } of mine) {
-      const rel: RelOp = { op: op.op as string, path: (op.path as string).slice(`/messages/${i}`.length) };
-      if ("value" in op) rel.value = copyValue(op.value);
+      const rel = relative(op, `/messages/${i}`.length);
       (ops[i] ??= []).push(rel);
       opSizes[i] += opBytes(rel);
     }
@@ -429,7 +478,7 @@ function takeReply(
       opSizes[i] = held.opSizes[k];
       if (rels) {
         const prefix = `/messages/${i}`;
-        for (const rel of rels) out.push("value" in rel ? { op: rel.op, path: prefix + rel.path, value: copyValue(rel.value) } : { op: rel.op, path: prefix + rel.path });
+        for (const rel of rels) out.push(materialize(rel, prefix));
       }
       continue;
     }
@@ -439,8 +488,7 @@ function takeReply(
     const prefix = `/messages/${i}`.length;
     for (const op of list) {
       out.push(op);
-      const rel: RelOp = { op: op.op as string, path: (op.path as string).slice(prefix) };
-      if ("value" in op) rel.value = copyValue(op.value);
+      const rel = relative(op, prefix);
       rels.push(rel);
       opSizes[i] += opBytes(rel);
     }

@@ -101,6 +101,26 @@ test("TransformSync: odd parts (null, a state that is not an object, odd field t
   assert.deepEqual(edited.parts[1], { part: { type: "tool", tool: "task", callID: "c", state: { status: "error", error: "Unknown agent type: x" } } });
 });
 
+test("TransformSync: the id index carried from base to base stays right through growth, take-backs and reorders", () => {
+  const { send } = acked();
+  const m = (id) => message(id, "user", [text(`p${id}`, id)]);
+  const projected = (id) => projectMessages({ messages: [m(id)] }).messages[0];
+  const steps = [
+    [["a", "b", "c"], undefined],
+    [["a", "b", "c", "d"], [{ keep: 0, count: 3 }, { message: projected("d") }]],
+    [["a", "b", "c", "d", "e"], [{ keep: 0, count: 4 }, { message: projected("e") }]],
+    [["a", "b"], [{ keep: 0, count: 2 }]],
+    // c, d and e left with the take-back: new messages now, not keeps of positions past the base.
+    [["a", "b", "c", "d"], [{ keep: 0, count: 2 }, { message: projected("c") }, { message: projected("d") }]],
+    [["b", "a", "d", "c", "e"], [{ keep: 1, count: 1 }, { keep: 0, count: 1 }, { keep: 3, count: 1 }, { keep: 2, count: 1 }, { message: projected("e") }]],
+    [["b", "a", "d", "c", "e", "a"], [{ keep: 0, count: 5 }, { keep: 1, count: 1 }]],
+  ];
+  for (const [ids, want] of steps) {
+    const params = send({ messages: clone(ids.map(m)) });
+    if (want) assert.deepEqual(params.sync.messages, want, ids.join(","));
+  }
+});
+
 test("TransformSync: no session id, no sync; a reply without base forgets the session; bounds", () => {
   const sync = new TransformSync({ maxSessions: 2, maxBytes: 4000 });
   const anon = sync.prepare({}, { messages: [{ info: { id: "m1" }, parts: [] }] });
