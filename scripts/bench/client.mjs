@@ -36,6 +36,7 @@ const { values: opt } = parseArgs({
     json: { type: 'string' },
     rounds: { type: 'string' },
     calls: { type: 'string', default: '500' },
+    warmup: { type: 'string' },
   },
 });
 if (!opt.echo || !opt.hookwire) {
@@ -362,6 +363,13 @@ async function grow() {
   });
   const inc = adapter(incSide);
   const sync = new TransformSync({ maxSessions: 16, maxBytes: 64 << 20 });
+  // Objects of the shapes JSON.parse gives OpenCode's messages stay alive
+  // all run long, as they do in a host that holds its sessions: otherwise
+  // only the per-request copies have those shapes, the full GC before each
+  // request frees their maps, and V8 throws the shim's optimized code away
+  // every few rounds (--trace-deopt: 'weak objects', then 'wrong map'),
+  // which no long-running host does to it.
+  const shapes = sizes.map((z) => JSON.parse(JSON.stringify(z.grown)));
   // timed runs fn on OpenCode's fresh copy of messages and times it. The
   // copy is made with JSON.parse, as OpenCode 1.18 reads each part from
   // SQLite (a JSON text column) before every LLM request, after the full GC
@@ -371,6 +379,9 @@ async function grow() {
   // the sidecar's CPU for a time that grows with Node's heap.
   const timed = async (messages, fn) => {
     global.gc();
+    // The host idles while the model works; V8's concurrent sweeping after
+    // the forced GC is done by then, too.
+    await new Promise((resolve) => setTimeout(resolve, 10));
     const output = { messages: JSON.parse(JSON.stringify(messages)) };
     // Two scavenges move the fresh copy out of the young generation, as the
     // host's own allocations soon would: otherwise the first scavenge that
@@ -403,7 +414,10 @@ async function grow() {
   };
   const sent = { incremental: 0, full: 0 };
   const per = Object.fromEntries(sizes.map((z) => [z.name, { inc: [], full: [], copy: [], incRatio: [], fullRatio: [] }]));
-  for (let r = -2; r < rounds; r++) { // two warm-up rounds
+  // Warm-up rounds, untimed, until V8 has optimized the shim's code (each
+  // compile takes about 100 ms on a background thread).
+  const warmup = Number(opt.warmup ?? 5);
+  for (let r = -warmup; r < rounds; r++) {
     for (const z of sizes) {
       await incremental(z.small); // the base: n messages
       const i = await incremental(z.grown);
@@ -426,6 +440,7 @@ async function grow() {
   }
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const memory = { incremental: incSide.memory(), full: fullSide.memory() };
+  shapes.length = 0;
   await incSide.close();
   await fullSide.close();
 
