@@ -64,25 +64,6 @@ func (cfg ReminderConfig) ForAgent(agent string) bool {
 	return slices.Contains(cfg.Agents, agent)
 }
 
-// PhaseReminderTarget returns the index of the message that gets the
-// reminder part under section 4.3, or -1. Only the last user message is
-// considered: when it is skipped, no earlier one takes its place.
-func PhaseReminderTarget(msgs []Message, cfg ReminderConfig) int {
-	if !cfg.Enabled {
-		return -1
-	}
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role != "user" {
-			continue
-		}
-		if WantsReminder(msgs[i], cfg) {
-			return i
-		}
-		return -1
-	}
-	return -1
-}
-
 // WantsReminder applies the per-message skip rules of 4.3 to one user
 // message (agent, text part, skip markers, reminder already present). It is
 // false for a disabled config and for messages whose role is not "user".

@@ -71,29 +71,3 @@ func TestWantsReminder(t *testing.T) {
 		})
 	}
 }
-
-func TestPhaseReminderTarget(t *testing.T) {
-	on := ReminderConfig{Enabled: true}
-	assistant := Message{Role: "assistant", Agent: "orchestrator", Parts: []Part{textPart("ok")}}
-	tests := []struct {
-		name string
-		msgs []Message
-		cfg  ReminderConfig
-		want int
-	}{
-		{"no messages", nil, on, -1},
-		{"no user message", []Message{assistant}, on, -1},
-		{"last user message", []Message{userMsg("orchestrator", textPart("a")), assistant, userMsg("orchestrator", textPart("b")), assistant}, on, 2},
-		{"disabled", []Message{userMsg("orchestrator", textPart("a"))}, ReminderConfig{}, -1},
-		{"last user message skipped: no fallback to an earlier one",
-			[]Message{userMsg("orchestrator", textPart("a")), assistant, userMsg("orchestrator", textPart(SkipMarkerDefault))}, on, -1},
-		{"last user message from another agent", []Message{userMsg("orchestrator", textPart("a")), userMsg("explorer", textPart("b"))}, on, -1},
-		{"last user message has no text", []Message{userMsg("orchestrator", textPart("a")), userMsg("orchestrator", Part{Type: "file"})}, on, -1},
-		{"already reminded", []Message{userMsg("orchestrator", textPart("a"), textPart(DefaultPhaseReminder))}, on, -1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, PhaseReminderTarget(tt.msgs, tt.cfg))
-		})
-	}
-}

@@ -156,7 +156,9 @@ func (s *Server) configChanged() {
 	}
 }
 
-// reminderTarget is core.PhaseReminderTarget over derived messages.
+// reminderTarget is the message that gets the reminder under 4.3, or -1:
+// only the last user message is considered (when it is skipped, no earlier
+// one takes its place), by what derive worked out of it (core.WantsReminder).
 func reminderTarget(history []baseMessage) int {
 	for i := len(history) - 1; i >= 0; i-- {
 		if m := &history[i]; m.flags&flagUser != 0 {

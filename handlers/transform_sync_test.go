@@ -966,9 +966,8 @@ func TestTransformSyncKeptMessagesFollowState(t *testing.T) {
 }
 
 // TestReminderTarget: the handler finds the message that gets the reminder
-// (4.3) from what derive worked out of each message, not with
-// core.PhaseReminderTarget: only the last user message counts, and only
-// when it wants the reminder.
+// (4.3) from what derive worked out of each message: only the last user
+// message counts, and only when it wants the reminder.
 func TestReminderTarget(t *testing.T) {
 	id := 0
 	user := func(agent any, texts ...string) wireMessage {
