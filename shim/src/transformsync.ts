@@ -432,7 +432,7 @@ function takeReply(
   if (!Array.isArray(patch)) return { ok: true, patch, opSizes }; // the caller says what is wrong with it
   const ops: (RelOp[] | undefined)[] = new Array(n);
   let attributable = true;
-  const mine: { i: number; op: Record<string, unknown> }[] = [];
+  const mine: Own[] = [];
   for (const op of patch) {
     const o = record(op);
     const m = o && typeof o.path === "string" ? MESSAGE_PATH.exec(o.path) : null;
@@ -454,20 +454,41 @@ function takeReply(
   }
   if (!Array.isArray(runs) || !held) return { ok: false, error: "reapply runs that name no base" };
   if (!attributable) return { ok: false, error: "reapply runs beside an op outside /messages/I" };
-  const from: number[] = new Array(n).fill(-1); // message → the base message whose ops it gets
+  // The runs, checked, as this module's own objects: expand's loops then
+  // meet only shapes that outlive a request (a reply's objects are new
+  // every time, and V8 starts counting a function's heat over whenever one
+  // of its caches meets a new shape, so a function that reads them never
+  // gets optimized).
+  const checked: Run[] = [];
   let next = 0;
   for (const run of runs) {
     const x = record(run);
     if (!x || !isIndex(x.at) || !isIndex(x.keep) || !isIndex(x.count) || x.count < 1 || x.at < next || x.at + x.count > n || x.keep + x.count > held.msgs.length) {
       return { ok: false, error: `reapply run ${JSON.stringify(run)} does not fit` };
     }
-    for (let j = 0; j < x.count; j++) from[x.at + j] = x.keep + j;
+    checked.push({ at: x.at, keep: x.keep, count: x.count });
     next = x.at + x.count;
   }
-  const own: Record<string, unknown>[][] = new Array(n);
-  for (const { i, op } of mine) {
-    if (from[i] >= 0) return { ok: false, error: `an op for message ${i}, which a reapply run covers` };
-    (own[i] ??= []).push(op);
+  return expand(mine, checked, held, n, ops, opSizes);
+}
+
+type Own = { i: number; op: Record<string, unknown> };
+
+/** takeReply's expansion of checked runs and the ops of the other messages (mine, in reply order). */
+function expand(
+  mine: Own[],
+  runs: Run[],
+  held: Held,
+  n: number,
+  ops: (RelOp[] | undefined)[],
+  opSizes: number[],
+): { ok: true; patch: unknown; ops: (RelOp[] | undefined)[]; opSizes: number[] } | { ok: false; error: string } {
+  const from: number[] = new Array(n).fill(-1); // message → the base message whose ops it gets
+  for (const run of runs) for (let j = 0; j < run.count; j++) from[run.at + j] = run.keep + j;
+  const own: Own[][] = new Array(n);
+  for (const m of mine) {
+    if (from[m.i] >= 0) return { ok: false, error: `an op for message ${m.i}, which a reapply run covers` };
+    (own[m.i] ??= []).push(m);
   }
   const out: unknown[] = [];
   for (let i = 0; i < n; i++) {
@@ -478,7 +499,7 @@ function takeReply(
       opSizes[i] = held.opSizes[k];
       if (rels) {
         const prefix = `/messages/${i}`;
-        for (const rel of rels) out.push(materialize(rel, prefix));
+        for (let j = 0; j < rels.length; j++) out.push(materialize(rels[j], prefix));
       }
       continue;
     }
@@ -486,9 +507,9 @@ function takeReply(
     if (!list) continue;
     const rels: RelOp[] = [];
     const prefix = `/messages/${i}`.length;
-    for (const op of list) {
-      out.push(op);
-      const rel = relative(op, prefix);
+    for (const m of list) {
+      out.push(m.op);
+      const rel = relative(m.op, prefix);
       rels.push(rel);
       opSizes[i] += opBytes(rel);
     }
