@@ -13,7 +13,7 @@
 #   3. A summary of ratios against the targets (PASS/MISS).
 #
 # Not part of `make test`. Knobs: BENCH_ROUNDS (Go rounds, default 3),
-# BENCH_SMALL_ROUNDS (default 20), BENCH_GROW_ROUNDS (default 15), BENCH_CPU (the CPU to pin to, default 1),
+# BENCH_SMALL_ROUNDS (default 20), BENCH_GROW_ROUNDS (default 30), BENCH_CPU (the CPU to pin to, default 1),
 # HOOKWIRE_BENCH_STRICT=1 (exit 1 on a MISS). See scripts/bench/RESULTS.md.
 set -euo pipefail
 
@@ -61,7 +61,7 @@ echo "== Node client over stdio pipes =="
 # through the shim's own code (shim/dist).
 if [[ ! -d shim/node_modules ]]; then (cd shim && npm ci --no-audit --no-fund >/dev/null); fi
 (cd shim && npm run --silent build)
-"${client[@]}" --mode grow --rounds "${BENCH_GROW_ROUNDS:-15}" --label "2 CPUs" --json "$tmp/grow.json"
+"${client[@]}" --mode grow --rounds "${BENCH_GROW_ROUNDS:-30}" --label "2 CPUs" --json "$tmp/grow.json"
 
 node scripts/bench/summary.mjs --load "$load" --go "$tmp/go-bench.txt" \
 	--small1 "$tmp/small-1cpu.json" --small2 "$tmp/small-2cpu.json" --large "$tmp/large.json" --grow "$tmp/grow.json"

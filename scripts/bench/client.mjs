@@ -332,7 +332,7 @@ async function grow() {
   const { TransformSync } = await import(join(shim, 'transformsync.js'));
   const { projectMessages } = await import(join(shim, 'projection.js'));
   const { applyPatchInPlace } = await import(join(shim, 'patch.js'));
-  const rounds = Number(opt.rounds ?? 15);
+  const rounds = Number(opt.rounds ?? 30);
   const all = makeHistory(GROW_SIZES['5MB'] + (4 << 20)).output.messages;
   const prefix = [];
   let bytes = 64;
