@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -139,8 +140,18 @@ func (h *connHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *json
 func (h *connHandler) dispatch(ctx context.Context, r Request) (result any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			h.log.Error().Str("method", r.Method).Str("panic", fmt.Sprint(v)).
-				Str("stack", string(debug.Stack())).Msg("handler panicked")
+			// A panic's value may quote what the handler was given (a
+			// message's text): only the runtime's own errors, which name
+			// indexes and types, go into the error line; any other value
+			// is logged at debug, as request contents are.
+			ev := h.log.Error().Str("method", r.Method).Str("stack", string(debug.Stack()))
+			if re, ok := v.(runtime.Error); ok {
+				ev = ev.Str("panic", re.Error())
+			} else {
+				ev = ev.Str("panicType", fmt.Sprintf("%T", v))
+				h.log.Debug().Str("method", r.Method).Str("panic", fmt.Sprint(v)).Msg("handler panic value")
+			}
+			ev.Msg("handler panicked")
 			result, err = nil, &Error{Code: CodeInternalError, Message: msgInternalError}
 		}
 	}()

@@ -84,6 +84,7 @@ func (s *testServer) testMux() Dispatcher {
 	})
 	m.Handle("validated", func(_ context.Context, r Request) (any, error) { return r.Validated, nil })
 	m.Handle("panic", func(context.Context, Request) (any, error) { panic("kaboom") })
+	m.Handle("panicIndex", func(_ context.Context, r Request) (any, error) { return r.Params[len(r.Params)+1], nil })
 	m.Handle("fail", func(context.Context, Request) (any, error) { return nil, errors.New("boom") })
 	m.Handle("rpcerr", func(context.Context, Request) (any, error) {
 		return nil, fmt.Errorf("wrapped: %w", &Error{Code: CodeInvalidParams, Message: "input: missing", Data: map[string]string{"field": "input"}})
@@ -545,29 +546,46 @@ func TestServeDispatchErrors(t *testing.T) {
 	}
 }
 
+// TestServePanicLogged: a panic is logged at error level with its stack,
+// and its value only when it is the runtime's own error; any other value
+// (it may quote a message) goes to a debug line.
 func TestServePanicLogged(t *testing.T) {
 	s := startServer(t, Options{}, false)
 	s.send(`{"jsonrpc":"2.0","id":1,"method":"panic"}`)
 	s.expectError(CodeInternalError, "1")
 	s.send(`{"jsonrpc":"2.0","method":"panic"}`) // a panicking notification: no reply
+	s.send(`{"jsonrpc":"2.0","id":2,"method":"panicIndex","params":{}}`)
+	s.expectError(CodeInternalError, "2")
 	s.expectAlive()
 	require.NoError(t, s.finish())
-	var entry struct {
-		Level, Message, Panic, Stack, Method string
-	}
-	var panics int
+	type logEntry struct{ Level, Message, Panic, PanicType, Stack, Method string }
+	var panics, values int
 	for _, line := range strings.Split(strings.TrimSpace(s.logs.String()), "\n") {
-		entry = struct{ Level, Message, Panic, Stack, Method string }{}
+		var entry logEntry
 		require.NoError(t, json.Unmarshal([]byte(line), &entry))
-		if entry.Message == "handler panicked" {
+		if entry.Level != "debug" {
+			assert.NotContains(t, line, "kaboom", "a panic's value at %s level", entry.Level)
+		}
+		switch entry.Message {
+		case "handler panicked":
 			panics++
 			assert.Equal(t, "error", entry.Level)
-			assert.Equal(t, "kaboom", entry.Panic)
-			assert.Equal(t, "panic", entry.Method)
 			assert.Contains(t, entry.Stack, "serve_test.go")
+			if entry.Method == "panic" {
+				assert.Equal(t, "string", entry.PanicType)
+				assert.Empty(t, entry.Panic)
+			} else {
+				assert.Equal(t, "panicIndex", entry.Method)
+				assert.Contains(t, entry.Panic, "index out of range")
+			}
+		case "handler panic value":
+			values++
+			assert.Equal(t, "debug", entry.Level)
+			assert.Equal(t, "kaboom", entry.Panic)
 		}
 	}
-	assert.Equal(t, 2, panics)
+	assert.Equal(t, 3, panics)
+	assert.Equal(t, 2, values)
 }
 
 func TestServeNotifications(t *testing.T) {
