@@ -233,36 +233,23 @@ func reapplyRuns(history []baseMessage, per [][]relOp) []reapplyRun {
 // form's order: every message's state.error replacements first, then the
 // parts added, message by message.
 func materialize(per [][]relOp, runs []reapplyRun) []Op {
-	covered := func(i int) bool {
+	var replaces, adds []Op
+	for i, rel := range per {
 		for len(runs) > 0 && runs[0].At+runs[0].Count <= i {
 			runs = runs[1:]
 		}
-		return len(runs) > 0 && runs[0].At <= i
-	}
-	var ops []Op
-	all := runs
-	for i, rel := range per {
-		if len(rel) == 0 || covered(i) {
-			continue
+		if len(runs) > 0 && runs[0].At <= i {
+			continue // covered by a run
 		}
 		for _, o := range rel {
 			if o.part >= 0 {
-				ops = append(ops, Op{Op: "replace", Path: partPath(i, o.part) + "/state/error", Value: o.text})
+				replaces = append(replaces, Op{Op: "replace", Path: partPath(i, o.part) + "/state/error", Value: o.text})
+			} else {
+				adds = append(adds, addPart(i, o.text))
 			}
 		}
 	}
-	runs = all
-	for i, rel := range per {
-		if len(rel) == 0 || covered(i) {
-			continue
-		}
-		for _, o := range rel {
-			if o.part < 0 {
-				ops = append(ops, addPart(i, o.text))
-			}
-		}
-	}
-	return ops
+	return append(replaces, adds...)
 }
 
 // decodeTransform decodes the params. When the transport has checked they
@@ -307,14 +294,6 @@ func transformReads(name string) bool {
 		return true
 	}
 	return false
-}
-
-func toCoreMessages(wire []wireMessage) []core.Message {
-	msgs := make([]core.Message, len(wire))
-	for i, w := range wire {
-		msgs[i] = toCoreMessage(w)
-	}
-	return msgs
 }
 
 // toCoreMessage converts one message. The result shares nothing that the

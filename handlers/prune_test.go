@@ -166,3 +166,12 @@ func transformParamsIn(name string) ([][]byte, error) {
 	}
 	return out, nil
 }
+
+// toCoreMessages converts each message as the handler does.
+func toCoreMessages(wire []wireMessage) []core.Message {
+	msgs := make([]core.Message, len(wire))
+	for i, w := range wire {
+		msgs[i] = toCoreMessage(w)
+	}
+	return msgs
+}

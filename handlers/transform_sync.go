@@ -249,16 +249,9 @@ func (b *transformBases) intern(name string) string {
 	return name
 }
 
-// stats reports the sessions held and their counted bytes.
-func (b *transformBases) stats() (sessions int, bytes int64) {
-	if b == nil {
-		return 0, 0
-	}
-	return len(b.session), b.bytes
-}
-
 // history returns the messages a request stands for: output's, or its
-// base's with its items applied. Nothing is changed.
+// base's with its items applied. A request that does not fit changes
+// nothing; one that does may take over the base's array (apply).
 func (b *transformBases) history(p *transformParams) ([]baseMessage, error) {
 	if p.Sync == nil || p.Sync.Base == nil {
 		if p.Output == nil {

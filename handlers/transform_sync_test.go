@@ -260,7 +260,7 @@ func TestTransformSyncBounds(t *testing.T) {
 			require.NoError(t, err)
 			bases = append(bases, b)
 		}
-		n, bytes := s.bases.stats()
+		n, bytes := len(s.bases.session), s.bases.bytes
 		assert.Equal(t, 2, n)
 		assert.Equal(t, 2*oneBytes, bytes)
 		_, _, err := syncCall(t, s, incremental("ses_0", bases[0]))
@@ -274,7 +274,7 @@ func TestTransformSyncBounds(t *testing.T) {
 		assert.Empty(t, b)
 		_, _, err = syncCall(t, s, incremental("ses_1", bases[1]))
 		assert.Equal(t, CodeUnknownBase, rpcCode(err))
-		n, bytes = s.bases.stats()
+		n, bytes = len(s.bases.session), s.bases.bytes
 		assert.Equal(t, 1, n)
 		assert.Equal(t, oneBytes, bytes)
 	})
@@ -288,7 +288,7 @@ func TestTransformSyncBounds(t *testing.T) {
 				first = b
 			}
 		}
-		n, _ := s.bases.stats()
+		n := len(s.bases.session)
 		assert.Equal(t, maxBaseSessions, n)
 		_, _, err := syncCall(t, s, incremental("ses_0", first))
 		assert.Equal(t, CodeUnknownBase, rpcCode(err))
