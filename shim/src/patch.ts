@@ -4,6 +4,7 @@
 
 import fastJsonPatch from "fast-json-patch";
 import type { Operation } from "fast-json-patch";
+import { record } from "./projection.js";
 
 const { applyOperation, unescapePathComponent } = fastJsonPatch;
 
@@ -75,13 +76,7 @@ function appendPart(doc: object, op: PatchOp): (() => void) | undefined {
   if (op.op !== "add" || op.value === undefined) return undefined;
   const m = APPEND_PART.exec(op.path);
   if (!m) return undefined;
-  const messages = (doc as { messages?: unknown }).messages;
-  if (!Array.isArray(messages)) return undefined;
-  const i = Number(m[1]);
-  if (i >= messages.length) return undefined;
-  const msg: unknown = messages[i];
-  if (msg === null || typeof msg !== "object" || Array.isArray(msg)) return undefined;
-  const parts = (msg as { parts?: unknown }).parts;
+  const parts = record(arrayAt((doc as { messages?: unknown }).messages, Number(m[1])))?.parts;
   if (!Array.isArray(parts)) return undefined;
   const at = parts.length;
   parts.push(op.value);
@@ -104,9 +99,9 @@ function replaceError(doc: object, op: PatchOp): (() => void) | undefined {
   if (op.op !== "replace" || op.value === undefined) return undefined;
   const m = REPLACE_ERROR.exec(op.path);
   if (!m) return undefined;
-  const message = objectAt(arrayAt((doc as { messages?: unknown }).messages, Number(m[1])));
-  const part = objectAt(arrayAt(message?.parts, Number(m[2])));
-  const state = objectAt(part?.state);
+  const message = record(arrayAt((doc as { messages?: unknown }).messages, Number(m[1])));
+  const part = record(arrayAt(message?.parts, Number(m[2])));
+  const state = record(part?.state);
   if (!state || !Object.prototype.hasOwnProperty.call(state, "error")) return undefined;
   const old = state.error;
   state.error = op.value;
@@ -117,10 +112,6 @@ function replaceError(doc: object, op: PatchOp): (() => void) | undefined {
 
 function arrayAt(v: unknown, i: number): unknown {
   return Array.isArray(v) && i < v.length ? v[i] : undefined;
-}
-
-function objectAt(v: unknown): Record<string, unknown> | undefined {
-  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }
 
 /** Returns a function that undoes op, computed before op is applied. */

@@ -18,11 +18,13 @@ export type ProjectedMessage = {
   parts: ProjectedPart[];
 };
 
-function str(v: unknown): string | undefined {
+/** v when it is a string, else undefined. */
+export function str(v: unknown): string | undefined {
   return typeof v === "string" ? v : undefined;
 }
 
-function record(v: unknown): Record<string, unknown> | undefined {
+/** v when it is a plain object (not null, not an array), else undefined. */
+export function record(v: unknown): Record<string, unknown> | undefined {
   return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }
 

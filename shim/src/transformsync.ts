@@ -7,7 +7,7 @@
 // A base the sidecar does not hold (a restart, an eviction) gets -32005 and
 // the shim resends in full. Patch paths index OpenCode's array either way.
 
-import { projectMessage, type ProjectedMessage, type ProjectedPart } from "./projection.js";
+import { projectMessage, record, str, type ProjectedMessage, type ProjectedPart } from "./projection.js";
 import type { CallResult, Sidecar } from "./sidecar.js";
 
 /** The sidecar does not hold the base an incremental request named. */
@@ -88,11 +88,15 @@ function copyKind(v: unknown): Copy {
   return Copy.Shallow;
 }
 
+/** A copy of v, whose kind is copyKind(v). */
+function copyOf(v: unknown, kind: Copy | undefined): unknown {
+  return kind === Copy.None ? v : kind === Copy.Shallow ? { ...(v as Record<string, unknown>) } : structuredClone(v);
+}
+
 /** A held op as OpenCode gets it: at message i, its value a copy, so that what OpenCode does to one request's copy never reaches the held ops. */
 function materialize(rel: RelOp, prefix: string): Record<string, unknown> {
   if (!("value" in rel)) return { op: rel.op, path: prefix + rel.path };
-  const v = rel.copy === Copy.None ? rel.value : rel.copy === Copy.Shallow ? { ...(rel.value as Record<string, unknown>) } : structuredClone(rel.value);
-  return { op: rel.op, path: prefix + rel.path, value: v };
+  return { op: rel.op, path: prefix + rel.path, value: copyOf(rel.value, rel.copy) };
 }
 
 /** An op of the reply made relative to its message i (prefix: /messages/i), its value copied to hold. */
@@ -100,7 +104,7 @@ function relative(op: Record<string, unknown>, prefix: number): RelOp {
   const rel: RelOp = { op: op.op as string, path: (op.path as string).slice(prefix) };
   if ("value" in op) {
     rel.copy = copyKind(op.value);
-    rel.value = rel.copy === Copy.None ? op.value : rel.copy === Copy.Shallow ? { ...(op.value as Record<string, unknown>) } : structuredClone(op.value);
+    rel.value = copyOf(op.value, rel.copy);
   }
   return rel;
 }
@@ -109,14 +113,6 @@ function opBytes(o: RelOp): number {
   const v = o.value as { text?: unknown } | string | undefined;
   const text = typeof v === "string" ? v : typeof v?.text === "string" ? v.text : "";
   return 64 + strBytes(o.path) + strBytes(text);
-}
-
-function str(v: unknown): string | undefined {
-  return typeof v === "string" ? v : undefined;
-}
-
-function record(v: unknown): Record<string, unknown> | undefined {
-  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }
 
 function strBytes(s: string | undefined): number {
@@ -289,7 +285,7 @@ export class TransformSync {
     let run: { keep: number; count: number } | undefined;
     for (let i = 0; i < raw.length; i++) {
       const m = raw[i];
-      const mr = m !== null && typeof m === "object" && !Array.isArray(m) ? (m as Record<string, unknown>) : undefined;
+      const mr = record(m);
       const info = record(mr?.info);
       const id = str(info?.id);
       // The base message of the same id: at the same position in the usual
@@ -445,11 +441,7 @@ function takeReply(
   }
   if (runs === undefined) {
     if (!attributable) return { ok: true, patch, opSizes };
-    for (const { i, op } of mine) {
-      const rel = relative(op, `/messages/${i}`.length);
-      (ops[i] ??= []).push(rel);
-      opSizes[i] += opBytes(rel);
-    }
+    for (const { i, op } of mine) hold(ops, opSizes, i, op);
     return { ok: true, patch, ops, opSizes };
   }
   if (!Array.isArray(runs) || !held) return { ok: false, error: "reapply runs that name no base" };
@@ -505,15 +497,17 @@ function expand(
     }
     const list = own[i];
     if (!list) continue;
-    const rels: RelOp[] = [];
-    const prefix = `/messages/${i}`.length;
     for (const m of list) {
       out.push(m.op);
-      const rel = relative(m.op, prefix);
-      rels.push(rel);
-      opSizes[i] += opBytes(rel);
+      hold(ops, opSizes, i, m.op);
     }
-    ops[i] = rels;
   }
   return { ok: true, patch: out, ops, opSizes };
+}
+
+/** Holds op, one of the reply's for message i, with that message's ops. */
+function hold(ops: (RelOp[] | undefined)[], opSizes: number[], i: number, op: Record<string, unknown>): void {
+  const rel = relative(op, `/messages/${i}`.length);
+  (ops[i] ??= []).push(rel);
+  opSizes[i] += opBytes(rel);
 }
