@@ -14,10 +14,9 @@
 // Reports the median over rounds of each round's median call time, and the
 // median of per-round ratios.
 import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
 import * as rpc from "vscode-jsonrpc/node";
 import { createHookwire } from "../dist/plugin.js";
-import { realSidecar } from "./helpers.mjs";
+import { lineClient, realSidecar } from "./helpers.mjs";
 
 const rounds = Number(process.argv[2] ?? 30);
 const perRound = Number(process.argv[3] ?? 200);
@@ -27,23 +26,10 @@ const input = { tool: "task", sessionID: "ses_bench00000000000000000001", callID
 const makeOutput = () => ({ args: { description: "Explore the repo", prompt: "List the files in the repo.", subagent_type: "explorer" } });
 const initParams = { protocolVersion: 1, clientInfo: { name: "bench", version: "0" }, config: {} };
 
-async function lineClient() {
-  const child = spawn(bin, [], { stdio: ["pipe", "pipe", "ignore"] });
-  const waiting = new Map();
-  createInterface({ input: child.stdout }).on("line", (l) => {
-    const m = JSON.parse(l);
-    waiting.get(m.id)?.(m);
-    waiting.delete(m.id);
-  });
-  let id = 0;
-  const call = (method, params) =>
-    new Promise((resolve) => {
-      const n = ++id;
-      waiting.set(n, resolve);
-      child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: n, method, params }) + "\n");
-    });
+async function bareClient() {
+  const { call, stop } = lineClient(bin);
   await call("initialize", initParams);
-  return { call: () => call("tool.execute.before", { input, output: makeOutput() }), stop: () => child.kill() };
+  return { call: () => call("tool.execute.before", { input, output: makeOutput() }), stop };
 }
 
 async function vscodeClient() {
@@ -77,7 +63,7 @@ async function roundOf(client) {
   return median(times);
 }
 
-const clients = { line: await lineClient(), vscode: await vscodeClient(), shim: await shimClient() };
+const clients = { line: await bareClient(), vscode: await vscodeClient(), shim: await shimClient() };
 for (const c of Object.values(clients)) await roundOf(c); // warm-up
 const per = { line: [], vscode: [], shim: [] };
 for (let r = 0; r < rounds; r++) for (const [name, c] of Object.entries(clients)) per[name].push(await roundOf(c));

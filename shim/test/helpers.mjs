@@ -1,10 +1,11 @@
 // Shared helpers of the shim tests.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { PassThrough, Writable } from "node:stream";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
 export const shimDir = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -35,6 +36,28 @@ export function realSidecar() {
     built = inRepo;
   }
   return built;
+}
+
+/**
+ * A bare line-framed JSON-RPC client of its own sidecar process (binary,
+ * args): call(method, params) resolves with the whole reply.
+ */
+export function lineClient(binary, args = []) {
+  const child = spawn(binary, args, { stdio: ["pipe", "pipe", "ignore"] });
+  const waiting = new Map();
+  createInterface({ input: child.stdout }).on("line", (l) => {
+    const m = JSON.parse(l);
+    waiting.get(m.id)?.(m);
+    waiting.delete(m.id);
+  });
+  let id = 0;
+  const call = (method, params) =>
+    new Promise((resolve) => {
+      const n = ++id;
+      waiting.set(n, resolve);
+      child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: n, method, params }) + "\n");
+    });
+  return { call, stop: () => child.kill() };
 }
 
 /**

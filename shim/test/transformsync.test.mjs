@@ -3,14 +3,12 @@
 // acknowledged, and OpenCode's output ends up exactly as the full form
 // leaves it, through random history edits and sidecar restarts.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
 import { after, before, test } from "node:test";
 import { applyPatchInPlace } from "../dist/patch.js";
 import { createHookwire, forgetDeleted } from "../dist/plugin.js";
 import { projectMessages } from "../dist/projection.js";
 import { TransformSync, CODE_UNKNOWN_BASE } from "../dist/transformsync.js";
-import { alive, fakeClient, realSidecar, scratch, waitFor } from "./helpers.mjs";
+import { alive, fakeClient, lineClient, realSidecar, scratch, waitFor } from "./helpers.mjs";
 
 const SESSION = "ses_sync0000000000000000001";
 const clone = (v) => JSON.parse(JSON.stringify(v));
@@ -217,20 +215,7 @@ test("reapply runs: a message gets the ops its base message got, at its new plac
 
 /** A bare line-framed client of its own sidecar, sending the full form without sync: the reference. */
 async function fullClient(initParams) {
-  const child = spawn(realSidecar(), ["--log-level", "warn"], { stdio: ["pipe", "pipe", "ignore"] });
-  const waiting = new Map();
-  createInterface({ input: child.stdout }).on("line", (l) => {
-    const m = JSON.parse(l);
-    waiting.get(m.id)?.(m);
-    waiting.delete(m.id);
-  });
-  let id = 0;
-  const call = (method, params) =>
-    new Promise((resolve) => {
-      const n = ++id;
-      waiting.set(n, resolve);
-      child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: n, method, params }) + "\n");
-    });
+  const { call, stop } = lineClient(realSidecar(), ["--log-level", "warn"]);
   const init = await call("initialize", initParams);
   assert.ok(init.result, JSON.stringify(init));
   return {
@@ -240,7 +225,7 @@ async function fullClient(initParams) {
       assert.ok(r.result, JSON.stringify(r));
       assert.equal(applyPatchInPlace(output, r.result.patch).ok, true);
     },
-    stop: () => child.kill(),
+    stop,
   };
 }
 
