@@ -294,6 +294,21 @@ func TestResolveModelColdCaches(t *testing.T) {
 func TestResolveModelCategoryDefault(t *testing.T) {
 	runResolveCases(t, []resolveCase{
 		{
+			// Step 3 before step 4: with both reachable the category
+			// default answers, by its rung.
+			name: "category default comes before a user fallback when both match",
+			in: ModelInput{CategoryDefaultModel: "openai/gpt-5.4", UserFallbackModels: []string{"anthropic/claude-opus-4-6"},
+				AvailableModels: []string{"anthropic/claude-opus-4-6", "openai/gpt-5.4"}},
+			want: answer(RungCategoryDefault, "openai/gpt-5.4", ""),
+		},
+		{
+			name: "no models: category default comes before a user fallback when both are connected",
+			in: ModelInput{CategoryDefaultModel: "openai/gpt-5.4", UserFallbackModels: []string{"anthropic/claude-opus-4-6"},
+				AvailableModels: []string{}},
+			deps: connectedDeps("anthropic", "openai"),
+			want: answer(RungCategoryDefault, "openai/gpt-5.4", ""),
+		},
+		{
 			name: "user-configured answered as given despite no match, no variant split",
 			in:   ModelInput{CategoryDefaultModel: "custom/foo high", IsUserConfiguredCategoryModel: true, AvailableModels: []string{"openai/gpt-5.4"}},
 			want: answer(RungCategoryDefault, "custom/foo high", ""),
@@ -708,11 +723,53 @@ func TestResolveModelLeavesInputAlone(t *testing.T) {
 	assert.Equal(t, []string{" openai "}, connected)
 }
 
-func TestResolveModelDeterministic(t *testing.T) {
-	in := ModelInput{AvailableModels: []string{"long-custom-provider/gpt-5.6-sol", "github-copilot/gpt-5.6-sol"}, FallbackChain: solChain()}
-	first := ResolveModel(in, ModelDeps{})
-	for range 20 {
-		assert.Equal(t, first, ResolveModel(in, ModelDeps{}))
+// TestResolveModelAvailableOrderDecidesTies: the order of availableModels is
+// the only tie-break (MODEL_RESOLUTION.md, fuzzy match), at every rung that
+// matches. Each case lists two equally good matches in both orders; the
+// earlier one answers each time, so neither sorting the list nor a
+// tie-break by name or map order passes.
+func TestResolveModelAvailableOrderDecidesTies(t *testing.T) {
+	tests := []struct {
+		name   string
+		in     ModelInput
+		a, b   string // two matches of equal length and quality
+		answer func(model string) *ModelResolution
+	}{
+		{
+			name: "category default",
+			in:   ModelInput{CategoryDefaultModel: "gpt-5.4"},
+			a:    "aaa/gpt-5.4", b: "bbb/gpt-5.4",
+			answer: func(m string) *ModelResolution { return answer(RungCategoryDefault, m, "") },
+		},
+		{
+			name: "user fallback",
+			in:   ModelInput{UserFallbackModels: []string{"gpt-5.4 high"}},
+			a:    "openai/gpt-5.4-aaa", b: "openai/gpt-5.4-bbb",
+			answer: func(m string) *ModelResolution { return fallbackAnswer(RungUserFallback, m, "high") },
+		},
+		{
+			name: "promoted user fallback",
+			in:   ModelInput{UserModel: "missing/model", UserFallbackModels: []string{"claude-opus-4-6"}},
+			a:    "aaa/claude-opus-4.6", b: "bbb/claude-opus-4-6",
+			answer: func(m string) *ModelResolution { return fallbackAnswer(RungUserFallbackPromoted, m, "") },
+		},
+		{
+			name: "fallback chain, bare model across providers",
+			in:   ModelInput{FallbackChain: []FallbackEntry{{Providers: []string{"openai"}, Model: "gpt-5.6-sol", Variant: "xhigh"}}},
+			a:    "aaa/gpt-5.6-sol", b: "bbb/gpt-5.6-sol",
+			answer: func(m string) *ModelResolution {
+				return chainAnswerFor(m, "xhigh", FallbackEntry{Providers: []string{"openai"}, Model: "gpt-5.6-sol", Variant: "xhigh"})
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, order := range [][]string{{tt.a, tt.b}, {tt.b, tt.a}} {
+				in := tt.in
+				in.AvailableModels = order
+				assert.Equal(t, tt.answer(order[0]), ResolveModel(in, warm), "available %q", order)
+			}
+		})
 	}
 }
 
