@@ -205,6 +205,48 @@ func TestByteBudgetEvictsLeastRecentParent(t *testing.T) {
 	assert.Equal(t, block, one.s.FrozenBlock("p", "m", func() string { return "x" }))
 }
 
+// One large item evicts as many small ones as it takes: the budget is
+// enforced by a loop, not by one eviction per change.
+func TestByteBudgetEvictsUntilItFits(t *testing.T) {
+	const budget = 16 << 10
+	h := newHarness(t, Config{MaxStateBytes: budget})
+	for i := range 40 {
+		p := "p" + strconv.Itoa(i)
+		h.task(p, "x", "", "ses_"+strconv.Itoa(i)) // a small parent each
+	}
+	h.s.mu.Lock()
+	small := h.s.parents["p39"].bytes
+	require.Greater(t, h.s.bytes(), budget-small, "full of small parents")
+	h.s.mu.Unlock()
+	before := h.s.Stats().Parents
+
+	block := strings.Repeat("b", 8<<10)
+	assert.Equal(t, block, h.s.FrozenBlock("p39", "m", func() string { return block }))
+
+	h.s.mu.Lock()
+	assert.LessOrEqual(t, h.s.bytes(), budget)
+	h.s.mu.Unlock()
+	assert.LessOrEqual(t, h.s.Stats().Parents, before-(8<<10)/small, "enough small parents are forgotten for the block")
+	assert.Equal(t, block, h.s.FrozenBlock("p39", "m", func() string { return "x" }), "the block's parent is kept")
+	assert.Len(t, h.s.List("p39"), 1)
+	assert.Empty(t, h.s.List("p0"), "the least recent parent is forgotten")
+	assertBytesCounted(t, h.s)
+}
+
+// assertWithinBudget checks the store fits its budget, or else holds only
+// what enforceBudget keeps: the one parent in use and nothing else.
+func assertWithinBudget(t *testing.T, s *Store) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bytes() <= s.cfg.MaxStateBytes {
+		return
+	}
+	assert.LessOrEqual(t, s.parentLRU.Len(), 1, "over the budget (%d > %d) with parents left to evict", s.bytes(), s.cfg.MaxStateBytes)
+	assert.Zero(t, s.agentLRU.Len(), "over the budget with tracked sessions left to evict")
+	assert.Zero(t, s.pendingLRU.Len(), "over the budget with pending calls left to evict")
+}
+
 // Tracked sessions are evicted when they hold more bytes than the parents.
 func TestByteBudgetEvictsTrackedSessions(t *testing.T) {
 	const budget = 32 << 10
@@ -257,6 +299,7 @@ func TestByteAccountingRandomOps(t *testing.T) {
 				case 8:
 					h.s.ResumableSessions(parent)
 				}
+				assertWithinBudget(t, h.s)
 			}
 			assertBytesCounted(t, h.s)
 			data, err := h.s.Snapshot()

@@ -699,6 +699,24 @@ func TestFrozenBlock(t *testing.T) {
 		assert.Equal(t, 56+2, s.Stats().FrozenBlocks)
 	})
 
+	t.Run("a block frozen while computing wins over the computed one", func(t *testing.T) {
+		// Another request freezes the same key while this one computes:
+		// the block frozen first is the one every later request sends, so
+		// the late value is dropped and no second block is stored.
+		s := newTestStore(Config{})
+		got := s.FrozenBlock("p1", "m1", func() string {
+			assert.Equal(t, "first", s.FrozenBlock("p1", "m1", func() string { return "first" }))
+			return "second"
+		})
+		assert.Equal(t, "first", got)
+		assert.Equal(t, "first", s.FrozenBlock("p1", "m1", func() string { return "third" }))
+		assert.Equal(t, 1, s.Stats().FrozenBlocks)
+		s.mu.Lock()
+		assert.Equal(t, 1, s.parents["p1"].frozenQ.Len(), "one block for the key")
+		s.mu.Unlock()
+		assertBytesCounted(t, s)
+	})
+
 	t.Run("go with the parent's eviction", func(t *testing.T) {
 		s := newTestStore(Config{MaxParents: 2})
 		s.FrozenBlock("p1", "m1", func() string { return "one" })
