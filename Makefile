@@ -64,12 +64,12 @@ test-go:
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 test-shim: build
-	cd shim && npm ci --no-audit --no-fund && npm run build && HOOKWIRE_BIN=$(CURDIR)/$(BIN) npm test
+	cd shim && npm ci --no-audit --no-fund && HOOKWIRE_BIN=$(CURDIR)/$(BIN) npm test
 
 # The VS Code extension's tests: node --test on a fake vscode module, with
 # the real `hookwire observe` and `hookwire serve`.
 test-vscode: build
-	cd editors/vscode && npm ci --no-audit --no-fund && npm run build && HOOKWIRE_BIN=$(CURDIR)/$(BIN) npm test
+	cd editors/vscode && npm ci --no-audit --no-fund && HOOKWIRE_BIN=$(CURDIR)/$(BIN) npm test
 
 # The Neovim plugin in real headless Neovim (installs Debian's neovim with
 # apt when nvim is missing).
