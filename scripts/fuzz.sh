@@ -13,27 +13,48 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-60s}
 
-# target package
-targets=(
-	"FuzzCodecLine ./rpc/"
-	"FuzzCodecHeader ./rpc/"
-	"FuzzHooks ./handlers/"
-	"FuzzPruneTransform ./handlers/"
-	"FuzzResolveModel ./core/"
-)
+# Every Fuzz target of every package, as `go test -list` reports them: a new
+# target runs here without editing this file. -list prints a package's
+# matching names, then its "ok  <import path>" line.
+module=$("$GO" list -m)
+listing=$("$GO" test -list '^Fuzz' ./...)
+targets=()
+names=()
+while IFS= read -r line; do
+	case "$line" in
+	Fuzz*) names+=("$line") ;;
+	ok*)
+		read -r _ path _ <<<"$line"
+		pkg=./${path#"$module"}/
+		pkg=${pkg/#.\/\//./}
+		for n in "${names[@]}"; do targets+=("$n $pkg"); done
+		names=()
+		;;
+	esac
+done <<<"$listing"
+if [ ${#targets[@]} -eq 0 ]; then
+	echo "fuzz: go test -list found no Fuzz targets" >&2
+	exit 1
+fi
 
 failed=()
+ran=0
 for t in "${targets[@]}"; do
 	read -r name pkg <<<"$t"
 	if [ $# -gt 0 ] && [[ " $* " != *" $name "* ]]; then
 		continue
 	fi
+	ran=$((ran + 1))
 	echo "== $name ($pkg) for $FUZZTIME"
 	if ! "$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "$pkg"; then
 		failed+=("$name")
 	fi
 done
 
+if [ "$ran" -eq 0 ]; then
+	echo "fuzz: no target named $* (go test -list '^Fuzz' ./... lists them)" >&2
+	exit 1
+fi
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "fuzz: findings in: ${failed[*]} (failing inputs are under <pkg>/testdata/fuzz/<Target>/)" >&2
 	exit 1
