@@ -71,6 +71,27 @@ test("a call to a silent sidecar resolves with timeout at its deadline, not a ti
   await s.dispose(0);
 });
 
+test("a call made while the sidecar starts: the wait for initialize counts in its deadline", async () => {
+  const spawner = fakeSpawner(silentOn("initialize", "tool.execute.before"));
+  const { s } = start(spawner);
+  await advance(0);
+  assert.equal(s.state, "starting");
+  const call = track(s.request("tool.execute.before", { input: {}, output: {} }, 250));
+  await advance(100);
+  const child = spawner.children[0];
+  const [init] = child.unanswered;
+  child.reply({ id: init.id, ...healthyAnswer(init) });
+  await advance(0);
+  assert.equal(s.state, "ready");
+  assert.equal(call.value, "pending");
+  assert.ok(child.received.some((m) => m.method === "tool.execute.before"), "sent once ready");
+  await advance(149);
+  assert.equal(call.value, "pending");
+  await advance(1);
+  assert.deepEqual(call.value, { ok: false, reason: "timeout", detail: "tool.execute.before took over 150 ms" }, "at 250 ms from the call");
+  await s.dispose(0);
+});
+
 test("forwardHook: a tool hook passes through at timeoutMs, a transform at transformTimeoutMs; late patches are never applied", async () => {
   const spawner = fakeSpawner(silentOn("tool.execute.before", "chat.system.transform"));
   const { s, logs } = start(spawner);
