@@ -728,6 +728,35 @@ func TestFrozenBlock(t *testing.T) {
 	})
 }
 
+// TestDeleteSessionIsAChange: each kind of thing session.deleted forgets
+// is a change the state file must learn of, on its own.
+func TestDeleteSessionIsAChange(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(h *harness)
+		id    string
+	}{
+		{"a parent with entries", func(h *harness) { h.task("p1", "explorer", "one", "ses_a") }, "p1"},
+		{"a parent with only a frozen block", func(h *harness) { h.s.FrozenBlock("p1", "m1", func() string { return "b" }) }, "p1"},
+		{"a child's task session", func(h *harness) { h.task("p1", "explorer", "one", "ses_a") }, "ses_a"},
+		{"a tracked session", func(h *harness) { h.s.SetAgent("s1", "orchestrator") }, "s1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, Config{})
+			tt.setup(h)
+			before, err := h.s.Snapshot()
+			require.NoError(t, err)
+			c := h.s.changeCount()
+			h.s.DeleteSession(tt.id)
+			assert.Greater(t, h.s.changeCount(), c, "recorded as a change")
+			after, err := h.s.Snapshot()
+			require.NoError(t, err)
+			assert.NotEqual(t, string(before), string(after), "and the state file differs")
+		})
+	}
+}
+
 func TestChanges(t *testing.T) {
 	h := newHarness(t, Config{})
 	c0 := h.s.changeCount()
