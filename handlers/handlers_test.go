@@ -452,3 +452,76 @@ func TestToolExecuteBeforeWithoutCallID(t *testing.T) {
 		})
 	}
 }
+
+// TestPhaseReminderOnlyOnTheLastUserMessage: PROTOCOL.md 4.3 takes the last
+// user message; when that one is skipped no earlier user message gets the
+// reminder in its place, though each of these earlier ones would.
+func TestPhaseReminderOnlyOnTheLastUserMessage(t *testing.T) {
+	user := func(id string, agent any, parts ...any) map[string]any {
+		info := map[string]any{"id": id, "role": "user", "sessionID": "ses_1"}
+		if agent != nil {
+			info["agent"] = agent
+		}
+		return map[string]any{"info": info, "parts": parts}
+	}
+	text := func(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
+	reply := map[string]any{"info": map[string]any{"id": "a1", "role": "assistant", "sessionID": "ses_1"}, "parts": []any{text("done")}}
+	wanted := user("u1", "orchestrator", text("do the thing"))
+	reminder := newServer(t, nil).cfg.reminderConfig().ReminderText()
+
+	tests := []struct {
+		name     string
+		messages []any
+		want     []string // paths of the reminder ops
+	}{
+		{"the last user message wants it", []any{user("u0", "explorer", text("a")), reply, wanted}, []string{"/messages/2/parts/-"}},
+		{"the last is another agent's", []any{wanted, reply, user("u2", "explorer", text("b"))}, nil},
+		{"the last carries a skip marker", []any{wanted, reply, user("u2", "orchestrator", text("<!-- SLIM_INTERNAL_INITIATOR --> b"))}, nil},
+		{"the last has no text part", []any{wanted, reply, user("u2", "orchestrator", map[string]any{"type": "file", "url": "f"})}, nil},
+		{"the last has the reminder already", []any{wanted, reply, user("u2", "orchestrator", text("b"), text(reminder))}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, map[string]any{"cacheStable": false})
+			patch := call(t, s, "chat.messages.transform", map[string]any{"input": map[string]any{}, "output": map[string]any{"messages": tt.messages}})
+			var got []string
+			for _, op := range patch {
+				assert.Equal(t, "add", op["op"])
+				assert.Equal(t, reminder, op["value"].(map[string]any)["text"])
+				got = append(got, op["path"].(string))
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// TestSessionDeletedEvent: the id of the deleted session is
+// properties.info.id, else properties.sessionID (PROTOCOL.md 4.2); each
+// form forgets what is remembered under that parent or for that child.
+func TestSessionDeletedEvent(t *testing.T) {
+	tests := []struct {
+		name       string
+		event      map[string]any
+		parentKept bool
+	}{
+		{"properties.info.id", map[string]any{"type": "session.deleted", "properties": map[string]any{"info": map[string]any{"id": "ses_parent"}}}, false},
+		{"properties.sessionID", map[string]any{"type": "session.deleted", "properties": map[string]any{"sessionID": "ses_parent"}}, false},
+		{"properties.sessionID of the child", map[string]any{"type": "session.deleted", "properties": map[string]any{"sessionID": "ses_child"}}, false},
+		{"a blank info.id falls back to sessionID", map[string]any{"type": "session.deleted",
+			"properties": map[string]any{"info": map[string]any{"id": ""}, "sessionID": "ses_parent"}}, false},
+		{"info.id comes before sessionID", map[string]any{"type": "session.deleted",
+			"properties": map[string]any{"info": map[string]any{"id": "ses_other"}, "sessionID": "ses_parent"}}, true},
+		{"a sessionID that is not a string", map[string]any{"type": "session.deleted", "properties": map[string]any{"sessionID": 42}}, true},
+		{"another event type", map[string]any{"type": "session.updated", "properties": map[string]any{"sessionID": "ses_parent"}}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer(t, nil)
+			call(t, s, "chat.message", map[string]any{"input": map[string]any{"sessionID": "ses_parent", "agent": "orchestrator"}})
+			delegate(t, s, "ses_parent", "c1", "explorer", "ses_child", "")
+			require.Len(t, s.store.List("ses_parent"), 1)
+			assert.Empty(t, call(t, s, "event", map[string]any{"input": map[string]any{"event": tt.event}}))
+			assert.Equal(t, tt.parentKept, len(s.store.List("ses_parent")) == 1)
+		})
+	}
+}
