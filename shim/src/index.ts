@@ -6,7 +6,7 @@
 import type { Plugin, PluginModule } from "@opencode-ai/plugin";
 import { createHookwire } from "./plugin.js";
 
-/** Plugin options: see README.md (binary, args, state, record, timeoutMs, transformTimeoutMs, hungAfterMisses, maxInFlightBytes, logFile, trace; the rest is the sidecar's config). */
+/** Plugin options: see README.md (binary, args, state, record, timeoutMs, transformTimeoutMs, hungAfterMisses, maxInFlightBytes, maxReplyBytes, logFile, trace; the rest is the sidecar's config). */
 const server: Plugin = async (input, options) => createHookwire(input, options).hooks;
 
 const plugin: PluginModule = { id: "hookwire", server };

@@ -9,7 +9,7 @@
 import { accessSync, constants } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, isAbsolute, join, parse, resolve } from "node:path";
-import { DEFAULT_HUNG_AFTER_MISSES, DEFAULT_MAX_IN_FLIGHT_BYTES } from "./sidecar.js";
+import { DEFAULT_HUNG_AFTER_MISSES, DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_MAX_REPLY_BYTES } from "./sidecar.js";
 import { platformBinary } from "./binary.js";
 
 export type ShimSettings = {
@@ -24,6 +24,8 @@ export type ShimSettings = {
   hungAfterMisses: number;
   /** Most bytes written to the sidecar and not yet read by it. */
   maxInFlightBytes: number;
+  /** Longest reply line read from the sidecar; a longer one is discarded and its call passes through. */
+  maxReplyBytes: number;
   /** Where the sidecar's stderr goes; null discards it. */
   logFile: string | null;
   trace: string | null;
@@ -57,6 +59,7 @@ export const SHIM_OPTIONS = [
   "transformTimeoutMs",
   "hungAfterMisses",
   "maxInFlightBytes",
+  "maxReplyBytes",
   "logFile",
   "trace",
   "state",
@@ -68,7 +71,7 @@ export type ProjectDirs = { worktree?: unknown; directory?: unknown };
 
 export const DEFAULT_TIMEOUT_MS = 250;
 export const DEFAULT_TRANSFORM_TIMEOUT_MS = 2000;
-export { DEFAULT_HUNG_AFTER_MISSES, DEFAULT_MAX_IN_FLIGHT_BYTES } from "./sidecar.js";
+export { DEFAULT_HUNG_AFTER_MISSES, DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_MAX_REPLY_BYTES } from "./sidecar.js";
 
 function nonEmpty(v: unknown): string | undefined {
   return typeof v === "string" && v.trim() !== "" ? v.trim() : undefined;
@@ -304,6 +307,7 @@ export function resolveSettings(
     transformTimeoutMs: r.number("transformTimeoutMs", DEFAULT_TRANSFORM_TIMEOUT_MS, positive, "a number of milliseconds above 0"),
     hungAfterMisses: r.number("hungAfterMisses", DEFAULT_HUNG_AFTER_MISSES, (v) => Number.isInteger(v) && v >= 0, "a whole number, 0 or more"),
     maxInFlightBytes: r.number("maxInFlightBytes", DEFAULT_MAX_IN_FLIGHT_BYTES, positive, "a number of bytes above 0"),
+    maxReplyBytes: r.number("maxReplyBytes", DEFAULT_MAX_REPLY_BYTES, positive, "a number of bytes above 0"),
     logFile,
     trace,
     state,

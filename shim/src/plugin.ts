@@ -118,6 +118,7 @@ export function createHookwire(
     stderrFile: settings.logFile,
     hungAfterMisses: settings.hungAfterMisses,
     maxInFlightBytes: settings.maxInFlightBytes,
+    maxReplyBytes: settings.maxReplyBytes,
     spawn: seams.spawn,
     onRejected: (detail, params) =>
       void rejectionMessage(detail, binary, pluginVersion, PROTOCOL_VERSION, env).then((message) =>

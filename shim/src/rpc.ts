@@ -28,6 +28,9 @@ export class OverloadedError extends Error {}
 /** The caller gave up on the call (its signal aborted); a late reply is dropped. */
 export class CancelledError extends Error {}
 
+/** The reply's line passed maxLineBytes: it was discarded unread. */
+export class OversizedError extends Error {}
+
 export type SendOptions = {
   /** Gives up on the call: it leaves the pending map and rejects with CancelledError. */
   signal?: AbortSignal;
@@ -38,17 +41,39 @@ export type SendOptions = {
 };
 
 export type ConnectionOptions = {
-  /** Called for every line read: the other side is alive, whatever the line says. */
-  onLine?: () => void;
+  /**
+   * Called for every reply to a call this side made: one still waiting, or
+   * one given up on (cancelled) whose reply came late. A line that answers
+   * nothing this side asked (a wrong or repeated id, junk) does not count.
+   */
+  onAnswer?: () => void;
+  /**
+   * Longest line kept (bytes, without its newline). A longer one is
+   * discarded as it streams in, never held whole nor parsed; the call it
+   * answers (its id read from the line's first 4 KiB) fails at once with
+   * OversizedError. Default: no limit.
+   */
+  maxLineBytes?: number;
+  /** Called once per line discarded for its length, with the id of the call it answered (undefined when none could be read). */
+  onOversized?: (id: number | undefined) => void;
 };
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
 
 const NEWLINE = 0x0a;
+/** How much of an oversized line is looked at for its id (the sidecar's own rule for requests, PROTOCOL.md 1). */
+const ID_WINDOW = 4096;
+/** Calls given up on whose late replies still count as answers (the oldest are forgotten first). */
+const MAX_GIVEN_UP = 1024;
 
 export class LineConnection {
   private readonly pending = new Map<number, Pending>();
   private partial: Buffer[] = [];
+  private partialBytes = 0;
+  /** Inside a line over maxLineBytes: its bytes are dropped until its newline. */
+  private discarding = false;
+  /** Ids of calls given up on, in the order they were. */
+  private readonly givenUp = new Set<number>();
   private nextId = 1;
   private closed = false;
 
@@ -83,7 +108,10 @@ export class LineConnection {
     return new Promise((resolve, reject) => {
       const signal = opts.signal;
       const onAbort = () => {
-        if (this.pending.delete(id)) reject(new CancelledError("cancelled"));
+        if (!this.pending.delete(id)) return;
+        this.givenUp.add(id);
+        if (this.givenUp.size > MAX_GIVEN_UP) this.givenUp.delete(this.givenUp.values().next().value as number);
+        reject(new CancelledError("cancelled"));
       };
       const settle = () => signal?.removeEventListener("abort", onAbort);
       this.pending.set(id, {
@@ -151,23 +179,58 @@ export class LineConnection {
   }
 
   private onData(chunk: Buffer): void {
+    const max = this.opts.maxLineBytes ?? Infinity;
     let start = 0;
-    for (let nl = chunk.indexOf(NEWLINE); nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
-      const piece = chunk.subarray(start, nl);
-      const line = this.partial.length ? Buffer.concat([...this.partial, piece]) : piece;
-      this.partial = [];
+    while (start < chunk.length) {
+      const nl = chunk.indexOf(NEWLINE, start);
+      const piece = chunk.subarray(start, nl === -1 ? chunk.length : nl);
+      if (!this.discarding && this.partialBytes + piece.length > max) this.startDiscarding(piece);
+      else if (!this.discarding && piece.length > 0) {
+        this.partial.push(piece);
+        this.partialBytes += piece.length;
+      }
+      if (nl === -1) return;
       start = nl + 1;
+      if (this.discarding) {
+        this.discarding = false; // the oversized line ends here
+        continue;
+      }
+      const line = this.partial.length === 1 ? this.partial[0] : Buffer.concat(this.partial, this.partialBytes);
+      this.partial = [];
+      this.partialBytes = 0;
       this.onLine(line);
     }
-    if (start < chunk.length) this.partial.push(chunk.subarray(start));
   }
 
-  private onLine(line: Buffer): void {
+  /**
+   * The line being read passed maxLineBytes with piece: drop what was held
+   * of it and the rest as it comes, and fail the call it answers now.
+   */
+  private startDiscarding(piece: Buffer): void {
+    const head: Buffer[] = [];
+    let headBytes = 0;
+    for (const b of [...this.partial, piece]) {
+      if (headBytes >= ID_WINDOW) break;
+      head.push(b.subarray(0, ID_WINDOW - headBytes));
+      headBytes += head[head.length - 1].length;
+    }
+    this.partial = [];
+    this.partialBytes = 0;
+    this.discarding = true;
+    const id = topLevelId(Buffer.concat(head).toString("latin1"));
+    const p = id === undefined ? undefined : this.pending.get(id);
+    if (p) {
+      this.pending.delete(id as number);
+      p.reject(new OversizedError(`reply over the ${this.opts.maxLineBytes} bytes allowed; discarded unread`));
+    }
     try {
-      this.opts.onLine?.();
+      this.opts.onOversized?.(id);
     } catch {
       // an observer must not break reading
     }
+  }
+
+  private onLine(line: Buffer): void {
     let msg: unknown;
     try {
       msg = JSON.parse(line.toString("utf8"));
@@ -182,8 +245,12 @@ export class LineConnection {
     const r = m as { id?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
     if (typeof r.id !== "number") return; // notifications and id-less errors answer nothing we wait for
     const p = this.pending.get(r.id);
-    if (!p) return;
+    if (!p) {
+      if (this.givenUp.delete(r.id)) this.answered(); // late, but an answer: the other side works
+      return;
+    }
     this.pending.delete(r.id);
+    this.answered();
     if (r.error && typeof r.error === "object") {
       const code = typeof r.error.code === "number" ? r.error.code : -32603;
       p.reject(new RpcError(code, typeof r.error.message === "string" ? r.error.message : "error", r.error.data));
@@ -191,4 +258,41 @@ export class LineConnection {
       p.resolve(r.result);
     }
   }
+
+  private answered(): void {
+    try {
+      this.opts.onAnswer?.();
+    } catch {
+      // an observer must not break reading
+    }
+  }
+}
+
+/**
+ * The id of a JSON-RPC message whose start is head (its first bytes, read
+ * as latin1 so a cut UTF-8 sequence cannot fail): the number of its
+ * top-level "id" member when that comes within head, else undefined.
+ */
+export function topLevelId(head: string): number | undefined {
+  let depth = 0;
+  let i = 0;
+  const n = head.length;
+  while (i < n) {
+    const c = head[i];
+    if (c === '"') {
+      // A string: a member name at depth 1 is followed by ':'.
+      let j = i + 1;
+      while (j < n && head[j] !== '"') j += head[j] === "\\" ? 2 : 1;
+      if (j >= n) return undefined;
+      const name = head.slice(i + 1, j);
+      i = j + 1;
+      if (depth !== 1 || name !== "id" || !/^\s*:/.test(head.slice(i, i + 20))) continue;
+      const m = /^\s*:\s*(-?\d+)(?=\s*[,}])/.exec(head.slice(i, i + 40));
+      return m && Number.isSafeInteger(Number(m[1])) ? Number(m[1]) : undefined;
+    }
+    if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") depth--;
+    i++;
+  }
+  return undefined;
 }

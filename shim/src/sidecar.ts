@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { CancelledError, ClosedError, EncodeError, LineConnection, OverloadedError, RpcError } from "./rpc.js";
+import { CancelledError, ClosedError, EncodeError, LineConnection, OverloadedError, OversizedError, RpcError } from "./rpc.js";
 import type { Logger } from "./log.js";
 import type { Trace } from "./trace.js";
 
@@ -30,7 +30,12 @@ export type InitializeParams = {
 
 export type CallResult =
   | { ok: true; result: unknown }
-  | { ok: false; reason: "not-ready" | "timeout" | "error" | "closed" | "unserialisable" | "overloaded"; detail?: string; code?: number };
+  | {
+      ok: false;
+      reason: "not-ready" | "timeout" | "error" | "closed" | "unserialisable" | "overloaded" | "oversized";
+      detail?: string;
+      code?: number;
+    };
 
 export type SidecarState = "starting" | "ready" | "backoff" | "failed" | "stopped";
 
@@ -50,11 +55,20 @@ export type SidecarOptions = {
   maxCrashes?: number;
   crashWindowMs?: number;
   /**
-   * Calls in a row that reach their deadline with nothing read from the child
-   * meanwhile before it counts as hung: killed (SIGKILL) and restarted like a
-   * crash. 0: never. Default DEFAULT_HUNG_AFTER_MISSES.
+   * Calls in a row that miss (reach their deadline, or get a reply over
+   * maxReplyBytes) with no call answered meanwhile before the child counts
+   * as hung: killed (SIGKILL) and restarted like a crash. A late reply to a
+   * call given up on counts as an answer; a line that answers nothing the
+   * shim asked (a wrong id) does not. 0: never. Default
+   * DEFAULT_HUNG_AFTER_MISSES.
    */
   hungAfterMisses?: number;
+  /**
+   * Longest reply line read from the child (bytes). A longer one is
+   * discarded as it streams in, never held whole nor parsed, and the call
+   * it answers fails at once ("oversized"). Default DEFAULT_MAX_REPLY_BYTES.
+   */
+  maxReplyBytes?: number;
   /**
    * Most bytes written to the child's stdin and not yet read by it; a call
    * that would pass it fails open ("overloaded") without being written.
@@ -83,6 +97,12 @@ export type SpawnFn = (
 const MAX_STDERR_LOG_BYTES = 10 * 1024 * 1024;
 export const DEFAULT_HUNG_AFTER_MISSES = 3;
 export const DEFAULT_MAX_IN_FLIGHT_BYTES = 8 * 1024 * 1024;
+/**
+ * Twice the most the shim ever sends in one request (maxInFlightBytes): a
+ * reply replaces at most what it was sent, and the sidecar's transform ops
+ * are far smaller than the history they apply to.
+ */
+export const DEFAULT_MAX_REPLY_BYTES = 16 * 1024 * 1024;
 
 /** A timer that never keeps the host process alive (restart backoff only:
  * deadlines are short and bounded, so they may keep it alive). */
@@ -234,18 +254,23 @@ export class Sidecar {
                 ? "unserialisable"
                 : err instanceof OverloadedError
                   ? "overloaded"
-                  : "error";
+                  : err instanceof OversizedError
+                    ? "oversized"
+                    : "error";
           finish({ ok: false, reason, detail: errorText(err), ...(err instanceof RpcError ? { code: err.code } : {}) });
+          // A reply too long to read is no answer: it counts toward the hung rule.
+          if (err instanceof OversizedError) this.onMiss(gen, conn);
         },
       );
     });
   }
 
   /**
-   * A call on conn reached its deadline. Enough of them in a row, with
-   * nothing read from the child meanwhile, and the child is hung (stopped,
-   * deadlocked, or stuck in a loop that reads nothing): kill it and restart
-   * it like a crash. Its stdin buffer goes with it, so no stale backlog
+   * A call on conn missed: it reached its deadline, or its reply was over
+   * maxReplyBytes. Enough of them in a row, with no call answered
+   * meanwhile, and the child is hung (stopped, deadlocked, stuck in a loop
+   * that reads nothing, or writing replies to ids nobody asked): kill it and
+   * restart it like a crash. Its stdin buffer goes with it, so no stale backlog
    * delays the calls that come after the restart.
    */
   private onMiss(gen: number, conn: LineConnection): void {
@@ -254,7 +279,7 @@ export class Sidecar {
     const limit = this.opts.hungAfterMisses ?? DEFAULT_HUNG_AFTER_MISSES;
     if (limit <= 0 || this.misses < limit) return;
     const child = this.child;
-    const why = `hung: ${this.misses} calls in a row got no reply within their deadline`;
+    const why = `hung: ${this.misses} calls in a row got no usable reply within their deadline`;
     this.opts.log.once("hung", "warn", `hookwire: sidecar ${why}; killed (SIGKILL), restarting`);
     this.opts.trace?.write({ ev: "hung", pid: child?.pid, misses: this.misses, inFlightBytes: conn.bufferedBytes });
     this.onChildGone(gen, why, true);
@@ -291,9 +316,19 @@ export class Sidecar {
     unrefStream(child.stdin);
     unrefStream(child.stdout);
     if (!child.stdin || !child.stdout) return;
+    const maxReplyBytes = this.opts.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
     const conn = new LineConnection(child.stdout, child.stdin, {
-      onLine: () => {
+      onAnswer: () => {
         if (gen === this.gen) this.misses = 0;
+      },
+      maxLineBytes: maxReplyBytes,
+      onOversized: (id) => {
+        this.opts.log.once(
+          "oversized",
+          "warn",
+          `hookwire: the sidecar wrote a reply line over maxReplyBytes (${maxReplyBytes} bytes); discarded unread, its call passed through`,
+        );
+        trace?.write({ ev: "oversized", pid: child.pid, id });
       },
     });
     this.conn = conn;

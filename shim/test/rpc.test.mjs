@@ -72,8 +72,8 @@ test("maxBufferedBytes: a message that would pass the bound is refused unwritten
   const held = [];
   // A reader that takes nothing until told (a stopped child).
   const toSidecar = new Writable({ highWaterMark: 1, write: (chunk, _e, cb) => held.push({ chunk, cb }) });
-  const lines = [];
-  const conn = new LineConnection(fromSidecar, toSidecar, { onLine: () => lines.push(1) });
+  const answers = [];
+  const conn = new LineConnection(fromSidecar, toSidecar, { onAnswer: () => answers.push(1) });
   const big = "x".repeat(1000);
   const max = 2500;
   const calls = [];
@@ -91,8 +91,8 @@ test("maxBufferedBytes: a message that would pass the bound is refused unwritten
   assert.equal(conn.bufferedBytes, 0);
   void conn.request("t", { big }, { maxBufferedBytes: max }).catch(() => {});
   assert.ok(conn.bufferedBytes > 0);
-  // Every line read counts as life, junk included.
-  fromSidecar.write("junk\n" + JSON.stringify({ jsonrpc: "2.0", id: 1, result: 1 }) + "\n");
+  // Only a reply to a call made counts as life: junk and unknown ids do not.
+  fromSidecar.write("junk\n" + JSON.stringify({ jsonrpc: "2.0", id: 77, result: 1 }) + "\n" + JSON.stringify({ jsonrpc: "2.0", id: 1, result: 1 }) + "\n");
   assert.equal(await calls[0], 1);
-  assert.equal(lines.length, 2);
+  assert.equal(answers.length, 1);
 });
