@@ -110,18 +110,22 @@ func (s *Store) bytes() int { return s.parentBytes + s.trackedBytes + s.pendingB
 // the oldest pending call, whichever kind holds more. The caller holds mu.
 func (s *Store) enforceBudget() {
 	for s.bytes() > s.cfg.MaxStateBytes {
-		parentsFirst := s.parentLRU.Len() > 1 && s.parentBytes >= s.trackedBytes && s.parentBytes >= s.pendingBytes
+		parentsFirst := s.parents.Len() > 1 && s.parentBytes >= s.trackedBytes && s.parentBytes >= s.pendingBytes
 		switch {
 		case parentsFirst:
-			s.dropParent(s.parentLRU.Back().Value.(*parentState))
+			_, p, _ := s.parents.Back()
+			s.dropParent(p)
 			s.changed()
-		case s.agentLRU.Len() > 0 && s.trackedBytes >= s.pendingBytes:
-			s.untrack(s.agentLRU.Back())
+		case s.agents.Len() > 0 && s.trackedBytes >= s.pendingBytes:
+			session, _, _ := s.agents.Back()
+			s.untrack(session)
 			s.changed()
-		case s.pendingLRU.Len() > 0:
-			s.removePending(s.pendingLRU.Back())
-		case s.parentLRU.Len() > 1:
-			s.dropParent(s.parentLRU.Back().Value.(*parentState))
+		case s.pending.Len() > 0:
+			callID, _, _ := s.pending.Back()
+			s.removePending(callID)
+		case s.parents.Len() > 1:
+			_, p, _ := s.parents.Back()
+			s.dropParent(p)
 			s.changed()
 		default:
 			return // one parent alone is over the budget: keep it

@@ -21,13 +21,13 @@ func parentBytes(p *parentState) int {
 	}
 	for _, a := range p.agents {
 		n += agentCost(a.name)
-		for el := a.entries.Front(); el != nil; el = el.Next() {
-			n += entryCost(el.Value.(*entry))
+		for _, e := range a.entries.All() {
+			n += entryCost(e)
 		}
 	}
-	if p.frozenQ != nil {
-		for el := p.frozenQ.Front(); el != nil; el = el.Next() {
-			n += frozenCost(el.Value.(*frozenBlock))
+	if p.frozen != nil {
+		for _, fb := range p.frozen.All() {
+			n += frozenCost(fb)
 		}
 	}
 	return n
@@ -39,16 +39,16 @@ func assertBytesCounted(t *testing.T, s *Store) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	parents, tracked, pending := 0, 0, 0
-	for _, p := range s.parents {
+	for _, p := range s.parents.All() {
 		n := parentBytes(p)
 		assert.Equal(t, n, p.bytes, "parent %q bytes", p.id)
 		parents += n
 	}
-	for el := s.agentLRU.Front(); el != nil; el = el.Next() {
-		tracked += trackedCost(el.Value.(*sessionAgent))
+	for _, sa := range s.agents.All() {
+		tracked += trackedCost(sa)
 	}
-	for el := s.pendingLRU.Front(); el != nil; el = el.Next() {
-		pending += pendingCost(el.Value.(*pendingCall))
+	for _, pc := range s.pending.All() {
+		pending += pendingCost(pc)
 	}
 	assert.Equal(t, parents, s.parentBytes, "parent bytes")
 	assert.Equal(t, tracked, s.trackedBytes, "tracked session bytes")

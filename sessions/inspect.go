@@ -59,10 +59,10 @@ func ReadStateFile(path string) (StateContents, error) {
 	}
 
 	s.mu.Lock()
-	out := StateContents{Parents: len(s.parents), FrozenBlocks: s.frozenCount, TrackedSessions: len(s.agents)}
-	ids := make([]string, 0, s.parentLRU.Len())
-	for el := s.parentLRU.Front(); el != nil; el = el.Next() {
-		ids = append(ids, el.Value.(*parentState).id)
+	out := StateContents{Parents: s.parents.Len(), FrozenBlocks: s.frozenCount, TrackedSessions: s.agents.Len()}
+	ids := make([]string, 0, s.parents.Len())
+	for id := range s.parents.All() {
+		ids = append(ids, id)
 	}
 	s.mu.Unlock()
 	for _, id := range ids {

@@ -41,11 +41,10 @@ const modelOverhead = 64
 func (s *Store) SetModelDecision(session string, d ModelDecision) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	el := s.agents[session]
-	if el == nil {
+	sa, ok := s.agents.Get(session)
+	if !ok {
 		return
 	}
-	sa := el.Value.(*sessionAgent)
 	var next *ModelDecision
 	if d.fits() {
 		next = &ModelDecision{Model: keep(d.Model), Variant: keep(d.Variant), Rung: keep(d.Rung), Changed: d.Changed}
@@ -68,11 +67,11 @@ func (s *Store) ModelDecision(session string) (ModelDecision, bool) {
 
 // modelDecision is ModelDecision; the caller holds mu.
 func (s *Store) modelDecision(session string) (ModelDecision, bool) {
-	el := s.agents[session]
-	if el == nil {
+	sa, ok := s.agents.Get(session)
+	if !ok || sa.model == nil {
 		return ModelDecision{}, false
 	}
-	d := el.Value.(*sessionAgent).model
+	d := sa.model
 	if d == nil {
 		return ModelDecision{}, false
 	}

@@ -82,8 +82,7 @@ func (s *Store) Snapshot() ([]byte, error) {
 func (s *Store) snapshot() (*snapshotDoc, uint64) {
 	s.mu.Lock()
 	doc := snapshotDoc{Version: snapshotVersion, Clock: s.clock, Parents: []snapshotParent{}, SessionAgents: []snapshotAgent{}}
-	for el := s.parentLRU.Front(); el != nil; el = el.Next() {
-		p := el.Value.(*parentState)
+	for _, p := range s.parents.All() {
 		sp := snapshotParent{ID: p.id}
 		if len(p.counters) > 0 {
 			sp.Counters = make(map[string]json.RawMessage, len(p.counters))
@@ -92,8 +91,7 @@ func (s *Store) snapshot() (*snapshotDoc, uint64) {
 			}
 		}
 		for _, a := range p.agents {
-			for el := a.entries.Front(); el != nil; el = el.Next() {
-				e := el.Value.(*entry)
+			for _, e := range a.entries.All() {
 				sp.Entries = append(sp.Entries, snapshotEntry{
 					Agent: a.name, Alias: e.alias, TaskID: e.taskID,
 					Label: e.label, LastUse: e.lastUse, Use: e.tick,
@@ -102,16 +100,14 @@ func (s *Store) snapshot() (*snapshotDoc, uint64) {
 			}
 		}
 		sort.Slice(sp.Entries, func(i, j int) bool { return sp.Entries[i].Use > sp.Entries[j].Use })
-		if p.frozenQ != nil {
-			for el := p.frozenQ.Front(); el != nil; el = el.Next() {
-				fb := el.Value.(*frozenBlock)
+		if p.frozen != nil {
+			for _, fb := range p.frozen.All() {
 				sp.Frozen = append(sp.Frozen, snapshotFrozen{MessageID: fb.messageID, Block: fb.text})
 			}
 		}
 		doc.Parents = append(doc.Parents, sp)
 	}
-	for el := s.agentLRU.Front(); el != nil; el = el.Next() {
-		sa := el.Value.(*sessionAgent)
+	for _, sa := range s.agents.All() {
 		doc.SessionAgents = append(doc.SessionAgents, snapshotAgent{Session: sa.session, Agent: sa.agent, Model: sa.model})
 	}
 	changes := s.changes
@@ -196,10 +192,7 @@ func (s *Store) restore(ctx context.Context, r io.Reader) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.clock = n.clock
-	s.pending, s.pendingLRU = n.pending, n.pendingLRU
-	s.parents, s.parentLRU = n.parents, n.parentLRU
-	s.byTaskID = n.byTaskID
-	s.agents, s.agentLRU = n.agents, n.agentLRU
+	s.pending, s.parents, s.byTaskID, s.agents = n.pending, n.parents, n.byTaskID, n.agents
 	s.entryCount, s.frozenCount = n.entryCount, n.frozenCount
 	s.parentBytes, s.trackedBytes, s.pendingBytes = n.parentBytes, n.trackedBytes, n.pendingBytes
 	s.changed()
@@ -318,11 +311,11 @@ func (s *Store) decodeParents(ctx context.Context, dec *json.Decoder) error {
 		if err != nil {
 			return fmt.Errorf("parent %q: %w", sp.ID, err)
 		}
-		if s.parentBytes > s.cfg.MaxStateBytes && s.parentLRU.Len() > 1 {
+		if s.parentBytes > s.cfg.MaxStateBytes && s.parents.Len() > 1 {
 			s.dropParent(p) // it and all older ones are beyond the budget
 			full = true
 		}
-		if s.parentLRU.Len() >= s.cfg.MaxParents {
+		if s.parents.Len() >= s.cfg.MaxParents {
 			full = true
 		}
 	}
@@ -345,10 +338,10 @@ func (s *Store) decodeSessionAgents(ctx context.Context, dec *json.Decoder) erro
 		if err := dec.Decode(&sa); err != nil {
 			return err
 		}
-		if s.agentLRU.Len() >= s.cfg.MaxTrackedSessions || len(sa.Session) > MaxIDBytes || len(sa.Agent) > MaxAgentNameBytes {
+		if s.agents.Len() >= s.cfg.MaxTrackedSessions || len(sa.Session) > MaxIDBytes || len(sa.Agent) > MaxAgentNameBytes {
 			continue
 		}
-		if s.agents[sa.Session] != nil {
+		if s.agents.Has(sa.Session) {
 			return fmt.Errorf("session %q's agent listed twice", sa.Session)
 		}
 		s.track(&sessionAgent{session: sa.Session, agent: sa.Agent, model: restoredModel(sa.Model)}, true)
@@ -359,8 +352,7 @@ func (s *Store) decodeSessionAgents(ctx context.Context, dec *json.Decoder) erro
 // loadParent adds sp as the least recently active parent.
 func (s *Store) loadParent(sp *snapshotParent) (*parentState, error) {
 	p := &parentState{id: sp.ID, counters: make(map[string]int), agents: make(map[string]*agentState)}
-	p.elem = s.parentLRU.PushBack(p)
-	s.parents[sp.ID] = p
+	s.parents.PushBack(sp.ID, p)
 	s.addParentBytes(p, parentCost(sp.ID))
 	highest, err := s.loadEntries(p, sp.Entries)
 	if err != nil {
@@ -369,14 +361,14 @@ func (s *Store) loadParent(sp *snapshotParent) (*parentState, error) {
 	s.loadCounters(p, sp.Counters, highest)
 	// Oldest first, up to the bound, as FrozenBlock would have kept them.
 	for j := len(sp.Frozen) - 1; j >= 0; j-- {
-		if p.frozenQ != nil && p.frozenQ.Len() >= MaxFrozenBlocksPerSession {
+		if frozenFull(p) {
 			break
 		}
 		fb := sp.Frozen[j]
 		if len(fb.MessageID) > MaxIDBytes {
 			continue
 		}
-		if p.frozen != nil && p.frozen[fb.MessageID] != nil {
+		if p.frozen != nil && p.frozen.Has(fb.MessageID) {
 			return p, fmt.Errorf("frozen block for message %q listed twice", fb.MessageID)
 		}
 		text := fb.Block
@@ -470,8 +462,8 @@ func (s *Store) loadCounters(p *parentState, counters map[string]json.RawMessage
 		p.counters[prefix] = n
 	}
 	for _, a := range p.agents {
-		for el := a.entries.Front(); el != nil; el = el.Next() {
-			if prefix, _, ok := splitAlias(el.Value.(*entry).alias); ok {
+		for _, e := range a.entries.All() {
+			if prefix, _, ok := splitAlias(e.alias); ok {
 				n, _ := counterValue(counters[prefix])
 				set(prefix, max(n, highest[prefix]))
 			}
@@ -520,10 +512,10 @@ func (s *Store) repairClock() {
 		return
 	}
 	var all []*entry
-	for _, p := range s.parents {
+	for _, p := range s.parents.All() {
 		for _, a := range p.agents {
-			for el := a.entries.Front(); el != nil; el = el.Next() {
-				all = append(all, el.Value.(*entry))
+			for _, e := range a.entries.All() {
+				all = append(all, e)
 			}
 		}
 	}

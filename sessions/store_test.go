@@ -833,7 +833,8 @@ func TestAliasPrefixesPerParentBounded(t *testing.T) {
 		h.task("p1", "agent"+strconv.Itoa(i), "l", "ses_"+strconv.Itoa(i))
 	}
 	h.s.mu.Lock()
-	assert.Len(t, h.s.parents["p1"].counters, MaxAliasPrefixesPerParent)
+	p1, _ := h.s.parents.Get("p1")
+	assert.Len(t, p1.counters, MaxAliasPrefixesPerParent)
 	h.s.mu.Unlock()
 	// A known prefix still gets new aliases.
 	h.task("p1", "agent1", "l", "ses_x")

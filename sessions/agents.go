@@ -1,0 +1,72 @@
+package sessions
+
+// The tracked sessions: which agent each session runs (and, model.go, the
+// model it was given), the most recently active first.
+
+type sessionAgent struct {
+	session, agent string
+	model          *ModelDecision // the latest chat.message's (model.go); nil: none
+}
+
+// SetAgent records which agent session runs; Agent reads it ("" unknown).
+// Both count as the session's activity for the MaxTrackedSessions bound.
+// A session id or agent name over its cap is not kept: the session's agent
+// is then unknown.
+func (s *Store) SetAgent(session, agent string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sa, tracked := s.agents.Get(session)
+	if len(session) > MaxIDBytes || len(agent) > MaxAgentNameBytes {
+		if tracked {
+			s.untrack(session)
+			s.changed()
+		}
+		return
+	}
+	if tracked {
+		s.agents.Touch(session)
+		if sa.agent != agent {
+			s.trackedBytes += jsonLen(agent) - jsonLen(sa.agent)
+			sa.agent = keep(agent)
+			s.changed()
+			s.enforceBudget()
+		}
+		return
+	}
+	s.track(&sessionAgent{session: keep(session), agent: keep(agent)}, false)
+	for s.agents.Len() > s.cfg.MaxTrackedSessions {
+		oldest, _, _ := s.agents.Back()
+		s.untrack(oldest)
+	}
+	s.changed()
+	s.enforceBudget()
+}
+
+// track adds sa, not yet tracked, as the most (or, oldest, the least)
+// recently active session.
+func (s *Store) track(sa *sessionAgent, oldest bool) {
+	if oldest {
+		s.agents.PushBack(sa.session, sa)
+	} else {
+		s.agents.PushFront(sa.session, sa)
+	}
+	s.trackedBytes += trackedCost(sa)
+}
+
+// untrack forgets session's agent.
+func (s *Store) untrack(session string) {
+	if sa, ok := s.agents.Remove(session); ok {
+		s.trackedBytes -= trackedCost(sa)
+	}
+}
+
+func (s *Store) Agent(session string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sa, ok := s.agents.Get(session)
+	if !ok {
+		return ""
+	}
+	s.agents.Touch(session)
+	return sa.agent
+}

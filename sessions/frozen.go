@@ -1,0 +1,103 @@
+package sessions
+
+import "github.com/hookwire/hookwire/internal/lru"
+
+// The frozen cache-stable blocks (PROTOCOL.md 4.4): per session and
+// message, the Resumable Sessions block the message carries, computed once.
+
+type frozenBlock struct{ messageID, text string }
+
+// FrozenBlock returns the block frozen for (session, messageID), computing
+// and storing it with compute on first sight (cache-stable mode, 4.4).
+// compute runs without the store's lock held, so it may call
+// ResumableSessions; if two callers race on one key, the first stored
+// result wins and both get it. A session holding MaxFrozenBlocksPerSession
+// blocks freezes no more: a new message gets "" and nothing is stored, so
+// it gets "" again next time.
+//
+// A session or message id over MaxIDBytes gets "" (nothing is stored, so it
+// gets "" every time); a block over MaxFrozenBlockBytes is frozen as "".
+func (s *Store) FrozenBlock(session, messageID string, compute func() string) string {
+	if len(session) > MaxIDBytes || len(messageID) > MaxIDBytes {
+		return ""
+	}
+	s.mu.Lock()
+	p := s.parent(session)
+	if text, ok := frozenText(p, messageID); ok {
+		s.mu.Unlock()
+		return text
+	}
+	full := frozenFull(p)
+	s.mu.Unlock()
+	if full {
+		return ""
+	}
+
+	text := compute()
+	if len(text) > MaxFrozenBlockBytes {
+		text = ""
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p = s.parent(session) // it may have been evicted or deleted meanwhile
+	if text, ok := frozenText(p, messageID); ok {
+		return text
+	}
+	if frozenFull(p) {
+		return "" // filled up meanwhile
+	}
+	s.freeze(p, messageID, text)
+	s.changed()
+	s.enforceBudget()
+	return text
+}
+
+func frozenText(p *parentState, messageID string) (string, bool) {
+	if p.frozen == nil {
+		return "", false
+	}
+	fb, ok := p.frozen.Get(messageID)
+	if !ok {
+		return "", false
+	}
+	return fb.text, true
+}
+
+func frozenFull(p *parentState) bool {
+	return p.frozen != nil && p.frozen.Len() >= MaxFrozenBlocksPerSession
+}
+
+// freeze stores a new frozen block under p as its newest; the caller
+// checked the bound.
+func (s *Store) freeze(p *parentState, messageID, text string) {
+	if p.frozen == nil {
+		p.frozen = lru.New[string, *frozenBlock]()
+	}
+	fb := &frozenBlock{messageID: keep(messageID), text: keep(text)}
+	p.frozen.PushFront(fb.messageID, fb)
+	s.frozenCount++
+	s.addParentBytes(p, frozenCost(fb))
+}
+
+// RetainFrozen makes room in a session that holds MaxFrozenBlocksPerSession
+// blocks: it forgets those whose message inHistory says is gone (OpenCode
+// dropped it from the history, e.g. by compaction), as no request will
+// carry that message again. Below the bound it does nothing, so a request
+// that carries only part of a history (a title request) costs nothing.
+func (s *Store) RetainFrozen(session string, inHistory func(messageID string) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, _ := s.parents.Get(session)
+	if p == nil || !frozenFull(p) {
+		return
+	}
+	for id, fb := range p.frozen.All() {
+		if !inHistory(id) {
+			p.frozen.Remove(id)
+			s.frozenCount--
+			s.addParentBytes(p, -frozenCost(fb))
+			s.changed()
+		}
+	}
+}
