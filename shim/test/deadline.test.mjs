@@ -182,6 +182,71 @@ test("a sidecar that exits at once: respawned after 100, 200, 400, 800 ms; given
   assert.deepEqual(call.value, { ok: false, reason: "not-ready", detail: "failed" });
 });
 
+test("a sidecar given up on: hooks pass through at once, with no time passing", async () => {
+  const spawner = fakeSpawner(healthyAnswer, (child) => process.nextTick(() => child.exit(3)));
+  const fc = fakeClient();
+  const h = createHookwire({ client: fc.client }, { binary: "hookwire", logFile: null, state: false, subagents: [], timeoutMs: 150, transformTimeoutMs: 300 }, {}, { spawn: spawner.spawn });
+  await advance(0);
+  for (let i = 0; i < 20 && h.sidecar.state !== "failed"; i++) await advance(100);
+  assert.equal(h.sidecar.state, "failed");
+  const out = beforeOutput();
+  const hook = track(h.hooks["tool.execute.before"](taskInput, out));
+  const sys = { system: ["s"] };
+  const transform = track(h.hooks["experimental.chat.system.transform"]({ sessionID: "ses_parent" }, sys));
+  await advance(0);
+  assert.equal(hook.value, undefined, "resolved before the clock moved");
+  assert.equal(transform.value, undefined);
+  assert.deepEqual(out, beforeOutput());
+  assert.deepEqual(sys, { system: ["s"] });
+  await h.dispose();
+});
+
+test("dispose: a child that never answers initialize nor reads exit is killed at the grace period", async () => {
+  const spawner = fakeSpawner(silentOn("initialize"));
+  const { s } = start(spawner);
+  await advance(0);
+  const child = spawner.children[0];
+  child.stop();
+  const disposed = track(s.dispose(1000));
+  await advance(999);
+  assert.equal(disposed.value, "pending");
+  assert.deepEqual(child.signals, []);
+  await advance(1);
+  assert.equal(disposed.value, undefined);
+  assert.deepEqual(child.signals, ["SIGKILL"]);
+});
+
+test("dispose: a ready child that stops reading gets shutdown's 500 ms, then the grace period, then SIGKILL", async () => {
+  const spawner = fakeSpawner();
+  const { s } = start(spawner);
+  await advance(0);
+  assert.equal(s.state, "ready");
+  const child = spawner.children[0];
+  child.stop();
+  const disposed = track(s.dispose(1000));
+  await advance(500); // shutdown's deadline: exit is sent, the grace period starts
+  assert.equal(disposed.value, "pending");
+  await advance(999);
+  assert.equal(disposed.value, "pending");
+  assert.deepEqual(child.signals, []);
+  await advance(1);
+  assert.equal(disposed.value, undefined);
+  assert.deepEqual(child.signals, ["SIGKILL"]);
+});
+
+test("dispose: a child that reads exit is not killed", async () => {
+  const spawner = fakeSpawner();
+  const { s } = start(spawner);
+  await advance(0);
+  const child = spawner.children[0];
+  const disposed = track(s.dispose(1000));
+  await advance(0);
+  assert.equal(disposed.value, undefined, "shutdown answered, exit read: gone before any timer");
+  assert.deepEqual(child.received.map((m) => m.method).slice(-2), ["shutdown", "exit"]);
+  assert.deepEqual(child.signals, []);
+  assert.equal(child.exitCode, 0);
+});
+
 // ---- A hung sidecar (issue 9) -------------------------------------------
 
 test("three deadline misses in a row with nothing read: the child is killed (SIGKILL) and restarted; no stale call reaches the new one", async () => {

@@ -1,6 +1,9 @@
 // The shim against sidecars that misbehave (fixtures/fake-sidecar.mjs) or are
-// missing: every hook returns within its deadline, leaves output untouched,
-// never throws, and says so once in OpenCode's log.
+// missing: every hook returns, leaves output untouched, never throws, and
+// says so once in OpenCode's log. How long each waits (its deadline, the
+// backoff, dispose's grace period, passing through at once) is checked on
+// a mocked clock in deadline.test.mjs; nothing here reads the wall clock
+// for its verdict, so a busy machine changes no outcome.
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { createHookwire } from "../dist/plugin.js";
@@ -30,20 +33,15 @@ function start(mode, { env = {}, options = {}, client } = {}) {
 const beforeOutput = () => ({ args: { description: "d", prompt: "p", subagent_type: "explorer", task_id: "exp-1" } });
 const taskInput = { tool: "task", sessionID: "ses_parent", callID: "call_1" };
 
-test("a sidecar that never answers: each hook waits its deadline, then passes through", async () => {
+test("a sidecar that never answers: each hook passes through, output untouched", async () => {
   const { h, logs } = start("hang", { options: { timeoutMs: 150, transformTimeoutMs: 300 } });
   const out = beforeOutput();
-  let t = Date.now();
   await h.hooks["tool.execute.before"](taskInput, out);
-  const took = Date.now() - t;
-  assert.ok(took >= 140 && took < 1000, `took ${took} ms`);
   assert.deepEqual(out, beforeOutput());
   const sys = { system: ["s"] };
-  t = Date.now();
   await h.hooks["experimental.chat.system.transform"]({ sessionID: "ses_parent" }, sys);
-  const tookT = Date.now() - t;
-  assert.ok(tookT >= 290 && tookT < 1500, `transform took ${tookT} ms`);
   assert.deepEqual(sys, { system: ["s"] });
+  assert.equal(h.sidecar.state, "starting", "still waiting for initialize");
   // A second hook after the first: logged once per kind, not once per call.
   await h.hooks["tool.execute.before"](taskInput, out);
   const notReady = logs.filter((l) => l.message.includes("not ready") && l.message.includes("tool.execute.before"));
@@ -58,9 +56,13 @@ test("a sidecar that answers too late: the late patch is never applied", async (
   const out = beforeOutput();
   await h.hooks["tool.execute.before"](taskInput, out);
   assert.equal(out.args.task_id, "exp-1");
-  await sleep(450);
+  assert.ok(s.records().some((r) => r.ev === "reply" && r.method === "tool.execute.before" && r.reason === "timeout"));
+  // The fake answers in order, each after the same delay: once status is
+  // answered, the hook's late reply has been read before it.
+  const status = await h.sidecar.request("status", null, 30_000);
+  assert.equal(status.ok, true, JSON.stringify(status));
   assert.equal(out.args.task_id, "exp-1", "the reply that came after the deadline changed nothing");
-  assert.ok(s.records().some((r) => r.ev === "reply" && r.reason === "timeout"));
+  assert.equal(h.sidecar.state, "ready", "a late reply is no fault");
 });
 
 test("a sidecar that exits at once: restarts with backoff, gives up after 5 crashes, says so once", async () => {
@@ -68,22 +70,20 @@ test("a sidecar that exits at once: restarts with backoff, gives up after 5 cras
   await waitFor(() => h.sidecar.state === "failed", 10_000);
   const spawns = s.records().filter((r) => r.ev === "spawn");
   assert.equal(spawns.length, 5);
-  // The wait between a crash and the next spawn doubles from 100 ms (exact
-  // on a mocked clock in deadline.test.mjs; here only a generous bound).
-  const exits = s.records().filter((r) => r.ev === "exit");
-  const waits = spawns.slice(1).map((r, i) => r.t - exits[i].t);
-  [100, 200, 400, 800].forEach((want, i) => assert.ok(waits[i] >= want - 5 && waits[i] < want + 2000, `backoff ${waits}`));
+  // Each spawn follows the previous child's exit (the waits between, 100
+  // ms doubling, are checked on a mocked clock in deadline.test.mjs).
+  const order = s.records().filter((r) => r.ev === "spawn" || r.ev === "exit").map((r) => r.ev);
+  assert.deepEqual(order, ["spawn", "exit", "spawn", "exit", "spawn", "exit", "spawn", "exit", "spawn", "exit"]);
   assert.equal(logs.filter((l) => l.message.includes("not restarting")).length, 1);
   const toasts = clientOf(h).toasts;
   assert.equal(toasts.length, 1, "given up: one toast");
   assert.equal(toasts[0].variant, "error");
   assert.match(toasts[0].message, /^sidecar stopped 5 times within 60 s .*not restarting/);
-  // Given up: hooks pass through at once, without waiting their deadline.
+  // Given up: hooks pass through (at once: deadline.test.mjs) and spawn nothing.
   const out = beforeOutput();
-  const t = Date.now();
   await h.hooks["tool.execute.before"](taskInput, out);
-  assert.ok(Date.now() - t < 50);
   assert.deepEqual(out, beforeOutput());
+  assert.equal(s.records().filter((r) => r.ev === "spawn").length, 5);
   for (const r of spawns) assert.equal(alive(r.pid), false);
 });
 
@@ -204,9 +204,7 @@ test("never throws: bad inputs and outputs, broken log client", async () => {
   for (const name of hookNames)
     for (const input of inputs)
       for (const output of outputs) {
-        const t = Date.now();
         await h.hooks[name](input, output); // must resolve, never reject
-        assert.ok(Date.now() - t < 1500, `${name} took ${Date.now() - t} ms`);
       }
   for (const ev of [null, undefined, {}, { event: null }, { event: { type: 5 } }, { event: { type: "session.deleted", properties: { n: 1n } } }])
     await h.hooks.event(ev);
@@ -220,11 +218,10 @@ test("dispose stops the sidecar and leaves no process behind", async () => {
   await h.dispose();
   await waitFor(() => !alive(pid), 3000);
   const hung = start("hang");
-  await sleep(100);
+  await waitFor(() => hung.h.sidecar.pid !== undefined);
   const hungPid = hung.h.sidecar.pid;
-  const t = Date.now();
-  await hung.h.dispose(); // never answers initialize: killed after the grace period
-  assert.ok(Date.now() - t < 2500);
+  assert.ok(alive(hungPid));
+  await hung.h.dispose(); // never answers initialize: killed after the grace period (deadline.test.mjs)
   await waitFor(() => !alive(hungPid), 3000);
 });
 

@@ -1,8 +1,10 @@
 // A hung sidecar, for real: the real hookwire process stopped with SIGSTOP
 // (and continued with SIGCONT), through real pipes. The shim must detect it,
 // hold no unbounded buffer, and answer new calls within their deadline once
-// it recovers. Deadlines here are generous (CI machines are shared); the
-// exact windows are checked on a mocked clock in deadline.test.mjs.
+// it recovers. A call answered within its deadline is one whose guidance
+// arrived (a late reply passes the output through unchanged); the verdicts
+// never read the wall clock, whose windows are checked on a mocked clock in
+// deadline.test.mjs. Deadlines here are generous (CI machines are shared).
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { after, test } from "node:test";
@@ -56,12 +58,11 @@ function cont(pid) {
 
 const errorText = "[ERROR] Unknown agent: nonexistent. Available agents: explorer, oracle";
 
-/** A tool.execute.after whose guidance only a live sidecar adds: resolves with the output text and how long the hook took. */
+/** A tool.execute.after whose guidance only a live sidecar adds: resolves with the output text. */
 async function guidance(h, callID) {
   const output = { title: "t", metadata: {}, output: errorText };
-  const t = performance.now();
   await h.hooks["tool.execute.after"]({ tool: "task", sessionID: PARENT, callID, args: {} }, output);
-  return { text: output.output, ms: performance.now() - t };
+  return { text: output.output };
 }
 
 test("kill -STOP: after 3 missed deadlines the sidecar is killed and restarted; new calls are answered within their deadline", async () => {
@@ -71,10 +72,9 @@ test("kill -STOP: after 3 missed deadlines the sidecar is killed and restarted; 
   await stop(victim);
   // Three hooks at once (OpenCode runs sessions side by side); each misses.
   const missed = await Promise.all([1, 2, 3].map((n) => guidance(h, `c${n}`)));
-  for (const m of missed) {
-    assert.equal(m.text, errorText, "passed through unchanged");
-    assert.ok(m.ms < 3000, `a missed call took ${m.ms} ms`);
-  }
+  for (const m of missed) assert.equal(m.text, errorText, "passed through unchanged");
+  const timedOut = s.records().filter((r) => r.ev === "reply" && r.method === "tool.execute.after" && r.pid === victim && r.reason === "timeout");
+  assert.equal(timedOut.length, 3, "each missed its deadline");
   await waitFor(() => !alive(victim), 5000);
   await waitFor(() => h.sidecar.state === "ready" && h.sidecar.pid !== victim, 5000);
   stopped.delete(victim);
@@ -86,8 +86,7 @@ test("kill -STOP: after 3 missed deadlines the sidecar is killed and restarted; 
   // New calls: answered, each well within its deadline (1000 ms).
   for (let i = 0; i < 5; i++) {
     const r = await guidance(h, `n${i}`);
-    assert.match(r.text, /unknown_agent/);
-    assert.ok(r.ms < 1000, `took ${r.ms} ms`);
+    assert.match(r.text, /unknown_agent/, "answered within its deadline");
   }
 });
 
@@ -125,8 +124,7 @@ test("kill -STOP with 200 x 1 MB transforms: bytes in flight stay under the boun
   cont(pid);
   const t = performance.now();
   const r = await guidance(h, "after-cont");
-  assert.match(r.text, /unknown_agent/);
-  assert.ok(r.ms < 1000, `first call after SIGCONT took ${r.ms} ms`);
+  assert.match(r.text, /unknown_agent/, "the first call after SIGCONT is answered within its deadline");
   console.log(`# peak in flight ${peak} B, rss growth ${(rssGrowth / 1048576).toFixed(1)} MiB, ${written} written, ${overloaded} refused, first call after CONT ${(performance.now() - t).toFixed(0)} ms`);
 });
 
@@ -137,12 +135,9 @@ test("a string cut in the middle of an emoji (a lone surrogate) is answered with
   const cut = "ab😀".slice(0, 3);
   assert.equal(JSON.stringify(cut), '"ab\\ud83d"');
   const output = { title: "t", metadata: {}, output: `${errorText} ${cut}` };
-  const t = performance.now();
   await h.hooks["tool.execute.after"]({ tool: "task", sessionID: PARENT, callID: "emoji", args: { description: cut } }, output);
-  const ms = performance.now() - t;
   const reply = s.records().findLast((r) => r.ev === "reply" && r.method === "tool.execute.after");
-  assert.equal(reply.ok, true, `reply: ${JSON.stringify(reply)}`);
-  assert.ok(ms < 2000, `took ${ms} ms`);
+  assert.equal(reply.ok, true, `answered within its deadline; reply: ${JSON.stringify(reply)}`);
   assert.match(output.output, /unknown_agent/, "guidance appended");
   // The sidecar reads the lone surrogate as U+FFFD (PROTOCOL.md 1), and its
   // patch replaces the whole output, so that is what OpenCode keeps.

@@ -4,10 +4,10 @@
 // whole path against the real sidecar: a subagent on a provider that is not
 // connected runs on its fallback.
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { mock, test } from "node:test";
 import { createHookwire } from "../dist/plugin.js";
 import { Providers, providerListOf } from "../dist/providers.js";
-import { alive, realSidecar, scratch, sleep, waitFor } from "./helpers.mjs";
+import { alive, flushIO, realSidecar, scratch, sleep, waitFor } from "./helpers.mjs";
 
 const FAST = { retryPauseMs: 10, maxCalls: 3 };
 const CONFIG = { agentModels: { explorer: { fallbackChain: [{ providers: ["fake"], model: "fake-model-2" }] } } };
@@ -40,6 +40,34 @@ function providersClient(...answers) {
     },
   };
   return { client, calls: () => calls };
+}
+
+/**
+ * Runs fn on a mocked clock (node:test's mock timers, as deadline.test.mjs):
+ * waits are read off the clock's ticks, never the machine's speed.
+ * fn gets advance(ms), which moves the clock and lets what follows run.
+ */
+async function onMockedClock(fn) {
+  mock.timers.enable({ apis: ["setTimeout", "Date"], now: 0 });
+  const advance = async (ms) => {
+    mock.timers.tick(ms);
+    for (let i = 0; i < 5; i++) {
+      await flushIO();
+      mock.timers.tick(0);
+    }
+  };
+  try {
+    await fn(advance);
+  } finally {
+    mock.timers.reset();
+  }
+}
+
+/** A promise's state without waiting: the value, or "pending". */
+function track(p) {
+  const t = { value: "pending" };
+  p.then((v) => (t.value = v));
+  return t;
 }
 
 /** A sidecar stand-in that records notifications. */
@@ -102,33 +130,42 @@ test("nothing is fetched when agentModels lists no agent, or the client cannot l
   assert.equal(p.enabled, false);
 });
 
-test("a chat.message of a listed agent waits for the list; others do not", async () => {
-  const { client } = providersClient({ after: 150, value: ANSWER });
-  const p = new Providers(CONFIG, client, undefined, FAST);
-  const r = receiver();
-  p.start(r);
-  p.onReady();
-  let t = Date.now();
-  assert.equal(await p.beforeChatMessage({ agent: "orchestrator" }, {}, 2000), 0, "an agent without an entry");
-  assert.ok(Date.now() - t < 50);
+test("a chat.message of a listed agent waits for the list; others do not", () =>
+  onMockedClock(async (advance) => {
+    const { client } = providersClient({ after: 150, value: ANSWER });
+    const p = new Providers(CONFIG, client, undefined, FAST);
+    const r = receiver();
+    p.start(r);
+    p.onReady();
+    const other = track(p.beforeChatMessage({ agent: "orchestrator" }, {}, 2000));
+    const listed = track(p.beforeChatMessage({ sessionID: "s" }, { message: { agent: "explorer" } }, 2000));
+    await advance(0);
+    assert.equal(other.value, 0, "an agent without an entry: no wait");
+    await advance(149);
+    assert.equal(listed.value, "pending");
+    assert.equal(r.sent.length, 0);
+    await advance(1);
+    assert.equal(r.sent.length, 1, "the list went out before the chat.message does");
+    assert.equal(listed.value, 150, "waited until the list came");
+    const again = track(p.beforeChatMessage({ agent: "explorer" }, {}, 2000));
+    await advance(0);
+    assert.equal(again.value, 0, "once sent, no wait");
+    p.stop();
+  }));
 
-  t = Date.now();
-  const waited = await p.beforeChatMessage({ sessionID: "s" }, { message: { agent: "explorer" } }, 2000);
-  assert.equal(r.sent.length, 1, "the list went out before the chat.message does");
-  assert.ok(waited >= 100 && waited < 1500, `waited ${waited} ms`);
-  assert.equal(await p.beforeChatMessage({ agent: "explorer" }, {}, 2000), 0, "once sent, no wait");
-  p.stop();
-});
-
-test("the wait is bounded: a provider list that never comes costs at most the given ms", async () => {
-  const { client } = providersClient("hang");
-  const p = new Providers(CONFIG, client, undefined, FAST);
-  p.start(receiver());
-  p.onReady();
-  const waited = await p.beforeChatMessage({ agent: "explorer" }, {}, 100);
-  assert.ok(waited >= 90 && waited < 1000, `waited ${waited} ms`);
-  p.stop();
-});
+test("the wait is bounded: a provider list that never comes costs at most the given ms", () =>
+  onMockedClock(async (advance) => {
+    const { client } = providersClient("hang");
+    const p = new Providers(CONFIG, client, undefined, FAST);
+    p.start(receiver());
+    p.onReady();
+    const waited = track(p.beforeChatMessage({ agent: "explorer" }, {}, 100));
+    await advance(99);
+    assert.equal(waited.value, "pending");
+    await advance(1);
+    assert.equal(waited.value, 100);
+    p.stop();
+  }));
 
 test("failed calls are retried; once every call failed, nobody waits", async () => {
   const { client, calls } = providersClient("throw", "reject", ANSWER);
@@ -140,17 +177,28 @@ test("failed calls are retried; once every call failed, nobody waits", async () 
   assert.equal(calls(), 3);
   p.stop();
 
-  const broken = providersClient("reject");
-  const q = new Providers(CONFIG, broken.client, undefined, FAST);
-  q.start(receiver());
-  q.onReady();
-  await waitFor(() => broken.calls() === 3);
-  await sleep(20);
-  const t = Date.now();
-  assert.equal(await q.beforeChatMessage({ agent: "explorer" }, {}, 2000), 0);
-  assert.ok(Date.now() - t < 50);
-  q.stop();
 });
+
+test("once every call failed, nobody waits, and a chat.message already waiting goes on", () =>
+  onMockedClock(async (advance) => {
+    const broken = providersClient("reject");
+    const q = new Providers(CONFIG, broken.client, undefined, FAST);
+    q.start(receiver());
+    q.onReady();
+    const early = track(q.beforeChatMessage({ agent: "explorer" }, {}, 2000));
+    await advance(0);
+    assert.equal(broken.calls(), 1);
+    await advance(10);
+    assert.equal(broken.calls(), 2, "asked again after retryPauseMs");
+    assert.equal(early.value, "pending");
+    await advance(10);
+    assert.equal(broken.calls(), 3);
+    assert.equal(early.value, 20, "woken when the last call failed, not at its 2000 ms");
+    const late = track(q.beforeChatMessage({ agent: "explorer" }, {}, 2000));
+    await advance(0);
+    assert.equal(late.value, 0, "given up: no wait at all");
+    q.stop();
+  }));
 
 test("a sidecar that does not know providers.update gets none, and nobody waits for it", async () => {
   const { client } = providersClient(ANSWER);
