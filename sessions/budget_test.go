@@ -215,7 +215,8 @@ func TestByteBudgetEvictsUntilItFits(t *testing.T) {
 		h.task(p, "x", "", "ses_"+strconv.Itoa(i)) // a small parent each
 	}
 	h.s.mu.Lock()
-	small := h.s.parents["p39"].bytes
+	p39, _ := h.s.parents.Get("p39")
+	small := p39.bytes
 	require.Greater(t, h.s.bytes(), budget-small, "full of small parents")
 	h.s.mu.Unlock()
 	before := h.s.Stats().Parents
@@ -242,9 +243,9 @@ func assertWithinBudget(t *testing.T, s *Store) {
 	if s.bytes() <= s.cfg.MaxStateBytes {
 		return
 	}
-	assert.LessOrEqual(t, s.parentLRU.Len(), 1, "over the budget (%d > %d) with parents left to evict", s.bytes(), s.cfg.MaxStateBytes)
-	assert.Zero(t, s.agentLRU.Len(), "over the budget with tracked sessions left to evict")
-	assert.Zero(t, s.pendingLRU.Len(), "over the budget with pending calls left to evict")
+	assert.LessOrEqual(t, s.parents.Len(), 1, "over the budget (%d > %d) with parents left to evict", s.bytes(), s.cfg.MaxStateBytes)
+	assert.Zero(t, s.agents.Len(), "over the budget with tracked sessions left to evict")
+	assert.Zero(t, s.pending.Len(), "over the budget with pending calls left to evict")
 }
 
 // Tracked sessions are evicted when they hold more bytes than the parents.
