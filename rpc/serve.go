@@ -1,16 +1,17 @@
 package rpc
 
 import (
+	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/sourcegraph/jsonrpc2"
 )
 
 // Options configures Serve.
@@ -53,71 +54,153 @@ type Options struct {
 //   - A message with no method but a result or error is a response from
 //     the client and is ignored.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, d Dispatcher, opts Options) error {
-	s := newStream(in, out, opts)
-	h := &connHandler{stream: s, d: d, log: opts.Log, running: make(chan struct{}, 1)}
-	conn := jsonrpc2.NewConn(ctx, s, h, jsonrpc2.SetLogger(debugLogger{opts.Log}))
-	notified := make(chan struct{})
-	if opts.Notifications != nil {
-		go func() {
-			defer close(notified)
-			s.sendNotifications(opts.Notifications, conn.DisconnectNotify())
-		}()
-	} else {
-		close(notified)
+	c := &conn{
+		r:        bufio.NewReaderSize(in, readBufferSize),
+		w:        newWriter(out, opts.Log, opts.Observer),
+		d:        d,
+		maxBytes: opts.MaxMessageBytes,
+		log:      opts.Log,
+		obs:      opts.Observer,
+		busy:     make(chan struct{}, 1),
 	}
-	<-conn.DisconnectNotify()
-	<-notified
-	h.stop()
-	s.shutdown()
-	writeErr, readErr := s.errors()
-	switch {
-	case writeErr != nil:
-		return writeErr
-	case readErr == nil, readErr == io.EOF, ctx.Err() != nil:
+	if opts.Framing != FramingAuto {
+		c.setFraming(opts.Framing)
+	}
+
+	served := make(chan error, 1)
+	go func() { served <- c.serve(ctx) }()
+	stopNotes, notesDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(notesDone)
+		c.w.sendNotifications(opts.Notifications, stopNotes)
+	}()
+
+	var readErr error
+	select {
+	case readErr = <-served:
+	case <-ctx.Done():
+		c.stop()
+	}
+	close(stopNotes)
+	<-notesDone
+	switch werr := c.w.err(); {
+	case werr != nil:
+		return werr
+	case readErr == io.EOF, ctx.Err() != nil:
 		return nil
 	}
 	return readErr
 }
 
-// connHandler is the jsonrpc2.Handler: it calls the Dispatcher
-// synchronously on the connection's read goroutine and replies.
-type connHandler struct {
-	stream *stream
-	d      Dispatcher
-	log    zerolog.Logger
+// conn is one connection: its read side and the loop that serves it.
+type conn struct {
+	r        *bufio.Reader
+	fr       framer // nil under FramingAuto until the first byte is read
+	w        *writer
+	d        Dispatcher
+	dec      decoder
+	maxBytes func() int64
+	log      zerolog.Logger
+	obs      Observer
 
-	// running holds a token while Dispatch runs (a lock that, unlike
-	// sync.Mutex, testing/synctest sees a goroutine wait on).
-	running chan struct{}
-	stopped bool // under running
+	// busy holds a token while a message is handled (dispatch and reply),
+	// so that stop can wait for it (a lock that, unlike sync.Mutex,
+	// testing/synctest sees a goroutine wait on).
+	busy     chan struct{}
+	stopping atomic.Bool
 }
 
-// stop waits for a Dispatch in progress and prevents any further one.
-func (h *connHandler) stop() {
-	h.running <- struct{}{}
-	h.stopped = true
-	<-h.running
+// serve is the loop: frame, decode, dispatch, reply, until the input ends
+// (io.EOF), fails, a reply cannot be written, or stop is called. Its
+// error is the read error; a write error is the writer's.
+func (c *conn) serve(ctx context.Context) error {
+	for {
+		if c.fr == nil {
+			f, err := detectFraming(c.r)
+			if err != nil {
+				return c.readFailed(err)
+			}
+			c.log.Debug().Stringer("framing", f).Msg("detected framing")
+			c.setFraming(f)
+		}
+		fr, err := c.fr.ReadFrame(c.limit())
+		if err != nil {
+			return c.readFailed(err)
+		}
+		c.busy <- struct{}{}
+		if c.stopping.Load() {
+			<-c.busy
+			return nil
+		}
+		err = c.handle(ctx, fr)
+		<-c.busy
+		if err != nil {
+			return nil // the writer holds the error, which Serve returns
+		}
+	}
 }
 
-func (h *connHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
-	p, token, ok := h.stream.take(req)
-	if !ok {
-		h.log.Error().Str("method", req.Method).Msg("request missing from the side table; dropped")
-		return
-	}
-	defer h.stream.release(token)
-	r := Request{Method: p.method, Params: p.params, Notification: p.id == nil, Validated: true}
+// stop keeps the loop from handling another message and the writer from
+// starting another, and waits for a message being handled.
+func (c *conn) stop() {
+	c.stopping.Store(true)
+	c.w.stop()
+	c.busy <- struct{}{}
+	<-c.busy
+}
 
-	h.running <- struct{}{}
-	if h.stopped || ctx.Err() != nil {
-		<-h.running
-		return
+func (c *conn) setFraming(f Framing) {
+	c.fr = newFramer(f, c.r)
+	c.w.setFraming(c.fr)
+}
+
+func (c *conn) limit() int64 {
+	if c.maxBytes != nil {
+		if n := c.maxBytes(); n > 0 {
+			return n
+		}
 	}
+	return DefaultMaxMessageBytes
+}
+
+func (c *conn) readFailed(err error) error {
+	if err == io.EOF {
+		return err
+	}
+	return fmt.Errorf("rpc: reading message: %w", err)
+}
+
+// handle answers one frame: a bad frame with an error, a request by
+// dispatching it and writing the reply. Its error is a failure to write.
+func (c *conn) handle(ctx context.Context, fr frame) error {
+	if c.obs != nil {
+		c.observeRead(fr)
+	}
+	switch {
+	case fr.err != nil:
+		c.log.Warn().Err(fr.err).Msg("unreadable frame")
+		return c.w.replyError(&replyError{code: CodeParseError, message: "parse error: " + fr.err.Error()})
+	case fr.tooLarge:
+		id := scanPrefixID(fr.prefix)
+		c.log.Warn().Int64("size", fr.size).Int64("limit", c.limit()).Bool("idFound", id != nil).Msg("message too large, skipped")
+		return c.w.replyError(&replyError{code: CodeInvalidRequest, message: msgTooLarge, id: id})
+	}
+	m := c.dec.decode(fr.data)
+	switch m.kind {
+	case kindResponse:
+		c.log.Debug().Bytes("id", m.id).Msg("ignoring a response from the client")
+		return nil
+	case kindInvalid:
+		// The reply's message may quote the input: only debug logs it.
+		c.log.Warn().Int64("code", m.reply.code).Str("error", m.reply.summary).Int("size", len(fr.data)).Bool("idFound", m.reply.id != nil).Msg("invalid message")
+		c.log.Debug().Str("error", m.reply.message).Bytes("body", fr.data[:min(len(fr.data), 1024)]).Msg("invalid message body (first KiB)")
+		return c.w.replyError(m.reply)
+	}
+
+	r := Request{Method: m.method, Params: m.params, Notification: m.id == nil, Validated: true}
 	start := time.Now()
-	result, err := h.dispatch(ctx, r)
-	<-h.running
-
-	ev := h.log.Debug().Str("method", r.Method).Dur("took", time.Since(start))
+	result, err := c.dispatch(ctx, r)
+	ev := c.log.Debug().Str("method", r.Method).Dur("took", time.Since(start))
 	if err != nil {
 		ev = ev.AnErr("error", err)
 	}
@@ -125,42 +208,52 @@ func (h *connHandler) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *json
 	if r.Notification {
 		if err != nil {
 			// The error may quote the params: its text is logged above at debug only.
-			h.log.Warn().Str("method", r.Method).Msg("notification failed")
+			c.log.Warn().Str("method", r.Method).Msg("notification failed")
 		}
-		return
+		return nil
 	}
-	if err := h.stream.reply(r.Method, p.id, result, err); err != nil && !errors.Is(err, errStreamClosed) {
+	if err := c.w.reply(r.Method, m.id, result, err); err != nil {
+		if err == errStopped {
+			return nil
+		}
 		// The client is gone; Serve returns the write error.
-		h.log.Error().Str("method", r.Method).Err(err).Msg("writing reply; closing")
-		_ = conn.Close()
+		c.log.Error().Str("method", r.Method).Err(err).Msg("writing reply; closing")
+		return err
+	}
+	return nil
+}
+
+// observeRead tells the observer of a frame. The data is copied: the
+// scan rewrites escaped lone surrogates in place.
+func (c *conn) observeRead(fr frame) {
+	switch {
+	case fr.err != nil:
+		c.obs.Skipped("unreadable frame: " + fr.err.Error())
+	case fr.tooLarge:
+		c.obs.Skipped("message over the size limit (" + strconv.FormatInt(fr.size, 10) + " bytes or more)")
+	default:
+		c.obs.Read(append([]byte(nil), fr.data...))
 	}
 }
 
 // dispatch calls the Dispatcher, turning a panic into -32603.
-func (h *connHandler) dispatch(ctx context.Context, r Request) (result any, err error) {
+func (c *conn) dispatch(ctx context.Context, r Request) (result any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			// A panic's value may quote what the handler was given (a
 			// message's text): only the runtime's own errors, which name
 			// indexes and types, go into the error line; any other value
 			// is logged at debug, as request contents are.
-			ev := h.log.Error().Str("method", r.Method).Str("stack", string(debug.Stack()))
+			ev := c.log.Error().Str("method", r.Method).Str("stack", string(debug.Stack()))
 			if re, ok := v.(runtime.Error); ok {
 				ev = ev.Str("panic", re.Error())
 			} else {
 				ev = ev.Str("panicType", fmt.Sprintf("%T", v))
-				h.log.Debug().Str("method", r.Method).Str("panic", fmt.Sprint(v)).Msg("handler panic value")
+				c.log.Debug().Str("method", r.Method).Str("panic", fmt.Sprint(v)).Msg("handler panic value")
 			}
 			ev.Msg("handler panicked")
 			result, err = nil, &Error{Code: CodeInternalError, Message: msgInternalError}
 		}
 	}()
-	return h.d.Dispatch(ctx, r)
-}
-
-// debugLogger sends jsonrpc2's own log lines to zerolog at debug level.
-type debugLogger struct{ log zerolog.Logger }
-
-func (l debugLogger) Printf(format string, v ...any) {
-	l.log.Debug().Str("from", "jsonrpc2").Msg(fmt.Sprintf(format, v...))
+	return c.d.Dispatch(ctx, r)
 }

@@ -45,7 +45,7 @@ func (benchDispatcher) Dispatch(context.Context, Request) (any, error) {
 }
 
 // BenchmarkServeSmall is a small hook call through the whole transport:
-// framing, the scan, jsonrpc2's dispatch, and the reply's encoding.
+// framing, the scan, dispatch, and the reply's encoding.
 func BenchmarkServeSmall(b *testing.B) {
 	line := []byte(`{"jsonrpc":"2.0","id":7,"method":"tool.execute.before","params":{"input":{"tool":"task","sessionID":"ses_1","callID":"call_1"},"output":{"args":{"description":"look around","prompt":"find the config loader","subagent_type":"explorer"}}}}`)
 	b.ReportAllocs()

@@ -47,7 +47,7 @@ if grep -qs '^func Benchmark' rpc/*_test.go; then
 	rpc_pkg=(./rpc/)
 fi
 HOOKWIRE_BENCH_HISTORIES=$tmp HOOKWIRE_BENCH_ROUNDS=${BENCH_ROUNDS:-3} \
-	"$GO" test -run '^$' -bench 'LargeHistory|SmallCall|ReadObject|DecodeAny' -benchmem -benchtime 0.5s \
+	"$GO" test -run '^$' -bench 'LargeHistory|SmallCall|ReadRequest|DecodeAny' -benchmem -benchtime 0.5s \
 	./handlers/ "${rpc_pkg[@]}" | tee "$tmp/go-bench.txt"
 
 client=(node --expose-gc scripts/bench/client.mjs --echo "$tmp/echo" --hookwire bin/hookwire)

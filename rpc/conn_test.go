@@ -1,7 +1,9 @@
 package rpc
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,59 +12,40 @@ import (
 	"testing"
 
 	"github.com/rs/zerolog"
-	"github.com/sourcegraph/jsonrpc2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func newTestStream(in string, out io.Writer, framing Framing) *stream {
-	return newStream(strings.NewReader(in), out, Options{Framing: framing, Log: zerolog.Nop()})
+// recordingDispatcher keeps every request it gets and answers with its
+// params (null when absent).
+type recordingDispatcher struct{ got []Request }
+
+func (d *recordingDispatcher) Dispatch(_ context.Context, r Request) (any, error) {
+	d.got = append(d.got, r)
+	if r.Params == nil {
+		return nil, nil
+	}
+	return r.Params, nil
 }
 
-func TestStreamEnvelope(t *testing.T) {
+func TestServeHandsOnRawRequests(t *testing.T) {
 	params := `{"input": {"tool":"task"} , "output":[1, 2.0]}`
 	in := `{"jsonrpc":"2.0","id":-3.5,"method":"tool.execute.before","params":` + params + "}\n" +
 		`{"jsonrpc":"2.0","method":"event"}` + "\n"
 	var out bytes.Buffer
-	s := newTestStream(in, &out, FramingAuto)
+	d := &recordingDispatcher{}
+	require.NoError(t, Serve(context.Background(), strings.NewReader(in), &out, d, Options{Log: zerolog.Nop()}))
 
-	var req jsonrpc2.Request
-	require.NoError(t, s.ReadObject(&req))
-	assert.Equal(t, "tool.execute.before", req.Method)
-	assert.False(t, req.Notif)
-	p, token, ok := s.take(&req)
-	require.True(t, ok)
-	assert.Equal(t, params, string(p.params), "handler gets the exact raw params")
-	assert.Equal(t, "-3.5", string(p.id))
-	assert.Equal(t, "tool.execute.before", p.method)
-
-	// The reply is encoded from the result, with the raw id as sent.
-	result := struct {
-		Patch []string `json:"patch"`
-	}{Patch: []string{}}
-	require.NoError(t, s.reply(p.method, p.id, result, nil))
-	assert.Equal(t, `{"id":-3.5,"result":{"patch":[]},"jsonrpc":"2.0"}`+"\n", out.String())
-	s.release(token)
-	assert.Empty(t, s.table)
-
-	// jsonrpc2 is never asked to write on this stream.
-	resp := &jsonrpc2.Response{ID: req.ID}
-	require.NoError(t, resp.SetResult(1))
-	assert.ErrorIs(t, s.WriteObject(resp), errJSONRPC2Write)
-
-	var notif jsonrpc2.Request
-	require.NoError(t, s.ReadObject(&notif))
-	assert.True(t, notif.Notif)
-	p, token, ok = s.take(&notif)
-	require.True(t, ok)
-	assert.Nil(t, p.id)
-	assert.Nil(t, p.params)
-	s.release(token)
-
-	assert.Equal(t, io.EOF, s.ReadObject(&notif))
+	require.Len(t, d.got, 2)
+	assert.Equal(t, Request{Method: "tool.execute.before", Params: json.RawMessage(params), Validated: true}, d.got[0],
+		"the handler gets the exact raw params")
+	assert.Equal(t, Request{Method: "event", Notification: true, Validated: true}, d.got[1])
+	// The reply carries the raw id as sent; the notification gets none.
+	// (json.RawMessage results are compacted by encoding/json.)
+	assert.Equal(t, `{"id":-3.5,"result":{"input":{"tool":"task"},"output":[1,2.0]},"jsonrpc":"2.0"}`+"\n", out.String())
 }
 
-func TestStreamReplyEncoding(t *testing.T) {
+func TestWriterReply(t *testing.T) {
 	tests := []struct {
 		name   string
 		id     string
@@ -83,11 +66,29 @@ func TestStreamReplyEncoding(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			s := newTestStream("", &out, FramingLine)
-			require.NoError(t, s.reply("m", []byte(tt.id), tt.result, tt.err))
+			w := lineWriter(&out)
+			require.NoError(t, w.reply("m", []byte(tt.id), tt.result, tt.err))
 			assert.Equal(t, tt.want+"\n", out.String())
 		})
 	}
+}
+
+// lineWriter is a writer in line framing.
+func lineWriter(out io.Writer) *writer {
+	w := newWriter(out, zerolog.Nop(), nil)
+	w.setFraming(newFramer(FramingLine, bufio.NewReader(strings.NewReader(""))))
+	return w
+}
+
+func TestWriterStopped(t *testing.T) {
+	var out bytes.Buffer
+	w := lineWriter(&out)
+	w.stop()
+	assert.ErrorIs(t, w.replyError(&replyError{code: 1, message: "x"}), errStopped)
+	assert.ErrorIs(t, w.reply("m", []byte("1"), 1, nil), errStopped)
+	assert.ErrorIs(t, w.notify(Notification{Method: "n"}), errStopped)
+	assert.Empty(t, out.String())
+	assert.NoError(t, w.err(), "stopping is not a write error")
 }
 
 // appendedResult is an EncodedResult; "" fails.
@@ -115,10 +116,10 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// The params a handler holds stay as they were while the stream reads on.
+// The params a handler holds stay as they were while Serve reads on.
 // Each line arrives in its own Read, which refills the reader's buffer
 // from its start: params that aliased that buffer would be overwritten.
-func TestStreamParamsOutliveTheFrame(t *testing.T) {
+func TestServeParamsOutliveTheFrame(t *testing.T) {
 	for _, framing := range []Framing{FramingLine, FramingHeader} {
 		t.Run(framing.String(), func(t *testing.T) {
 			var chunks []string
@@ -131,41 +132,27 @@ func TestStreamParamsOutliveTheFrame(t *testing.T) {
 				}
 				chunks = append(chunks, msg)
 			}
-			s := newStream(&chunkReader{chunks: chunks}, io.Discard, Options{Framing: framing, Log: zerolog.Nop()})
-			var held []json.RawMessage
-			for range 3 {
-				var r jsonrpc2.Request
-				require.NoError(t, s.ReadObject(&r))
-				p, token, ok := s.take(&r)
-				require.True(t, ok)
-				s.release(token)
-				held = append(held, p.params)
-			}
+			d := &recordingDispatcher{}
+			require.NoError(t, Serve(context.Background(), &chunkReader{chunks: chunks}, io.Discard, d, Options{Framing: framing, Log: zerolog.Nop()}))
+			require.Len(t, d.got, 3)
 			assert.Equal(t, []string{`"first"`, `"again"`, `"third"`},
-				[]string{string(held[0]), string(held[1]), string(held[2])})
+				[]string{string(d.got[0].Params), string(d.got[1].Params), string(d.got[2].Params)})
 		})
 	}
 }
 
-func TestStreamAnswersBadFramesAndReadsOn(t *testing.T) {
+func TestServeAnswersBadFramesAndReadsOn(t *testing.T) {
 	in := "nope\n[]\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":1}\n" + `{"jsonrpc":"2.0","id":"x","method":"m"}` + "\n"
 	var out bytes.Buffer
-	s := newTestStream(in, &out, FramingAuto)
-	var req jsonrpc2.Request
-	require.NoError(t, s.ReadObject(&req), "bad frames are not errors")
-	assert.Equal(t, "m", req.Method)
+	d := &recordingDispatcher{}
+	require.NoError(t, Serve(context.Background(), strings.NewReader(in), &out, d, Options{Log: zerolog.Nop()}))
+	require.Len(t, d.got, 1)
+	assert.Equal(t, "m", d.got[0].Method)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	require.Len(t, lines, 2, "the client's response gets no answer")
+	require.Len(t, lines, 3, "the client's response gets no answer")
 	assert.Contains(t, lines[0], `"code":-32700`)
 	assert.Contains(t, lines[1], `"code":-32600`)
-}
-
-func TestStreamClosed(t *testing.T) {
-	s := newTestStream(`{"jsonrpc":"2.0","method":"m"}`+"\n", io.Discard, FramingLine)
-	require.NoError(t, s.Close())
-	var req jsonrpc2.Request
-	assert.ErrorIs(t, s.ReadObject(&req), errStreamClosed)
-	assert.ErrorIs(t, s.replyError(&replyError{code: 1, message: "x"}), errStreamClosed)
+	assert.Equal(t, `{"id":"x","result":null,"jsonrpc":"2.0"}`, lines[2])
 }
 
 // openCodeRequest builds a chat.messages.transform request of about size
@@ -218,40 +205,51 @@ func (r *loopReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// requestReader is the read half of Serve's loop, frame then decode, for
+// benchmarks.
+type requestReader struct {
+	fr  framer
+	dec decoder
+}
+
+func newRequestReader(line []byte) *requestReader {
+	return &requestReader{fr: newFramer(FramingLine, bufio.NewReaderSize(&loopReader{line: line}, readBufferSize))}
+}
+
+func (r *requestReader) next() (message, error) {
+	fr, err := r.fr.ReadFrame(DefaultMaxMessageBytes)
+	if err != nil {
+		return message{}, err
+	}
+	return r.dec.decode(fr.data), nil
+}
+
 func TestOpenCodeRequestIsValid(t *testing.T) {
 	line := openCodeRequest(1 << 20)
 	require.True(t, json.Valid(line))
-	s := newStream(&loopReader{line: line}, io.Discard, Options{Framing: FramingLine, Log: zerolog.Nop()})
-	var req jsonrpc2.Request
-	require.NoError(t, s.ReadObject(&req))
-	p, _, ok := s.take(&req)
-	require.True(t, ok)
+	m, err := newRequestReader(line).next()
+	require.NoError(t, err)
+	require.Equal(t, kindRequest, m.kind)
 	var whole struct{ Params json.RawMessage }
 	require.NoError(t, json.Unmarshal(line, &whole))
-	assert.Equal(t, string(whole.Params), string(p.params))
+	assert.Equal(t, string(whole.Params), string(m.params))
 }
 
-// BenchmarkReadObject1MB is the sidecar's cost to take a 1 MB line off the
-// wire up to the handler: framing, one syntax/UTF-8 scan, the params copy,
-// and jsonrpc2's decode of the small envelope. Compare with
-// BenchmarkDecodeAny1MB (encoding/json into any) and
-// BenchmarkStockRequestUnmarshal1MB (what jsonrpc2 alone would cost).
-func BenchmarkReadObject1MB(b *testing.B) {
+// BenchmarkReadRequest1MB is the sidecar's cost to take a 1 MB line off
+// the wire up to the handler: framing and one syntax/UTF-8 scan. Compare
+// with BenchmarkDecodeAny1MB (encoding/json into any) and
+// BenchmarkStockRequestUnmarshal1MB (what jsonrpc2's Request alone costs).
+func BenchmarkReadRequest1MB(b *testing.B) {
 	line := openCodeRequest(1 << 20)
-	s := newStream(&loopReader{line: line}, io.Discard, Options{Framing: FramingLine, Log: zerolog.Nop()})
+	r := newRequestReader(line)
 	b.SetBytes(int64(len(line)))
 	b.ReportAllocs()
 	defer reportCPU(b)()
 	for b.Loop() {
-		var req jsonrpc2.Request
-		if err := s.ReadObject(&req); err != nil {
-			b.Fatal(err)
+		m, err := r.next()
+		if err != nil || len(m.params) == 0 {
+			b.Fatal("no params", err)
 		}
-		p, token, ok := s.take(&req)
-		if !ok || len(p.params) == 0 {
-			b.Fatal("no params")
-		}
-		s.release(token)
 	}
 }
 
@@ -268,31 +266,15 @@ func BenchmarkDecodeAny1MB(b *testing.B) {
 	}
 }
 
-func BenchmarkStockRequestUnmarshal1MB(b *testing.B) {
-	line := openCodeRequest(1 << 20)
-	b.SetBytes(int64(len(line)))
-	b.ReportAllocs()
-	defer reportCPU(b)()
-	for b.Loop() {
-		var req jsonrpc2.Request
-		if err := req.UnmarshalJSON(line); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkReadObjectSmall is a typical small hook call.
-func BenchmarkReadObjectSmall(b *testing.B) {
+// BenchmarkReadRequestSmall is a typical small hook call.
+func BenchmarkReadRequestSmall(b *testing.B) {
 	line := []byte(`{"jsonrpc":"2.0","id":7,"method":"tool.execute.before","params":{"input":{"tool":"task","sessionID":"ses_1","callID":"call_1"},"output":{"args":{"description":"look around","prompt":"find the config loader","subagent_type":"explorer"}}}}`)
-	s := newStream(&loopReader{line: line}, io.Discard, Options{Framing: FramingLine, Log: zerolog.Nop()})
+	r := newRequestReader(line)
 	b.ReportAllocs()
 	defer reportCPU(b)()
 	for b.Loop() {
-		var req jsonrpc2.Request
-		if err := s.ReadObject(&req); err != nil {
+		if m, err := r.next(); err != nil || m.kind != kindRequest {
 			b.Fatal(err)
 		}
-		_, token, _ := s.take(&req)
-		s.release(token)
 	}
 }
