@@ -3,45 +3,92 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/hookwire/hookwire/core"
+	"github.com/hookwire/hookwire/incremental"
 	"github.com/hookwire/hookwire/rpc"
 )
 
-// The wire shape of chat.messages.transform, limited to what the sidecar
-// reads (PROTOCOL.md 4.5). It is decoded with the JSON v2 API: skipping
-// the fields it does not name (tool outputs, file contents: most of a
-// history's bytes) is about three times faster than encoding/json.
-type transformOutput struct {
-	Messages []wireMessage `json:"messages"`
+// transformParams is chat.messages.transform's params: the full form
+// (output), optionally with sync naming the session to keep it for, or
+// the incremental form (sync with a base, no output).
+type transformParams struct {
+	Input  *jsontext.Value     `json:"input"`
+	Output *incremental.Output `json:"output"`
+	Sync   *incremental.Sync   `json:"sync"`
 }
 
-type wireMessage struct {
-	Info  wireInfo   `json:"info"`
-	Parts []wirePart `json:"parts"`
+// CodeUnknownBase answers an incremental request whose base the sidecar
+// does not hold (PROTOCOL.md 8): after a restart, after an eviction, or
+// when another request for the session came first. The client resends in
+// full.
+const CodeUnknownBase int64 = -32005
+
+// The histories held for sync (4.6): per message, the handler's own words
+// (local) beside the sync bookkeeping, and what it derives from the
+// message's content and the config (derived), held once per message.
+type (
+	histories = incremental.Store[local, derived]
+	entry     = incremental.Entry[local, derived]
+)
+
+// local is what a pass over the history reads of each message without
+// touching what a base holds of it: its info.sessionID, interned
+// (Server.intern), and flags worked out by derive.
+type local struct {
+	session string
+	flags   uint8
 }
 
-type wireInfo struct {
-	ID        string `json:"id"`
-	Role      string `json:"role"`
-	Agent     any    `json:"agent"`
-	SessionID string `json:"sessionID"`
+// Flags of a message (local.flags), set by Server.derive.
+const (
+	// flagUser: a user message.
+	flagUser uint8 = 1 << iota
+	// flagStable: a user message with a parts array (stableParts).
+	flagStable
+	// flagSetsAgent: a user message naming its session and agent.
+	flagSetsAgent
+	// flagThrown: it has errored task parts with a callID (thrown).
+	flagThrown
+	// flagGuided: it has guidance (guidance).
+	flagGuided
+)
+
+// derived is what the handler derives from a message's content and the
+// config alone (Server.derive). Nothing in it changes once derived, but
+// for the memo of hasText; a config change (agents.update) derives it
+// again.
+type derived struct {
+	core      core.Message
+	converted bool
+	// wantsReminder is core.WantsReminder of the message.
+	wantsReminder bool
+	// thrown are its errored task parts' calls, for failThrownTasks.
+	thrown []thrownCall
+	// guidance are its ops of 4.1 (guideErroredTasks).
+	guidance []incremental.Op
+	// hasText remembers whether a part's text is textChecked: the block
+	// frozen for a message is the same string on every request.
+	textChecked string
+	hasText     bool
 }
 
-type wirePart struct {
-	Type      string  `json:"type"`
-	Text      *string `json:"text"`
-	Synthetic bool    `json:"synthetic"`
-	Tool      string  `json:"tool"`
-	CallID    string  `json:"callID"`
-	State     *struct {
-		Status string `json:"status"`
-		Error  any    `json:"error"`
-	} `json:"state"`
+// thrownCall is an errored task part's callID and error text.
+type thrownCall struct {
+	callID, text string
 }
+
+// The ops of a message (incremental.Op): part -1 adds a synthetic text
+// part at the end of its parts, part j >= 0 replaces part j's state.error
+// with text.
+const addedPart = -1
 
 // chatMessagesTransform learns sessions' agents from user messages, adds
 // guidance to errored task tool parts (4.1), and adds the phase reminder
@@ -54,53 +101,76 @@ func (s *Server) chatMessagesTransform(_ context.Context, req rpc.Request) (any,
 		return nil, err
 	}
 	if s.bases == nil {
-		s.bases = newTransformBases(DefaultMaxBaseBytes)
+		s.bases = incremental.NewStore[local, derived](incremental.DefaultMaxBytes)
 	}
-	history, err := s.bases.history(p)
+	h, err := s.history(p)
 	if err != nil {
 		return nil, err
 	}
+	defer h.Discard() // a history not held leaves its base as it was
+	history := h.Entries
 	for i := range history {
-		if m := &history[i]; m.flags&flagDerived == 0 { // a message kept from a base was derived then
+		if m := &history[i]; m.NeedsDerive() { // a message kept from a base was derived then
 			s.derive(m)
 		}
 	}
 	s.failThrownTasks(history)
 	for i := range history {
-		if m := &history[i]; m.flags&flagSetsAgent != 0 {
-			s.store.SetAgent(m.core.SessionID, m.core.Agent)
+		if m := &history[i]; m.Local.flags&flagSetsAgent != 0 {
+			s.store.SetAgent(m.Derived.core.SessionID, m.Derived.core.Agent)
 		}
 	}
 	// Each message's ops, relative to it; a base keeps them, so that a
 	// message whose ops are those its base message got can be answered
-	// with a reapply (4.6) instead of the ops again.
-	per := s.bases.perMessage(len(history))
+	// with a reapply run (4.6) instead of the ops again.
+	per := s.bases.PerMessage(len(history))
 	if s.cfg.DelegateRetry.Enabled {
 		for i := range history {
-			if m := &history[i]; m.flags&flagGuided != 0 {
-				per[i] = startOps(m.guidance, m.ops)
+			if m := &history[i]; m.Local.flags&flagGuided != 0 {
+				per[i] = m.StartOps(m.Derived.guidance)
 			}
 		}
 	}
 	if s.cfg.CacheStable {
 		s.stableParts(history, per)
 	} else if i := reminderTarget(history); i >= 0 {
-		per[i] = addOp(per[i], relOp{part: -1, text: s.cfg.reminderConfig().ReminderText()}, history[i].ops)
+		per[i] = history[i].AddOp(per[i], incremental.Op{Part: addedPart, Text: s.cfg.reminderConfig().ReminderText()})
 	}
 	if p.Sync == nil {
 		return patch(materialize(per, nil)...), nil
 	}
-	var runs []reapplyRun
+	var runs []incremental.Run
 	if p.Sync.Reapply {
-		runs = reapplyRuns(history, per)
+		runs = incremental.Runs(history, per)
 	}
-	for i := range history {
-		if h := &history[i]; h.origin == 0 || !sameOps(per[i], h.ops) {
-			h.ops, h.opsHash = per[i], hashOps(per[i])
-			h.flags &^= flagKept // the base's id hash up to it no longer holds
+	ops := materialize(per, runs)
+	return transformResult{Patch: ops, Reapply: runs, Base: h.Commit(p.Sync.Session, per)}, nil
+}
+
+// history returns the history a request stands for: output's, or its
+// base's with its items applied. A request that does not fit changes
+// nothing.
+func (s *Server) history(p *transformParams) (*incremental.History[local, derived], error) {
+	if p.Sync == nil || p.Sync.Base == nil {
+		if p.Output == nil {
+			return nil, missing("output")
 		}
+		return s.bases.Full(p.Output.Messages), nil
 	}
-	return transformResult{Patch: materialize(per, runs), Reapply: runs, Base: s.bases.keep(p.Sync.Session, history)}, nil
+	if p.Output != nil {
+		return nil, invalidParams("output and sync.base do not go together: an incremental request carries sync.messages only")
+	}
+	if p.Sync.Messages == nil {
+		return nil, missing("sync.messages")
+	}
+	h, err := s.bases.Rebuild(p.Sync.Session, *p.Sync.Base, *p.Sync.Messages)
+	switch {
+	case errors.Is(err, incremental.ErrUnknownBase):
+		return nil, &rpc.Error{Code: CodeUnknownBase, Message: err.Error()}
+	case err != nil:
+		return nil, invalidParams("%s", err.Error())
+	}
+	return h, nil
 }
 
 // derive works out what the handler reads of a message that follows from
@@ -108,26 +178,26 @@ func (s *Server) chatMessagesTransform(_ context.Context, req rpc.Request) (any,
 // parts' calls (failThrownTasks), its guidance (4.1), whether it wants
 // the reminder (4.3). A base keeps it, so a request that keeps the message
 // only reads it.
-func (s *Server) derive(m *baseMessage) {
-	h := m.heldMessage
-	if !h.converted {
-		h.core, h.converted = toCoreMessage(h.msg), true
+func (s *Server) derive(m *entry) {
+	d := &m.Derived
+	if !d.converted {
+		d.core, d.converted = toCoreMessage(m.Wire), true
 	}
-	c := &h.core
-	h.thrown, h.guidance = nil, nil
-	for _, p := range h.msg.Parts {
+	c := &d.core
+	d.thrown, d.guidance = nil, nil
+	for _, p := range m.Wire.Parts {
 		if p.Type != "tool" || p.CallID == "" || p.State == nil || p.State.Status != "error" || !s.cfg.isTaskTool(p.Tool) {
 			continue
 		}
 		text, _ := p.State.Error.(string)
-		h.thrown = append(h.thrown, thrownCall{callID: p.CallID, text: text})
+		d.thrown = append(d.thrown, thrownCall{callID: p.CallID, text: text})
 	}
 	if s.cfg.DelegateRetry.Enabled {
-		h.guidance = slices.Clip(s.guidance(c))
+		d.guidance = slices.Clip(s.guidance(c))
 	}
-	h.wantsReminder = core.WantsReminder(*c, s.cfg.reminderConfig())
-	m.session = s.bases.intern(c.SessionID)
-	flags := flagDerived | m.flags&flagKept
+	d.wantsReminder = core.WantsReminder(*c, s.cfg.reminderConfig())
+	m.Local.session = s.intern(c.SessionID)
+	var flags uint8
 	if c.Role == "user" {
 		flags |= flagUser
 		if c.Parts != nil {
@@ -137,13 +207,29 @@ func (s *Server) derive(m *baseMessage) {
 			flags |= flagSetsAgent
 		}
 	}
-	if len(h.thrown) > 0 {
+	if len(d.thrown) > 0 {
 		flags |= flagThrown
 	}
-	if len(h.guidance) > 0 {
+	if len(d.guidance) > 0 {
 		flags |= flagGuided
 	}
-	m.flags = flags
+	m.Local.flags = flags
+	m.MarkDerived()
+}
+
+// maxInternedNames bounds Server.names; past it, it starts over.
+const maxInternedNames = 1024
+
+// intern returns name, the same string each time it is given.
+func (s *Server) intern(name string) string {
+	if n, ok := s.names[name]; ok {
+		return n
+	}
+	if s.names == nil || len(s.names) >= maxInternedNames {
+		s.names = map[string]string{}
+	}
+	s.names[name] = name
+	return name
 }
 
 // configChanged drops what was worked out under the config before: the
@@ -152,17 +238,17 @@ func (s *Server) derive(m *baseMessage) {
 func (s *Server) configChanged() {
 	s.guided = nil
 	if s.bases != nil {
-		s.bases.gen++
+		s.bases.ConfigChanged()
 	}
 }
 
 // reminderTarget is the message that gets the reminder under 4.3, or -1:
 // only the last user message is considered (when it is skipped, no earlier
 // one takes its place), by what derive worked out of it (core.WantsReminder).
-func reminderTarget(history []baseMessage) int {
+func reminderTarget(history []entry) int {
 	for i := len(history) - 1; i >= 0; i-- {
-		if m := &history[i]; m.flags&flagUser != 0 {
-			if m.wantsReminder {
+		if m := &history[i]; m.Local.flags&flagUser != 0 {
+			if m.Derived.wantsReminder {
 				return i
 			}
 			return -1
@@ -171,68 +257,55 @@ func reminderTarget(history []baseMessage) int {
 	return -1
 }
 
-// relOp is one op of a message, relative to it: part -1 adds a synthetic
-// text part at the end of its parts, part j >= 0 replaces part j's
-// state.error with text.
-type relOp struct {
-	part int
-	text string
+// transformResult is the result of a request with sync: the patch, the
+// reapply runs (only when the client asked for them), and the base the
+// sidecar now holds for the session ("" when it keeps none).
+type transformResult struct {
+	Patch   []Op              `json:"patch"`
+	Reapply []incremental.Run `json:"reapply,omitempty"`
+	Base    string            `json:"base,omitempty"`
 }
 
-// A message's ops are built in the order the full form adds them, from
-// its guidance (startOps) on (addOp). While they are those its base
-// message got (base, immutable), they share base's array: a message kept
-// with the same ops allocates nothing, and sameOps is a pointer test.
-// Ops that differ get their own array; none is ever appended to in place.
+// MarshalJSON writes the result as AppendResult does.
+func (r transformResult) MarshalJSON() ([]byte, error) { return r.AppendResult(nil) }
 
-func startOps(guidance, base []relOp) []relOp {
-	if len(base) >= len(guidance) && slices.Equal(base[:len(guidance)], guidance) {
-		return base[:len(guidance):len(guidance)]
-	}
-	return guidance
-}
-
-func addOp(ops []relOp, o relOp, base []relOp) []relOp {
-	n := len(ops)
-	if n < len(base) && base[n] == o && (n == 0 || &ops[0] == &base[0]) {
-		return base[: n+1 : n+1]
-	}
-	return append(ops[:n:n], o)
-}
-
-// sameOps reports whether two messages' ops are the same.
-func sameOps(a, b []relOp) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0] || slices.Equal(a, b))
-}
-
-// reapplyRun says: messages At to At+Count-1 of the history get the ops
-// that base messages Keep to Keep+Count-1 got (PROTOCOL.md 4.6).
-type reapplyRun struct {
-	At, Keep, Count int
-}
-
-// reapplyRuns finds the messages that came from the base (kept or edited)
-// and get exactly the ops their base message got, as runs.
-func reapplyRuns(history []baseMessage, per [][]relOp) []reapplyRun {
-	var runs []reapplyRun
-	for i := range history {
-		k := int(history[i].origin) - 1 // history[i].ops are still base message k's
-		if k < 0 || !sameOps(per[i], history[i].ops) {
-			continue
+// AppendResult writes the result as json.Marshal does, without scanning
+// each operation's bytes again (encoding/json compacts every MarshalJSON
+// output): in cache-stable mode a long history's reply adds a part to
+// every managed user message (4.4), so that scan grew with the history.
+func (r transformResult) AppendResult(b []byte) ([]byte, error) {
+	b = append(b, `{"patch":[`...)
+	for i, o := range r.Patch {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		if n := len(runs); n > 0 && runs[n-1].At+runs[n-1].Count == i && runs[n-1].Keep+runs[n-1].Count == k {
-			runs[n-1].Count++
-			continue
+		var err error
+		if b, err = o.appendJSON(b); err != nil {
+			return nil, err
 		}
-		runs = append(runs, reapplyRun{At: i, Keep: k, Count: 1})
 	}
-	return runs
+	b = append(b, ']')
+	if len(r.Reapply) > 0 {
+		b = append(b, `,"reapply":[`...)
+		for i, run := range r.Reapply {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = fmt.Appendf(b, `{"at":%d,"keep":%d,"count":%d}`, run.At, run.Keep, run.Count)
+		}
+		b = append(b, ']')
+	}
+	if r.Base != "" {
+		b = append(b, `,"base":`...)
+		b = appendJSONString(b, r.Base)
+	}
+	return append(b, '}'), nil
 }
 
 // materialize writes the ops of the messages no run covers, in the full
 // form's order: every message's state.error replacements first, then the
 // parts added, message by message.
-func materialize(per [][]relOp, runs []reapplyRun) []Op {
+func materialize(per [][]incremental.Op, runs []incremental.Run) []Op {
 	var replaces, adds []Op
 	for i, rel := range per {
 		for len(runs) > 0 && runs[0].At+runs[0].Count <= i {
@@ -242,10 +315,10 @@ func materialize(per [][]relOp, runs []reapplyRun) []Op {
 			continue // covered by a run
 		}
 		for _, o := range rel {
-			if o.part >= 0 {
-				replaces = append(replaces, Op{Op: "replace", Path: partPath(i, o.part) + "/state/error", Value: o.text})
+			if o.Part >= 0 {
+				replaces = append(replaces, Op{Op: "replace", Path: partPath(i, o.Part) + "/state/error", Value: o.Text})
 			} else {
-				adds = append(adds, addPart(i, o.text))
+				adds = append(adds, addPart(i, o.Text))
 			}
 		}
 	}
@@ -259,7 +332,7 @@ func materialize(per [][]relOp, runs []reapplyRun) []Op {
 // the errors, as any error is taken from decoding raw itself.
 func decodeTransform(validated bool, raw json.RawMessage) (*transformParams, error) {
 	if validated {
-		if p, err := decodeTransformParams(pruneStrings(raw, transformReads)); err == nil {
+		if p, err := decodeTransformParams(pruneStrings(raw, incremental.Reads)); err == nil {
 			return p, nil
 		}
 	}
@@ -267,7 +340,7 @@ func decodeTransform(validated bool, raw json.RawMessage) (*transformParams, err
 }
 
 // decodeTransformParams decodes either form (4.6); input is required, and
-// output unless sync names a base (transformBases.history checks that).
+// output unless sync names a base (Server.history checks that).
 func decodeTransformParams(raw json.RawMessage) (*transformParams, error) {
 	var p transformParams
 	if err := decodeParams(raw, &p); err != nil {
@@ -282,23 +355,9 @@ func decodeTransformParams(raw json.RawMessage) (*transformParams, error) {
 	return &p, nil
 }
 
-// transformReads reports whether a member's string value may be read
-// (the handler ignores input). Every string or any field of the wire
-// types above is named here; agent and error are read only when strings.
-// Blanking other strings changes no field: those members are skipped, or
-// are containers whose kind alone matters.
-func transformReads(name string) bool {
-	switch name {
-	case "id", "role", "agent", "sessionID", "type", "text", "tool", "callID", "status", "error",
-		"session", "base": // sync (4.6)
-		return true
-	}
-	return false
-}
-
 // toCoreMessage converts one message. The result shares nothing that the
 // handler changes: a base keeps it for the requests that keep the message.
-func toCoreMessage(w wireMessage) core.Message {
+func toCoreMessage(w incremental.Message) core.Message {
 	agent, _ := w.Info.Agent.(string)
 	m := core.Message{ID: w.Info.ID, Role: w.Info.Role, Agent: agent, SessionID: w.Info.SessionID}
 	if w.Parts != nil {
@@ -325,14 +384,14 @@ func toCoreMessage(w wireMessage) core.Message {
 // alone, so a history gets the same bytes on every request; the answer is
 // also remembered per error text (s.guided), as a long history repeats
 // its errors.
-func (s *Server) guidance(m *core.Message) []relOp {
-	var ops []relOp
+func (s *Server) guidance(m *core.Message) []incremental.Op {
+	var ops []incremental.Op
 	for j, part := range m.Parts {
 		if part.Type != "tool" || !s.cfg.isTaskTool(part.Tool) || part.StateStatus != "error" || !part.HasError {
 			continue
 		}
 		if guided, ok := s.guidedError(part.StateError); ok {
-			ops = append(ops, relOp{part: j, text: guided})
+			ops = append(ops, incremental.Op{Part: j, Text: guided})
 		}
 	}
 	return ops
@@ -373,27 +432,27 @@ func (s *Server) guidedError(text string) (string, bool) {
 // managed agent carries the sessions block frozen when it was first seen,
 // and each user message of a reminder agent the reminder (block first), so
 // no earlier message ever changes.
-func (s *Server) stableParts(history []baseMessage, per [][]relOp) {
+func (s *Server) stableParts(history []entry, per [][]incremental.Op) {
 	rc := s.cfg.reminderConfig()
 	reminder := rc.ReminderText()
 	s.retainFrozen(history)
 	for i := range history {
 		m := &history[i]
-		if m.flags&flagStable == 0 {
+		if m.Local.flags&flagStable == 0 {
 			continue
 		}
-		c := &m.core
+		c := &m.Derived.core
 		agent := s.messageAgent(c)
 		if s.cfg.TaskSessions.Enabled && c.ID != "" && c.SessionID != "" && s.cfg.isManagedAgent(agent) {
 			block := s.store.FrozenBlock(c.SessionID, c.ID, func() string {
 				return core.ResumableSessionsBlock(s.store.ResumableSessions(c.SessionID))
 			})
-			if block != "" && !m.hasPartText(block) {
-				per[i] = addOp(per[i], relOp{part: -1, text: block}, m.ops)
+			if block != "" && !m.Derived.hasPartText(block) {
+				per[i] = m.AddOp(per[i], incremental.Op{Part: addedPart, Text: block})
 			}
 		}
-		if rc.Enabled && agent != "" && rc.ForAgent(agent) && m.wantsReminder {
-			per[i] = addOp(per[i], relOp{part: -1, text: reminder}, m.ops)
+		if rc.Enabled && agent != "" && rc.ForAgent(agent) && m.Derived.wantsReminder {
+			per[i] = m.AddOp(per[i], incremental.Op{Part: addedPart, Text: reminder})
 		}
 	}
 }
@@ -402,11 +461,11 @@ func (s *Server) stableParts(history []baseMessage, per [][]relOp) {
 // the history (OpenCode compacted them away), so a long session keeps room
 // to freeze its new messages. The store asks only for a full session, so
 // the history's ids are collected only then.
-func (s *Server) retainFrozen(history []baseMessage) {
+func (s *Server) retainFrozen(history []entry) {
 	var seen map[string]bool
 	prev := ""
 	for i := range history {
-		session := history[i].session
+		session := history[i].Local.session
 		if session == "" || session == prev { // interned: mostly the same pointer
 			continue
 		}
@@ -423,8 +482,8 @@ func (s *Server) retainFrozen(history []baseMessage) {
 			if ids == nil {
 				ids = map[string]bool{}
 				for j := range history {
-					if m := &history[j]; m.session == session && m.core.ID != "" {
-						ids[m.core.ID] = true
+					if m := &history[j]; m.Local.session == session && m.Derived.core.ID != "" {
+						ids[m.Derived.core.ID] = true
 					}
 				}
 			}
@@ -444,7 +503,7 @@ func (s *Server) messageAgent(m *core.Message) string {
 
 // hasPartText reports whether a part of the message has text as its text,
 // remembering the answer for the last text asked.
-func (h *heldMessage) hasPartText(text string) bool {
+func (h *derived) hasPartText(text string) bool {
 	if h.textChecked != text {
 		h.textChecked, h.hasText = text, hasPartText(&h.core, text)
 	}

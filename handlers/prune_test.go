@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookwire/hookwire/core"
+	"github.com/hookwire/hookwire/incremental"
 )
 
 // FuzzPruneTransform checks that decoding chat.messages.transform params
@@ -45,7 +46,7 @@ func FuzzPruneTransform(f *testing.F) {
 			return
 		}
 		wantOut, wantErr := decodeTransform(false, raw)
-		gotOut, gotErr := decodeTransformParams(pruneStrings(raw, transformReads))
+		gotOut, gotErr := decodeTransformParams(pruneStrings(raw, incremental.Reads))
 		if wantErr != nil {
 			require.Error(t, gotErr, "pruned params decoded, the params did not")
 			return
@@ -79,17 +80,17 @@ func readView(p *transformParams) any {
 		for _, it := range deref(p.Sync.Messages) {
 			iv := itemView{Keep: it.Keep, Count: it.Count, Edit: it.Edit}
 			if it.Message != nil {
-				iv.Message = toCoreMessages([]wireMessage{*it.Message})
+				iv.Message = toCoreMessages([]incremental.Message{*it.Message})
 			}
 			if it.Info != nil {
-				iv.Info = toCoreMessages([]wireMessage{{Info: *it.Info}})
+				iv.Info = toCoreMessages([]incremental.Message{{Info: *it.Info}})
 			}
 			if it.Parts != nil {
 				iv.Parts = []any{}
 			}
 			for _, pi := range deref(it.Parts) {
 				if pi.Part != nil {
-					iv.Parts = append(iv.Parts, toCoreMessages([]wireMessage{{Parts: []wirePart{*pi.Part}}}))
+					iv.Parts = append(iv.Parts, toCoreMessages([]incremental.Message{{Parts: []incremental.Part{*pi.Part}}}))
 				} else {
 					iv.Parts = append(iv.Parts, [2]*int{pi.Keep, pi.Count})
 				}
@@ -112,9 +113,9 @@ func TestPruneStrings(t *testing.T) {
 	short := long[1:]
 	raw := `{"a":"` + long + `","text":"` + long + `","b":"` + short + `","c":["` + long + `"],"d":"` + long + `\"","e\\":"` + long + `"}`
 	want := `{"a":"","text":"` + long + `","b":"` + short + `","c":["` + long + `"],"d":"","e\\":"` + long + `"}`
-	assert.Equal(t, want, string(pruneStrings([]byte(raw), transformReads)))
+	assert.Equal(t, want, string(pruneStrings([]byte(raw), incremental.Reads)))
 	same := []byte(`{"a":"short"}`)
-	assert.Equal(t, &same[0], &pruneStrings(same, transformReads)[0], "nothing to blank: raw itself")
+	assert.Equal(t, &same[0], &pruneStrings(same, incremental.Reads)[0], "nothing to blank: raw itself")
 }
 
 // transcriptTransformParams returns the chat.messages.transform params the
@@ -168,7 +169,7 @@ func transformParamsIn(name string) ([][]byte, error) {
 }
 
 // toCoreMessages converts each message as the handler does.
-func toCoreMessages(wire []wireMessage) []core.Message {
+func toCoreMessages(wire []incremental.Message) []core.Message {
 	msgs := make([]core.Message, len(wire))
 	for i, w := range wire {
 		msgs[i] = toCoreMessage(w)

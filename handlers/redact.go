@@ -6,6 +6,8 @@ import (
 	"io"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hookwire/hookwire/incremental"
 )
 
 // RedactMask is the byte a redacted string is filled with.
@@ -13,11 +15,11 @@ const RedactMask = '*'
 
 // paramReads names, for each method whose params hold what the sidecar
 // never reads, which members it may read: the definition the transform's
-// pruning uses (transformReads), so that redaction and pruning cannot
+// pruning uses (incremental.Reads), so that redaction and pruning cannot
 // disagree. The other methods' params are read whole (tool.execute.after
 // parses every tool output for a task id), so nothing of them is redacted.
 var paramReads = map[string]func(name string) bool{
-	"chat.messages.transform": transformReads,
+	"chat.messages.transform": incremental.Reads,
 }
 
 // RedactParams returns a copy of a request's params in which every string

@@ -52,7 +52,9 @@ type Server struct {
 	store   *sessions.Store
 	persist Persistence
 	// bases holds the histories of incremental transforms (PROTOCOL.md 4.6).
-	bases *transformBases
+	bases *histories
+	// names interns the messages' session ids (local.session).
+	names map[string]string
 	// guided remembers guidance per task error text (Server.guidance).
 	guided map[string]guidedError
 

@@ -5,13 +5,13 @@ package handlers
 // error shows only as an errored task part in the history (PROTOCOL.md
 // 4.1, 5 sessions.list). The part's callID names the pending call; once
 // taken, the same part seen in later histories finds nothing.
-func (s *Server) failThrownTasks(history []baseMessage) {
+func (s *Server) failThrownTasks(history []entry) {
 	if !s.cfg.TaskSessions.Enabled {
 		return
 	}
 	for i := range history {
-		if m := &history[i]; m.flags&flagThrown != 0 {
-			for _, c := range m.thrown {
+		if m := &history[i]; m.Local.flags&flagThrown != 0 {
+			for _, c := range m.Derived.thrown {
 				s.store.FailCall(c.callID, c.text)
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookwire/hookwire/incremental"
 	"github.com/hookwire/hookwire/rpc"
 )
 
@@ -30,7 +31,7 @@ func syncCall(t testing.TB, s *Server, params any) (patch []any, base string, er
 // transformReply is a reply as a client reads it.
 type transformReply struct {
 	Patch   []any
-	Reapply []reapplyRun
+	Reapply []incremental.Run
 	Base    string
 }
 
@@ -52,7 +53,7 @@ func syncReply(t testing.TB, s *Server, params any) (transformReply, error) {
 	r := transformReply{Patch: out.Patch}
 	for _, run := range out.Reapply {
 		require.True(t, run.At != nil && run.Keep != nil && run.Count != nil, "a run has at, keep and count")
-		r.Reapply = append(r.Reapply, reapplyRun{*run.At, *run.Keep, *run.Count})
+		r.Reapply = append(r.Reapply, incremental.Run{At: *run.At, Keep: *run.Keep, Count: *run.Count})
 	}
 	if out.Base != nil {
 		require.NotEmpty(t, *out.Base, "a base, when given, is never empty")
@@ -69,32 +70,29 @@ func rpcCode(err error) int64 {
 	return 0
 }
 
-func textPart(text string) wirePart { return wirePart{Type: "text", Text: &text} }
+func textPart(text string) incremental.Part { return incremental.Part{Type: "text", Text: &text} }
 
-func taskPart(callID, status, errText string) wirePart {
-	p := wirePart{Type: "tool", Tool: "task", CallID: callID}
-	p.State = &struct {
-		Status string `json:"status"`
-		Error  any    `json:"error"`
-	}{Status: status}
+func taskPart(callID, status, errText string) incremental.Part {
+	p := incremental.Part{Type: "tool", Tool: "task", CallID: callID}
+	p.State = &incremental.State{Status: status}
 	if errText != "" {
 		p.State.Error = errText
 	}
 	return p
 }
 
-func msg(id, role, session string, parts ...wirePart) wireMessage {
-	m := wireMessage{Info: wireInfo{ID: id, Role: role, SessionID: session}, Parts: parts}
+func msg(id, role, session string, parts ...incremental.Part) incremental.Message {
+	m := incremental.Message{Info: incremental.Info{ID: id, Role: role, SessionID: session}, Parts: parts}
 	if role == "user" {
 		m.Info.Agent = "orchestrator"
 	}
 	if m.Parts == nil {
-		m.Parts = []wirePart{}
+		m.Parts = []incremental.Part{}
 	}
 	return m
 }
 
-func full(session string, msgs []wireMessage) map[string]any {
+func full(session string, msgs []incremental.Message) map[string]any {
 	p := map[string]any{"input": map[string]any{}, "output": map[string]any{"messages": msgs}}
 	if session != "" {
 		p["sync"] = map[string]any{"session": session}
@@ -102,7 +100,7 @@ func full(session string, msgs []wireMessage) map[string]any {
 	return p
 }
 
-func incremental(session, base string, items ...any) map[string]any {
+func incrementalForm(session, base string, items ...any) map[string]any {
 	if items == nil {
 		items = []any{}
 	}
@@ -112,7 +110,7 @@ func incremental(session, base string, items ...any) map[string]any {
 func TestTransformSyncExchange(t *testing.T) {
 	s := newServer(t, nil)
 	unknown := "Unknown agent type: foo is not a valid agent type"
-	h := []wireMessage{
+	h := []incremental.Message{
 		msg("m1", "user", "ses_1", textPart("hello")),
 		msg("m2", "assistant", "ses_1", taskPart("c1", "running", "")),
 	}
@@ -127,13 +125,13 @@ func TestTransformSyncExchange(t *testing.T) {
 	assert.NotEqual(t, base1, other, "and of the session")
 
 	// Part 0 of message 1 errs; a user message is appended.
-	p2, base2, err := syncCall(t, s, incremental("ses_1", base1,
+	p2, base2, err := syncCall(t, s, incrementalForm("ses_1", base1,
 		map[string]any{"keep": 0, "count": 1},
 		map[string]any{"edit": 1, "parts": []any{map[string]any{"part": taskPart("c1", "error", unknown)}}},
 		map[string]any{"message": msg("m3", "user", "ses_1", textPart("again"))}))
 	require.NoError(t, err)
 	assert.NotEqual(t, base1, base2)
-	h2 := []wireMessage{h[0], msg("m2", "assistant", "ses_1", taskPart("c1", "error", unknown)), msg("m3", "user", "ses_1", textPart("again"))}
+	h2 := []incremental.Message{h[0], msg("m2", "assistant", "ses_1", taskPart("c1", "error", unknown)), msg("m3", "user", "ses_1", textPart("again"))}
 	want, wantBase, err := syncCall(t, newServer(t, nil), full("ses_1", h2))
 	require.NoError(t, err)
 	assert.Equal(t, want, p2)
@@ -142,19 +140,19 @@ func TestTransformSyncExchange(t *testing.T) {
 	assert.Len(t, p2, 3, "reminders on m1 and m3, guidance on the errored task part")
 
 	// The old base is gone: the session holds one.
-	_, _, err = syncCall(t, s, incremental("ses_1", base1))
+	_, _, err = syncCall(t, s, incrementalForm("ses_1", base1))
 	assert.Equal(t, CodeUnknownBase, rpcCode(err))
 	// Compaction: m1 and m2 replaced by a summary; nothing more to say.
-	p3, base3, err := syncCall(t, s, incremental("ses_1", base2,
+	p3, base3, err := syncCall(t, s, incrementalForm("ses_1", base2,
 		map[string]any{"message": msg("m9", "assistant", "ses_1", textPart("summary"))},
 		map[string]any{"keep": 2, "count": 1}))
 	require.NoError(t, err)
-	want, wantBase, err = syncCall(t, newServer(t, nil), full("ses_1", []wireMessage{msg("m9", "assistant", "ses_1", textPart("summary")), h2[2]}))
+	want, wantBase, err = syncCall(t, newServer(t, nil), full("ses_1", []incremental.Message{msg("m9", "assistant", "ses_1", textPart("summary")), h2[2]}))
 	require.NoError(t, err)
 	assert.Equal(t, want, p3)
 	assert.Equal(t, wantBase, base3)
 	// An empty history is one too.
-	p4, base4, err := syncCall(t, s, incremental("ses_1", base3))
+	p4, base4, err := syncCall(t, s, incrementalForm("ses_1", base3))
 	require.NoError(t, err)
 	assert.Empty(t, p4)
 	assert.NotEmpty(t, base4)
@@ -166,7 +164,7 @@ func TestTransformSyncExchange(t *testing.T) {
 }
 
 func TestTransformSyncErrors(t *testing.T) {
-	h := []wireMessage{
+	h := []incremental.Message{
 		msg("m1", "user", "ses_1", textPart("hello")),
 		msg("m2", "assistant", "ses_1", taskPart("c1", "running", ""), textPart("x")),
 	}
@@ -176,10 +174,10 @@ func TestTransformSyncErrors(t *testing.T) {
 		code   int64
 		msg    string
 	}{
-		{"unknown session", func(b string) any { return incremental("ses_9", b) }, CodeUnknownBase, "unknown base"},
-		{"unknown base", func(b string) any { return incremental("ses_1", b+"0") }, CodeUnknownBase, "unknown base"},
+		{"unknown session", func(b string) any { return incrementalForm("ses_9", b) }, CodeUnknownBase, "unknown base"},
+		{"unknown base", func(b string) any { return incrementalForm("ses_1", b+"0") }, CodeUnknownBase, "unknown base"},
 		{"output and base", func(b string) any {
-			p := incremental("ses_1", b)
+			p := incrementalForm("ses_1", b)
 			p["output"] = map[string]any{"messages": []any{}}
 			return p
 		}, rpc.CodeInvalidParams, "output and sync.base do not go together"},
@@ -192,29 +190,29 @@ func TestTransformSyncErrors(t *testing.T) {
 		{"no output, no base", func(string) any {
 			return map[string]any{"input": map[string]any{}, "sync": map[string]any{"session": "ses_1"}}
 		}, rpc.CodeInvalidParams, `missing field "output"`},
-		{"keep beyond", func(b string) any { return incremental("ses_1", b, map[string]any{"keep": 1, "count": 2}) },
+		{"keep beyond", func(b string) any { return incrementalForm("ses_1", b, map[string]any{"keep": 1, "count": 2}) },
 			rpc.CodeInvalidParams, "sync.messages[0]: keep 1 count 2 is not within the base's 2"},
-		{"keep negative", func(b string) any { return incremental("ses_1", b, map[string]any{"keep": -1, "count": 1}) },
+		{"keep negative", func(b string) any { return incrementalForm("ses_1", b, map[string]any{"keep": -1, "count": 1}) },
 			rpc.CodeInvalidParams, "keep -1 count 1"},
-		{"keep no count", func(b string) any { return incremental("ses_1", b, map[string]any{"keep": 0}) },
+		{"keep no count", func(b string) any { return incrementalForm("ses_1", b, map[string]any{"keep": 0}) },
 			rpc.CodeInvalidParams, "keep needs a count"},
-		{"keep count 0", func(b string) any { return incremental("ses_1", b, map[string]any{"keep": 0, "count": 0}) },
+		{"keep count 0", func(b string) any { return incrementalForm("ses_1", b, map[string]any{"keep": 0, "count": 0}) },
 			rpc.CodeInvalidParams, "keep 0 count 0"},
 		{"edit beyond", func(b string) any {
-			return incremental("ses_1", b, map[string]any{"keep": 0, "count": 1}, map[string]any{"edit": 2})
+			return incrementalForm("ses_1", b, map[string]any{"keep": 0, "count": 1}, map[string]any{"edit": 2})
 		}, rpc.CodeInvalidParams, "sync.messages[1]: edit 2 is not a message of the base (it has 2)"},
 		{"two kinds", func(b string) any {
-			return incremental("ses_1", b, map[string]any{"keep": 0, "count": 1, "message": h[0]})
+			return incrementalForm("ses_1", b, map[string]any{"keep": 0, "count": 1, "message": h[0]})
 		}, rpc.CodeInvalidParams, "exactly one of"},
-		{"empty item", func(b string) any { return incremental("ses_1", b, map[string]any{}) },
+		{"empty item", func(b string) any { return incrementalForm("ses_1", b, map[string]any{}) },
 			rpc.CodeInvalidParams, "exactly one of"},
 		{"part keep beyond", func(b string) any {
-			return incremental("ses_1", b, map[string]any{"edit": 1, "parts": []any{map[string]any{"keep": 1, "count": 2}}})
+			return incrementalForm("ses_1", b, map[string]any{"edit": 1, "parts": []any{map[string]any{"keep": 1, "count": 2}}})
 		}, rpc.CodeInvalidParams, "sync.messages[0]: parts[0]: keep 1 count 2 is not within the base's 2"},
 		{"part two kinds", func(b string) any {
-			return incremental("ses_1", b, map[string]any{"edit": 1, "parts": []any{map[string]any{"keep": 0, "count": 1, "part": textPart("y")}}})
+			return incrementalForm("ses_1", b, map[string]any{"edit": 1, "parts": []any{map[string]any{"keep": 0, "count": 1, "part": textPart("y")}}})
 		}, rpc.CodeInvalidParams, "parts[0]: a part item is exactly one of"},
-		{"count not an integer", func(b string) any { return incremental("ses_1", b, map[string]any{"keep": 0, "count": 1.5}) },
+		{"count not an integer", func(b string) any { return incrementalForm("ses_1", b, map[string]any{"keep": 0, "count": 1.5}) },
 			rpc.CodeInvalidParams, "count"},
 		{"messages not a list", func(b string) any {
 			return map[string]any{"input": map[string]any{}, "sync": map[string]any{"session": "ses_1", "base": b, "messages": "x"}}
@@ -230,7 +228,7 @@ func TestTransformSyncErrors(t *testing.T) {
 			assert.Equal(t, tt.code, rpcCode(err))
 			assert.Contains(t, err.Error(), tt.msg)
 			// A refused request changes nothing: the base still serves.
-			_, again, err := syncCall(t, s, incremental("ses_1", base, map[string]any{"keep": 0, "count": 2}))
+			_, again, err := syncCall(t, s, incrementalForm("ses_1", base, map[string]any{"keep": 0, "count": 2}))
 			require.NoError(t, err)
 			assert.Equal(t, base, again)
 		})
@@ -238,59 +236,58 @@ func TestTransformSyncErrors(t *testing.T) {
 }
 
 func TestTransformSyncBounds(t *testing.T) {
-	h := []wireMessage{msg("m1", "user", "ses_1", textPart(strings.Repeat("x", 1000)))}
+	h := []incremental.Message{msg("m1", "user", "ses_1", textPart(strings.Repeat("x", 1000)))}
 	// The message's strings, and the one op it gets (the reminder).
-	oneBytes := int64(baseMessageOverhead + basePartOverhead + len("m1user") + len("orchestrator") + len("ses_1") + len("text") + 1000 + relOpOverhead)
+	oneBytes := int64(incremental.MessageOverhead + incremental.PartOverhead + len("m1user") + len("orchestrator") + len("ses_1") + len("text") + 1000 + incremental.OpOverhead)
 
 	t.Run("session key", func(t *testing.T) {
 		s := newServer(t, nil)
-		_, base, err := syncCall(t, s, full(strings.Repeat("s", maxBaseKeyBytes+1), h))
+		_, base, err := syncCall(t, s, full(strings.Repeat("s", incremental.MaxKeyBytes+1), h))
 		require.NoError(t, err)
 		assert.Empty(t, base, "a key over the cap is served, nothing kept")
-		_, base, err = syncCall(t, s, full(strings.Repeat("s", maxBaseKeyBytes), h))
+		_, base, err = syncCall(t, s, full(strings.Repeat("s", incremental.MaxKeyBytes), h))
 		require.NoError(t, err)
 		assert.NotEmpty(t, base)
 	})
 	t.Run("bytes", func(t *testing.T) {
 		s := newServer(t, nil)
-		s.bases = newTransformBases(2*oneBytes + oneBytes/2)
+		s.bases = incremental.NewStore[local, derived](2*oneBytes + oneBytes/2)
 		var bases []string
 		for i := range 3 {
 			_, b, err := syncCall(t, s, full(fmt.Sprint("ses_", i), h))
 			require.NoError(t, err)
 			bases = append(bases, b)
 		}
-		n, bytes := len(s.bases.session), s.bases.bytes
+		n, bytes := s.bases.Sessions(), s.bases.Bytes()
 		assert.Equal(t, 2, n)
 		assert.Equal(t, 2*oneBytes, bytes)
-		_, _, err := syncCall(t, s, incremental("ses_0", bases[0]))
+		_, _, err := syncCall(t, s, incrementalForm("ses_0", bases[0]))
 		assert.Equal(t, CodeUnknownBase, rpcCode(err), "the least recently used went first")
-		_, _, err = syncCall(t, s, incremental("ses_1", bases[1], map[string]any{"keep": 0, "count": 1}))
+		_, _, err = syncCall(t, s, incrementalForm("ses_1", bases[1], map[string]any{"keep": 0, "count": 1}))
 		require.NoError(t, err)
 		// A history over the budget on its own is not kept, and the
 		// session's earlier one goes.
-		_, b, err := syncCall(t, s, full("ses_1", []wireMessage{h[0], h[0], h[0]}))
+		_, b, err := syncCall(t, s, full("ses_1", []incremental.Message{h[0], h[0], h[0]}))
 		require.NoError(t, err)
 		assert.Empty(t, b)
-		_, _, err = syncCall(t, s, incremental("ses_1", bases[1]))
+		_, _, err = syncCall(t, s, incrementalForm("ses_1", bases[1]))
 		assert.Equal(t, CodeUnknownBase, rpcCode(err))
-		n, bytes = len(s.bases.session), s.bases.bytes
+		n, bytes = s.bases.Sessions(), s.bases.Bytes()
 		assert.Equal(t, 1, n)
 		assert.Equal(t, oneBytes, bytes)
 	})
 	t.Run("sessions", func(t *testing.T) {
 		s := newServer(t, nil)
 		first := ""
-		for i := range maxBaseSessions + 1 {
+		for i := range incremental.MaxSessions + 1 {
 			_, b, err := syncCall(t, s, full(fmt.Sprint("ses_", i), h))
 			require.NoError(t, err)
 			if i == 0 {
 				first = b
 			}
 		}
-		n := len(s.bases.session)
-		assert.Equal(t, maxBaseSessions, n)
-		_, _, err := syncCall(t, s, incremental("ses_0", first))
+		assert.Equal(t, incremental.MaxSessions, s.bases.Sessions())
+		_, _, err := syncCall(t, s, incrementalForm("ses_0", first))
 		assert.Equal(t, CodeUnknownBase, rpcCode(err))
 	})
 }
@@ -311,8 +308,8 @@ func TestTransformSyncProperty(t *testing.T) {
 				config["cacheStable"] = false
 			}
 			fullSrv, incSrv := newServer(t, config), newServer(t, config)
-			c := &syncClient{rnd: rnd, base: map[string]string{}, sent: map[string][]wireMessage{}, ops: map[string][][]map[string]any{}}
-			g := &historyGen{rnd: rnd, hist: map[string][]wireMessage{}}
+			c := &syncClient{rnd: rnd, base: map[string]string{}, sent: map[string][]incremental.Message{}, ops: map[string][][]map[string]any{}}
+			g := &historyGen{rnd: rnd, hist: map[string][]incremental.Message{}}
 			sessions := []string{"ses_a", "ses_b"}
 			for step := range 80 {
 				session := sessions[rnd.IntN(len(sessions))]
@@ -320,7 +317,7 @@ func TestTransformSyncProperty(t *testing.T) {
 				case r == 0:
 					incSrv.bases = nil // the sidecar restarted
 				case r == 1:
-					incSrv.bases = newTransformBases(int64(rnd.IntN(4000)))
+					incSrv.bases = incremental.NewStore[local, derived](int64(rnd.IntN(4000)))
 				case r == 2:
 					c.loseReply = true // the client gave up on the next reply (its deadline)
 				case r <= 4:
@@ -337,13 +334,10 @@ func TestTransformSyncProperty(t *testing.T) {
 					want, got = byMessage(t, want), byMessage(t, got)
 				}
 				// The base the client holds stands for the history it sent.
-				if b := incSrv.bases.session[session]; b != nil && b.id == c.base[session] {
-					rebuilt := []wireMessage{}
-					for _, m := range b.msgs {
-						rebuilt = append(rebuilt, m.msg)
-					}
-					viaJSON := []wireMessage{}
-					require.NoError(t, json.Unmarshal(mustJSON(t, append([]wireMessage{}, h...)), &viaJSON))
+				if id, held := incSrv.bases.Held(session); id != "" && id == c.base[session] {
+					rebuilt := append([]incremental.Message{}, held...)
+					viaJSON := []incremental.Message{}
+					require.NoError(t, json.Unmarshal(mustJSON(t, append([]incremental.Message{}, h...)), &viaJSON))
 					require.Equal(t, string(mustJSON(t, viaJSON)), string(mustJSON(t, rebuilt)), "step %d", step)
 				}
 				require.Equal(t, string(mustJSON(t, want)), string(mustJSON(t, got)), "step %d, session %s, %d messages", step, session, len(h))
@@ -386,7 +380,7 @@ func callResult(t *testing.T, s *Server, method string) any {
 type syncClient struct {
 	rnd                 *rand.Rand
 	base                map[string]string
-	sent                map[string][]wireMessage
+	sent                map[string][]incremental.Message
 	ops                 map[string][][]map[string]any
 	incremental, resent int
 	reapplied           int
@@ -395,9 +389,9 @@ type syncClient struct {
 
 // send returns the patch the client applies, and whether reapply runs were
 // asked for (its ops are then grouped by message, see byMessage).
-func (c *syncClient) send(t *testing.T, s *Server, session string, h []wireMessage) ([]any, bool) {
+func (c *syncClient) send(t *testing.T, s *Server, session string, h []incremental.Message) ([]any, bool) {
 	if base, ok := c.base[session]; ok {
-		params := incremental(session, base, c.delta(c.sent[session], h)...)
+		params := incrementalForm(session, base, c.delta(c.sent[session], h)...)
 		reapply := c.rnd.IntN(4) != 0
 		if reapply {
 			params["sync"].(map[string]any)["reapply"] = true
@@ -478,7 +472,7 @@ func byMessage(t *testing.T, patch []any) []any {
 	return out
 }
 
-func (c *syncClient) keep(session string, h []wireMessage, base string, patch []any) {
+func (c *syncClient) keep(session string, h []incremental.Message, base string, patch []any) {
 	if c.loseReply {
 		c.loseReply = false
 		return
@@ -501,7 +495,7 @@ func (c *syncClient) keep(session string, h []wireMessage, base string, patch []
 	c.ops[session] = ops
 }
 
-func (c *syncClient) delta(old, h []wireMessage) []any {
+func (c *syncClient) delta(old, h []incremental.Message) []any {
 	at := map[string]int{}
 	for k := len(old) - 1; k >= 0; k-- {
 		at[old[k].Info.ID] = k
@@ -546,7 +540,7 @@ func (c *syncClient) delta(old, h []wireMessage) []any {
 // historyGen edits histories the ways OpenCode does.
 type historyGen struct {
 	rnd  *rand.Rand
-	hist map[string][]wireMessage
+	hist map[string][]incremental.Message
 	n    int
 	// calls are task calls started (tool.execute.before) whose parts are
 	// not in a history yet.
@@ -565,7 +559,7 @@ func (g *historyGen) id(prefix string) string {
 	return fmt.Sprintf("%s_%04d", prefix, g.n)
 }
 
-func (g *historyGen) part() wirePart {
+func (g *historyGen) part() incremental.Part {
 	switch g.rnd.IntN(4) {
 	case 0:
 		return textPart("words " + g.id("t"))
@@ -581,7 +575,7 @@ func (g *historyGen) part() wirePart {
 		p.Tool = "read"
 		return p
 	}
-	return wirePart{Type: "step-start"}
+	return incremental.Part{Type: "step-start"}
 }
 
 func (g *historyGen) edit(session string) {
@@ -620,7 +614,7 @@ func (g *historyGen) edit(session string) {
 		a := g.rnd.IntN(len(h))
 		b := a + 1 + g.rnd.IntN(len(h)-a)
 		summary := msg(g.id("msg"), "assistant", session, textPart("summary"))
-		h = append(h[:a:a], append([]wireMessage{summary}, h[b:]...)...)
+		h = append(h[:a:a], append([]incremental.Message{summary}, h[b:]...)...)
 	case r == 9: // revert
 		h = h[:g.rnd.IntN(len(h))]
 	case r == 10: // reorder
@@ -633,7 +627,7 @@ func (g *historyGen) edit(session string) {
 			m.Info.Agent = []any{"orchestrator", "explorer", nil, 7}[g.rnd.IntN(4)]
 			m.Info.Role = []string{"user", "assistant"}[g.rnd.IntN(2)]
 		case 0:
-			h = append(h, cloneHistory([]wireMessage{*m})...)
+			h = append(h, cloneHistory([]incremental.Message{*m})...)
 		case 1:
 			m.Parts = append(m.Parts, textPart("<internal_reminder>"))
 		default:
@@ -669,12 +663,12 @@ func (g *historyGen) delegate(t *testing.T, servers []*Server, session string) {
 
 // cloneHistory copies a history deep enough that editing the copy leaves
 // the original (which a client still holds as sent) as it was.
-func cloneHistory(h []wireMessage) []wireMessage {
-	out := make([]wireMessage, len(h))
+func cloneHistory(h []incremental.Message) []incremental.Message {
+	out := make([]incremental.Message, len(h))
 	for i, m := range h {
 		out[i] = m
 		if m.Parts != nil {
-			out[i].Parts = make([]wirePart, len(m.Parts))
+			out[i].Parts = make([]incremental.Part, len(m.Parts))
 			for j, p := range m.Parts {
 				if p.State != nil {
 					st := *p.State
@@ -687,62 +681,6 @@ func cloneHistory(h []wireMessage) []wireMessage {
 	return out
 }
 
-// TestHashMessageCoversReads: a base id must change with every field the
-// handler reads, or a client that missed a reply (its deadline passed)
-// could have its change applied to a history it never sent.
-func TestHashMessageCoversReads(t *testing.T) {
-	base := func() wireMessage {
-		m := msg("m1", "user", "ses_1", textPart("hi"), taskPart("c1", "error", "boom"))
-		m.Parts[0].Synthetic = true
-		return m
-	}
-	variants := map[string]func(m *wireMessage){
-		"id":            func(m *wireMessage) { m.Info.ID = "m2" },
-		"role":          func(m *wireMessage) { m.Info.Role = "assistant" },
-		"agent":         func(m *wireMessage) { m.Info.Agent = "explorer" },
-		"agent absent":  func(m *wireMessage) { m.Info.Agent = nil },
-		"sessionID":     func(m *wireMessage) { m.Info.SessionID = "ses_2" },
-		"parts nil":     func(m *wireMessage) { m.Parts = nil },
-		"parts empty":   func(m *wireMessage) { m.Parts = []wirePart{} },
-		"type":          func(m *wireMessage) { m.Parts[0].Type = "reasoning" },
-		"text":          func(m *wireMessage) { *m.Parts[0].Text = "ho" },
-		"text absent":   func(m *wireMessage) { m.Parts[0].Text = nil },
-		"text empty":    func(m *wireMessage) { m.Parts[0].Text = new(string) },
-		"synthetic":     func(m *wireMessage) { m.Parts[0].Synthetic = false },
-		"tool":          func(m *wireMessage) { m.Parts[1].Tool = "read" },
-		"callID":        func(m *wireMessage) { m.Parts[1].CallID = "c2" },
-		"status":        func(m *wireMessage) { m.Parts[1].State.Status = "completed" },
-		"error":         func(m *wireMessage) { m.Parts[1].State.Error = "boom!" },
-		"error absent":  func(m *wireMessage) { m.Parts[1].State.Error = nil },
-		"state absent":  func(m *wireMessage) { m.Parts[1].State = nil },
-		"fields merged": func(m *wireMessage) { m.Info.ID, m.Info.Role = "m1u", "ser" },
-	}
-	seen := map[uint64]string{}
-	m := base()
-	h, _ := hashMessage(&m)
-	seen[h] = "base"
-	again := base()
-	h2, _ := hashMessage(&again)
-	assert.Equal(t, h, h2, "the same content, the same hash")
-	for name, change := range variants {
-		m := base()
-		change(&m)
-		h, _ := hashMessage(&m)
-		if other, ok := seen[h]; ok {
-			t.Errorf("%s hashes as %s", name, other)
-		}
-		seen[h] = name
-	}
-	// What the handler does not read does not count: an agent that is
-	// not a string is no agent.
-	m = base()
-	m.Info.Agent = nil
-	absent, _ := hashMessage(&m)
-	m.Info.Agent = 7.0
-	number, _ := hashMessage(&m)
-	assert.Equal(t, absent, number)
-}
-
 // TestTransformSyncReapply: a client that asks for runs gets, for the
 // messages whose ops are those their base message got, a run instead of
 // the ops; and a base whose answer changed while its history did not has
@@ -753,7 +691,7 @@ func TestTransformSyncReapply(t *testing.T) {
 	m1 := msg("m1", "user", "ses_1", textPart("hello"))
 	m1.Info.Agent = nil // its agent is the session's, not known yet: no reminder
 	m2 := msg("m2", "user", "ses_1", textPart("more"))
-	first, err := syncReply(t, s, full("ses_1", []wireMessage{m1}))
+	first, err := syncReply(t, s, full("ses_1", []incremental.Message{m1}))
 	require.NoError(t, err)
 	assert.Empty(t, first.Patch)
 
@@ -764,23 +702,23 @@ func TestTransformSyncReapply(t *testing.T) {
 		p["sync"].(map[string]any)["reapply"] = true
 		return p
 	}
-	lost, err := syncReply(t, s, withReapply(incremental("ses_1", first.Base, map[string]any{"keep": 0, "count": 1})))
+	lost, err := syncReply(t, s, withReapply(incrementalForm("ses_1", first.Base, map[string]any{"keep": 0, "count": 1})))
 	require.NoError(t, err)
 	require.Len(t, lost.Patch, 1, "the reminder on m1, in full: its base message got none")
 	assert.Empty(t, lost.Reapply)
 	assert.NotEqual(t, first.Base, lost.Base, "the same history with another answer is another base")
-	_, err = syncReply(t, s, withReapply(incremental("ses_1", first.Base, map[string]any{"keep": 0, "count": 1})))
+	_, err = syncReply(t, s, withReapply(incrementalForm("ses_1", first.Base, map[string]any{"keep": 0, "count": 1})))
 	assert.Equal(t, CodeUnknownBase, rpcCode(err), "the base the client names is not the one held")
 
 	// From the base it holds, m1 keeps its reminder as a run; m2 gets its own.
-	grown, err := syncReply(t, s, withReapply(incremental("ses_1", lost.Base,
+	grown, err := syncReply(t, s, withReapply(incrementalForm("ses_1", lost.Base,
 		map[string]any{"keep": 0, "count": 1}, map[string]any{"message": m2})))
 	require.NoError(t, err)
-	assert.Equal(t, []reapplyRun{{At: 0, Keep: 0, Count: 1}}, grown.Reapply)
+	assert.Equal(t, []incremental.Run{{At: 0, Keep: 0, Count: 1}}, grown.Reapply)
 	require.Len(t, grown.Patch, 1)
 	assert.Equal(t, "/messages/1/parts/-", grown.Patch[0].(map[string]any)["path"])
 	// Without asking, the same request gets every op.
-	again, err := syncReply(t, s, incremental("ses_1", grown.Base, map[string]any{"keep": 0, "count": 2}))
+	again, err := syncReply(t, s, incrementalForm("ses_1", grown.Base, map[string]any{"keep": 0, "count": 2}))
 	require.NoError(t, err)
 	assert.Empty(t, again.Reapply)
 	assert.Len(t, again.Patch, 2)
@@ -791,7 +729,7 @@ func TestTransformSyncReapply(t *testing.T) {
 func TestProtocolExampleReapply(t *testing.T) {
 	s := newServer(t, nil)
 	unknown := "Unknown agent type: foo is not a valid agent type"
-	base, err := syncReply(t, s, full("ses_1", []wireMessage{
+	base, err := syncReply(t, s, full("ses_1", []incremental.Message{
 		msg("m1", "user", "ses_1", textPart("find the bug")),
 		msg("m2", "assistant", "ses_1", taskPart("c1", "running", ""), textPart("delegating")),
 		msg("m3", "assistant", "ses_1", textPart("waiting")),
@@ -805,7 +743,7 @@ func TestProtocolExampleReapply(t *testing.T) {
 		map[string]any{"message": msg("m4", "user", "ses_1", textPart("go on"))},
 	}}})
 	require.NoError(t, err)
-	assert.Equal(t, []reapplyRun{{At: 0, Keep: 0, Count: 1}, {At: 2, Keep: 2, Count: 1}}, r.Reapply)
+	assert.Equal(t, []incremental.Run{{At: 0, Keep: 0, Count: 1}, {At: 2, Keep: 2, Count: 1}}, r.Reapply)
 	var paths []string
 	for _, o := range r.Patch {
 		paths = append(paths, o.(map[string]any)["path"].(string))
@@ -834,14 +772,14 @@ func TestTransformSyncKeptMessagesFollowState(t *testing.T) {
 	rows := []struct {
 		name    string
 		config  map[string]any
-		history []wireMessage
-		next    *wireMessage // else next
+		history []incremental.Message
+		next    *incremental.Message // else next
 		setup   func(t *testing.T, s *Server)
 		change  func(t *testing.T, s *Server)
 		check   func(t *testing.T, before, after []any)
 	}{{
 		name:    "the session's agent is learned",
-		history: []wireMessage{noAgent},
+		history: []incremental.Message{noAgent},
 		change: func(t *testing.T, s *Server) {
 			call(t, s, "chat.message", map[string]any{"input": map[string]any{"sessionID": "ses_1", "agent": "orchestrator"}})
 		},
@@ -851,8 +789,8 @@ func TestTransformSyncKeptMessagesFollowState(t *testing.T) {
 		},
 	}, {
 		name:    "the session's agent changes to one not managed",
-		history: []wireMessage{noAgent},
-		next:    &wireMessage{Info: wireInfo{ID: "m9", Role: "user", SessionID: "ses_1"}, Parts: []wirePart{textPart("go on")}},
+		history: []incremental.Message{noAgent},
+		next:    &incremental.Message{Info: incremental.Info{ID: "m9", Role: "user", SessionID: "ses_1"}, Parts: []incremental.Part{textPart("go on")}},
 		setup: func(t *testing.T, s *Server) {
 			call(t, s, "chat.message", map[string]any{"input": map[string]any{"sessionID": "ses_1", "agent": "orchestrator"}})
 		},
@@ -865,7 +803,7 @@ func TestTransformSyncKeptMessagesFollowState(t *testing.T) {
 		},
 	}, {
 		name:    "the remembered sessions change",
-		history: []wireMessage{withAgent},
+		history: []incremental.Message{withAgent},
 		change: func(t *testing.T, s *Server) {
 			call(t, s, "tool.execute.before", map[string]any{"input": map[string]any{"tool": "task", "sessionID": "ses_1", "callID": "c7"},
 				"output": map[string]any{"args": map[string]any{"description": "look around", "prompt": "p", "subagent_type": "explorer"}}})
@@ -878,7 +816,7 @@ func TestTransformSyncKeptMessagesFollowState(t *testing.T) {
 	}, {
 		name:    "agents.update changes the subagents guidance lists",
 		config:  map[string]any{"subagents": []any{"explorer"}},
-		history: []wireMessage{withAgent, errored},
+		history: []incremental.Message{withAgent, errored},
 		change: func(t *testing.T, s *Server) {
 			call(t, s, "agents.update", map[string]any{"subagents": []any{"librarian"}})
 		},
@@ -889,7 +827,7 @@ func TestTransformSyncKeptMessagesFollowState(t *testing.T) {
 		},
 	}, {
 		name:    "agents.update changes the managed agents",
-		history: []wireMessage{build},
+		history: []incremental.Message{build},
 		change: func(t *testing.T, s *Server) {
 			call(t, s, "agents.update", map[string]any{"primaryAgents": []any{"build", "plan"}})
 			call(t, s, "tool.execute.before", map[string]any{"input": map[string]any{"tool": "task", "sessionID": "ses_1", "callID": "c7"},
@@ -903,7 +841,7 @@ func TestTransformSyncKeptMessagesFollowState(t *testing.T) {
 		},
 	}, {
 		name:    "a call kept in the history is made after its part was seen",
-		history: []wireMessage{withAgent, errored},
+		history: []incremental.Message{withAgent, errored},
 		change: func(t *testing.T, s *Server) {
 			call(t, s, "tool.execute.before", map[string]any{"input": map[string]any{"tool": "task", "sessionID": "ses_1", "callID": "c1"},
 				"output": map[string]any{"args": map[string]any{"description": "retry it", "prompt": "p", "subagent_type": "explorer", "task_id": "ses_child"}}})
@@ -912,7 +850,7 @@ func TestTransformSyncKeptMessagesFollowState(t *testing.T) {
 	}, {
 		name:    "the phase reminder without cache-stable mode",
 		config:  map[string]any{"cacheStable": false},
-		history: []wireMessage{noAgent},
+		history: []incremental.Message{noAgent},
 		change: func(t *testing.T, s *Server) {
 			call(t, s, "chat.message", map[string]any{"input": map[string]any{"sessionID": "ses_1", "agent": "orchestrator"}})
 		},
@@ -944,7 +882,7 @@ func TestTransformSyncKeptMessagesFollowState(t *testing.T) {
 			grown := append(slices.Clone(row.history), add)
 			after, wantBase, err := syncCall(t, fullSrv, full("ses_1", grown))
 			require.NoError(t, err)
-			got, gotBase, err := syncCall(t, incSrv, incremental("ses_1", base,
+			got, gotBase, err := syncCall(t, incSrv, incrementalForm("ses_1", base,
 				map[string]any{"keep": 0, "count": len(row.history)}, map[string]any{"message": add}))
 			require.NoError(t, err)
 			assert.Equal(t, texts(after), texts(got))
@@ -970,7 +908,7 @@ func TestTransformSyncKeptMessagesFollowState(t *testing.T) {
 // message counts, and only when it wants the reminder.
 func TestReminderTarget(t *testing.T) {
 	id := 0
-	user := func(agent any, texts ...string) wireMessage {
+	user := func(agent any, texts ...string) incremental.Message {
 		id++
 		m := msg(fmt.Sprint("u", id), "user", "ses_1")
 		m.Info.Agent = agent
@@ -983,24 +921,23 @@ func TestReminderTarget(t *testing.T) {
 	reminder := newServer(t, nil).cfg.reminderConfig().ReminderText()
 	rows := []struct {
 		name    string
-		history []wireMessage
+		history []incremental.Message
 		want    int
 	}{
 		{"empty", nil, -1},
-		{"the last user message wants it", []wireMessage{user("orchestrator", "a"), reply, user("orchestrator", "b"), reply}, 2},
-		{"the last user message is another agent's", []wireMessage{user("orchestrator", "a"), user("explorer", "b"), reply}, -1},
-		{"the last user message has no agent", []wireMessage{user("orchestrator", "a"), user(nil, "a")}, 1},
-		{"the last user message skips", []wireMessage{user("orchestrator", "a"), user("orchestrator", "x <!-- SLIM_INTERNAL_INITIATOR --> y")}, -1},
-		{"the last user message has it already", []wireMessage{user("orchestrator", "a", reminder)}, -1},
-		{"the last user message has no text", []wireMessage{user("orchestrator", "a"), user("orchestrator"), reply}, -1},
-		{"no user message", []wireMessage{reply, reply}, -1},
+		{"the last user message wants it", []incremental.Message{user("orchestrator", "a"), reply, user("orchestrator", "b"), reply}, 2},
+		{"the last user message is another agent's", []incremental.Message{user("orchestrator", "a"), user("explorer", "b"), reply}, -1},
+		{"the last user message has no agent", []incremental.Message{user("orchestrator", "a"), user(nil, "a")}, 1},
+		{"the last user message skips", []incremental.Message{user("orchestrator", "a"), user("orchestrator", "x <!-- SLIM_INTERNAL_INITIATOR --> y")}, -1},
+		{"the last user message has it already", []incremental.Message{user("orchestrator", "a", reminder)}, -1},
+		{"the last user message has no text", []incremental.Message{user("orchestrator", "a"), user("orchestrator"), reply}, -1},
+		{"no user message", []incremental.Message{reply, reply}, -1},
 	}
 	for _, enabled := range []bool{true, false} {
 		s := newServer(t, map[string]any{"cacheStable": false, "phaseReminder": map[string]any{"enabled": enabled}})
-		s.bases = newTransformBases(DefaultMaxBaseBytes)
+		s.bases = incremental.NewStore[local, derived](incremental.DefaultMaxBytes)
 		for _, row := range rows {
-			history, err := s.bases.history(&transformParams{Output: &transformOutput{Messages: row.history}})
-			require.NoError(t, err)
+			history := s.bases.Full(row.history).Entries
 			for i := range history {
 				s.derive(&history[i])
 			}

@@ -1,0 +1,86 @@
+package incremental
+
+// hashMessage returns a message's content hash over what a transform reads
+// (the fields of Message), and its counted bytes. Equal content, equal
+// hash: a base id is a function of the history, so a replay of a recording
+// meets the ids it recorded.
+func hashMessage(m *Message) (uint64, int64) {
+	h := fnvOffset
+	bytes := int64(MessageOverhead)
+	str := func(tag byte, s string) {
+		h = fnvString(fnvByte(h, tag), s)
+		bytes += int64(len(s))
+	}
+	anyStr := func(tag byte, v any) {
+		if s, ok := v.(string); ok {
+			str(tag, s)
+		}
+	}
+	str('i', m.Info.ID)
+	str('r', m.Info.Role)
+	anyStr('a', m.Info.Agent)
+	str('s', m.Info.SessionID)
+	if m.Parts == nil {
+		h = fnvByte(h, 'N')
+	}
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		bytes += PartOverhead
+		h = fnvByte(h, 'P')
+		str('t', p.Type)
+		if p.Text != nil {
+			str('x', *p.Text)
+		}
+		if p.Synthetic {
+			h = fnvByte(h, 'y')
+		}
+		str('o', p.Tool)
+		str('c', p.CallID)
+		if p.State != nil {
+			str('S', p.State.Status)
+			anyStr('e', p.State.Error)
+		}
+	}
+	return h, bytes
+}
+
+// hashOps hashes a message's ops. A base's id covers the ops each message
+// got as well as the history: the client applies a reapply run with the
+// ops it holds for the base it named, so two bases that hold the same
+// history with different answers (the hook's state changed between two
+// requests for the same history, and the client missed the second reply)
+// must not share an id.
+func hashOps(ops []Op) uint64 {
+	h := fnvOffset
+	for _, o := range ops {
+		h = fnvString(fnvUint64(h, uint64(int64(o.Part))), o.Text)
+	}
+	return h
+}
+
+// FNV-1a, 64 bits: stable across processes and versions, unlike
+// hash/maphash.
+const (
+	fnvOffset uint64 = 14695981039346656037
+	fnvPrime  uint64 = 1099511628211
+)
+
+func fnvByte(h uint64, c byte) uint64 { return (h ^ uint64(c)) * fnvPrime }
+
+// fnvString hashes s's length, then its bytes, so that fields cannot run
+// into each other.
+func fnvString(h uint64, s string) uint64 {
+	h = fnvUint64(h, uint64(len(s)))
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return h
+}
+
+func fnvUint64(h, v uint64) uint64 {
+	for i := 0; i < 8; i++ {
+		h = (h ^ (v & 0xff)) * fnvPrime
+		v >>= 8
+	}
+	return h
+}

@@ -1,0 +1,120 @@
+package incremental
+
+import "fmt"
+
+// rebuild builds the history items describe against b. When the first
+// item keeps base messages from 0 (a history grown or reverted: most
+// requests), they stay where they are, in b's array, which the history
+// borrows (History.Discard gives it back; a history committed replaces b).
+// Nothing is changed until every item has been checked.
+func (b *base[L, D]) rebuild(s *Store[L, D], items []Item) (*History[L, D], error) {
+	stale := b.gen != s.gen
+	n := len(b.msgs)
+	head, skip := 0, 0
+	if len(items) > 0 && items[0].isKeep() && *items[0].Keep == 0 {
+		if _, count, err := keepRange(items[0].Keep, items[0].Count, n); err == nil {
+			head, skip = count, 1
+		}
+	}
+	var rest []Entry[L, D]
+	if head == 0 {
+		rest = make([]Entry[L, D], 0, n+1)
+	}
+	for i, it := range items[skip:] {
+		at := func(format string, args ...any) error {
+			return fmt.Errorf("sync.messages[%d]: "+format, append([]any{i + skip}, args...)...)
+		}
+		switch {
+		case it.isKeep():
+			from, count, err := keepRange(it.Keep, it.Count, n)
+			if err != nil {
+				return nil, at("%s", err.Error())
+			}
+			at := len(rest)
+			rest = append(rest, b.msgs[from:from+count]...)
+			keptFrom(rest[at:], from, stale)
+		case it.Message != nil && it.Keep == nil && it.Count == nil && it.Edit == nil && it.Info == nil && it.Parts == nil:
+			rest = append(rest, Entry[L, D]{Content: &Content[D]{Wire: *it.Message}})
+		case it.Edit != nil && it.Keep == nil && it.Count == nil && it.Message == nil:
+			j := *it.Edit
+			if j < 0 || j >= n {
+				return nil, at("edit %d is not a message of the base (it has %d)", j, n)
+			}
+			m := b.msgs[j].Wire
+			if it.Info != nil {
+				m.Info = *it.Info
+			}
+			if it.Parts != nil {
+				parts, err := applyParts(m.Parts, *it.Parts)
+				if err != nil {
+					return nil, at("%s", err.Error())
+				}
+				m.Parts = parts
+			}
+			rest = append(rest, Entry[L, D]{Content: &Content[D]{Wire: m}, origin: int32(j + 1), ops: b.msgs[j].ops, opsHash: b.msgs[j].opsHash})
+		default:
+			return nil, at("an item is exactly one of {keep, count}, {message} or {edit, info?, parts?}")
+		}
+	}
+	h := &History[L, D]{store: s}
+	if head == 0 {
+		h.Entries = rest
+		return h, nil
+	}
+	// The history borrows b's array: what it writes over of b's messages
+	// is saved for Discard.
+	h.from, h.undoAt = b, head
+	if over := min(head+len(rest), n); over > head && head+len(rest) <= cap(b.msgs) {
+		h.undo = append([]Entry[L, D](nil), b.msgs[head:over]...)
+	}
+	h.Entries = append(b.msgs[:head], rest...)
+	keptFrom(h.Entries[:head], 0, stale)
+	return h, nil
+}
+
+func (it *Item) isKeep() bool {
+	return it.Keep != nil && it.Message == nil && it.Edit == nil && it.Info == nil && it.Parts == nil
+}
+
+// keptFrom marks msgs as base messages from, from+1, ... kept as they were.
+func keptFrom[L, D any](msgs []Entry[L, D], from int, stale bool) {
+	for k := range msgs {
+		m := &msgs[k]
+		m.origin = int32(from + k + 1)
+		m.state |= kept
+		if stale {
+			m.state &^= derived
+		}
+	}
+}
+
+func applyParts(base []Part, items []PartItem) ([]Part, error) {
+	parts := make([]Part, 0, len(items))
+	for k, it := range items {
+		switch {
+		case it.Keep != nil && it.Part == nil:
+			from, count, err := keepRange(it.Keep, it.Count, len(base))
+			if err != nil {
+				return nil, fmt.Errorf("parts[%d]: %s", k, err.Error())
+			}
+			parts = append(parts, base[from:from+count]...)
+		case it.Part != nil && it.Keep == nil && it.Count == nil:
+			parts = append(parts, *it.Part)
+		default:
+			return nil, fmt.Errorf("parts[%d]: a part item is exactly one of {keep, count} or {part}", k)
+		}
+	}
+	return parts, nil
+}
+
+// keepRange checks a keep item against a base of n elements.
+func keepRange(keep, count *int, n int) (int, int, error) {
+	if count == nil {
+		return 0, 0, fmt.Errorf("keep needs a count")
+	}
+	from, c := *keep, *count
+	if from < 0 || c < 1 || from > n || c > n-from {
+		return 0, 0, fmt.Errorf("keep %d count %d is not within the base's %d", from, c, n)
+	}
+	return from, c, nil
+}
