@@ -97,3 +97,20 @@ func WantsReminder(m Message, cfg ReminderConfig) bool {
 	}
 	return true
 }
+
+// ReminderTarget returns the index of the message that gets the reminder
+// part under 4.3, or -1: only the last user message is considered, and it
+// gets the reminder when it wants it (WantsReminder); when it does not, no
+// earlier one takes its place. at(i) reports whether message i of n is a
+// user message and, when it is, whether it wants the reminder.
+func ReminderTarget(n int, at func(i int) (user, wants bool)) int {
+	for i := n - 1; i >= 0; i-- {
+		if user, wants := at(i); user {
+			if wants {
+				return i
+			}
+			return -1
+		}
+	}
+	return -1
+}

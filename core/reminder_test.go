@@ -71,3 +71,44 @@ func TestWantsReminder(t *testing.T) {
 		})
 	}
 }
+
+func TestReminderTarget(t *testing.T) {
+	on := ReminderConfig{Enabled: true}
+	assistant := Message{Role: "assistant", Agent: "orchestrator", Parts: []Part{textPart("ok")}}
+	tests := []struct {
+		name string
+		msgs []Message
+		want int
+	}{
+		{"no messages", nil, -1},
+		{"no user message", []Message{assistant}, -1},
+		{"last user message", []Message{userMsg("orchestrator", textPart("a")), assistant, userMsg("orchestrator", textPart("b")), assistant}, 2},
+		{"last user message skipped: no fallback to an earlier one",
+			[]Message{userMsg("orchestrator", textPart("a")), assistant, userMsg("orchestrator", textPart(SkipMarkerDefault))}, -1},
+		{"last user message from another agent", []Message{userMsg("orchestrator", textPart("a")), userMsg("explorer", textPart("b"))}, -1},
+		{"last user message has no text", []Message{userMsg("orchestrator", textPart("a")), userMsg("orchestrator", Part{Type: "file"})}, -1},
+		{"already reminded", []Message{userMsg("orchestrator", textPart("a"), textPart(DefaultPhaseReminder))}, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var asked []int
+			got := ReminderTarget(len(tt.msgs), func(i int) (bool, bool) {
+				asked = append(asked, i)
+				return tt.msgs[i].Role == "user", WantsReminder(tt.msgs[i], on)
+			})
+			assert.Equal(t, tt.want, got)
+			for k, i := range asked {
+				assert.Equal(t, len(tt.msgs)-1-k, i, "messages are asked from the last one back")
+			}
+			last := -1
+			for i, m := range tt.msgs {
+				if m.Role == "user" {
+					last = i
+				}
+			}
+			if last >= 0 {
+				assert.Equal(t, last, asked[len(asked)-1], "nothing before the last user message is asked")
+			}
+		})
+	}
+}

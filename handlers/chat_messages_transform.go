@@ -242,19 +242,14 @@ func (s *Server) configChanged() {
 	}
 }
 
-// reminderTarget is the message that gets the reminder under 4.3, or -1:
-// only the last user message is considered (when it is skipped, no earlier
-// one takes its place), by what derive worked out of it (core.WantsReminder).
+// reminderTarget is the message that gets the reminder under 4.3, or -1
+// (core.ReminderTarget), by what derive worked out of each message.
 func reminderTarget(history []entry) int {
-	for i := len(history) - 1; i >= 0; i-- {
-		if m := &history[i]; m.Local.flags&flagUser != 0 {
-			if m.Derived.wantsReminder {
-				return i
-			}
-			return -1
-		}
-	}
-	return -1
+	return core.ReminderTarget(len(history), func(i int) (bool, bool) {
+		m := &history[i]
+		user := m.Local.flags&flagUser != 0
+		return user, user && m.Derived.wantsReminder
+	})
 }
 
 // transformResult is the result of a request with sync: the patch, the
@@ -428,13 +423,12 @@ func (s *Server) guidedError(text string) (string, bool) {
 	return g.text, g.ok
 }
 
-// stableParts implements cache-stable mode (4.4): each user message of a
-// managed agent carries the sessions block frozen when it was first seen,
-// and each user message of a reminder agent the reminder (block first), so
-// no earlier message ever changes.
+// stableParts implements cache-stable mode (4.4): core.StableRule says
+// what each user message with a parts array carries; the store freezes a
+// message's block when it is first asked for.
 func (s *Server) stableParts(history []entry, per [][]incremental.Op) {
-	rc := s.cfg.reminderConfig()
-	reminder := rc.ReminderText()
+	rule := core.StableRule{Blocks: s.cfg.TaskSessions.Enabled, Managed: s.cfg.isManagedAgent, Reminder: s.cfg.reminderConfig()}
+	reminder := rule.Reminder.ReminderText()
 	s.retainFrozen(history)
 	for i := range history {
 		m := &history[i]
@@ -442,16 +436,16 @@ func (s *Server) stableParts(history []entry, per [][]incremental.Op) {
 			continue
 		}
 		c := &m.Derived.core
-		agent := s.messageAgent(c)
-		if s.cfg.TaskSessions.Enabled && c.ID != "" && c.SessionID != "" && s.cfg.isManagedAgent(agent) {
+		sm := core.StableMessage{ID: c.ID, SessionID: c.SessionID, Agent: s.messageAgent(c), WantsReminder: m.Derived.wantsReminder}
+		if rule.CarriesBlock(sm) {
 			block := s.store.FrozenBlock(c.SessionID, c.ID, func() string {
 				return core.ResumableSessionsBlock(s.store.ResumableSessions(c.SessionID))
 			})
-			if block != "" && !m.Derived.hasPartText(block) {
+			if core.AddsBlock(block, block != "" && m.Derived.hasPartText(block)) {
 				per[i] = m.AddOp(per[i], incremental.Op{Part: addedPart, Text: block})
 			}
 		}
-		if rc.Enabled && agent != "" && rc.ForAgent(agent) && m.Derived.wantsReminder {
+		if rule.CarriesReminder(sm) {
 			per[i] = m.AddOp(per[i], incremental.Op{Part: addedPart, Text: reminder})
 		}
 	}
