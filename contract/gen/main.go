@@ -1,0 +1,446 @@
+// Command gen writes the protocol contract's Go and TypeScript forms from
+// contract/contract.json: contract/contract_gen.go and
+// shim/src/contract.gen.ts. Run it as `go generate ./contract` from the
+// module root (or `go run ./contract/gen` there); its test fails while
+// either file differs from what it would write.
+//
+// It checks the contract before writing anything: an unknown member, a
+// method named twice, a hook without its OpenCode hook, an observer method
+// the contract does not define are errors, so a typo cannot reach the
+// generated files.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"go/format"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// The paths, relative to the module root, of the contract and of what is
+// generated from it.
+const (
+	specPath = "contract/contract.json"
+	goPath   = "contract/contract_gen.go"
+	tsPath   = "shim/src/contract.gen.ts"
+)
+
+func main() {
+	root := flag.String("root", ".", "the module root")
+	flag.Parse()
+	if err := run(*root); err != nil {
+		fmt.Fprintln(os.Stderr, "contract/gen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(root string) error {
+	files, err := generateFrom(root)
+	if err != nil {
+		return err
+	}
+	for path, data := range files {
+		if err := os.WriteFile(filepath.Join(root, path), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// generateFrom reads the contract under root and returns the generated
+// files by path relative to root.
+func generateFrom(root string) (map[string][]byte, error) {
+	raw, err := os.ReadFile(filepath.Join(root, specPath))
+	if err != nil {
+		return nil, err
+	}
+	s, err := parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", specPath, err)
+	}
+	goSrc, err := goSource(s)
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{goPath: goSrc, tsPath: tsSource(s)}, nil
+}
+
+// spec is contract.json.
+type spec struct {
+	Comment         string       `json:"$comment"`
+	ProtocolVersion int          `json:"protocolVersion"`
+	Methods         []method     `json:"methods"`
+	Events          []string     `json:"events"`
+	Observer        observer     `json:"observer"`
+	Errors          []errorCode  `json:"errors"`
+	TransformReads  reads        `json:"transformReads"`
+	Packages        packageNames `json:"packages"`
+}
+
+type method struct {
+	Name         string `json:"name"`
+	Kind         string `json:"kind"`
+	Role         string `json:"role"`
+	OpenCodeHook string `json:"opencodeHook"`
+	ToolCall     bool   `json:"toolCall"`
+	Transform    bool   `json:"transform"`
+}
+
+type observer struct {
+	Methods       []string `json:"methods"`
+	Notifications []string `json:"notifications"`
+}
+
+type errorCode struct {
+	Code    int64  `json:"code"`
+	Name    string `json:"name"`
+	Message string `json:"message"`
+}
+
+type reads struct {
+	Comment string  `json:"$comment"`
+	Info    []field `json:"info"`
+	Part    []field `json:"part"`
+	Sync    []field `json:"sync"`
+}
+
+type field struct {
+	Path string `json:"path"`
+	Type string `json:"type"`
+}
+
+type packageNames struct {
+	Plugin    string     `json:"plugin"`
+	Platforms []platform `json:"platforms"`
+}
+
+type platform struct {
+	OS     string `json:"os"`
+	CPU    string `json:"cpu"`
+	GOOS   string `json:"goos"`
+	GOARCH string `json:"goarch"`
+	What   string `json:"what"`
+}
+
+// packageName is the platform package's npm name.
+func (p platform) packageName(plugin string) string { return plugin + "-" + p.OS + "-" + p.CPU }
+
+// parse decodes and checks the contract.
+func parse(raw []byte) (*spec, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var s spec
+	if err := dec.Decode(&s); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("more than one JSON value")
+	}
+	return &s, s.check()
+}
+
+func (s *spec) check() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if s.ProtocolVersion < 1 {
+		bad("protocolVersion must be a positive integer")
+	}
+	names := map[string]bool{}
+	idents := map[string]string{}
+	ident := func(id, name string) {
+		if other, dup := idents[id]; dup {
+			bad("%q and %q both become the identifier %s", other, name, id)
+		}
+		idents[id] = name
+	}
+	hooks := map[string]bool{}
+	for _, m := range s.Methods {
+		switch {
+		case !validName(m.Name):
+			bad("method %q: a name is dot-separated segments of letters and digits", m.Name)
+		case names[m.Name]:
+			bad("method %q is listed twice", m.Name)
+		}
+		names[m.Name] = true
+		ident("Method"+goName(m.Name), m.Name)
+		if m.Kind != "request" && m.Kind != "notification" {
+			bad("method %q: kind must be request or notification, not %q", m.Name, m.Kind)
+		}
+		switch m.Role {
+		case "hook":
+			if m.OpenCodeHook == "" {
+				bad("hook %q: opencodeHook is missing", m.Name)
+			}
+			if hooks[m.OpenCodeHook] {
+				bad("hook %q: the OpenCode hook %q is mapped twice", m.Name, m.OpenCodeHook)
+			}
+			hooks[m.OpenCodeHook] = true
+		case "lifecycle", "method":
+			if m.OpenCodeHook != "" || m.ToolCall || m.Transform {
+				bad("method %q: opencodeHook, toolCall and transform belong to hooks", m.Name)
+			}
+		default:
+			bad("method %q: role must be lifecycle, hook or method, not %q", m.Name, m.Role)
+		}
+	}
+	for _, e := range s.Events {
+		if !validName(e) {
+			bad("event %q: not a dot-separated name", e)
+		}
+		ident("Event"+goName(e), e)
+	}
+	for _, n := range s.Observer.Methods {
+		i := slices.IndexFunc(s.Methods, func(m method) bool { return m.Name == n })
+		if i < 0 || s.Methods[i].Role != "method" {
+			bad("observer method %q is not a method of the contract", n)
+		}
+	}
+	for _, n := range s.Observer.Notifications {
+		if !validName(n) || names[n] {
+			bad("observer notification %q: not a name, or the name of a method", n)
+		}
+		ident("Method"+goName(n), n)
+	}
+	codes := map[int64]bool{}
+	for _, e := range s.Errors {
+		if codes[e.Code] {
+			bad("error code %d is listed twice", e.Code)
+		}
+		codes[e.Code] = true
+		if !validIdent(e.Name) || e.Message == "" {
+			bad("error %d: name must be an identifier starting upper-case, message non-empty", e.Code)
+		}
+		ident("Code"+e.Name, e.Name)
+	}
+	for _, group := range [][]field{s.TransformReads.Info, s.TransformReads.Part, s.TransformReads.Sync} {
+		seen := map[string]bool{}
+		for _, f := range group {
+			if !validName(f.Path) || seen[f.Path] {
+				bad("transformReads: path %q is not a name or listed twice", f.Path)
+			}
+			seen[f.Path] = true
+			if f.Type != "string" && f.Type != "boolean" {
+				bad("transformReads %q: type must be string or boolean", f.Path)
+			}
+		}
+	}
+	if s.Packages.Plugin == "" {
+		bad("packages.plugin is missing")
+	}
+	pkgs := map[string]bool{}
+	for _, p := range s.Packages.Platforms {
+		if p.OS == "" || p.CPU == "" || p.GOOS == "" || p.GOARCH == "" || p.What == "" {
+			bad("platform %+v: os, cpu, goos, goarch and what are all required", p)
+		}
+		if n := p.packageName(s.Packages.Plugin); pkgs[n] {
+			bad("platform package %s is listed twice", n)
+		} else {
+			pkgs[n] = true
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, seg := range strings.Split(s, ".") {
+		if seg == "" || strings.ContainsFunc(seg, func(r rune) bool { return r > unicode.MaxASCII || !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+			return false
+		}
+	}
+	return true
+}
+
+func validIdent(s string) bool {
+	return s != "" && unicode.IsUpper(rune(s[0])) && validName(s) && !strings.Contains(s, ".")
+}
+
+// goName turns a dotted name into an exported Go identifier's tail:
+// "delegate.resolveModel" -> "DelegateResolveModel".
+func goName(name string) string {
+	var b strings.Builder
+	for _, seg := range strings.Split(name, ".") {
+		b.WriteString(strings.ToUpper(seg[:1]) + seg[1:])
+	}
+	return b.String()
+}
+
+// upperSnake turns an identifier into a TypeScript constant's name:
+// "UnknownBase" -> "UNKNOWN_BASE".
+func upperSnake(id string) string {
+	var b strings.Builder
+	for i, r := range id {
+		if i > 0 && unicode.IsUpper(r) {
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToUpper(r))
+	}
+	return b.String()
+}
+
+const header = "// Code generated by contract/gen from contract/contract.json. DO NOT EDIT.\n"
+
+func goSource(s *spec) ([]byte, error) {
+	var b bytes.Buffer
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("%s\n", header)
+	p("package contract\n\n")
+	p("// ProtocolVersion is the protocol version the contract describes (PROTOCOL.md 2).\n")
+	p("const ProtocolVersion = %d\n\n", s.ProtocolVersion)
+	p("// The names of the methods, and of the notifications an observer sends.\nconst (\n")
+	for _, m := range s.Methods {
+		p("\tMethod%s = %q\n", goName(m.Name), m.Name)
+	}
+	for _, n := range s.Observer.Notifications {
+		p("\tMethod%s = %q\n", goName(n), n)
+	}
+	p(")\n\n// The event types the sidecar wants (capabilities.events).\nconst (\n")
+	for _, e := range s.Events {
+		p("\tEvent%s = %q\n", goName(e), e)
+	}
+	p(")\n\n// The JSON-RPC error codes (PROTOCOL.md 8).\nconst (\n")
+	for _, e := range s.Errors {
+		p("\tCode%s int64 = %d // %s\n", e.Name, e.Code, e.Message)
+	}
+	p(")\n\n// PluginPackage is the npm name of the OpenCode plugin.\nconst PluginPackage = %q\n\n", s.Packages.Plugin)
+
+	p("// Methods is every method the sidecar serves, in the order initialize lists them.\nvar Methods = []Method{\n")
+	for _, m := range s.Methods {
+		p("\t{Name: Method%s, Kind: Kind%s, Role: Role%s", goName(m.Name), goName(m.Kind), goName(m.Role))
+		if m.OpenCodeHook != "" {
+			p(", OpenCodeHook: %q", m.OpenCodeHook)
+		}
+		if m.ToolCall {
+			p(", ToolCall: true")
+		}
+		if m.Transform {
+			p(", Transform: true")
+		}
+		p("},\n")
+	}
+	p("}\n\n// Events is capabilities.events.\nvar Events = []string{")
+	for i, e := range s.Events {
+		p("%sEvent%s", sep(i), goName(e))
+	}
+	p("}\n\n// ObserverMethods is capabilities.methods of an observer (PROTOCOL.md 9).\nvar ObserverMethods = []string{")
+	for i, n := range s.Observer.Methods {
+		p("%sMethod%s", sep(i), goName(n))
+	}
+	p("}\n\n// ObserverNotifications is capabilities.notifications of an observer.\nvar ObserverNotifications = []string{")
+	for i, n := range s.Observer.Notifications {
+		p("%sMethod%s", sep(i), goName(n))
+	}
+	p("}\n\n// Errors is every error code, as PROTOCOL.md 8 lists them.\nvar Errors = []ErrorCode{\n")
+	for _, e := range s.Errors {
+		p("\t{Code: Code%s, Name: %q, Message: %q},\n", e.Name, e.Name, e.Message)
+	}
+	p("}\n\n")
+	fields := func(doc, name string, fs []field) {
+		p("// %s\nvar %s = []Field{\n", doc, name)
+		for _, f := range fs {
+			p("\t{Path: %q, Type: %q},\n", f.Path, f.Type)
+		}
+		p("}\n\n")
+	}
+	fields("InfoReads are the members of a message's info that chat.messages.transform reads (PROTOCOL.md 4.5).", "InfoReads", s.TransformReads.Info)
+	fields("PartReads are the members of a message's parts that chat.messages.transform reads; a dot descends into an object.", "PartReads", s.TransformReads.Part)
+	fields("SyncReads are the string members of sync (PROTOCOL.md 4.6) the sidecar reads.", "SyncReads", s.TransformReads.Sync)
+	p("// Platforms are the platform packages that hold the sidecar, one per\n// platform OpenCode runs on, named as Node names the platform.\nvar Platforms = []Platform{\n")
+	for _, pl := range s.Packages.Platforms {
+		p("\t{Package: %q, OS: %q, CPU: %q, GOOS: %q, GOARCH: %q, What: %q},\n",
+			pl.packageName(s.Packages.Plugin), pl.OS, pl.CPU, pl.GOOS, pl.GOARCH, pl.What)
+	}
+	p("}\n")
+	out, err := format.Source(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("formatting the Go source: %w", err)
+	}
+	return out, nil
+}
+
+func sep(i int) string {
+	if i == 0 {
+		return ""
+	}
+	return ", "
+}
+
+// js is v as a JavaScript literal (JSON is one).
+func js(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only strings, numbers, booleans and lists of them
+	}
+	return string(b)
+}
+
+// jsList is a list of strings as a JavaScript array literal.
+func jsList(list []string) string {
+	parts := make([]string, len(list))
+	for i, s := range list {
+		parts[i] = js(s)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+func tsSource(s *spec) []byte {
+	var b bytes.Buffer
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("%s", header)
+	p("// The protocol's surface (docs/PROTOCOL.md); regenerate with `go generate ./contract`.\n\n")
+	p("/** The protocol version the contract describes (PROTOCOL.md 2). */\n")
+	p("export const PROTOCOL_VERSION = %d;\n\n", s.ProtocolVersion)
+	p("/** Every method the sidecar serves, in the order initialize lists them. */\nexport const METHODS = [\n")
+	for _, m := range s.Methods {
+		p("  { name: %s, kind: %s, role: %s },\n", js(m.Name), js(m.Kind), js(m.Role))
+	}
+	p("] as const;\n\n")
+	p("/** The hooks: each sidecar method with the OpenCode plugin hook it forwards (PROTOCOL.md 3). */\nexport const HOOKS = [\n")
+	for _, m := range s.Methods {
+		if m.Role == "hook" {
+			p("  { method: %s, opencodeHook: %s, kind: %s, toolCall: %t, transform: %t },\n",
+				js(m.Name), js(m.OpenCodeHook), js(m.Kind), m.ToolCall, m.Transform)
+		}
+	}
+	p("] as const;\n\n")
+	p("export type Method = (typeof METHODS)[number][\"name\"];\n")
+	p("export type HookMethod = (typeof HOOKS)[number][\"method\"];\n")
+	p("export type OpenCodeHook = (typeof HOOKS)[number][\"opencodeHook\"];\n\n")
+	p("/** capabilities.events: the event types the sidecar wants. */\nexport const EVENTS = %s as const;\n\n", jsList(s.Events))
+	p("/** An observer's capabilities.methods and capabilities.notifications (PROTOCOL.md 9). */\n")
+	p("export const OBSERVER_METHODS = %s as const;\n", jsList(s.Observer.Methods))
+	p("export const OBSERVER_NOTIFICATIONS = %s as const;\n\n", jsList(s.Observer.Notifications))
+	p("/** The JSON-RPC error codes (PROTOCOL.md 8). */\n")
+	for _, e := range s.Errors {
+		p("export const CODE_%s = %d; // %s\n", upperSnake(e.Name), e.Code, e.Message)
+	}
+	p("\n/** The members of chat.messages.transform's messages the sidecar reads (PROTOCOL.md 4.5); a dot descends into an object. */\n")
+	fields := func(name string, fs []field) {
+		p("export const %s = [\n", name)
+		for _, f := range fs {
+			p("  { path: %s, type: %s },\n", js(f.Path), js(f.Type))
+		}
+		p("] as const;\n")
+	}
+	fields("INFO_READS", s.TransformReads.Info)
+	fields("PART_READS", s.TransformReads.Part)
+	p("/** The string members of sync (PROTOCOL.md 4.6) the sidecar reads. */\n")
+	fields("SYNC_READS", s.TransformReads.Sync)
+	p("\n/** The npm name of the OpenCode plugin. */\nexport const PLUGIN_PACKAGE = %s;\n\n", js(s.Packages.Plugin))
+	p("/** The platform packages that hold the sidecar, named as Node names the platform. */\nexport const PLATFORMS = [\n")
+	for _, pl := range s.Packages.Platforms {
+		p("  { package: %s, os: %s, cpu: %s, goos: %s, goarch: %s, what: %s },\n",
+			js(pl.packageName(s.Packages.Plugin)), js(pl.OS), js(pl.CPU), js(pl.GOOS), js(pl.GOARCH), js(pl.What))
+	}
+	p("] as const;\n")
+	return b.Bytes()
+}
