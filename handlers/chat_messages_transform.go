@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/hookwire/hookwire/contract"
 	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/incremental"
 	"github.com/hookwire/hookwire/rpc"
@@ -29,7 +30,7 @@ type transformParams struct {
 // does not hold (PROTOCOL.md 8): after a restart, after an eviction, or
 // when another request for the session came first. The client resends in
 // full.
-const CodeUnknownBase int64 = -32005
+const CodeUnknownBase = contract.CodeUnknownBase
 
 // The histories held for sync (4.6): per message, the handler's own words
 // (local) beside the sync bookkeeping, and what it derives from the

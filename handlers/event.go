@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/hookwire/hookwire/contract"
 	"github.com/hookwire/hookwire/rpc"
 )
 
@@ -36,7 +37,7 @@ func (s *Server) event(_ context.Context, req rpc.Request) (any, error) {
 		return nil, missing("input.event")
 	}
 	ev := p.Input.Event
-	if ev.Type != "session.deleted" {
+	if ev.Type != contract.EventSessionDeleted {
 		return nil, nil
 	}
 	id := rawString(ev.Properties.Info.ID)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/hookwire/hookwire/contract"
 	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
 )
@@ -83,7 +84,7 @@ func (s *Server) initialize(_ context.Context, req rpc.Request) (any, error) {
 		ServerInfo:      serverInfo{Name: "hookwire", Version: s.opts.Version},
 		Capabilities: capabilities{
 			Hooks:     s.hooks,
-			Events:    []string{"session.deleted"},
+			Events:    contract.Events,
 			Methods:   s.methods,
 			TaskTools: cfg.TaskTools,
 		},

@@ -3,21 +3,19 @@ package handlers
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/hookwire/hookwire/contract"
 	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
 )
 
 // CodeReadOnlyObserver answers a hook sent to an observer (PROTOCOL.md 8).
-const CodeReadOnlyObserver int64 = -32004
+const CodeReadOnlyObserver = contract.CodeReadOnlyObserver
 
 const msgReadOnlyObserver = "this process is a read-only observer: hooks are served by `hookwire serve`"
-
-// observerMethods are the methods an observer answers besides the
-// lifecycle, in the order initialize lists them.
-var observerMethods = []string{"sessions.list", "status", "delegate.resolveModel", "delegate.detectError"}
 
 // ObservedFile is the state file an Observer answers from: another
 // process serves it; the observer only reads it.
@@ -80,7 +78,7 @@ func (o *Observer) SessionsChanged(count int) {
 		return
 	}
 	select {
-	case o.notes <- rpc.Notification{Method: "sessions.changed", Params: sessionsChanged{Count: count}}:
+	case o.notes <- rpc.Notification{Method: contract.MethodSessionsChanged, Params: sessionsChanged{Count: count}}:
 	default:
 	}
 }
@@ -113,18 +111,21 @@ func (o *Observer) dispatch(ctx context.Context, req rpc.Request) (any, error) {
 	ready := o.initialized
 	o.mu.Unlock()
 	switch req.Method {
-	case "initialize":
+	case contract.MethodInitialize:
 		return o.initialize(ctx, req)
-	case "sessions.list", "status":
+	case contract.MethodSessionsList, contract.MethodStatus:
 		if !ready {
 			return nil, rpc.Errorf(rpc.CodeNotInitialized, "not initialized: send initialize first")
 		}
-		if req.Method == "status" {
+		if req.Method == contract.MethodStatus {
 			return o.status(), nil
 		}
 		return o.sessionsList(req)
-	case "shutdown", "exit", "delegate.resolveModel", "delegate.detectError":
+	case contract.MethodShutdown, contract.MethodExit:
 		return o.srv.Dispatch(ctx, req)
+	}
+	if slices.Contains(contract.ObserverMethods, req.Method) {
+		return o.srv.Dispatch(ctx, req) // the core methods, answered as serve answers them
 	}
 	if routeByName[req.Method] != nil {
 		// A hook, or another input from OpenCode (agents.update...): the
@@ -166,8 +167,8 @@ func (o *Observer) initialize(ctx context.Context, req rpc.Request) (any, error)
 		Capabilities: observerCapabilities{
 			Hooks:         []string{},
 			Events:        []string{},
-			Methods:       observerMethods,
-			Notifications: []string{"sessions.changed"},
+			Methods:       contract.ObserverMethods,
+			Notifications: contract.ObserverNotifications,
 		},
 		Observer: true,
 		Warnings: full.Warnings,

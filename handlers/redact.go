@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/hookwire/hookwire/contract"
 	"github.com/hookwire/hookwire/incremental"
 )
 
@@ -19,7 +20,7 @@ const RedactMask = '*'
 // disagree. The other methods' params are read whole (tool.execute.after
 // parses every tool output for a task id), so nothing of them is redacted.
 var paramReads = map[string]func(name string) bool{
-	"chat.messages.transform": incremental.Reads,
+	contract.MethodChatMessagesTransform: incremental.Reads,
 }
 
 // RedactParams returns a copy of a request's params in which every string

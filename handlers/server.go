@@ -8,12 +8,13 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/hookwire/hookwire/contract"
 	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
 )
 
 // ProtocolVersion is the protocol version this sidecar speaks.
-const ProtocolVersion = 1
+const ProtocolVersion = contract.ProtocolVersion
 
 // Persistence is what the server needs of the state file: a nudge after
 // requests that may have changed the store, a flush on shutdown, a close at
@@ -86,51 +87,61 @@ func New(opts Options) *Server {
 	return s
 }
 
-// routeKind is how a method takes part in the protocol (PROTOCOL.md 2).
-type routeKind int
-
-const (
-	lifecycle routeKind = iota // initialize, shutdown, exit
-	hook                       // listed in capabilities.hooks
-	method                     // listed in capabilities.methods
-)
-
-// route is one method the server answers.
+// route is one method the server answers: a method of the contract and
+// its handler.
 type route struct {
-	name string
-	kind routeKind
+	contract.Method
 	// changesState: the store may have changed, so the state file is
 	// nudged after a successful call.
 	changesState bool
 	handle       func(*Server, context.Context, rpc.Request) (any, error)
 }
 
-// routes is every method the server answers, the one list that dispatch,
-// initialize's capabilities (in this order), status's request counters
-// and the fuzz target's methods all come from.
-var routes = []route{
-	{"initialize", lifecycle, false, (*Server).initialize},
-	{"shutdown", lifecycle, false, (*Server).shutdown},
-	{"exit", lifecycle, false, (*Server).exit},
-	{"tool.execute.before", hook, true, (*Server).toolExecuteBefore},
-	{"tool.execute.after", hook, true, (*Server).toolExecuteAfter},
-	{"chat.system.transform", hook, false, (*Server).chatSystemTransform},
-	{"chat.messages.transform", hook, true, (*Server).chatMessagesTransform},
-	{"chat.message", hook, true, (*Server).chatMessage},
-	{"event", hook, true, (*Server).event},
-	{"delegate.resolveModel", method, false, (*Server).resolveModel},
-	{"delegate.detectError", method, false, (*Server).detectError},
-	{"sessions.list", method, false, (*Server).sessionsList},
-	{"agents.update", method, false, (*Server).agentsUpdate},
-	{"providers.update", method, false, (*Server).providersUpdate},
-	{"status", method, false, (*Server).status},
+// handler is what the server does for one method of the contract.
+type handler struct {
+	changesState bool
+	handle       func(*Server, context.Context, rpc.Request) (any, error)
 }
+
+// handlerOf is the handler of every method of the contract
+// (contract.Methods); a test checks that each method has one and each
+// handler a method.
+var handlerOf = map[string]handler{
+	contract.MethodInitialize:            {false, (*Server).initialize},
+	contract.MethodShutdown:              {false, (*Server).shutdown},
+	contract.MethodExit:                  {false, (*Server).exit},
+	contract.MethodToolExecuteBefore:     {true, (*Server).toolExecuteBefore},
+	contract.MethodToolExecuteAfter:      {true, (*Server).toolExecuteAfter},
+	contract.MethodChatSystemTransform:   {false, (*Server).chatSystemTransform},
+	contract.MethodChatMessagesTransform: {true, (*Server).chatMessagesTransform},
+	contract.MethodChatMessage:           {true, (*Server).chatMessage},
+	contract.MethodEvent:                 {true, (*Server).event},
+	contract.MethodDelegateResolveModel:  {false, (*Server).resolveModel},
+	contract.MethodDelegateDetectError:   {false, (*Server).detectError},
+	contract.MethodSessionsList:          {false, (*Server).sessionsList},
+	contract.MethodAgentsUpdate:          {false, (*Server).agentsUpdate},
+	contract.MethodProvidersUpdate:       {false, (*Server).providersUpdate},
+	contract.MethodStatus:                {false, (*Server).status},
+}
+
+// routes is every method the server answers, in the contract's order: the
+// one list that dispatch, initialize's capabilities (in this order),
+// status's request counters and the fuzz target's methods all come from.
+var routes = func() []route {
+	rs := make([]route, 0, len(contract.Methods))
+	for _, m := range contract.Methods {
+		if h, ok := handlerOf[m.Name]; ok {
+			rs = append(rs, route{m, h.changesState, h.handle})
+		}
+	}
+	return rs
+}()
 
 // routeByName indexes routes.
 var routeByName = func() map[string]*route {
 	m := make(map[string]*route, len(routes))
 	for i := range routes {
-		m[routes[i].name] = &routes[i]
+		m[routes[i].Name] = &routes[i]
 	}
 	return m
 }()
@@ -141,12 +152,12 @@ var routeByName = func() map[string]*route {
 // to the table.)
 func (s *Server) register() {
 	for _, r := range routes {
-		s.mux.Handle(r.name, func(ctx context.Context, req rpc.Request) (any, error) { return r.handle(s, ctx, req) })
-		switch r.kind {
-		case hook:
-			s.hooks = append(s.hooks, r.name)
-		case method:
-			s.methods = append(s.methods, r.name)
+		s.mux.Handle(r.Name, func(ctx context.Context, req rpc.Request) (any, error) { return r.handle(s, ctx, req) })
+		switch r.Role {
+		case contract.RoleHook:
+			s.hooks = append(s.hooks, r.Name)
+		case contract.RoleMethod:
+			s.methods = append(s.methods, r.Name)
 		}
 	}
 }
@@ -163,7 +174,7 @@ func (s *Server) Dispatch(ctx context.Context, req rpc.Request) (any, error) {
 	method := req.Method
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.initialized && method != "initialize" && method != "exit" {
+	if !s.initialized && method != contract.MethodInitialize && method != contract.MethodExit {
 		s.count(method, true)
 		return nil, rpc.Errorf(rpc.CodeNotInitialized, "not initialized: send initialize first")
 	}

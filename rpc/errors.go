@@ -4,16 +4,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/hookwire/hookwire/contract"
 )
 
-// JSON-RPC error codes (PROTOCOL.md 8).
+// JSON-RPC error codes (PROTOCOL.md 8), as the contract defines them.
 const (
-	CodeParseError     int64 = -32700
-	CodeInvalidRequest int64 = -32600
-	CodeMethodNotFound int64 = -32601
-	CodeInvalidParams  int64 = -32602
-	CodeInternalError  int64 = -32603
-	CodeNotInitialized int64 = -32002
+	CodeParseError     = contract.CodeParseError
+	CodeInvalidRequest = contract.CodeInvalidRequest
+	CodeMethodNotFound = contract.CodeMethodNotFound
+	CodeInvalidParams  = contract.CodeInvalidParams
+	CodeInternalError  = contract.CodeInternalError
+	CodeNotInitialized = contract.CodeNotInitialized
 )
 
 // Error is a JSON-RPC error a handler returns to answer with that code.

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwire/hookwire/contract"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -47,7 +48,7 @@ type finding struct {
 }
 
 // pluginPackage is the shim's npm name.
-const pluginPackage = "hookwire-opencode"
+const pluginPackage = contract.PluginPackage
 
 // pluginEntry is one `plugin` entry of an OpenCode config that loads hookwire.
 type pluginEntry struct {
@@ -521,15 +522,12 @@ func (d *doctor) checkPluginVersion() {
 }
 
 // platformBinary is the sidecar of the platform package npm installed
-// beside a by-name plugin (hookwire-opencode-<platform>-<arch>, named as
-// Node names the platform: win32, x64), or "".
+// beside a by-name plugin (contract.Platforms: hookwire-opencode-<platform>-<arch>,
+// named as Node names the platform: win32, x64), or "".
 func (d *doctor) platformBinary() string {
-	platform, arch := runtime.GOOS, runtime.GOARCH
-	if platform == "windows" {
-		platform = "win32"
-	}
-	if arch == "amd64" {
-		arch = "x64"
+	platform, ok := contract.PlatformFor(runtime.GOOS, runtime.GOARCH)
+	if !ok {
+		return "" // no platform package is published for this one
 	}
 	exe := "hookwire"
 	if runtime.GOOS == "windows" {
@@ -544,7 +542,7 @@ func (d *doctor) platformBinary() string {
 			continue
 		}
 		// <dir>/node_modules/hookwire-opencode/package.json -> <dir>/node_modules/<platform package>/bin/hookwire
-		bin := filepath.Join(filepath.Dir(filepath.Dir(pj)), pluginPackage+"-"+platform+"-"+arch, "bin", exe)
+		bin := filepath.Join(filepath.Dir(filepath.Dir(pj)), platform.Package, "bin", exe)
 		if st, err := os.Stat(bin); err == nil && !st.IsDir() {
 			return bin
 		}
