@@ -10,7 +10,9 @@
 // WORKDIR/stock holds a stock setup that loaded the plugin by its npm name).
 
 import { createHash } from "node:crypto";
-import { basename, join } from "node:path";
+import { readFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { textOf, taskIdOf } from "./fakellm/common.mjs";
 import { check as record, finish, readJsonl as readJsonlFile, readText as readTextFile } from "./lib/checks.mjs";
 
@@ -20,6 +22,10 @@ if (!work) {
   console.error("usage: e2e-opencode-assert.mjs WORKDIR [--stock-only]");
   process.exit(2);
 }
+
+// The hooks the shim answers with a patch: the contract's request hooks.
+const contract = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), "..", "contract", "contract.json"), "utf8"));
+const requestHooks = new Set(contract.methods.filter((m) => m.role === "hook" && m.kind === "request").map((m) => m.name));
 
 const readText = (name) => readTextFile(join(work, name));
 const readJsonl = (name) => readJsonlFile(join(work, name));
@@ -144,8 +150,7 @@ check("5. killing the sidecar mid-run does not fail the run; the next hook call 
   if (!exit) return { ok: false, why: `the shim never saw sidecar ${killed.pid} exit` };
   const respawn = traceRun.find((r) => r.ev === "spawn" && r.t >= exit.t);
   if (!respawn) return { ok: false, why: "the shim did not restart the sidecar" };
-  const hookMethods = new Set(["tool.execute.before", "tool.execute.after", "chat.message", "chat.system.transform", "chat.messages.transform"]);
-  const nextCall = traceRun.find((r) => r.ev === "call" && hookMethods.has(r.method) && r.t >= killed.t);
+  const nextCall = traceRun.find((r) => r.ev === "call" && requestHooks.has(r.method) && r.t >= killed.t);
   if (!nextCall) return { ok: false, why: "no hook call after the kill" };
   const reply = traceRun.find((r) => r.ev === "reply" && r.pid === nextCall.pid && r.method === nextCall.method && r.t >= nextCall.t);
   if (!reply?.ok) return { ok: false, why: `the next hook call (${nextCall.method}) was not served: ${JSON.stringify(reply)}` };

@@ -36,14 +36,9 @@ const version = arg("version");
 const binDir = resolve(arg("bin"));
 const out = resolve(arg("out"));
 
-/** node's platform/arch names (the package names) against Go's GOOS/GOARCH (the binaries'). */
-const PLATFORMS = [
-  { os: "linux", cpu: "x64", goos: "linux", goarch: "amd64", what: "Linux x64" },
-  { os: "linux", cpu: "arm64", goos: "linux", goarch: "arm64", what: "Linux arm64" },
-  { os: "darwin", cpu: "x64", goos: "darwin", goarch: "amd64", what: "macOS x64" },
-  { os: "darwin", cpu: "arm64", goos: "darwin", goarch: "arm64", what: "macOS arm64" },
-  { os: "win32", cpu: "x64", goos: "windows", goarch: "amd64", what: "Windows x64" },
-];
+/** node's platform/arch names (the package names) against Go's GOOS/GOARCH (the binaries'): the contract's list. */
+const contract = JSON.parse(readFileSync(join(root, "contract", "contract.json"), "utf8"));
+const PLATFORMS = contract.packages.platforms;
 
 const shim = JSON.parse(readFileSync(join(root, "shim", "package.json"), "utf8"));
 const repository = { type: "git", url: "git+https://github.com/hookwire/hookwire.git" };

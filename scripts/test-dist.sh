@@ -107,12 +107,13 @@ else
 fi
 if [ -n "$(ls "$DIST"/*.vsix 2>/dev/null)" ]; then pass "the VS Code extension: $(basename "$DIST"/*.vsix)"; else fail "no .vsix in dist/"; fi
 
-node - "$DIST/npm" "$NPM_VERSION" <<'EOF' || FAILED=1
+node - "$DIST/npm" "$NPM_VERSION" "$WORK/a/contract/contract.json" <<'EOF' || FAILED=1
 const { execFileSync } = require("child_process");
 const fs = require("fs");
 const path = require("path");
-const [dir, version] = process.argv.slice(2);
-const platforms = [["linux", "x64"], ["linux", "arm64"], ["darwin", "x64"], ["darwin", "arm64"], ["win32", "x64"]];
+const [dir, version, contractFile] = process.argv.slice(2);
+// The platform packages the contract lists, all of them.
+const platforms = JSON.parse(fs.readFileSync(contractFile, "utf8")).packages.platforms.map((p) => [p.os, p.cpu]);
 const tar = (file, ...args) => execFileSync("tar", [...args, "-zf", path.join(dir, file)], { encoding: "utf8" });
 let ok = true;
 const say = (good, what) => { console.log(`${good ? "PASS" : "FAIL"} ${what}`); ok &&= good; };

@@ -10,10 +10,16 @@
 import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { PLATFORMS, PLUGIN_PACKAGE } from "./contract.gen.js";
 
-/** The platform package's name for this platform: hookwire-opencode-<process.platform>-<process.arch>. */
+/**
+ * The platform package's name for this platform, from the contract's
+ * list; for a platform it does not list, the name such a package would
+ * have (hookwire-opencode-<process.platform>-<process.arch>), so a message
+ * can say what is missing.
+ */
 export function platformPackage(platform: string = process.platform, arch: string = process.arch): string {
-  return `hookwire-opencode-${platform}-${arch}`;
+  return PLATFORMS.find((p) => p.os === platform && p.cpu === arch)?.package ?? `${PLUGIN_PACKAGE}-${platform}-${arch}`;
 }
 
 /**

@@ -3,25 +3,25 @@
 // become notifications. Nothing here throws to OpenCode or waits past its
 // deadline.
 
+import { HOOKS, type OpenCodeHook } from "./contract.gen.js";
 import type { Logger } from "./log.js";
 import { applyPatchInPlace } from "./patch.js";
 import { errorText, type Sidecar } from "./sidecar.js";
 import type { Trace } from "./trace.js";
 import type { TransformSync } from "./transformsync.js";
 
-/** Sidecar method → OpenCode hook name (PROTOCOL.md section 3). */
-export const HOOK_NAMES = {
-  "tool.execute.before": "tool.execute.before",
-  "tool.execute.after": "tool.execute.after",
-  "chat.message": "chat.message",
-  "chat.system.transform": "experimental.chat.system.transform",
-  "chat.messages.transform": "experimental.chat.messages.transform",
-} as const;
+/** A hook the sidecar answers with a patch (PROTOCOL.md section 3): every hook of the contract but the event notification. */
+export type HookMethod = Extract<(typeof HOOKS)[number], { kind: "request" }>["method"];
 
-export type HookMethod = keyof typeof HOOK_NAMES;
+/** Sidecar method → OpenCode hook name (PROTOCOL.md section 3), from the contract. */
+export const HOOK_NAMES = Object.fromEntries(HOOKS.map((h) => [h.method, h.opencodeHook])) as Readonly<
+  Record<(typeof HOOKS)[number]["method"], OpenCodeHook>
+>;
 
-const TRANSFORMS: ReadonlySet<string> = new Set(["chat.system.transform", "chat.messages.transform"]);
-const TOOL_HOOKS: ReadonlySet<string> = new Set(["tool.execute.before", "tool.execute.after"]);
+/** Hooks that carry the history or the system prompt: the longer deadline. */
+const TRANSFORMS: ReadonlySet<string> = new Set(HOOKS.filter((h) => h.transform).map((h) => h.method));
+/** Hooks called per tool call: left out for tools the sidecar does not act on (capabilities.taskTools). */
+const TOOL_HOOKS: ReadonlySet<string> = new Set(HOOKS.filter((h) => h.toolCall).map((h) => h.method));
 
 export type Deadlines = { timeoutMs: number; transformTimeoutMs: number };
 

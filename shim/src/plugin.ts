@@ -13,7 +13,8 @@
 
 import { readFileSync } from "node:fs";
 import type { Hooks, PluginInput } from "@opencode-ai/plugin";
-import { EventForwarder, forwardHook, type ForwardContext } from "./forward.js";
+import { HOOKS, type OpenCodeHook } from "./contract.gen.js";
+import { EventForwarder, forwardHook, type ForwardContext, type HookMethod } from "./forward.js";
 import { disposeTracked, startTracked } from "./lifecycle.js";
 import { Logger } from "./log.js";
 import { isExecutable, resolveSettings, type ShimSettings } from "./options.js";
@@ -26,6 +27,11 @@ import { platformPackage, rejectionMessage, versionMismatch } from "./binary.js"
 import { TransformSync } from "./transformsync.js";
 
 export { HOOK_NAMES, type HookMethod } from "./forward.js";
+
+// Every OpenCode hook the contract names is one OpenCode's plugin API has
+// (a compile error here names the one it lacks).
+const contractHooksAreOpenCodes: [Exclude<OpenCodeHook, keyof Hooks>] extends [never] ? true : Exclude<OpenCodeHook, keyof Hooks> = true;
+void contractHooksAreOpenCodes;
 export { agentListsOf, subagentsFromConfig, type ShimClient } from "./agents.js";
 export { stateFileWarning } from "./statefile.js";
 
@@ -143,21 +149,25 @@ export function createHookwire(
   providers.start(sidecar);
   startTracked(sidecar);
 
-  const hooks: Hooks = {
-    "tool.execute.before": (i, o) => forwardHook(ctx, "tool.execute.before", i, o),
-    "tool.execute.after": (i, o) => forwardHook(ctx, "tool.execute.after", i, o),
+  // Every hook of the contract (contract.gen.ts) forwards its call to the
+  // sidecar method of the same row; these do more around it.
+  const own: Partial<Hooks> = {
     // An agent with an agentModels entry waits for the provider list, within
     // three quarters of the hook's deadline; the call gets the rest (providers.ts).
     "chat.message": async (i, o) => {
       const waited = await providers.beforeChatMessage(i, o, Math.floor((settings.timeoutMs * 3) / 4));
       return forwardHook(waited ? { ...ctx, deadlines: { ...ctx.deadlines, timeoutMs: settings.timeoutMs - waited } } : ctx, "chat.message", i, o);
     },
-    "experimental.chat.system.transform": (i, o) => forwardHook(ctx, "chat.system.transform", i, o),
-    "experimental.chat.messages.transform": (i, o) => forwardHook(ctx, "chat.messages.transform", i, o),
     event: (i) => (providers.onEvent(i), forgetDeleted(ctx.transforms, i), events.onEvent(i as { event?: { type?: unknown } })),
+  };
+  const hooks: Hooks = {
     config: async (cfg) => (init.onConfig(cfg), providers.onConfig(cfg)),
     dispose: () => (init.stop(), providers.stop(), disposeTracked(sidecar, events, trace)),
   };
+  for (const h of HOOKS) {
+    (hooks as Record<OpenCodeHook, unknown>)[h.opencodeHook] =
+      own[h.opencodeHook] ?? ((i: unknown, o: unknown) => forwardHook(ctx, h.method as HookMethod, i, o));
+  }
 
   return { hooks, settings, sidecar, dispose: hooks.dispose! };
 }

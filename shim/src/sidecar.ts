@@ -11,8 +11,9 @@ import { dirname } from "node:path";
 import { CancelledError, ClosedError, EncodeError, LineConnection, OverloadedError, OversizedError, RpcError } from "./rpc.js";
 import type { Logger } from "./log.js";
 import type { Trace } from "./trace.js";
+import { PROTOCOL_VERSION } from "./contract.gen.js";
 
-export const PROTOCOL_VERSION = 1;
+export { PROTOCOL_VERSION };
 
 export type Capabilities = {
   hooks: string[];

@@ -7,12 +7,12 @@
 // A base the sidecar does not hold (a restart, an eviction) gets -32005 and
 // the shim resends in full. Patch paths index OpenCode's array either way.
 
+import { CODE_INVALID_PARAMS, CODE_UNKNOWN_BASE } from "./contract.gen.js";
 import { projectMessage, record, str, type ProjectedMessage, type ProjectedPart } from "./projection.js";
 import type { CallResult, Sidecar } from "./sidecar.js";
 
-/** The sidecar does not hold the base an incremental request named. */
-export const CODE_UNKNOWN_BASE = -32005;
-const CODE_INVALID_PARAMS = -32602;
+/** The sidecar does not hold the base an incremental request named (the contract's error code). */
+export { CODE_UNKNOWN_BASE };
 
 export type SyncLimits = {
   /** Sessions whose projection is held; the least recently used goes first. */

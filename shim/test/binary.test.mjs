@@ -32,7 +32,8 @@ function installed(platform = process.platform, arch = process.arch) {
   mkdirSync(join(pkg, "bin"), { recursive: true });
   writeFileSync(join(pkg, "package.json"), JSON.stringify({ name: platformPackage(platform, arch), version: "1.2.3", os: [platform], cpu: [arch] }));
   const bin = join(pkg, "bin", platform === "win32" ? "hookwire.exe" : "hookwire");
-  copyFileSync(fakeSidecar, bin);
+  // The fake where it lies (it imports the contract's capabilities beside it), run by the packaged path.
+  writeFileSync(bin, `#!/usr/bin/env node\nimport(${JSON.stringify(pathToFileURL(fakeSidecar).href)});\n`, { mode: 0o755 });
   return { dir: s.dir, entry: join(plugin, "dist", "index.js"), bin, trace: s.trace };
 }
 

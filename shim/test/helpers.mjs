@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { FAKE_CAPABILITIES, PROTOCOL_VERSION } from "./fixtures/fake-capabilities.mjs";
 
 export const shimDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const repoDir = join(shimDir, "..");
@@ -137,15 +138,11 @@ const realSetImmediate = setImmediate;
 /** One turn of the real event loop (works while node:test's mock timers replace setImmediate). */
 export const flushIO = () => new Promise((r) => realSetImmediate(r));
 
-export const FAKE_CAPABILITIES = {
-  hooks: ["tool.execute.before", "tool.execute.after", "chat.system.transform", "chat.messages.transform", "chat.message", "event"],
-  events: ["session.deleted"],
-  methods: ["sessions.list", "status"],
-};
+export { FAKE_CAPABILITIES };
 
 /** The answers of a healthy sidecar: initialize, shutdown, status, and an empty patch for every hook. */
 export function healthyAnswer(msg) {
-  if (msg.method === "initialize") return { result: { protocolVersion: 1, serverInfo: { name: "fake", version: "0" }, capabilities: FAKE_CAPABILITIES } };
+  if (msg.method === "initialize") return { result: { protocolVersion: PROTOCOL_VERSION, serverInfo: { name: "fake", version: "0" }, capabilities: FAKE_CAPABILITIES } };
   if (msg.method === "shutdown") return { result: null };
   if (msg.method === "status") return { result: {} };
   return { result: { patch: [] } };
