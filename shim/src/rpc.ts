@@ -5,6 +5,7 @@
 // small call (README.md, "Cost per hook call").
 
 import type { Readable, Writable } from "node:stream";
+import { CODE_INTERNAL_ERROR } from "./contract.gen.js";
 
 export class RpcError extends Error {
   constructor(
@@ -252,7 +253,7 @@ export class LineConnection {
     this.pending.delete(r.id);
     this.answered();
     if (r.error && typeof r.error === "object") {
-      const code = typeof r.error.code === "number" ? r.error.code : -32603;
+      const code = typeof r.error.code === "number" ? r.error.code : CODE_INTERNAL_ERROR;
       p.reject(new RpcError(code, typeof r.error.message === "string" ? r.error.message : "error", r.error.data));
     } else {
       p.resolve(r.result);

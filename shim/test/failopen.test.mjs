@@ -6,6 +6,7 @@
 // for its verdict, so a busy machine changes no outcome.
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
+import { HOOKS } from "../dist/contract.gen.js";
 import { createHookwire } from "../dist/plugin.js";
 import { alive, fakeClient, fakeSidecar, scratch, sleep, waitFor } from "./helpers.mjs";
 
@@ -200,7 +201,9 @@ test("never throws: bad inputs and outputs, broken log client", async () => {
   const throwing = { get args() { throw new Error("getter"); } };
   const outputs = [null, undefined, 5, "s", [], {}, cyclic, throwing, Object.freeze({}), { args: { n: 10n } }, { messages: null }, { messages: [null, { parts: 5 }] }];
   const inputs = [null, undefined, {}, { tool: 5 }, cyclic, { big: 1n }];
-  const hookNames = ["tool.execute.before", "tool.execute.after", "chat.message", "experimental.chat.system.transform", "experimental.chat.messages.transform"];
+  // Every hook the shim forwards with a patch: the contract's request hooks.
+  const hookNames = HOOKS.filter((x) => x.kind === "request").map((x) => x.opencodeHook);
+  assert.ok(hookNames.length >= 5);
   for (const name of hookNames)
     for (const input of inputs)
       for (const output of outputs) {
