@@ -28,6 +28,32 @@ if ! command -v nvim >/dev/null 2>&1; then
 fi
 nvim --version | head -1
 
+# :help hookwire from a plain runtimepath, as the README installs it: the
+# shipped doc/tags must be there and be what :helptags writes for the doc.
+check_help() {
+  local tmp got
+  tmp=$(mktemp -d)
+  cp "$root/editors/nvim/doc/hookwire.txt" "$tmp/"
+  nvim --headless -u NONE -i NONE -n -c "helptags $tmp" -c 'qall!' </dev/null
+  if ! cmp -s "$tmp/tags" "$root/editors/nvim/doc/tags"; then
+    echo "test-nvim: FAIL editors/nvim/doc/tags is not what :helptags writes for hookwire.txt; regenerate it:" >&2
+    echo "  nvim --headless -u NONE -c 'helptags editors/nvim/doc' -c q" >&2
+    diff "$tmp/tags" "$root/editors/nvim/doc/tags" >&2 || true
+    rm -rf "$tmp"
+    return 1
+  fi
+  rm -rf "$tmp"
+  got=$(cd / && HOME=/nonexistent timeout 20 nvim --headless -u NONE -i NONE -n \
+    -c "set runtimepath^=$root/editors/nvim" \
+    -c 'try | help hookwire | catch | echo v:exception | endtry' \
+    -c 'echo "help:" . expand("%:t") . ":" . getline(".")' -c 'qall!' </dev/null 2>&1 | tr -d '\r')
+  case $got in
+    *"help:hookwire.txt:"*"*hookwire*"*) echo "ok   :help hookwire opens hookwire.txt from a plain runtimepath" ;;
+    *) echo "test-nvim: FAIL :help hookwire from a plain runtimepath: $got" >&2; return 1 ;;
+  esac
+}
+check_help
+
 runs=${HOOKWIRE_NVIM_RUNS:-1}
 for i in $(seq 1 "$runs"); do
   scratch=$(mktemp -d)
