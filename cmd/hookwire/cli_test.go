@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -45,6 +46,33 @@ func TestHelpGoesToStdout(t *testing.T) {
 			assert.Empty(t, stderr)
 		})
 	}
+}
+
+// TestHelpPlaceholders: each flag's value in -h is a placeholder (FILE,
+// DIR) or a type, never words that flag took from the usage text's first
+// backquoted phrase (serve printed "-record hookwire replay").
+func TestHelpPlaceholders(t *testing.T) {
+	flagLine := regexp.MustCompile(`^  -([a-z-]+)(?: (.+))?$`)
+	placeholder := regexp.MustCompile(`^([A-Z][A-Z0-9_]*|string|int|uint|float|duration|value)$`)
+	for _, cmd := range []string{"serve", "observe", "sessions", "doctor", "forget", "replay"} {
+		t.Run(cmd, func(t *testing.T) {
+			_, stdout, _ := runCmd(cmd, "-h")
+			flags := 0
+			for _, line := range strings.Split(stdout, "\n") {
+				m := flagLine.FindStringSubmatch(line)
+				if m == nil {
+					continue
+				}
+				flags++
+				if m[2] != "" {
+					assert.Regexp(t, placeholder, m[2], "-%s's placeholder in %q", m[1], line)
+				}
+			}
+			assert.Positive(t, flags, "no flag lines in %q", stdout)
+		})
+	}
+	_, stdout, _ := runCmd("serve", "-h")
+	assert.Contains(t, stdout, "  -record FILE\n")
 }
 
 func TestUsageErrors(t *testing.T) {

@@ -43,7 +43,7 @@ type recordFlags struct {
 
 func addRecordFlags(fs *flag.FlagSet) recordFlags {
 	return recordFlags{
-		path: fs.String("record", "", "append every message in and out to this transcript file (mode 0600), for `hookwire replay`; "+
+		path: fs.String("record", "", "write every message in and out to the transcript `FILE` (mode 0600), for hookwire replay; "+
 			"if FILE exists, FILE-2, FILE-3, ... is used"),
 		redact: fs.Bool("record-redact", false, "in the recording, replace the strings the sidecar never reads (tool outputs, file contents) "+
 			"by '*' of the same length"),
