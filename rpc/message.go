@@ -89,6 +89,9 @@ func (d *decoder) decode(data []byte) message {
 	if m.kind == kindInvalid && m.reply.message == msgInvalidUTF8 {
 		m.reply.id = d.idPastInvalidUTF8(data)
 	}
+	if m.kind == kindInvalid && m.reply.message == msgParseTooDeep {
+		m.reply.id = d.idPastDepth(data)
+	}
 	if len(fixes) > 0 {
 		m.id = restoreID(m.id, d.idOff, fixes)
 		if m.reply != nil {
@@ -117,6 +120,86 @@ func (d *decoder) idPastInvalidUTF8(data []byte) []byte {
 		return nil
 	}
 	return id
+}
+
+// msgParseTooDeep answers a message nested deeper than the decoder goes.
+const msgParseTooDeep = "parse error: " + msgNestingTooDeep
+
+// idPastDepth returns the id of a message too deeply nested to decode: the
+// value of its top-level "id" member when that is a string, a number or
+// null (with valid UTF-8), wherever it stands among the members; otherwise
+// nil. The bytes are scanned by hand (strings and nesting only), as the
+// decoder stops at the depth; the id's own value is read with the decoder.
+func (d *decoder) idPastDepth(data []byte) []byte {
+	depth := 0
+	key := false // at depth 1, the next string is a member name
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '{', '[':
+			depth++
+			key = depth == 1 && c == '{'
+		case '}', ']':
+			depth--
+		case ',':
+			key = depth == 1
+		case '"':
+			end := stringEnd(data, i)
+			if end < 0 {
+				return nil
+			}
+			if !key || depth != 1 {
+				i = end
+				continue
+			}
+			key = false
+			name := data[i : end+1]
+			i = end
+			if string(name) != `"id"` {
+				continue
+			}
+			j := skipSpace(data, end+1)
+			if j >= len(data) || data[j] != ':' {
+				return nil
+			}
+			j = skipSpace(data, j+1)
+			if j >= len(data) || (data[j] != '"' && data[j] != '-' && data[j] != 'n' && (data[j] < '0' || data[j] > '9')) {
+				return nil
+			}
+			var vd decoder
+			vd.reset(data[j:])
+			id, err := vd.value(data[j:])
+			if err != nil || !utf8.Valid(id) {
+				return nil
+			}
+			if k := skipSpace(data, j+len(id)); k >= len(data) || (data[k] != ',' && data[k] != '}') {
+				return nil
+			}
+			d.idOff = j
+			return id
+		}
+	}
+	return nil
+}
+
+// stringEnd returns the index of the quote that closes the JSON string
+// opening at data[start], or -1 when it does not close.
+func stringEnd(data []byte, start int) int {
+	for i := start + 1; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return -1
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 func (d *decoder) decodeMessage(data []byte) message {
@@ -296,8 +379,7 @@ func parseErrorMessage(err error) (msg, summary string) {
 		case "invalid UTF-8":
 			return msgInvalidUTF8, msgInvalidUTF8
 		case "exceeded max depth":
-			msg = "parse error: " + msgNestingTooDeep
-			return msg, msg
+			return msgParseTooDeep, msgParseTooDeep
 		}
 		return fmt.Sprintf("parse error: %v at offset %d", serr.Err, serr.ByteOffset),
 			fmt.Sprintf("parse error at offset %d", serr.ByteOffset)

@@ -115,6 +115,41 @@ func TestParseErrorMessage(t *testing.T) {
 	assert.Equal(t, "parse error: unexpected end of JSON input", d.decode([]byte(`{"a":`)).reply.message)
 }
 
+// TestIDPastDepth: a message too deep to decode is answered with its id
+// when the id can be read, before or after the deep member.
+func TestIDPastDepth(t *testing.T) {
+	deepParams := deep(10001, `{"id":7,"a":`, "}")
+	tests := []struct {
+		name, msg, want string // want "" means null
+	}{
+		{"id first", `{"jsonrpc":"2.0","id":1,"method":"m","params":` + deepParams + `}`, "1"},
+		{"id last", `{"jsonrpc":"2.0","method":"m","params":` + deepParams + `,"id":"x\"y"}`, `"x\"y"`},
+		{"id null", `{"id":null,"params":` + deepParams + `}`, ""},
+		{"id after a string holding braces", `{"note":"}{[\"id\":5","params":` + deepParams + `,"id":-2.5e3}`, "-2.5e3"},
+		{"only nested ids", `{"jsonrpc":"2.0","params":` + deepParams + `}`, ""},
+		{"id an object", `{"id":{"n":1},"params":` + deepParams + `}`, ""},
+		{"id cut off", `{"params":` + deepParams + `,"id":`, ""},
+		{"deep array", deep(10001, "[", "]"), ""},
+		{"surrogate in the id kept as sent", `{"params":` + deepParams + `,"id":"\ud83d"}`, `"\ud83d"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var d decoder
+			m := d.decode([]byte(tt.msg))
+			if !assert.Equal(t, kindInvalid, m.kind) {
+				return
+			}
+			assert.Equal(t, "parse error: "+msgNestingTooDeep, m.reply.message)
+			assert.Equal(t, CodeParseError, m.reply.code)
+			if tt.want == "" {
+				assert.True(t, m.reply.id == nil || string(m.reply.id) == "null", "id %q", m.reply.id)
+			} else {
+				assert.Equal(t, tt.want, string(m.reply.id))
+			}
+		})
+	}
+}
+
 func TestReplaceLoneSurrogates(t *testing.T) {
 	tests := []struct {
 		name, in, want string
