@@ -44,6 +44,7 @@ export function applyPatchInPlace(doc: unknown, patch: unknown): PatchResult {
         undo.push(fast);
         continue;
       }
+      checkOwnPath(doc, op);
       const inverse = inverseOf(doc, op);
       applyOperation(doc, op as Operation, true, true, true);
       undo.push(inverse);
@@ -112,6 +113,34 @@ function replaceError(doc: object, op: PatchOp): (() => void) | undefined {
 
 function arrayAt(v: unknown, i: number): unknown {
   return Array.isArray(v) && i < v.length ? v[i] : undefined;
+}
+
+/**
+ * Throws unless each object on op's path has the member the path names as
+ * its own: an inherited one (toString, constructor) is not part of the
+ * JSON document, though fast-json-patch finds it. Without this, a replace
+ * of /args/toString made an own property where RFC 6902 says the target
+ * must exist, and /args/constructor/x reached Object itself. The last step
+ * of an add may name a new member. Arrays and non-objects are left to
+ * fast-json-patch, which checks indexes and reports missing paths.
+ */
+function checkOwnPath(doc: object, op: PatchOp): void {
+  const keys = op.path.split("/").slice(1).map(unescapePathComponent);
+  let node: unknown = doc;
+  for (let i = 0; i < keys.length; i++) {
+    if (node === null || typeof node !== "object") return;
+    const key = keys[i];
+    if (Array.isArray(node)) {
+      if (!/^(0|[1-9][0-9]*)$/.test(key)) return;
+      node = node[Number(key)];
+      continue;
+    }
+    if (!Object.prototype.hasOwnProperty.call(node, key)) {
+      if (i === keys.length - 1 && op.op === "add") return;
+      throw new Error(`path ${op.path} does not exist in the output (no member "${key}")`);
+    }
+    node = (node as Record<string, unknown>)[key];
+  }
 }
 
 /** Returns a function that undoes op, computed before op is applied. */

@@ -81,6 +81,35 @@ test("prototype pollution is refused", () => {
   assert.equal({}.polluted, undefined);
 });
 
+test("inherited members are not in the document: replace or remove of one fails, and no path goes through one", () => {
+  const cases = [
+    { op: "replace", path: "/args/toString", value: "x" },
+    { op: "replace", path: "/args/hasOwnProperty", value: 1 },
+    { op: "remove", path: "/args/valueOf" },
+    { op: "replace", path: "/args/constructor", value: null },
+    { op: "add", path: "/args/constructor/polluted", value: true }, // Object itself
+    { op: "add", path: "/args/toString/polluted", value: true }, // Object.prototype.toString
+    { op: "replace", path: "/list/0/isPrototypeOf", value: 1 },
+  ];
+  for (const op of cases) {
+    const output = { args: { a: 1 }, list: [{}] };
+    const r = applyPatchInPlace(output, [{ op: "add", path: "/args/b", value: 2 }, op]);
+    assert.equal(r.ok, false, JSON.stringify(op));
+    assert.deepEqual(output, { args: { a: 1 }, list: [{}] }, JSON.stringify(op));
+    assert.equal(Object.keys(output.args).join(), "a", `no own property left by ${JSON.stringify(op)}`);
+  }
+  assert.equal(Object.polluted, undefined);
+  assert.equal(Object.prototype.toString.polluted, undefined);
+  // A member named like an inherited one is an ordinary JSON member: add
+  // creates it, and then replace and remove find it.
+  const output = { args: {} };
+  assert.deepEqual(applyPatchInPlace(output, [{ op: "add", path: "/args/toString", value: "t" }]), { ok: true, applied: 1 });
+  assert.deepEqual(applyPatchInPlace(output, [{ op: "replace", path: "/args/toString", value: "u" }]), { ok: true, applied: 1 });
+  assert.equal(output.args.toString, "u");
+  assert.deepEqual(applyPatchInPlace(output, [{ op: "remove", path: "/args/toString" }]), { ok: true, applied: 1 });
+  assert.deepEqual(Object.keys(output.args), []);
+});
+
 test("frozen or odd outputs fail without throwing", () => {
   const frozen = Object.freeze({ args: Object.freeze({ task_id: "x" }) });
   // A frozen object cannot change; whatever the library reports, nothing throws.
