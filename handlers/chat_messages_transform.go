@@ -138,13 +138,21 @@ func (s *Server) chatMessagesTransform(_ context.Context, req rpc.Request) (any,
 		per[i] = history[i].AddOp(per[i], incremental.Op{Part: addedPart, Text: s.cfg.reminderConfig().ReminderText()})
 	}
 	if p.Sync == nil {
-		return patch(materialize(per, nil)...), nil
+		ops, _ := materialize(per, nil, 0)
+		return patch(ops...), nil
 	}
 	var runs []incremental.Run
+	budget := int64(0) // the full form's reply is as large as its request makes it
 	if p.Sync.Reapply {
 		runs = incremental.Runs(history, per)
 	}
-	ops := materialize(per, runs)
+	if p.Sync.Base != nil {
+		budget = s.bases.Budget()
+	}
+	ops, err := materialize(per, runs, budget)
+	if err != nil {
+		return nil, err // the base is kept as it was (h.Discard)
+	}
 	return transformResult{Patch: ops, Reapply: runs, Base: h.Commit(p.Sync.Session, per)}, nil
 }
 
@@ -298,11 +306,23 @@ func (r transformResult) AppendResult(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// Bytes a reply is counted as (materialize): an op's text plus
+// replyOpBytes (its op, path and the added part's other members), and
+// replyRunBytes per reapply run; about their JSON.
+const (
+	replyOpBytes  = 96
+	replyRunBytes = 48
+)
+
 // materialize writes the ops of the messages no run covers, in the full
 // form's order: every message's state.error replacements first, then the
-// parts added, message by message.
-func materialize(per [][]incremental.Op, runs []incremental.Run) []Op {
+// parts added, message by message. With a budget (> 0), the reply is
+// counted as it grows and refused before it would pass the budget: in the
+// incremental form a short request may stand for a history whose every
+// message gets ops (4.6).
+func materialize(per [][]incremental.Op, runs []incremental.Run, budget int64) ([]Op, error) {
 	var replaces, adds []Op
+	size := int64(len(runs)) * replyRunBytes
 	for i, rel := range per {
 		for len(runs) > 0 && runs[0].At+runs[0].Count <= i {
 			runs = runs[1:]
@@ -311,6 +331,9 @@ func materialize(per [][]incremental.Op, runs []incremental.Run) []Op {
 			continue // covered by a run
 		}
 		for _, o := range rel {
+			if size += replyOpBytes + int64(len(o.Text)); budget > 0 && size > budget {
+				return nil, invalidParams("the reply would be over the budget of an incremental reply (%d bytes); ask for reapply runs, or send the full form", budget)
+			}
 			if o.Part >= 0 {
 				replaces = append(replaces, Op{Op: "replace", Path: partPath(i, o.Part) + "/state/error", Value: o.Text})
 			} else {
@@ -318,7 +341,7 @@ func materialize(per [][]incremental.Op, runs []incremental.Run) []Op {
 			}
 		}
 	}
-	return append(replaces, adds...)
+	return append(replaces, adds...), nil
 }
 
 // decodeTransform decodes the params. When the transport has checked they

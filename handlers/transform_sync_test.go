@@ -300,6 +300,7 @@ func TestTransformSyncBounds(t *testing.T) {
 // that now and then loses its bases (a restart) or runs out of budget. Both
 // must give the same patch to every request, and hold the same state.
 func TestTransformSyncProperty(t *testing.T) {
+	overBudget := 0 // requests refused as over the budget, over all seeds
 	for seed := range uint64(60) {
 		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
 			rnd := rand.New(rand.NewPCG(seed, 14))
@@ -358,8 +359,10 @@ func TestTransformSyncProperty(t *testing.T) {
 			assert.Positive(t, c.incremental, "some requests went incrementally")
 			assert.Positive(t, c.resent, "some bases were lost and resent")
 			assert.Positive(t, c.reapplied, "some replies came with runs asked for")
+			overBudget += c.overBudget
 		})
 	}
+	assert.Positive(t, overBudget, "some incremental requests were over the budget, and resent")
 }
 
 func callResult(t *testing.T, s *Server, method string) any {
@@ -384,6 +387,7 @@ type syncClient struct {
 	ops                 map[string][][]map[string]any
 	incremental, resent int
 	reapplied           int
+	overBudget          int
 	loseReply           bool
 }
 
@@ -406,7 +410,14 @@ func (c *syncClient) send(t *testing.T, s *Server, session string, h []increment
 			c.keep(session, h, r.Base, patch)
 			return patch, reapply
 		}
-		require.Equal(t, CodeUnknownBase, rpcCode(err), "%v", err)
+		if rpcCode(err) == rpc.CodeInvalidParams {
+			// Only a history or reply over the budget is refused: the
+			// client resends in full, as the shim does.
+			require.Contains(t, err.Error(), "budget", "%v", err)
+			c.overBudget++
+		} else {
+			require.Equal(t, CodeUnknownBase, rpcCode(err), "%v", err)
+		}
 		c.resent++
 	}
 	r, err := syncReply(t, s, full(session, h))
@@ -947,5 +958,101 @@ func TestReminderTarget(t *testing.T) {
 			}
 			assert.Equal(t, want, reminderTarget(history), "%s, enabled %v", row.name, enabled)
 		}
+	}
+}
+
+// TestTransformSyncAmplification: a base message or part may be kept any
+// number of times, so a short incremental request can stand for a history,
+// and a reply, of any size (issue 23). Both are counted as they grow and
+// refused (-32602) before they would pass the histories' budget; the base
+// the request named still serves, and the full form of a history that
+// fits is answered as before.
+func TestTransformSyncAmplification(t *testing.T) {
+	long := make([]incremental.Message, 5000)
+	for i := range long {
+		if i%2 == 0 {
+			long[i] = msg(fmt.Sprint("u", i), "user", "ses_1", textPart(fmt.Sprint("turn ", i)))
+		} else {
+			long[i] = msg(fmt.Sprint("a", i), "assistant", "ses_1", textPart("done"))
+		}
+	}
+	manyParts := make([]incremental.Part, 1000)
+	for i := range manyParts {
+		manyParts[i] = textPart("p")
+	}
+	withParts := []incremental.Message{msg("u1", "user", "ses_1", textPart("hi")), msg("a1", "assistant", "ses_1", manyParts...)}
+	one := []incremental.Message{msg("u1", "user", "ses_1", textPart("hi"))}
+	keeps := func(n, count int) []any {
+		items := make([]any, n)
+		for i := range items {
+			items[i] = map[string]any{"keep": 0, "count": count}
+		}
+		return items
+	}
+	partKeeps := make([]any, 2000)
+	for i := range partKeeps {
+		partKeeps[i] = map[string]any{"keep": 0, "count": 1000}
+	}
+	bigReminder := map[string]any{"phaseReminder": map[string]any{"text": strings.Repeat("r", 64<<10)}}
+	rows := []struct {
+		name    string
+		config  map[string]any
+		base    []incremental.Message
+		items   []any
+		reapply bool
+		refused string // the error's words; "" when answered
+	}{
+		{name: "5,000 messages kept 1,000 times (a 28 KB request)", base: long, items: keeps(1000, 5000), reapply: true,
+			refused: "the history would be over the budget of histories held (8388608 bytes); send the full form"},
+		{name: "the same, 100 times, without reapply (a 2.9 KB request)", base: long, items: keeps(100, 5000),
+			refused: "the history would be over the budget of histories held"},
+		{name: "a message's 1,000 parts kept 2,000 times", base: withParts,
+			items:   []any{map[string]any{"keep": 0, "count": 1}, map[string]any{"edit": 1, "parts": partKeeps}},
+			refused: "sync.messages[1]: the history would be over the budget"},
+		{name: "a message with a 64 KB reminder kept 200 times, without reapply", config: bigReminder, base: one, items: keeps(200, 1),
+			refused: "the reply would be over the budget of an incremental reply (8388608 bytes)"},
+		{name: "the same with reapply: runs, a short reply", config: bigReminder, base: one, items: keeps(200, 1), reapply: true},
+		{name: "the base kept twice", base: long, items: keeps(2, 5000)},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			s := newServer(t, row.config)
+			first, base, err := syncCall(t, s, full("ses_1", row.base))
+			require.NoError(t, err)
+			require.NotEmpty(t, base)
+			params := incrementalForm("ses_1", base, row.items...)
+			if row.reapply {
+				params["sync"].(map[string]any)["reapply"] = true
+			}
+			r, err := syncReply(t, s, params)
+			if row.refused != "" {
+				require.Error(t, err)
+				assert.Equal(t, rpc.CodeInvalidParams, rpcCode(err))
+				assert.Contains(t, err.Error(), row.refused)
+				// The base the request named is intact: it still serves,
+				// and stands for the same history and answer.
+				again, sameBase, err := syncCall(t, s, incrementalForm("ses_1", base, map[string]any{"keep": 0, "count": len(row.base)}))
+				require.NoError(t, err)
+				assert.Equal(t, base, sameBase)
+				assert.Equal(t, first, again)
+				return
+			}
+			require.NoError(t, err)
+			size := len(mustJSON(t, r.Patch))
+			assert.Less(t, size, incremental.DefaultMaxBytes, "the reply")
+			var rebuilt []incremental.Message
+			for _, it := range row.items {
+				n := it.(map[string]any)["count"].(int)
+				rebuilt = append(rebuilt, row.base[:n]...)
+			}
+			want, _, err := syncCall(t, newServer(t, row.config), full("", rebuilt))
+			require.NoError(t, err)
+			if row.reapply {
+				assert.Len(t, r.Reapply, len(row.items), "each copy of the base is a run")
+				assert.Empty(t, r.Patch)
+				return
+			}
+			assert.Equal(t, string(mustJSON(t, want)), string(mustJSON(t, r.Patch)))
+		})
 	}
 }

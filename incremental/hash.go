@@ -44,6 +44,21 @@ func hashMessage(m *Message) (uint64, int64) {
 	return h, bytes
 }
 
+// partBytes is a part's counted bytes, as hashMessage counts them.
+func partBytes(p *Part) int64 {
+	bytes := int64(PartOverhead + len(p.Type) + len(p.Tool) + len(p.CallID))
+	if p.Text != nil {
+		bytes += int64(len(*p.Text))
+	}
+	if p.State != nil {
+		bytes += int64(len(p.State.Status))
+		if e, ok := p.State.Error.(string); ok {
+			bytes += int64(len(e))
+		}
+	}
+	return bytes
+}
+
 // hashOps hashes a message's ops. A base's id covers the ops each message
 // got as well as the history: the client applies a reapply run with the
 // ops it holds for the base it named, so two bases that hold the same

@@ -201,6 +201,10 @@ func (s *Store[L, D]) evictOldest() {
 	delete(s.session, oldest)
 }
 
+// Budget is the store's byte budget: the most a history held may count,
+// and the most an incremental request's history may.
+func (s *Store[L, D]) Budget() int64 { return s.maxBytes }
+
 // Sessions is the number of sessions whose history is held.
 func (s *Store[L, D]) Sessions() int { return len(s.session) }
 

@@ -119,3 +119,74 @@ func TestRuns(t *testing.T) {
 	assert.Equal(t, []Run{{At: 0, Keep: 0, Count: 2}, {At: 4, Keep: 0, Count: 1}, {At: 5, Keep: 2, Count: 1}}, Runs(h.Entries, per))
 	assert.Same(t, &h.Entries[0].ops[0], &per[0][0], "ops equal to the base message's share its array")
 }
+
+// TestRebuildBudget: a history rebuilt from a base is counted as it grows,
+// as the store counts a history it holds, and refused (ErrOverBudget)
+// before it would pass the budget, however its items repeat base messages
+// or parts. A history that fits is held.
+func TestRebuildBudget(t *testing.T) {
+	parts := make([]Part, 50)
+	for i := range parts {
+		parts[i] = textPart("p")
+	}
+	h2 := []Message{msg("m1", "user", "s", textPart("hello")), msg("m2", "assistant", "s", parts...)}
+	one := NewStore[uint8, int](DefaultMaxBytes)
+	id := one.Full(h2).Commit("s", [][]Op{{{Part: -1, Text: "reminder"}}, nil})
+	whole := one.Bytes() // both messages, and message 0's op
+	m1Bytes := whole - int64(PartOverhead+len("text")+len("p"))*50 - MessageOverhead - int64(len("m2assistants"))
+	require.Greater(t, 30*m1Bytes, whole, "the rows below hold the base too")
+	repeat := func(n int, it Item) []Item {
+		items := make([]Item, n)
+		for i := range items {
+			items[i] = it
+		}
+		return items
+	}
+	editKeepingParts := func(n int) Item {
+		p := make([]PartItem, n)
+		for i := range p {
+			p[i] = PartItem{Keep: ptr(0), Count: ptr(50)}
+		}
+		return Item{Edit: ptr(1), Parts: &p}
+	}
+	rows := []struct {
+		name   string
+		budget int64
+		items  []Item
+		fits   bool
+	}{
+		{"the base kept three times, budget for three", 3 * whole, repeat(3, keepItem(0, 2)), true},
+		{"the base kept three times, budget for two and a half", 5 * whole / 2, repeat(3, keepItem(0, 2)), false},
+		{"keeps not from 0", 3 * whole, repeat(3, keepItem(1, 1)), true},
+		{"a thousand keeps of all", 100 * whole, repeat(1000, keepItem(0, 2)), false},
+		{"message 0 and its op, 30 times", 30 * m1Bytes, repeat(30, keepItem(0, 1)), true},
+		{"message 0 and its op, 31 times", 30 * m1Bytes, repeat(31, keepItem(0, 1)), false},
+		{"a message in full, many times", 100 * whole, repeat(1000, Item{Message: &h2[1]}), false},
+		{"an edit keeping its 50 parts 20 times", 100 * whole, []Item{editKeepingParts(20)}, true},
+		{"an edit keeping its 50 parts 1,000 times", 100 * whole, []Item{editKeepingParts(1000)}, false},
+		{"edits keeping parts, within the budget one by one", 100 * whole, repeat(10, editKeepingParts(20)), false},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			s := NewStore[uint8, int](row.budget)
+			id2 := s.Full(h2).Commit("s", [][]Op{{{Part: -1, Text: "reminder"}}, nil})
+			require.Equal(t, id, id2)
+			h, err := s.Rebuild("s", id, row.items)
+			if !row.fits {
+				require.ErrorIs(t, err, ErrOverBudget)
+				assert.Contains(t, err.Error(), "sync.messages[")
+				heldID, held := s.Held("s")
+				assert.Equal(t, id, heldID, "the base is still held")
+				assert.Equal(t, h2, held)
+				return
+			}
+			require.NoError(t, err)
+			per := make([][]Op, len(h.Entries))
+			for i := range h.Entries {
+				per[i] = h.Entries[i].ops // each message gets what its base message got
+			}
+			assert.NotEmpty(t, h.Commit("s", per), "a history that fits is held")
+			assert.LessOrEqual(t, s.Bytes(), row.budget)
+		})
+	}
+}
