@@ -3,6 +3,8 @@ package incremental
 import (
 	"errors"
 	"strconv"
+
+	"github.com/hookwire/hookwire/internal/lru"
 )
 
 // Bounds of the histories held (PROTOCOL.md 7). The counted bytes are the
@@ -29,8 +31,8 @@ var ErrUnknownBase = errors.New("unknown base: send the full history (output.mes
 type Store[L, D any] struct {
 	maxBytes int64
 	bytes    int64
-	tick     uint64
-	session  map[string]*base[L, D]
+	// session holds the bases, the one held last at the front.
+	session *lru.List[string, *base[L, D]]
 	// gen counts the config changes (ConfigChanged): a base derived under
 	// an earlier one is derived again when a request keeps its messages.
 	gen uint64
@@ -45,13 +47,12 @@ type base[L, D any] struct {
 	id    string
 	msgs  []Entry[L, D]
 	bytes int64
-	used  uint64
 	gen   uint64
 }
 
 // NewStore returns a store that holds at most maxBytes of histories.
 func NewStore[L, D any](maxBytes int64) *Store[L, D] {
-	return &Store[L, D]{maxBytes: maxBytes, session: map[string]*base[L, D]{}}
+	return &Store[L, D]{maxBytes: maxBytes, session: lru.New[string, *base[L, D]]()}
 }
 
 // ConfigChanged marks what the hook derived of every held message as
@@ -98,7 +99,7 @@ func (s *Store[L, D]) Full(msgs []Message) *History[L, D] {
 // store holds no such base; another error names the item that does not
 // fit. An error changes nothing.
 func (s *Store[L, D]) Rebuild(session, id string, items []Item) (*History[L, D], error) {
-	b := s.session[session]
+	b, _ := s.session.Get(session)
 	if b == nil || b.id != id {
 		return nil, ErrUnknownBase
 	}
@@ -140,9 +141,8 @@ func (h *History[L, D]) Commit(session string, per [][]Op) string {
 
 // keep holds msgs as the session's history and returns its base id.
 func (s *Store[L, D]) keep(session string, msgs []Entry[L, D]) string {
-	if old := s.session[session]; old != nil {
+	if old, ok := s.session.Remove(session); ok {
 		s.bytes -= old.bytes
-		delete(s.session, session)
 	}
 	if session == "" || len(session) > MaxKeyBytes {
 		return ""
@@ -179,26 +179,14 @@ func (s *Store[L, D]) keep(session string, msgs []Entry[L, D]) string {
 		return ""
 	}
 	b.id = strconv.FormatUint(fnvUint64(h, uint64(len(msgs))), 16)
-	for len(s.session) >= MaxSessions || s.bytes+b.bytes > s.maxBytes {
-		s.evictOldest()
+	for s.session.Len() >= MaxSessions || s.bytes+b.bytes > s.maxBytes {
+		oldest, _, _ := s.session.Back()
+		evicted, _ := s.session.Remove(oldest)
+		s.bytes -= evicted.bytes
 	}
-	s.tick++
-	b.used = s.tick
-	s.session[session] = b
+	s.session.PushFront(session, b)
 	s.bytes += b.bytes
 	return b.id
-}
-
-func (s *Store[L, D]) evictOldest() {
-	var oldest string
-	var at *base[L, D]
-	for k, v := range s.session {
-		if at == nil || v.used < at.used {
-			oldest, at = k, v
-		}
-	}
-	s.bytes -= at.bytes
-	delete(s.session, oldest)
 }
 
 // Budget is the store's byte budget: the most a history held may count,
@@ -206,7 +194,7 @@ func (s *Store[L, D]) evictOldest() {
 func (s *Store[L, D]) Budget() int64 { return s.maxBytes }
 
 // Sessions is the number of sessions whose history is held.
-func (s *Store[L, D]) Sessions() int { return len(s.session) }
+func (s *Store[L, D]) Sessions() int { return s.session.Len() }
 
 // Bytes is the counted bytes of the histories held.
 func (s *Store[L, D]) Bytes() int64 { return s.bytes }
@@ -214,7 +202,7 @@ func (s *Store[L, D]) Bytes() int64 { return s.bytes }
 // Held returns the id and the messages of the history held for session
 // ("" and nil when none is).
 func (s *Store[L, D]) Held(session string) (string, []Message) {
-	b := s.session[session]
+	b, _ := s.session.Get(session)
 	if b == nil {
 		return "", nil
 	}
