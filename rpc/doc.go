@@ -24,8 +24,8 @@
 // decode, dispatch, reply) and its stopping; writer.go writes one whole
 // framed message at a time (replies, the transport's own error answers,
 // notify.go's notifications); mux.go defines Request, Dispatcher and
-// routes by method; errors.go holds the error codes and the Error a
-// handler returns; observe.go the Observer a recording is.
+// routes by method; errors.go holds the error codes (the contract's,
+// package contract) and the Error a handler returns; observe.go the Observer a recording is.
 //
 // rpc knows nothing of what a method means: no hook logic lives here. It
 // writes nothing but protocol frames to its output, and logs message
