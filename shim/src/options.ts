@@ -6,7 +6,7 @@
 // left out, each with a warning that names the option (logged and shown by
 // the plugin); everything else applies.
 
-import { accessSync, constants } from "node:fs";
+import { accessSync, constants, existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, isAbsolute, join, parse, resolve } from "node:path";
 import { DEFAULT_HUNG_AFTER_MISSES, DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_MAX_REPLY_BYTES } from "./sidecar.js";
@@ -129,6 +129,16 @@ export function isExecutable(file: string): boolean {
   }
 }
 
+/**
+ * HOOKWIRE_BIN as the shim runs it: a bare name looked up on PATH, a path
+ * (taken from the current directory, as spawn does) when a file is there;
+ * null when neither is found.
+ */
+export function existingBinary(name: string, pathVar: string | undefined): string | null {
+  if (!isAbsolute(name) && !name.includes("/") && !name.includes("\\")) return findOnPath(name, pathVar);
+  return existsSync(name) ? name : null;
+}
+
 /** Looks name up on PATH the way a shell would. */
 export function findOnPath(name: string, pathVar: string | undefined): string | null {
   for (const dir of (pathVar ?? "").split(delimiter)) {
@@ -247,8 +257,7 @@ export function resolveSettings(
   if (fromOption) {
     binary = fromOption;
     binarySource = "option";
-  } else if (fromEnv) {
-    binary = fromEnv;
+  } else if (fromEnv && (binary = existingBinary(fromEnv, env.PATH))) {
     binarySource = "env";
   } else if ((binary = packagedBinary())) {
     binarySource = "package";
@@ -256,8 +265,15 @@ export function resolveSettings(
     binary = findOnPath("hookwire", env.PATH);
     if (binary) binarySource = "path";
   }
-  // A bare name in binary/HOOKWIRE_BIN is looked up on PATH too.
-  if (binary && (binarySource === "option" || binarySource === "env") && !isAbsolute(binary) && !binary.includes("/")) {
+  // A stale HOOKWIRE_BIN (a build that was moved or deleted) must not turn
+  // hookwire off while the platform package is there: the shim falls back
+  // and says which variable to unset.
+  if (fromEnv && !fromOption && binarySource !== "env") {
+    const instead = binary ? `using ${binary} (${binarySource === "package" ? `the platform package` : "PATH"}) instead` : "no other hookwire was found either";
+    r.warn(`HOOKWIRE_BIN=${fromEnv} names no file; ${instead}. Unset HOOKWIRE_BIN (or point it at a hookwire binary)`);
+  }
+  // A bare name in binary is looked up on PATH too.
+  if (binary && binarySource === "option" && !isAbsolute(binary) && !binary.includes("/")) {
     binary = findOnPath(binary, env.PATH) ?? binary;
   }
 

@@ -62,14 +62,41 @@ test("platformBinary resolves the platform package beside the plugin, and nothin
 test("the binary is looked for in order: the option, HOOKWIRE_BIN, the platform package, PATH", () => {
   const pathDir = dirname(fakeSidecar);
   const cases = [
-    { name: "option wins", options: { binary: "/opt/a" }, env: { HOOKWIRE_BIN: "/opt/b" }, packaged: "/pkg/hookwire", want: ["/opt/a", "option"] },
-    { name: "env before the package", options: {}, env: { HOOKWIRE_BIN: "/opt/b" }, packaged: "/pkg/hookwire", want: ["/opt/b", "env"] },
+    { name: "option wins", options: { binary: "/opt/a" }, env: { HOOKWIRE_BIN: fakeSidecar }, packaged: "/pkg/hookwire", want: ["/opt/a", "option"] },
+    { name: "env before the package", options: {}, env: { HOOKWIRE_BIN: fakeSidecar }, packaged: "/pkg/hookwire", want: [fakeSidecar, "env"] },
     { name: "package before PATH", options: {}, env: { PATH: pathDir }, packaged: "/pkg/hookwire", want: ["/pkg/hookwire", "package"] },
     { name: "PATH last", options: {}, env: { PATH: "/nonexistent" }, packaged: null, want: [null, "none"] },
   ];
   for (const c of cases) {
     const s = resolveSettings(c.options, c.env, {}, () => c.packaged);
     assert.deepEqual([s.binary, s.binarySource], c.want, c.name);
+  }
+});
+
+test("a HOOKWIRE_BIN that names no file: the platform package (else PATH) runs, with a warning that says to unset it", () => {
+  const pathDir = dirname(fakeSidecar);
+  const cases = [
+    {
+      name: "stale path, package installed",
+      env: { HOOKWIRE_BIN: "/gone/hookwire" },
+      packaged: "/pkg/hookwire",
+      want: ["/pkg/hookwire", "package"],
+      warning: "HOOKWIRE_BIN=/gone/hookwire names no file; using /pkg/hookwire (the platform package) instead. Unset HOOKWIRE_BIN (or point it at a hookwire binary)",
+    },
+    {
+      name: "stale bare name, nothing else found",
+      env: { HOOKWIRE_BIN: "no-such-hookwire", PATH: join(pathDir, "bin-for-test") },
+      packaged: null,
+      want: [null, "none"],
+      warning: "HOOKWIRE_BIN=no-such-hookwire names no file; no other hookwire was found either. Unset HOOKWIRE_BIN (or point it at a hookwire binary)",
+    },
+    { name: "a bare name found on PATH is used", env: { HOOKWIRE_BIN: "fake-sidecar.mjs", PATH: pathDir }, packaged: "/pkg/hookwire", want: [fakeSidecar, "env"], warning: undefined },
+    { name: "the option wins: HOOKWIRE_BIN is not looked at", options: { binary: "/opt/a" }, env: { HOOKWIRE_BIN: "/gone" }, packaged: null, want: ["/opt/a", "option"], warning: undefined },
+  ];
+  for (const c of cases) {
+    const s = resolveSettings(c.options ?? {}, c.env, {}, () => c.packaged);
+    assert.deepEqual([s.binary, s.binarySource], c.want, c.name);
+    assert.deepEqual(s.warnings, c.warning ? [c.warning] : [], c.name);
   }
 });
 

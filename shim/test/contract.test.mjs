@@ -33,7 +33,7 @@ test("the generated module holds the contract file's methods, hooks, codes, fiel
 test("the shim registers every hook of the contract under its OpenCode name, and forwards each to its method", async () => {
   const fc = fakeClient();
   const spawner = fakeSpawner();
-  const h = createHookwire({ client: fc.client }, { logFile: null, subagents: [], primaryAgents: [] }, { ...process.env, HOOKWIRE_BIN: "/fake/hookwire" }, {
+  const h = createHookwire({ client: fc.client }, { binary: "/fake/hookwire", logFile: null, subagents: [], primaryAgents: [] }, { ...process.env }, {
     spawn: spawner.spawn,
   });
   instances.push(h);
