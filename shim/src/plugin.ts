@@ -27,13 +27,16 @@ import { platformPackage, rejectionMessage, versionMismatch } from "./binary.js"
 import { TransformSync } from "./transformsync.js";
 
 export { HOOK_NAMES, type HookMethod } from "./forward.js";
+export { agentListsOf, subagentsFromConfig, type ShimClient } from "./agents.js";
+export { stateFileWarning } from "./statefile.js";
 
 // Every OpenCode hook the contract names is one OpenCode's plugin API has
 // (a compile error here names the one it lacks).
 const contractHooksAreOpenCodes: [Exclude<OpenCodeHook, keyof Hooks>] extends [never] ? true : Exclude<OpenCodeHook, keyof Hooks> = true;
 void contractHooksAreOpenCodes;
-export { agentListsOf, subagentsFromConfig, type ShimClient } from "./agents.js";
-export { stateFileWarning } from "./statefile.js";
+
+/** The OpenCode hooks of the contract's notifications (event): each needs its own handler below, as it gets no patch. */
+type NotificationHook = Extract<(typeof HOOKS)[number], { kind: "notification" }>["opencodeHook"];
 
 export const SHIM_VERSION = readVersion();
 
@@ -150,8 +153,9 @@ export function createHookwire(
   startTracked(sidecar);
 
   // Every hook of the contract (contract.gen.ts) forwards its call to the
-  // sidecar method of the same row; these do more around it.
-  const own: Partial<Hooks> = {
+  // sidecar method of the same row; these do more around it (and every
+  // notification hook must be here: its type says so).
+  const own: Partial<Hooks> & Pick<Required<Hooks>, NotificationHook> = {
     // An agent with an agentModels entry waits for the provider list, within
     // three quarters of the hook's deadline; the call gets the rest (providers.ts).
     "chat.message": async (i, o) => {
