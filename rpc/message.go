@@ -49,9 +49,10 @@ type replyError struct {
 // (and UTF-8 of its strings, and nesting depth) and picks out the
 // top-level members, without decoding params.
 type decoder struct {
-	dec   jsontext.Decoder
-	buf   bytes.Buffer
-	idOff int // where decodeObject found the id in its data
+	dec       jsontext.Decoder
+	buf       bytes.Buffer
+	idOff     int // where decodeObject found the id in its data
+	paramsOff int // where decodeObject found params in its data
 }
 
 var (
@@ -293,6 +294,7 @@ func (d *decoder) decodeObject(data []byte) message {
 		case "params":
 			member = 3
 			m.params, err = d.value(data)
+			d.paramsOff = int(d.dec.InputOffset()) - len(m.params)
 		case "result", "error":
 			hasResult = true
 			err = d.dec.SkipValue()

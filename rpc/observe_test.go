@@ -89,3 +89,45 @@ func TestObserverSeesEveryMessageInOrder(t *testing.T) {
 		})
 	}
 }
+
+func TestReadEnvelope(t *testing.T) {
+	tests := []struct {
+		name   string
+		msg    string
+		want   Envelope
+		params string // the bytes at ParamsStart:ParamsEnd
+		err    string // "" when Serve dispatches it
+	}{
+		{name: "request", msg: `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[1]}}`,
+			want: Envelope{Method: "m", Call: true}, params: `{"a":[1]}`},
+		{name: "null id is a request", msg: `{"jsonrpc":"2.0","id":null,"method":"m"}`, want: Envelope{Method: "m", Call: true}},
+		{name: "notification, params first", msg: `{"params" : [ 1 ] ,"jsonrpc":"2.0","method":"exit"}`,
+			want: Envelope{Method: "exit"}, params: `[ 1 ]`},
+		{name: "escaped lone surrogate: offsets into msg", msg: `{"jsonrpc":"2.0","id":"\ud800","method":"m","params":"\udc00x"}`,
+			want: Envelope{Method: "m", Call: true}, params: `"\udc00x"`},
+		{name: "escaped method name", msg: `{"jsonrpc":"2.0","method":"a\u002eb"}`, want: Envelope{Method: "a.b"}},
+		{name: "response from the client", msg: `{"jsonrpc":"2.0","id":3,"result":{}}`, want: Envelope{Response: true}},
+		{name: "not JSON", msg: `{"jsonrpc":"2.0","id":5,`, want: Envelope{Call: true}, err: "parse error"},
+		{name: "no method", msg: `{"jsonrpc":"2.0","id":5}`, want: Envelope{Call: true}, err: `"method" must be a string`},
+		{name: "wrong version", msg: `{"jsonrpc":"1.0","method":"m"}`, want: Envelope{Call: true}, err: `"jsonrpc" must be "2.0"`},
+		{name: "batch", msg: `[{"jsonrpc":"2.0","method":"m"}]`, want: Envelope{Call: true}, err: "batch"},
+		{name: "invalid UTF-8", msg: "{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":\"\xff\"}", want: Envelope{Call: true}, err: "UTF-8"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msg := []byte(tt.msg)
+			env, err := ReadEnvelope(msg)
+			assert.Equal(t, tt.msg, string(msg), "msg is not changed")
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+			} else {
+				require.NoError(t, err)
+			}
+			got := env
+			got.ParamsStart, got.ParamsEnd = 0, 0
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.params, tt.msg[env.ParamsStart:env.ParamsEnd])
+		})
+	}
+}
