@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,10 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/hookwire/hookwire/handlers"
-	"github.com/hookwire/hookwire/rpc"
+	"github.com/hookwire/hookwire/transcript"
 )
 
 // demo runs a scripted orchestrator session through the real server
@@ -28,7 +24,11 @@ func demo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "hookwire demo takes no arguments")
 		return 2
 	}
-	c, stop := startInProcess()
+	c, stop, err := startInProcess()
+	if err != nil {
+		fmt.Fprintln(stderr, "hookwire demo:", err)
+		return 1
+	}
 	defer stop()
 	d := &demoRun{c: c, w: stdout}
 	if err := d.script(); err != nil {
@@ -40,31 +40,16 @@ func demo(args []string, stdout, stderr io.Writer) int {
 
 // inProcessClient talks to a server running in this process.
 type inProcessClient struct {
-	in     io.WriteCloser
-	out    *lineReader
+	c      *transcript.Client
 	nextID int
 }
 
-func startInProcess() (*inProcessClient, func()) {
-	srv := handlers.New(handlers.Options{Version: version, Log: zerolog.Nop()})
-	reqR, reqW := io.Pipe()
-	respR, respW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		rpc.Serve(ctx, reqR, respW, srv, rpc.Options{Framing: rpc.FramingLine, MaxMessageBytes: srv.MaxMessageBytes, Log: zerolog.Nop()})
-		respW.Close()
-	}()
-	c := &inProcessClient{in: reqW, out: newLineReader(respR)}
-	return c, func() {
-		reqW.Close()
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(2 * time.Second):
-		}
+func startInProcess() (*inProcessClient, func(), error) {
+	c, err := transcript.Dial(transcript.InProcess(serveInProcess), "")
+	if err != nil {
+		return nil, nil, err
 	}
+	return &inProcessClient{c: c}, c.Close, nil
 }
 
 type rpcReply struct {
@@ -82,10 +67,10 @@ func (c *inProcessClient) call(method string, params any, out any) error {
 	if err != nil {
 		return err
 	}
-	if _, err := c.in.Write(append(msg, '\n')); err != nil {
+	if err := c.c.Send(msg); err != nil {
 		return err
 	}
-	line, err := c.out.next(5 * time.Second)
+	line, err := c.c.Next(5 * time.Second)
 	if err != nil {
 		return fmt.Errorf("%s: %w", method, err)
 	}

@@ -1072,7 +1072,7 @@ func checkSoak(t *testing.T, points []soakPoint, calls int, elapsed time.Duratio
 // buildPlain returns hookwire built without -race, once per test binary:
 // the race detector's shadow memory would swamp the RSS figures and slow a
 // soak or a large load several times over.
-func buildPlain(t *testing.T) string {
+func buildPlain(t testing.TB) string {
 	t.Helper()
 	plain.once.Do(func() {
 		bin := filepath.Join(testDir, "hookwire-plain")

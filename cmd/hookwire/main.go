@@ -4,7 +4,7 @@
 //	hookwire [serve] [--framing auto|header|line] [--log-level L] [--log-file F] [--project DIR | --state FILE]
 //	                 [--record FILE [--record-redact]]
 //	hookwire demo
-//	hookwire replay [-update] FILE...
+//	hookwire replay [-update] [-json] [-bin PATH] FILE...
 //	hookwire observe [--project DIR | --state FILE] [--framing auto|header|line]
 //	hookwire sessions [--project DIR | --state FILE] [--json]
 //	hookwire doctor [--project DIR]
@@ -68,7 +68,7 @@ func usage(w io.Writer) {
       the sessions in that project's state file, --state in FILE, neither in memory;
       --record appends every message to a transcript FILE for hookwire replay
   hookwire demo               run a scripted orchestrator session and show what each hook did
-  hookwire replay [-update] FILE...
+  hookwire replay [-update] [-json] [-bin PATH] FILE...
                               replay transcripts against this binary; exit 1 on a difference
   hookwire observe [--project DIR | --state FILE] [--framing F] [--log-level L]
                               a read-only peer of serve for editors: sessions.list, status and

@@ -19,6 +19,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hookwire/hookwire/transcript"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/transcripts with the sidecar's replies")
@@ -54,7 +56,7 @@ func TestReplayTranscripts(t *testing.T) {
 	require.NotEmpty(t, files, "no transcripts found")
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			diffs, err := replayFile(binPath, f, *update)
+			_, diffs, err := transcript.ReplayFile(f, transcript.Process{Bin: binPath}, transcript.ReplayOptions{Update: *update})
 			require.NoError(t, err)
 			assert.Empty(t, diffs, "replies differ from the transcript (go test ./cmd/hookwire -update rewrites it)")
 		})

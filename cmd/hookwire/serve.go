@@ -15,6 +15,7 @@ import (
 	"github.com/hookwire/hookwire/handlers"
 	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
+	"github.com/hookwire/hookwire/transcript"
 )
 
 func serve(args []string, stdout, stderr io.Writer) int {
@@ -59,10 +60,32 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	tuneGC()
 	ver := thisBuild().Version
 	rec := record.open(log, ver)
-	opts := handlers.Options{Version: ver, Log: log, OnExit: cancel}
+	srv := newServer(ctx, cancel, log, state, rec)
+	log.Info().Str("version", ver).Int("pid", os.Getpid()).Msg("serving")
+	err := rpc.Serve(ctx, os.Stdin, protocolOut, srv, rpc.Options{
+		Framing:         fr,
+		MaxMessageBytes: srv.MaxMessageBytes,
+		Log:             log,
+		Observer:        asObserver(rec),
+	})
+	if cerr := srv.Close(); cerr != nil {
+		log.Warn().Err(cerr).Msg("final state write failed")
+	}
+	if rec != nil {
+		rec.Close()
+	}
+	logStopped(log, err)
+	return 0
+}
+
+// newServer returns the handlers of one session: with the store kept in
+// the state file at state when it is not "" (a recording, when rec is not
+// nil, starts from the store as loaded); stop ends the session (exit).
+func newServer(ctx context.Context, stop func(), log zerolog.Logger, state string, rec *transcript.Recorder) *handlers.Server {
+	opts := handlers.Options{Version: thisBuild().Version, Log: log, OnExit: stop}
 	if state != "" {
 		opts.OpenState = func(store *sessions.Store) handlers.Persistence {
-			defer rec.loadedFrom(store) // a recording starts from the store as loaded
+			defer recordLoaded(rec, store) // a recording starts from the store as loaded
 			// ctx ends on SIGTERM/SIGINT: a load in progress then stops
 			// and leaves the file as it is.
 			p, err := sessions.OpenPersister(ctx, state, store, log, sessions.DefaultDebounce)
@@ -73,20 +96,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 			return p
 		}
 	}
-	srv := handlers.New(opts)
-	log.Info().Str("version", ver).Int("pid", os.Getpid()).Msg("serving")
-	err := rpc.Serve(ctx, os.Stdin, protocolOut, srv, rpc.Options{
-		Framing:         fr,
-		MaxMessageBytes: srv.MaxMessageBytes,
-		Log:             log,
-		Observer:        rec.observer(),
-	})
-	if cerr := srv.Close(); cerr != nil {
-		log.Warn().Err(cerr).Msg("final state write failed")
-	}
-	rec.Close()
-	logStopped(log, err)
-	return 0
+	return handlers.New(opts)
 }
 
 // wireFlags are the flags of the commands that speak the protocol on

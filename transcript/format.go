@@ -1,4 +1,4 @@
-package main
+package transcript
 
 import (
 	"bytes"
@@ -14,8 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// A transcript is a stream of JSON values, one per step (the full format is
-// in testdata/transcripts/README.md):
+// A Step is one value of a transcript: exactly one of its members is set.
 //
 //	{"send": <message>}                a message the client sends (line framing)
 //	{"sendRaw": "<text>"}              raw bytes the client sends, for bad input;
@@ -25,31 +24,29 @@ import (
 //	{"state": <state file>}            the store the sidecar starts from (a recording's
 //	                                   header): replay runs it with --state holding this
 //
-// In a "recv" message the string "<any>" matches any value, for members
-// such as uptime that differ on every run.
-//
-// The writer indents a value only where it does not fit on one line, and
-// separates steps with a blank line, so a changed reply shows in a diff as
-// the lines that changed. The reader takes any whitespace between values,
-// so one step per line (the earlier format) reads as well.
-type step struct {
+// In a "recv" message the string Any matches any value, for members such
+// as uptime that differ on every run.
+type Step struct {
 	Send    json.RawMessage `json:"send,omitempty"`
 	SendRaw json.RawMessage `json:"sendRaw,omitempty"`
 	Recv    json.RawMessage `json:"recv,omitempty"`
 	Note    string          `json:"note,omitempty"`
 	State   json.RawMessage `json:"state,omitempty"`
 
-	line int // where the step starts in its file, for messages; 0 when unknown
+	// Line is where the step starts in its file, for messages; 0 when
+	// unknown. It is not part of the step's JSON.
+	Line int `json:"-"`
 }
 
-const anyValue = "<any>"
+// Any in a recv message matches any value.
+const Any = "<any>"
 
-// transcriptWidth is the column up to which the writer keeps a value on one
-// line. Strings are never split, so a long one runs past it.
-const transcriptWidth = 100
+// Width is the column up to which the writer keeps a value on one line.
+// Strings are never split, so a long one runs past it.
+const Width = 100
 
-// rawText returns the bytes a sendRaw step sends.
-func (st step) rawText() (string, error) {
+// RawText returns the bytes a sendRaw step sends.
+func (st Step) RawText() (string, error) {
 	var s string
 	if err := json.Unmarshal(st.SendRaw, &s); err == nil {
 		return s, nil
@@ -61,7 +58,9 @@ func (st step) rawText() (string, error) {
 	return strings.Join(parts, ""), nil
 }
 
-func (st step) validate() error {
+// Validate checks that the step has exactly one member, and that a
+// sendRaw holds text.
+func (st Step) Validate() error {
 	n := 0
 	for _, set := range []bool{st.Send != nil, st.SendRaw != nil, st.Recv != nil, st.Note != "", st.State != nil} {
 		if set {
@@ -72,31 +71,38 @@ func (st step) validate() error {
 		return errors.New("a step has exactly one of send, sendRaw, recv, note, state")
 	}
 	if st.SendRaw != nil {
-		if _, err := st.rawText(); err != nil {
+		if _, err := st.RawText(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// readTranscript reads the steps of the transcript at path.
-func readTranscript(path string) ([]step, error) {
+// ReadFile reads the steps of the transcript at path. An error names the
+// file and the line it concerns ("FILE:12: ...").
+func ReadFile(path string) ([]Step, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	steps, err := parseTranscript(data)
+	steps, err := Parse(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s:%w", path, err)
 	}
 	return steps, nil
 }
 
-// parseTranscript parses a transcript's bytes. An error starts with the
-// line it concerns ("12: ...").
-func parseTranscript(data []byte) ([]step, error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(data))
-	var steps []step
+// Parse reads a transcript's bytes, in time linear in their length. The
+// values may be separated by any whitespace, so one compact step per line
+// (the earlier format, and what a quick script writes) reads as well. An
+// error starts with the line it concerns ("12: ...").
+func Parse(data []byte) ([]Step, error) {
+	// A bytes.Buffer lets jsontext scan data in place: each value is
+	// copied once, into its step.
+	dec := jsontext.NewDecoder(bytes.NewBuffer(data))
+	var stepDec jsontext.Decoder
+	lines := lineCounter{data: data}
+	var steps []Step
 	for {
 		val, err := dec.ReadValue()
 		if err == io.EOF {
@@ -108,38 +114,115 @@ func parseTranscript(data []byte) ([]step, error) {
 			for start < len(data) && strings.ContainsRune(" \t\r\n", rune(data[start])) {
 				start++
 			}
-			return nil, fmt.Errorf("%d: step %d is not a JSON value: %w", lineAt(data, start), len(steps)+1, err)
+			return nil, fmt.Errorf("%d: step %d is not a JSON value: %w", lines.at(start), len(steps)+1, err)
 		}
-		line := lineAt(data, int(dec.InputOffset())-len(val))
-		var st step
-		strict := json.NewDecoder(bytes.NewReader(val))
-		strict.DisallowUnknownFields()
-		if err := strict.Decode(&st); err != nil {
+		line := lines.at(int(dec.InputOffset()) - len(val))
+		stepDec.Reset(bytes.NewBuffer(val))
+		st, err := decodeStep(&stepDec)
+		if err == nil {
+			err = st.Validate()
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%d: step %d: %w", line, len(steps)+1, err)
 		}
-		if err := st.validate(); err != nil {
-			return nil, fmt.Errorf("%d: step %d: %w", line, len(steps)+1, err)
-		}
-		st.line = line
+		st.Line = line
 		steps = append(steps, st)
 	}
 }
 
-func lineAt(data []byte, offset int) int {
-	return 1 + bytes.Count(data[:min(max(offset, 0), len(data))], []byte("\n"))
+// decodeStep reads one step, a valid JSON object, from dec: its members
+// are copied out of the decoder's buffer.
+func decodeStep(dec *jsontext.Decoder) (Step, error) {
+	var st Step
+	if kind := dec.PeekKind(); kind != '{' {
+		return st, fmt.Errorf("a step is a JSON object, not %s", kindName(kind))
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return st, err
+	}
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return st, err
+		}
+		name := tok.String() // before the next read voids tok
+		val, err := dec.ReadValue()
+		if err != nil {
+			return st, err
+		}
+		switch name {
+		case "send":
+			st.Send = json.RawMessage(val.Clone())
+		case "sendRaw":
+			st.SendRaw = json.RawMessage(val.Clone())
+		case "recv":
+			st.Recv = json.RawMessage(val.Clone())
+		case "state":
+			st.State = json.RawMessage(val.Clone())
+		case "note":
+			if val.Kind() != '"' {
+				return st, fmt.Errorf("note must be a string, not %s", kindName(val.Kind()))
+			}
+			text, err := jsontext.AppendUnquote(nil, val)
+			if err != nil {
+				return st, err
+			}
+			st.Note = string(text)
+		default:
+			return st, fmt.Errorf("unknown member %q (a step has one of send, sendRaw, recv, note, state)", name)
+		}
+	}
+	return st, nil
 }
 
-// writeTranscript replaces the file at path with steps, through a temporary
+// kindName names a JSON value of kind k for an error.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a value of kind " + k.String()
+}
+
+// lineCounter turns offsets into line numbers, counting each byte once
+// when the offsets it is asked for grow (as a reader's do).
+type lineCounter struct {
+	data []byte
+	off  int // newlines before off are counted in line
+	line int // the line of data[off], less one
+}
+
+func (c *lineCounter) at(offset int) int {
+	offset = min(max(offset, 0), len(c.data))
+	if offset < c.off {
+		c.off, c.line = 0, 0
+	}
+	c.line += bytes.Count(c.data[c.off:offset], []byte("\n"))
+	c.off = offset
+	return c.line + 1
+}
+
+// WriteFile replaces the file at path with steps, through a temporary
 // file so a failed write leaves the old transcript whole.
-func writeTranscript(path string, steps []step) error {
+func WriteFile(path string, steps []Step) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".transcript-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	tw := &transcriptWriter{w: tmp}
+	tw := NewWriter(tmp)
 	for _, st := range steps {
-		if err := tw.write(st); err != nil {
+		if err := tw.Write(st); err != nil {
 			tmp.Close()
 			return err
 		}
@@ -153,30 +236,36 @@ func writeTranscript(path string, steps []step) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// transcriptWriter writes steps one at a time, so a recorder can append
-// each frame as it passes; the output reads whole after every step. To
-// append to a file that already holds steps, start with started set. Not
-// safe for concurrent use.
-type transcriptWriter struct {
+// A Writer writes steps one at a time, so a recorder can append each
+// frame as it passes; the output reads whole after every step. A value is
+// indented only where it does not fit before Width, and steps are
+// separated by a blank line, so a changed reply shows in a diff as the
+// lines that changed. Not safe for concurrent use.
+type Writer struct {
 	w       io.Writer
 	started bool // a step is already in the output: the next one is preceded by a blank line
 }
 
-func (tw *transcriptWriter) write(st step) error {
-	if err := st.validate(); err != nil {
+// NewWriter returns a Writer that starts a transcript in w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// Write writes st, which must be valid (Validate). A failed write may
+// leave part of the step in the output.
+func (tw *Writer) Write(st Step) error {
+	if err := st.Validate(); err != nil {
 		return err
 	}
 	if st.SendRaw != nil {
 		// Raw text longer than two lines' worth is written as parts, one a
 		// line; shorter text stays one string, as it reads best.
-		text, _ := st.rawText()
+		text, _ := st.RawText()
 		const margin = len(`    "",`)
 		var err error
 		if st.SendRaw, err = json.Marshal(text); err != nil {
 			return err
 		}
-		if len(st.SendRaw) > 2*transcriptWidth {
-			if st.SendRaw, err = json.Marshal(splitText(text, transcriptWidth-margin)); err != nil {
+		if len(st.SendRaw) > 2*Width {
+			if st.SendRaw, err = json.Marshal(splitText(text, Width-margin)); err != nil {
 				return err
 			}
 		}
@@ -203,7 +292,7 @@ func (tw *transcriptWriter) write(st step) error {
 
 // marshal returns the step as one JSON object of its one member. The
 // member's value is checked by appendPretty, which formats it.
-func (st step) marshal() ([]byte, error) {
+func (st Step) marshal() ([]byte, error) {
 	var name string
 	var val []byte
 	switch {
@@ -233,9 +322,9 @@ var prettyOptions = []jsontext.Options{jsontext.SpaceAfterColon(true), jsontext.
 	jsontext.EscapeForHTML(false), jsontext.AllowDuplicateNames(true)}
 
 // appendPretty appends the JSON value raw, starting at column col of a line
-// indented by indent. A value that fits before transcriptWidth stays on one
-// line; a longer object or array gets one member per line, each formatted
-// the same way. Strings are written as they read, without HTML escaping.
+// indented by indent. A value that fits before Width stays on one line; a
+// longer object or array gets one member per line, each formatted the
+// same way. Strings are written as they read, without HTML escaping.
 func appendPretty(dst, raw []byte, col int, indent string) ([]byte, error) {
 	flat, err := jsontext.AppendFormat(nil, raw, prettyOptions...)
 	if err != nil {
@@ -247,7 +336,7 @@ func appendPretty(dst, raw []byte, col int, indent string) ([]byte, error) {
 // appendFlat is appendPretty for a value already written flat.
 func appendFlat(dst, flat []byte, col int, indent string) ([]byte, error) {
 	kind := jsontext.Value(flat).Kind()
-	if (kind != '{' && kind != '[') || col+utf8.RuneCount(flat) <= transcriptWidth {
+	if (kind != '{' && kind != '[') || col+utf8.RuneCount(flat) <= Width {
 		return append(dst, flat...), nil
 	}
 	dec := jsontext.NewDecoder(bytes.NewReader(flat), jsontext.AllowDuplicateNames(true))
