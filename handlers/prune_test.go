@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +11,8 @@ import (
 
 	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/incremental"
+	"github.com/hookwire/hookwire/rpc"
+	"github.com/hookwire/hookwire/transcript"
 )
 
 // FuzzPruneTransform checks that decoding chat.messages.transform params
@@ -141,28 +141,20 @@ func transcriptTransformParams(tb testing.TB) [][]byte {
 }
 
 // transformParamsIn returns the params of the chat.messages.transform
-// steps the transcript file name sends.
+// steps the transcript file name sends, read through package transcript.
 func transformParamsIn(name string) ([][]byte, error) {
-	f, err := os.Open(name)
+	steps, err := transcript.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	var out [][]byte
-	// A transcript is a stream of JSON values, one per step.
-	dec := json.NewDecoder(f)
-	for dec.More() {
-		var step struct {
-			Send struct {
-				Method string          `json:"method"`
-				Params json.RawMessage `json:"params"`
-			} `json:"send"`
+	for _, st := range steps {
+		if st.Send == nil {
+			continue
 		}
-		if err := dec.Decode(&step); err != nil {
-			return nil, err
-		}
-		if step.Send.Method == "chat.messages.transform" && len(step.Send.Params) > 0 {
-			out = append(out, step.Send.Params)
+		env, err := rpc.ReadEnvelope(st.Send)
+		if err == nil && env.Method == "chat.messages.transform" && env.ParamsEnd > env.ParamsStart {
+			out = append(out, st.Send[env.ParamsStart:env.ParamsEnd])
 		}
 	}
 	return out, nil
