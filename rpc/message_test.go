@@ -43,6 +43,9 @@ func TestDecode(t *testing.T) {
 		{name: "invalid UTF-8 and a surrogate in the id", msg: "{\"id\":\"\\ud800\",\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":\"\xff\"}", kind: kindInvalid, code: CodeParseError, id: `"\ud800"`},
 		{name: "invalid UTF-8 in the id", msg: "{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"m\"}", kind: kindInvalid, code: CodeParseError},
 		{name: "invalid UTF-8 and a syntax error", msg: "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"m\",\"params\":\"\xff\",}", kind: kindInvalid, code: CodeParseError},
+		{name: "a lone surrogate and a syntax error after it", msg: `{"jsonrpc":"2.0","id":1,"method":"m","params":"\ud800",}`, kind: kindInvalid, code: CodeParseError},
+		{name: "a lone surrogate after a syntax error", msg: `{"jsonrpc":"2.0","id":1,,"params":"\ud800"}`, kind: kindInvalid, code: CodeParseError},
+		{name: "escaped backslashes before ud are text", msg: `{"jsonrpc":"2.0","id":1,"method":"m","params":"C:\\udir\\\\ud800"}`, kind: kindRequest, method: "m", id: "1", params: `"C:\\udir\\\\ud800"`},
 		{name: "10000 deep is fine", msg: `{"jsonrpc":"2.0","method":"m","params":` + deep(9999, "[", "]") + `}`, kind: kindRequest, method: "m", params: deep(9999, "[", "]")},
 	}
 	for _, tt := range tests {
