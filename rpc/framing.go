@@ -61,6 +61,11 @@ const (
 	// maxLineHint caps the room a long line starts with.
 	maxLineHint = 16 << 20
 
+	// keepFrameBytes bounds the buffer a framer keeps for the next
+	// message: a larger message is read into a buffer of its own, let go
+	// once the next one is read.
+	keepFrameBytes = 8 << 20
+
 	// maxSkipBytes bounds the Content-Length of an oversized message whose
 	// body is read and discarded. A larger one is not believed (no client
 	// sends a gigabyte in one message): its body is not waited for.
@@ -97,7 +102,8 @@ func isBlank(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\
 // frame is one message as delimited by a framer. Exactly one of data,
 // tooLarge and err describes it.
 type frame struct {
-	// data is the message, in a buffer the caller owns from then on.
+	// data is the message. It is valid until the next ReadFrame: the
+	// framer may read the next message into the same buffer.
 	data []byte
 	// tooLarge reports a message over the limit; it was skipped, and
 	// prefix holds its first bytes (at most idPrefixBytes).
@@ -145,6 +151,10 @@ type lineFramer struct {
 	// the next long line starts with that much room, so a run of large
 	// messages is copied once each instead of collected in blocks.
 	hint int
+	// spare is the buffer that held the last long line (at most
+	// keepFrameBytes): the next one starts in it, so a run of large
+	// messages of about the same size allocates nothing.
+	spare []byte
 }
 
 func (f *lineFramer) ReadFrame(limit int64) (frame, error) {
@@ -158,7 +168,8 @@ func (f *lineFramer) ReadFrame(limit int64) (frame, error) {
 
 // readLine reads one line. It holds at most limit+2 bytes of it (the
 // content and "\r\n"): past that the line is too large, and the rest is
-// discarded as it is read, keeping only its first idPrefixBytes.
+// discarded as it is read, keeping only its first idPrefixBytes. A line
+// that fits in the read buffer is handed on in place.
 func (f *lineFramer) readLine(limit int64) (fr frame, blank bool, err error) {
 	var (
 		buf      lineBuffer
@@ -167,6 +178,9 @@ func (f *lineFramer) readLine(limit int64) (fr frame, blank bool, err error) {
 		prefix   []byte
 	)
 	room := limit + 2
+	if int64(cap(f.spare)) <= room {
+		buf.start(f.spare)
+	}
 	for {
 		chunk, err := f.r.ReadSlice('\n')
 		size += int64(len(chunk))
@@ -178,7 +192,7 @@ func (f *lineFramer) readLine(limit int64) (fr frame, blank bool, err error) {
 				if isBlankLine(line) {
 					return frame{}, true, nil
 				}
-				return frame{data: bytes.Clone(line)}, false, nil
+				return frame{data: line}, false, nil
 			}
 			tooLarge = true
 			prefix = appendPrefix(make([]byte, 0, idPrefixBytes), chunk)
@@ -217,28 +231,47 @@ func (f *lineFramer) readLine(limit int64) (fr frame, blank bool, err error) {
 	if size > int64(f.r.Size()) {
 		f.hint = int(size)
 	}
+	if cap(line) <= keepFrameBytes {
+		f.spare = line[:0]
+	}
 	return frame{data: line}, false, nil
 }
 
 // lineBuffer collects a line that spans more than one read of the
-// buffered reader. It holds the line in blocks, each twice the size of the
-// one before, so growing never copies what it holds, and the blocks
-// together never exceed the room append is given: a line that will be
-// skipped costs no more memory than the limit.
+// buffered reader. It fills the spare buffer it was started with, then
+// blocks, each twice the size of the one before, so growing never copies
+// what it holds, and the blocks together never exceed the room append is
+// given: a line that will be skipped costs no more memory than the limit.
 type lineBuffer struct {
+	head   []byte // the spare buffer, filled first
 	blocks [][]byte
 	n      int   // bytes held
-	alloc  int64 // capacity of the blocks
+	alloc  int64 // capacity of head and the blocks
 }
 
-// append adds p, starting with a block of first bytes, and never
-// allocating beyond room in total. The caller checks that p fits in room.
+// start makes spare (nil: none) the buffer filled first.
+func (b *lineBuffer) start(spare []byte) {
+	b.head = spare[:0]
+	b.alloc = int64(cap(spare))
+}
+
+// append adds p, starting with a block of first bytes once head is full,
+// and never allocating beyond room in total. The caller checks that p
+// fits in room.
 func (b *lineBuffer) append(p []byte, first int, room int64) {
+	if len(b.blocks) == 0 {
+		n := min(len(p), cap(b.head)-len(b.head))
+		b.head = append(b.head, p[:n]...)
+		b.n += n
+		p = p[n:]
+	}
 	for len(p) > 0 {
 		if len(b.blocks) == 0 || len(b.blocks[len(b.blocks)-1]) == cap(b.blocks[len(b.blocks)-1]) {
 			size := int64(first)
 			if len(b.blocks) > 0 {
 				size = 2 * int64(cap(b.blocks[len(b.blocks)-1]))
+			} else if cap(b.head) > 0 {
+				size = 2 * int64(cap(b.head))
 			}
 			size = max(min(size, room-b.alloc), 1)
 			b.blocks = append(b.blocks, make([]byte, 0, size))
@@ -254,13 +287,14 @@ func (b *lineBuffer) append(p []byte, first int, room int64) {
 
 // bytes returns the line, copied into one slice only if it spans blocks.
 func (b *lineBuffer) bytes() []byte {
-	switch len(b.blocks) {
-	case 0:
-		return nil
-	case 1:
+	switch {
+	case len(b.blocks) == 0:
+		return b.head
+	case len(b.blocks) == 1 && len(b.head) == 0:
 		return b.blocks[0]
 	}
 	line := make([]byte, 0, b.n)
+	line = append(line, b.head...)
 	for _, blk := range b.blocks {
 		line = append(line, blk...)
 	}
@@ -270,7 +304,7 @@ func (b *lineBuffer) bytes() []byte {
 // prefix returns a copy of the first n bytes held (fewer if it holds
 // less), with room for n.
 func (b *lineBuffer) prefix(n int) []byte {
-	p := make([]byte, 0, n)
+	p := appendPrefix(make([]byte, 0, n), b.head)
 	for _, blk := range b.blocks {
 		p = appendPrefix(p, blk)
 	}
@@ -315,6 +349,7 @@ func (f *lineFramer) WriteFrame(w *bufio.Writer, parts ...[]byte) error {
 // in the stream, wherever it appears.
 type headerFramer struct {
 	r      *bufio.Reader
+	buf    []byte // the last body read (at most keepFrameBytes), reused for the next
 	resync bool   // skip input up to the next "Content-Length:"
 	carry  []byte // a header line found while resynchronising
 }
@@ -397,7 +432,10 @@ func (f *headerFramer) ReadFrame(limit int64) (frame, error) {
 		}
 		return f.skipBody(length)
 	}
-	buf := make([]byte, length)
+	if int64(cap(f.buf)) < length || cap(f.buf) > keepFrameBytes {
+		f.buf = make([]byte, length)
+	}
+	buf := f.buf[:length]
 	if _, err := io.ReadFull(f.r, buf); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return frame{err: errTruncatedBody}, nil

@@ -205,3 +205,52 @@ func TestWriteFrame(t *testing.T) {
 		})
 	}
 }
+
+// A run of messages longer than the read buffer is read into one buffer:
+// after the first, reading one allocates nothing.
+func TestFramersReuseTheirBuffer(t *testing.T) {
+	body := `{"jsonrpc":"2.0","method":"m","params":"` + strings.Repeat("a", 200) + `"}`
+	for _, framing := range []Framing{FramingLine, FramingHeader} {
+		t.Run(framing.String(), func(t *testing.T) {
+			msg := body + "\n"
+			if framing == FramingHeader {
+				msg = fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)
+			}
+			f := newFramer(framing, bufio.NewReaderSize(&loopReader{line: []byte(strings.TrimSuffix(msg, "\n"))}, 16))
+			if framing == FramingHeader {
+				f = newFramer(framing, bufio.NewReaderSize(&repeatString{s: msg}, 16))
+			}
+			read := func() frame {
+				fr, err := f.ReadFrame(1 << 20)
+				require.NoError(t, err)
+				return fr
+			}
+			first := read()
+			require.Equal(t, body, string(first.data))
+			for range 3 {
+				fr := read()
+				require.Equal(t, body, string(fr.data))
+				assert.Same(t, &first.data[0], &fr.data[0], "the same buffer")
+			}
+			if framing == FramingLine {
+				assert.Zero(t, testing.AllocsPerRun(10, func() { read() }))
+			}
+		})
+	}
+}
+
+// repeatString returns s over and over.
+type repeatString struct {
+	s   string
+	off int
+}
+
+func (r *repeatString) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		c := copy(p[n:], r.s[r.off:])
+		n += c
+		r.off = (r.off + c) % len(r.s)
+	}
+	return n, nil
+}

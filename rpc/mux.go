@@ -11,6 +11,9 @@ type Request struct {
 	Method string
 	// Params is the raw "params" value exactly as sent (nil when absent),
 	// except that an escaped lone surrogate reads as \ufffd (PROTOCOL.md 1).
+	// It is valid until Dispatch returns: Serve reads the next message
+	// into the same buffer, so a handler that keeps any of it copies it
+	// (decoding does).
 	Params json.RawMessage
 	// Notification is true when the message had no id; its result is
 	// dropped.
