@@ -8,10 +8,12 @@
 //   3. a copy whose initialize carries another phaseReminder.text fails its
 //      replay, first at the step whose reply holds the reminder, and the
 //      report names that step.
+// It reads the recordings through `hookwire replay -json`, never parsing
+// the transcript format itself.
 // usage: e2e-record-check.mjs WORKDIR SIDECAR
 
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { check, finish } from "./lib/checks.mjs";
 
@@ -21,29 +23,25 @@ if (!work || !bin) {
   process.exit(2);
 }
 
-/** The steps of a transcript: a stream of JSON values (testdata/transcripts/README.md). */
-function readSteps(file) {
-  const text = readFileSync(file, "utf8");
-  const steps = [];
-  let depth = 0, start = -1, inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === "\\") i++;
-      else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') inString = true;
-    else if (c === "{" || c === "[") {
-      if (depth++ === 0) start = i;
-    } else if ((c === "}" || c === "]") && --depth === 0) steps.push(JSON.parse(text.slice(start, i + 1)));
+/**
+ * Replays transcripts with `hookwire replay -json` (the binary reads the
+ * format: testdata/transcripts/README.md, "Reading transcripts in code"):
+ * the exit status and, per file, {file, ok, error?, steps: [{step, line,
+ * value}], differences: [{step, line, what, want, got}]}.
+ */
+function replayJSON(...args) {
+  const r = spawnSync(bin, ["replay", "-json", ...args], { encoding: "utf8" });
+  let results = [];
+  try {
+    results = r.stdout.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+  } catch (e) {
+    return { status: r.status, results: [], output: `unreadable -json output (${e.message}): ${r.stdout}${r.stderr}` };
   }
-  return steps;
+  return { status: r.status, results, output: r.stdout + r.stderr };
 }
 
-const writeSteps = (file, steps) => writeFileSync(file, steps.map((s) => JSON.stringify(s)).join("\n\n") + "\n");
-
-const replay = (...args) => spawnSync(bin, ["replay", ...args], { encoding: "utf8" });
+/** Writes steps one compact value per line, which the reader takes as well. */
+const writeSteps = (file, steps) => writeFileSync(file, steps.map((s) => JSON.stringify(s)).join("\n") + "\n");
 
 const order = (name) => Number(/^recording(?:-(\d+))?\.json$/.exec(name)?.[1] ?? 1);
 const files = readdirSync(work)
@@ -51,15 +49,26 @@ const files = readdirSync(work)
   .sort((a, b) => order(a) - order(b))
   .map((n) => join(work, n));
 
+// Each recording replayed once: its steps (as the binary read them) serve
+// checks 1 and 3, its result check 2.
+const replayed = new Map(
+  files.map((f) => {
+    const r = replayJSON(f);
+    return [f, { status: r.status, result: r.results[0], output: r.output }];
+  }),
+);
+const stepsOf = (f) => (replayed.get(f).result?.steps ?? []).map((s) => s.value);
+
 // --- 1 -----------------------------------------------------------------------
 {
   const bad = files.flatMap((f) => {
     const mode = statSync(f).mode & 0o777;
-    const steps = readSteps(f);
+    const steps = stepsOf(f);
     const firstReal = steps.find((s) => !("note" in s));
     const why = [];
     if (mode !== 0o600) why.push(`mode ${mode.toString(8)}`);
-    if (!firstReal || !("state" in firstReal)) why.push("no state step before the first message");
+    if (steps.length === 0) why.push(`no steps read: ${replayed.get(f).result?.error ?? replayed.get(f).output}`);
+    else if (!firstReal || !("state" in firstReal)) why.push("no state step before the first message");
     return why.length ? [`${f}: ${why.join(", ")}`] : [];
   });
   check(
@@ -72,8 +81,8 @@ const files = readdirSync(work)
 // --- 2 -----------------------------------------------------------------------
 {
   const failed = files.flatMap((f) => {
-    const r = replay(f);
-    return r.status === 0 ? [] : [`${f}: exit ${r.status}\n${r.stdout}${r.stderr}`];
+    const { status, result, output } = replayed.get(f);
+    return status === 0 && result?.ok ? [] : [`${f}: exit ${status}\n${output}`];
   });
   check("recording: hookwire replay of each recording passes against the same binary", files.length > 0 && failed.length === 0, failed.join("\n"));
 }
@@ -83,7 +92,7 @@ const files = readdirSync(work)
   const changed = "E2E CHANGED REMINDER: a different phaseReminder.text";
   let result = { ok: false, why: "no recording has a reply that holds the phase reminder" };
   for (const f of files) {
-    const steps = readSteps(f);
+    const steps = stepsOf(f);
     const init = steps.find((s) => s.send?.method === "initialize");
     if (!init) continue;
     const params = (init.send.params ??= {});
@@ -95,20 +104,22 @@ const files = readdirSync(work)
     writeSteps(updated, steps);
     // What the changed text makes the sidecar answer: the first step
     // whose reply holds it is where the replay must fail first.
-    const u = replay("-update", updated);
-    if (u.status !== 0) {
-      result = { ok: false, why: `replay -update ${updated}: exit ${u.status}\n${u.stdout}${u.stderr}` };
+    const u = replayJSON("-update", updated);
+    if (u.status !== 0 || !u.results[0]?.ok) {
+      result = { ok: false, why: `replay -update ${updated}: exit ${u.status}\n${u.output}` };
       break;
     }
-    const want = readSteps(updated).findIndex((s) => "recv" in s && JSON.stringify(s.recv).includes(changed)) + 1;
+    const want = u.results[0].steps.find((s) => "recv" in s.value && JSON.stringify(s.value.recv).includes(changed))?.step ?? 0;
     if (want === 0) continue;
-    const r = replay(copy);
-    const first = /^\s+step (\d+) \(line \d+\): (.*)$/m.exec(r.stdout);
-    const got = first ? Number(first[1]) : 0;
+    const r = replayJSON(copy);
+    const first = r.results[0]?.differences?.[0];
+    // The report a person reads names the same step.
+    const report = spawnSync(bin, ["replay", copy], { encoding: "utf8" });
+    const named = new RegExp(`^\\s+step ${want} \\(line \\d+\\): .*differ`, "m").test(report.stdout);
     result = {
-      ok: r.status === 1 && got === want && /differ/.test(first?.[2] ?? ""),
-      why: `${copy}: exit ${r.status}, first difference reported at step ${got}, the reminder's first reply is step ${want}` +
-        (got === want ? "" : `\n${r.stdout}`),
+      ok: r.status === 1 && first?.step === want && /differ/.test(first?.what ?? "") && report.status === 1 && named,
+      why: `${copy}: exit ${r.status}, first difference at step ${first?.step ?? "none"} (${first?.what ?? ""}), ` +
+        `the reminder's first reply is step ${want}; the report ${named ? "names it" : `does not name it:\n${report.stdout}`}`,
     };
     break;
   }
