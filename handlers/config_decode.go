@@ -285,3 +285,7 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(t)]
 }
+
+// EditDistance is the distance the config's did-you-mean uses, for
+// callers that suggest names the same way (hookwire doctor).
+func EditDistance(a, b string) int { return editDistance(a, b) }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -11,12 +10,8 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"runtime"
 	"strings"
-	"time"
 
 	"github.com/hookwire/hookwire/contract"
 	"github.com/hookwire/hookwire/sessions"
@@ -100,6 +95,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 	d.checkSidecar()
 	d.checkStateFile()
 	d.checkPluginVersion()
+	d.checkOptions()
 	return d.report(stdout)
 }
 
@@ -350,55 +346,6 @@ func (d *doctor) effectiveOptions() map[string]json.RawMessage {
 	return opts
 }
 
-// checkSidecar: the binary the shim would run, as it looks for one: the
-// `binary` option, else $HOOKWIRE_BIN, else the platform package installed
-// beside a by-name plugin, else hookwire on PATH.
-func (d *doctor) checkSidecar() {
-	lvl := levelFail
-	if len(d.entries) == 0 {
-		lvl = levelWarn // nothing would run it yet
-	}
-	var bin, source string
-	if raw, ok := d.effectiveOptions()["binary"]; ok && json.Unmarshal(raw, &bin) == nil && strings.TrimSpace(bin) != "" {
-		source = "the plugin option binary"
-	} else if env := strings.TrimSpace(os.Getenv("HOOKWIRE_BIN")); env != "" {
-		bin, source = env, "$HOOKWIRE_BIN in this shell"
-	} else if p := d.platformBinary(); p != "" {
-		bin, source = p, "the installed platform package"
-	} else if p, err := exec.LookPath("hookwire"); err == nil {
-		bin, source = p, "PATH"
-	}
-	if bin == "" {
-		d.add(lvl, "sidecar", "the shim finds no hookwire binary (no binary option, no $HOOKWIRE_BIN, no installed platform package, none on PATH): every hook would pass through.",
-			"put hookwire on PATH (go install github.com/hookwire/hookwire/cmd/hookwire@latest), or set the plugin option binary.")
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, "version").Output()
-	if err != nil {
-		d.add(lvl, "sidecar", fmt.Sprintf("the shim would run %s (from %s), which fails: %v.", bin, source, err),
-			"point the binary option or $HOOKWIRE_BIN at a working hookwire, or reinstall it.")
-		return
-	}
-	d.sidecar = bin
-	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	if f := strings.Fields(line); len(f) >= 2 && f[0] == "hookwire" {
-		d.sideVer = f[1]
-	}
-	same := ""
-	if exe, err := os.Executable(); err == nil && sameFile(exe, bin) {
-		same = " (this binary)"
-	}
-	d.add(levelOK, "sidecar", fmt.Sprintf("the shim would run %s%s, from %s: %s.", bin, same, source, line), "")
-}
-
-func sameFile(a, b string) bool {
-	fa, err1 := os.Stat(a)
-	fb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
-}
-
 // statePath is the state file the shim would give the sidecar, following
 // its `state` and `args` options; "" with a reason when state is off.
 func (d *doctor) statePath() (path, source string, err error) {
@@ -477,124 +424,4 @@ func (d *doctor) checkStateFile() {
 	}
 	d.add(levelOK, "state file", fmt.Sprintf("%s: %s, %s under %s, %s; %s.", path, plural(int(fi.Size()), "byte"),
 		plural(len(got.Sessions), "session"), plural(got.Parents, "parent"), plural(got.FrozenBlocks, "frozen block"), use), "")
-}
-
-// checkPluginVersion: the installed plugin package's version against the
-// sidecar's (else this binary's).
-func (d *doctor) checkPluginVersion() {
-	if len(d.entries) == 0 {
-		d.add(levelInfo, "plugin version", "not checked: the plugin is not configured.", "")
-		return
-	}
-	bin := d.sideVer
-	binWhat := "the sidecar's"
-	if bin == "" {
-		bin, binWhat = thisBuild().Version, "this binary's"
-	}
-	for _, e := range d.entries {
-		pj := e.pkgJSON
-		if pj == "" && e.missing == "" {
-			pj = installedPackage(e.spec)
-			if pj == "" {
-				d.add(levelWarn, "plugin version", fmt.Sprintf("%s is not installed under %s yet.", e.spec, filepath.Join(cacheDir(), "packages")),
-					"start OpenCode once: it installs by-name plugins there (it needs npm and a registry).")
-				continue
-			}
-		}
-		if pj == "" {
-			continue // reported missing above
-		}
-		_, ver, err := readPackageJSON(pj)
-		if err != nil {
-			d.add(levelWarn, "plugin version", err.Error()+".", "reinstall the plugin.")
-			continue
-		}
-		switch versionsMatch(ver, bin) {
-		case matchYes:
-			d.add(levelOK, "plugin version", fmt.Sprintf("%s %s (%s) matches %s %s.", pluginPackage, ver, pj, binWhat, bin), "")
-		case matchUnknown:
-			d.add(levelInfo, "plugin version", fmt.Sprintf("%s %s (%s); %s %s is a development build, not compared.", pluginPackage, ver, pj, binWhat, bin), "")
-		default:
-			d.add(levelWarn, "plugin version", fmt.Sprintf("%s %s (%s), but %s version is %s.", pluginPackage, ver, pj, binWhat, bin),
-				fmt.Sprintf("install the same version of both: the plugin %s@%s, or go install github.com/hookwire/hookwire/cmd/hookwire@v%s.", pluginPackage, ver, strings.TrimPrefix(ver, "v")))
-		}
-	}
-}
-
-// platformBinary is the sidecar of the platform package npm installed
-// beside a by-name plugin (contract.Platforms: hookwire-opencode-<platform>-<arch>,
-// named as Node names the platform: win32, x64), or "".
-func (d *doctor) platformBinary() string {
-	platform, ok := contract.PlatformFor(runtime.GOOS, runtime.GOARCH)
-	if !ok {
-		return "" // no platform package is published for this one
-	}
-	exe := "hookwire"
-	if runtime.GOOS == "windows" {
-		exe += ".exe"
-	}
-	for _, e := range d.entries {
-		if strings.HasPrefix(e.spec, "file:") {
-			continue // a built shim finds no platform package beside it
-		}
-		pj := installedPackage(e.spec)
-		if pj == "" {
-			continue
-		}
-		// <dir>/node_modules/hookwire-opencode/package.json -> <dir>/node_modules/<platform package>/bin/hookwire
-		bin := filepath.Join(filepath.Dir(filepath.Dir(pj)), platform.Package, "bin", exe)
-		if st, err := os.Stat(bin); err == nil && !st.IsDir() {
-			return bin
-		}
-	}
-	return ""
-}
-
-// installedPackage finds the package.json OpenCode installed for a
-// by-name spec under <cache>/packages/<name>@<version or latest>/.
-func installedPackage(spec string) string {
-	base := filepath.Join(cacheDir(), "packages")
-	want := spec
-	if want == pluginPackage {
-		want += "@latest"
-	}
-	dirs := []string{filepath.Join(base, want)}
-	if more, _ := filepath.Glob(filepath.Join(base, pluginPackage+"@*")); len(more) > 0 {
-		dirs = append(dirs, more...)
-	}
-	for _, dir := range dirs {
-		pj := filepath.Join(dir, "node_modules", pluginPackage, "package.json")
-		if _, err := os.Stat(pj); err == nil {
-			return pj
-		}
-	}
-	return ""
-}
-
-type match int
-
-const (
-	matchNo match = iota
-	matchYes
-	matchUnknown
-)
-
-var (
-	releaseRe  = regexp.MustCompile(`^v?\d+\.\d+\.\d+`)
-	describeRe = regexp.MustCompile(`^-\d+-g[0-9a-f]+(-dirty)?$`) // what git describe adds after a tag
-)
-
-// versionsMatch compares the plugin package's version with the binary's:
-// equal apart from a leading "v", or a binary built by make some commits
-// after that release (git describe's "v1.2.3-4-gabcdef"). A binary whose
-// version is not a release number (a development build) is not compared.
-func versionsMatch(pkg, bin string) match {
-	p, b := strings.TrimPrefix(pkg, "v"), strings.TrimPrefix(bin, "v")
-	switch {
-	case !releaseRe.MatchString(b):
-		return matchUnknown
-	case p == b, strings.HasPrefix(b, p) && describeRe.MatchString(b[len(p):]):
-		return matchYes
-	}
-	return matchNo
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -68,11 +70,16 @@ func (e *doctorEnv) shim(dir, v string) string {
 }
 
 func TestDoctor(t *testing.T) {
+	v040 := buildVersioned(t, "v0.4.0") // before newDoctorEnv empties PATH
 	tests := []struct {
 		name  string
 		setup func(e *doctorEnv)
 		code  int
 		want  []string // regexps, each matching one line of the report
+		// absent: regexps no line of the report matches
+		absent []string
+		// notRun: a file under the env's root a binary would create if run
+		notRun string
 	}{
 		{
 			name:  "nothing configured: warnings only",
@@ -80,7 +87,7 @@ func TestDoctor(t *testing.T) {
 			want: []string{
 				`^ok +binary +\S+: hookwire `,
 				`^warn +plugin +hookwire's plugin is not configured: no OpenCode config file found\. Fix: add "plugin": \["hookwire-opencode"\] .* to .*/config/opencode/opencode\.json\.$`,
-				`^warn +sidecar +the shim finds no hookwire binary .* Fix: put hookwire on PATH`,
+				`^warn +sidecar +the shim finds no hookwire binary .* Fix: add the plugin \(see above\): OpenCode installs hookwire-opencode, and npm the sidecar with it\.$`,
 				`^ok +state file +.*/state/hookwire/proj-[0-9a-f]{16}\.json \(the project's default\): none yet`,
 				`^- +plugin version +not checked`,
 				`^0 failures, 2 warnings$`,
@@ -100,7 +107,8 @@ func TestDoctor(t *testing.T) {
 			},
 			want: []string{
 				`^ok +opencode config +.*/config/opencode/opencode\.jsonc: loads hookwire-opencode, options \{"cacheStable":true,"timeoutMs":300\}\.$`,
-				`^ok +sidecar +the shim would run .*/bin/hookwire, from PATH: hookwire v0\.3\.0 go1\.26\.0 linux/amd64\.$`,
+				`^ok +sidecar +the shim would run .*/bin/hookwire, from PATH: hookwire v0\.3\.0 go1\.26\.0 linux/amd64\. Command: .*/bin/hookwire --project .*/proj$`,
+				`^ok +plugin options +.*opencode\.jsonc: the options of hookwire-opencode are all known and valid\.$`,
 				`^ok +plugin version +hookwire-opencode 0\.3\.0 \(.*/cache/opencode/packages/hookwire-opencode@latest/node_modules/hookwire-opencode/package\.json\) matches the sidecar's v0\.3\.0\.$`,
 				`^0 failures, 0 warnings$`,
 			},
@@ -119,13 +127,37 @@ func TestDoctor(t *testing.T) {
 			},
 		},
 		{
-			name: "a make build some commits after the plugin's release matches it",
+			name: "a make build some commits after the plugin's release: a warning, as the shim gives",
 			setup: func(e *doctorEnv) {
 				e.sidecar("v0.3.0-4-gabcdef0-dirty")
 				e.installed("hookwire-opencode@latest", "0.3.0")
 				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
 			},
-			want: []string{`^ok +plugin version +.* matches the sidecar's v0\.3\.0-4-gabcdef0-dirty\.$`},
+			want: []string{`^warn +plugin version +hookwire-opencode 0\.3\.0 .*, but the sidecar's version is v0\.3\.0-4-gabcdef0-dirty\. Fix: install the same version of both: the plugin hookwire-opencode@0\.3\.0-4-gabcdef0-dirty, or go install github\.com/hookwire/hookwire/cmd/hookwire@v0\.3\.0\.$`},
+		},
+		{
+			name: "plugin and binary of one untagged release: no warning (npm's . for +)",
+			setup: func(e *doctorEnv) {
+				e.sidecar("0.0.0-dev+g0123abc")
+				e.installed("hookwire-opencode@latest", "0.0.0-dev.g0123abc")
+				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
+			},
+			want: []string{
+				`^ok +plugin version +hookwire-opencode 0\.0\.0-dev\.g0123abc \(.*\) matches the sidecar's 0\.0\.0-dev\+g0123abc\.$`,
+				`^0 failures, 0 warnings$`,
+			},
+		},
+		{
+			name: "untagged releases that differ: a warning with no go install of a version that does not exist",
+			setup: func(e *doctorEnv) {
+				e.sidecar("0.0.0-dev+g0123abc")
+				e.installed("hookwire-opencode@latest", "0.0.0-dev.g9999999")
+				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
+			},
+			want: []string{
+				`^warn +plugin version +hookwire-opencode 0\.0\.0-dev\.g9999999 .*, but the sidecar's version is 0\.0\.0-dev\+g0123abc\. Fix: install the same version of both: the plugin hookwire-opencode@0\.0\.0-dev\.g0123abc, or a hookwire built from the same commit \(make build\)\.$`,
+			},
+			absent: []string{`go install`},
 		},
 		{
 			name: "a development build is not compared",
@@ -134,7 +166,7 @@ func TestDoctor(t *testing.T) {
 				e.installed("hookwire-opencode@latest", "0.3.0")
 				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
 			},
-			want: []string{`^- +plugin version +hookwire-opencode 0\.3\.0 .* devel\+0123456789ab is a development build, not compared\.$`},
+			want: []string{`^- +plugin version +hookwire-opencode 0\.3\.0 .* devel\+0123456789ab: a development build on one side, not compared \(the shim does not compare them either\)\.$`},
 		},
 		{
 			name: "by name, nothing on PATH: the shim runs the installed platform package's sidecar",
@@ -147,16 +179,17 @@ func TestDoctor(t *testing.T) {
 				if arch == "amd64" {
 					arch = "x64"
 				}
-				e.write(filepath.Join(e.cache, "opencode", "packages", "hookwire-opencode@latest", "node_modules",
-					"hookwire-opencode-"+plat+"-"+arch, "bin", "hookwire"),
-					"#!/bin/sh\necho 'hookwire v0.3.0 go1.26.0 linux/amd64'\n", 0o755)
+				pkg := filepath.Join(e.cache, "opencode", "packages", "hookwire-opencode@latest", "node_modules", "hookwire-opencode-"+plat+"-"+arch)
+				e.write(filepath.Join(pkg, "bin", "hookwire"), "#!/bin/sh\ntouch "+filepath.Join(e.root, "RAN")+"\necho 'hookwire v0.3.0'\n", 0o755)
+				e.write(filepath.Join(pkg, "package.json"), `{"name":"hookwire-opencode-`+plat+`-`+arch+`","version":"0.3.0"}`, 0o600)
 				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
 			},
 			want: []string{
-				`^ok +sidecar +the shim would run .*/node_modules/hookwire-opencode-[a-z0-9]+-[a-z0-9]+/bin/hookwire, from the installed platform package: hookwire v0\.3\.0 `,
-				`^ok +plugin version +hookwire-opencode 0\.3\.0 .* matches the sidecar's v0\.3\.0\.$`,
+				`^ok +sidecar +the shim would run .*/node_modules/hookwire-opencode-[a-z0-9]+-[a-z0-9]+/bin/hookwire, from the installed platform package: hookwire-opencode-[a-z0-9]+-[a-z0-9]+ 0\.3\.0 \(its package\.json\)\. Command: `,
+				`^ok +plugin version +hookwire-opencode 0\.3\.0 .* matches the sidecar's 0\.3\.0\.$`,
 				`^0 failures, 0 warnings$`,
 			},
+			notRun: "RAN",
 		},
 		{
 			name: "by name but not installed yet: a warning",
@@ -167,21 +200,110 @@ func TestDoctor(t *testing.T) {
 			want: []string{`^warn +plugin version +hookwire-opencode is not installed under .*/cache/opencode/packages yet\. Fix: start OpenCode once`},
 		},
 		{
-			name: "the project's .opencode config loads a built shim by file URL; the binary option wins over PATH",
+			name: "the project's .opencode config loads a built shim by file URL; the binary option wins over PATH and is read, not run",
 			setup: func(e *doctorEnv) {
 				e.sidecar("v0.1.0") // on PATH, not used
-				other := e.write(filepath.Join(e.root, "opt", "hookwire"), "#!/bin/sh\necho 'hookwire v0.4.0 go1.26.0 linux/amd64'\n", 0o755)
+				other := filepath.Join(e.root, "opt", "hookwire")
+				require.NoError(e.t, os.MkdirAll(filepath.Dir(other), 0o700))
+				require.NoError(e.t, os.Link(v040, other))
 				url := e.shim(filepath.Join(e.root, "src", "hookwire", "shim"), "0.4.0")
 				e.write(filepath.Join(e.project, ".opencode", "opencode.json"),
-					`{"plugin":[["`+url+`",{"binary":"`+other+`"}]]}`, 0o600)
+					`{"plugin":[["`+url+`",{"binary":"`+other+`","args":["--log-level","debug"]}]]}`, 0o600)
 				e.write(filepath.Join(e.project, "opencode.json"), `{"model":"x/y"}`, 0o600)
 			},
 			want: []string{
 				`^- +opencode config +.*/proj/opencode\.json: does not load hookwire\.$`,
-				`^ok +opencode config +.*/proj/\.opencode/opencode\.json: loads file://.*/src/hookwire/shim/dist/index\.js, options \{"binary":".*/opt/hookwire"\}\.$`,
-				`^ok +sidecar +the shim would run .*/opt/hookwire, from the plugin option binary: hookwire v0\.4\.0`,
+				`^ok +opencode config +.*/proj/\.opencode/opencode\.json: loads file://.*/src/hookwire/shim/dist/index\.js, options \{"binary":".*/opt/hookwire","args":\["--log-level","debug"\]\}\.$`,
+				`^ok +sidecar +the shim would run .*/opt/hookwire, from the plugin option binary in .*/proj/\.opencode/opencode\.json: hookwire v0\.4\.0 go\S+ \S+ \(its build info\)\. Command: .*/opt/hookwire --log-level debug --project .*/proj$`,
 				`^ok +plugin version +hookwire-opencode 0\.4\.0 \(.*/src/hookwire/shim/package\.json\) matches the sidecar's v0\.4\.0\.$`,
 				`^0 failures, 0 warnings$`,
+			},
+		},
+		{
+			name: "a repository naming ./evil.sh as the binary: doctor does not run it, and says what OpenCode would run",
+			setup: func(e *doctorEnv) {
+				e.write(filepath.Join(e.project, "evil.sh"), "#!/bin/sh\ntouch "+filepath.Join(e.root, "RAN")+"\necho 'hookwire v1.0.0'\n", 0o755)
+				e.write(filepath.Join(e.project, "opencode.json"), `{"plugin":[["hookwire-opencode",{"binary":"./evil.sh"}]]}`, 0o600)
+			},
+			want: []string{
+				`^warn +sidecar +the shim would run .*/proj/evil\.sh, from the plugin option binary in .*/proj/opencode\.json: it is not a Go build of hookwire, so its version is unknown without running it, and doctor runs no binary a config file names\. Command: .*/proj/evil\.sh --project .*/proj Fix: make sure it is the hookwire you mean`,
+			},
+			notRun: "RAN",
+		},
+		{
+			name: "a binary option naming nothing: a failure, not run",
+			setup: func(e *doctorEnv) {
+				e.write(filepath.Join(e.project, "opencode.json"), `{"plugin":[["hookwire-opencode",{"binary":"bin/gone"}]]}`, 0o600)
+			},
+			code: 1,
+			want: []string{`^FAIL +sidecar +the shim would run .*/proj/bin/gone, from the plugin option binary in .*, which does not exist`},
+		},
+		{
+			name: "a binary option naming a file that is not executable: a failure",
+			setup: func(e *doctorEnv) {
+				e.write(filepath.Join(e.project, "hw"), "#!/bin/sh\n", 0o644)
+				e.write(filepath.Join(e.project, "opencode.json"), `{"plugin":[["hookwire-opencode",{"binary":"./hw"}]]}`, 0o600)
+			},
+			code: 1,
+			want: []string{`^FAIL +sidecar +the shim would run .*/proj/hw, from .*, which is not executable \(mode -rw-r--r--\)\. Fix: chmod \+x it`},
+		},
+		{
+			name: "a pinned version OpenCode never installed, beside one it did: a failure",
+			setup: func(e *doctorEnv) {
+				e.sidecar("v0.3.0")
+				e.installed("hookwire-opencode@0.3.0", "0.3.0")
+				e.globalJSON(`{"plugin":["hookwire-opencode@0.0.1"]}`)
+			},
+			code: 1,
+			want: []string{
+				`^FAIL +plugin version +hookwire-opencode@0\.0\.1 is not installed under .*/cache/opencode/packages \(installed: hookwire-opencode@0\.3\.0\): OpenCode skips a plugin it cannot install without a word, so hookwire is not loaded\. Fix: start OpenCode once and run doctor again; if it is still missing, 0\.0\.1 is not a published version`,
+			},
+			absent: []string{`^ok +plugin version`},
+		},
+		{
+			name: "before OpenCode's first start, by name: warnings that say start OpenCode once, exit 0, no Go",
+			setup: func(e *doctorEnv) {
+				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
+			},
+			want: []string{
+				`^warn +sidecar +hookwire-opencode is not installed yet, nor the sidecar that comes with it: until then every hook passes through\. Fix: start OpenCode once`,
+				`^warn +plugin version +hookwire-opencode is not installed under .* yet\. Fix: start OpenCode once`,
+				`^0 failures, 2 warnings$`,
+			},
+			absent: []string{`go install`, `on PATH`, `^FAIL`},
+		},
+		{
+			name: "installed by name without its platform package: a failure that says reinstall",
+			setup: func(e *doctorEnv) {
+				e.installed("hookwire-opencode@latest", "0.3.0")
+				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
+			},
+			code: 1,
+			want: []string{`^FAIL +sidecar +hookwire-opencode is installed \(.*\) without its platform package hookwire-opencode-[a-z0-9]+-[a-z0-9]+, which holds the sidecar: every hook passes through\. Fix: reinstall it: remove .*/cache/opencode/packages/hookwire-opencode@latest and start OpenCode again`},
+		},
+		{
+			name: "a stale HOOKWIRE_BIN: named, with the fallback the shim takes",
+			setup: func(e *doctorEnv) {
+				e.sidecar("v0.3.0")
+				e.installed("hookwire-opencode@latest", "0.3.0")
+				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
+				e.t.Setenv("HOOKWIRE_BIN", filepath.Join(e.root, "old-build", "hookwire"))
+			},
+			want: []string{
+				`^warn +sidecar +HOOKWIRE_BIN=.*/old-build/hookwire names no file: the shim skips it, with a warning, and looks further\. Fix: unset HOOKWIRE_BIN`,
+				`^ok +sidecar +the shim would run .*/bin/hookwire, from PATH: hookwire v0\.3\.0`,
+			},
+		},
+		{
+			name: "plugin options checked by the shim's and the sidecar's own rules, did-you-mean included",
+			setup: func(e *doctorEnv) {
+				e.sidecar("v0.3.0")
+				e.installed("hookwire-opencode@latest", "0.3.0")
+				e.globalJSON(`{"plugin":[["hookwire-opencode",{"cacheStabel":true,"managedAgents":"build","timeotMs":300,"state":false}]]}`)
+			},
+			want: []string{
+				`^warn +plugin options +.*/opencode\.json: hookwire-opencode: timeotMs: unknown option, ignored \(did you mean "timeoutMs"\?\); cacheStabel: unknown member, ignored \(did you mean "cacheStable"\?\); managedAgents must be an array, got a string; using the default\. Fix: correct them`,
+				`^0 failures, 1 warning$`,
 			},
 		},
 		{
@@ -205,13 +327,13 @@ func TestDoctor(t *testing.T) {
 			want: []string{`^FAIL +opencode config +.*opencode\.json: not valid JSON\(C\): invalid character '\}'.* Fix: correct it`},
 		},
 		{
-			name: "configured, but no binary to run: a failure",
+			name: "a built shim, but no binary to run: a failure",
 			setup: func(e *doctorEnv) {
-				e.installed("hookwire-opencode@latest", "0.3.0")
-				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
+				url := e.shim(filepath.Join(e.root, "src", "hookwire", "shim"), "0.4.0")
+				e.globalJSON(`{"plugin":["` + url + `"]}`)
 			},
 			code: 1,
-			want: []string{`^FAIL +sidecar +the shim finds no hookwire binary`},
+			want: []string{`^FAIL +sidecar +the shim finds no hookwire binary .* Fix: build it \(make build\) and set the plugin option binary`},
 		},
 		{
 			name: "a binary that does not run: a failure",
@@ -267,7 +389,57 @@ func TestDoctor(t *testing.T) {
 				}
 				assert.True(t, found, "no line matches %s in\n%s", want, stdout)
 			}
+			for _, absent := range tt.absent {
+				assert.NotRegexp(t, regexp.MustCompile(`(?m)`+absent), stdout)
+			}
+			if tt.notRun != "" {
+				assert.NoFileExists(t, filepath.Join(e.root, tt.notRun), "doctor ran a binary")
+			}
 		})
+	}
+}
+
+// buildVersioned builds hookwire as make does, with -X main.version=v,
+// once per version per test binary.
+func buildVersioned(t *testing.T, v string) string {
+	t.Helper()
+	versioned.Lock()
+	defer versioned.Unlock()
+	if p, ok := versioned.bins[v]; ok {
+		return p
+	}
+	bin := filepath.Join(testDir, "hookwire-"+v)
+	out, err := exec.Command("go", "build", "-ldflags", "-X main.version="+v, "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	if versioned.bins == nil {
+		versioned.bins = map[string]string{}
+	}
+	versioned.bins[v] = bin
+	return bin
+}
+
+var versioned struct {
+	sync.Mutex
+	bins map[string]string
+}
+
+// TestShimOptionsList: doctor's list of the shim's own options is the
+// shim's (shim/src/options.ts SHIM_OPTIONS).
+func TestShimOptionsList(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "shim", "src", "options.ts"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?s)export const SHIM_OPTIONS = \[(.*?)\] as const`).FindSubmatch(src)
+	require.NotNil(t, m, "SHIM_OPTIONS not found in options.ts")
+	var names []string
+	for _, q := range regexp.MustCompile(`"([A-Za-z]+)"`).FindAllSubmatch(m[1], -1) {
+		names = append(names, string(q[1]))
+	}
+	assert.Equal(t, names, shimOptions)
+	for _, tt := range []struct{ name, want string }{
+		{"timeotMs", "timeoutMs"}, {"TimeoutMs", "timeoutMs"}, {"stat", "state"}, {"sate", "state"},
+		{"status", ""}, {"stale", "state"}, {"cacheStable", ""}, {"binary", ""}, {"arg", "args"}, {"maxReplyByte", "maxReplyBytes"},
+	} {
+		assert.Equal(t, tt.want, nearShimOption(tt.name), tt.name)
 	}
 }
 
@@ -278,13 +450,15 @@ func TestVersionsMatch(t *testing.T) {
 	}{
 		{"0.3.0", "v0.3.0", matchYes},
 		{"0.3.0", "0.3.0", matchYes},
-		{"0.3.0", "v0.3.0-4-gabcdef0", matchYes},
-		{"0.3.0", "v0.3.0-4-gabcdef0-dirty", matchYes},
+		{"0.0.0-dev.g0123abc", "0.0.0-dev+g0123abc", matchYes}, // one release: npm has . for +
+		{"0.0.0-dev.g0123abc", "0.0.0-dev+g0123abd", matchNo},
+		{"0.3.0", "v0.3.0-4-gabcdef0", matchNo}, // the shim warns: so does doctor
 		{"0.3.0", "v0.3.0-rc1", matchNo},
 		{"0.3.0", "v0.3.1", matchNo},
 		{"0.3.0", "v0.30.0", matchNo},
 		{"0.3.0", "devel+0123456789ab", matchUnknown},
-		{"0.3.0", "abc1234", matchUnknown}, // git describe without tags
+		{"0.0.0-dev", "v0.3.0", matchUnknown}, // a plugin run from a checkout
+		{"0.3.0", "", matchUnknown},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, versionsMatch(tt.pkg, tt.bin), "%s vs %s", tt.pkg, tt.bin)

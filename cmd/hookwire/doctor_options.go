@@ -1,0 +1,136 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hookwire/hookwire/handlers"
+)
+
+// shimOptions are the plugin options the shim consumes itself and never
+// sends to the sidecar (shim/src/options.ts SHIM_OPTIONS; a test keeps the
+// two lists equal).
+var shimOptions = []string{
+	"binary", "args", "timeoutMs", "transformTimeoutMs", "hungAfterMisses",
+	"maxInFlightBytes", "maxReplyBytes", "logFile", "trace", "state", "record",
+}
+
+// nearShimOption is the shim option name is a likely misspelling of, as
+// the shim decides it (nearShimOption in shim/src/options.ts): equal but
+// for case, or within two edits (one for options of five letters or
+// fewer); "" when none is, or when name is one.
+func nearShimOption(name string) string {
+	best, bestDist := "", 0
+	for _, o := range shimOptions {
+		if o == name {
+			return ""
+		}
+		d := handlers.EditDistance(name, o)
+		if strings.EqualFold(name, o) {
+			d = 0
+		}
+		limit := 2
+		if len(o) <= 5 {
+			limit = 1
+		}
+		if d <= limit && (best == "" || d < bestDist) {
+			best, bestDist = o, d
+		}
+	}
+	return best
+}
+
+// checkOptions: each hookwire entry's options, read as the shim and the
+// sidecar read them: a name that looks like a misspelt shim option is
+// dropped by the shim; the rest is the sidecar's config, decoded by the
+// sidecar's own decoder (handlers.ParseConfig), whose warnings (did-you-
+// mean included) are what OpenCode would show as a toast.
+func (d *doctor) checkOptions() {
+	for _, e := range d.entries {
+		if len(e.options) == 0 || string(e.options) == "null" {
+			continue
+		}
+		members, ok := objectMembers(e.options)
+		if !ok {
+			d.add(levelWarn, "plugin options", fmt.Sprintf("%s: the options of %s are not an object: the shim uses its defaults.", e.config, e.spec),
+				`write them as an object: ["hookwire-opencode", { ... }].`)
+			continue
+		}
+		var problems []string
+		var config strings.Builder
+		config.WriteByte('{')
+		for _, m := range members {
+			if contains(shimOptions, m.name) {
+				continue
+			}
+			if near := nearShimOption(m.name); near != "" {
+				problems = append(problems, fmt.Sprintf("%s: unknown option, ignored (did you mean %q?)", m.name, near))
+				continue
+			}
+			if config.Len() > 1 {
+				config.WriteByte(',')
+			}
+			q, _ := json.Marshal(m.name)
+			config.Write(q)
+			config.WriteByte(':')
+			config.Write(m.value)
+		}
+		config.WriteByte('}')
+		_, warnings, err := handlers.ParseConfig(jsontext.Value(config.String()))
+		if err != nil {
+			d.add(levelFail, "plugin options", fmt.Sprintf("%s: the sidecar refuses the options of %s: %v; every hook would pass through.", e.config, e.spec, err),
+				"correct the options.")
+			continue
+		}
+		for _, w := range warnings {
+			problems = append(problems, strings.TrimPrefix(w, "config."))
+		}
+		if len(problems) == 0 {
+			d.add(levelOK, "plugin options", fmt.Sprintf("%s: the options of %s are all known and valid.", e.config, e.spec), "")
+			continue
+		}
+		d.add(levelWarn, "plugin options", fmt.Sprintf("%s: %s: %s.", e.config, e.spec, strings.Join(problems, "; ")),
+			"correct them: each is ignored (or keeps its default) and the rest applies.")
+	}
+}
+
+type member struct {
+	name  string
+	value jsontext.Value
+}
+
+// objectMembers lists a JSON object's members in the order written
+// (duplicates kept: the sidecar's decoder judges them); false when raw is
+// not an object.
+func objectMembers(raw json.RawMessage) ([]member, bool) {
+	dec := jsontext.NewDecoder(strings.NewReader(string(raw)), jsontext.AllowDuplicateNames(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, false
+	}
+	var out []member
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, false
+		}
+		name := tok.String() // before the next read voids tok
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, false
+		}
+		out = append(out, member{name, v.Clone()})
+	}
+	return out, true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
