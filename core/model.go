@@ -13,11 +13,16 @@ import "strings"
 //     the entry is unusable.
 //   - "As given" answers are the trimmed text; promotion of a user fallback
 //     tests the user model's parsed base with its provider hint.
-//   - The category default is an opaque model id, as in the anchor: no
-//     variant is split off it. `openai/gemini-3.1-pro xhigh` is matched, and
-//     answered as given, as that whole (trimmed) string. Its provider, for
-//     the connected-provider check and the match's provider hint, is the
-//     text before its first `/` when both sides are non-blank.
+//   - A user-configured category default is a user model entry: its variant
+//     is split off (`openai/gpt-5.4 high` answers `openai/gpt-5.4`, variant
+//     `high`, as delegate-core's "user-configured category model has
+//     variant ... preserves variant" test says); an entry that does not
+//     parse is answered as given. The category default that is not
+//     user-configured is an opaque model id, as in the anchor: no variant
+//     is split off it. `openai/gemini-3.1-pro xhigh` is matched as that
+//     whole (trimmed) string. Its provider, for the connected-provider
+//     check and the match's provider hint, is the text before its first
+//     `/` when both sides are non-blank.
 //   - Explicit `-high` is case-sensitive, needs text before `-high`, and
 //     "the match is not itself" / "equals that model's base" are exact
 //     comparisons; the chain answers the default's base with no variant.
@@ -156,12 +161,14 @@ func resolveUserModel(user string, fallbacks, available []string) *ModelResoluti
 }
 
 // resolveCategoryDefault is step 3; nil means go on. category is trimmed
-// and non-blank, and opaque: no variant is split off it.
+// and non-blank. A user-configured one is parsed as a user model entry (its
+// variant kept); otherwise it is opaque: no variant is split off it.
 func resolveCategoryDefault(category string, userConfigured bool, available, connected []string) *ModelResolution {
-	given := &ModelResolution{Model: category, Rung: RungCategoryDefault}
 	if userConfigured {
-		return given
+		entry, ok := parseModelEntry(category)
+		return asGiven(category, entry, ok, RungCategoryDefault)
 	}
+	given := &ModelResolution{Model: category, Rung: RungCategoryDefault}
 	provider := opaqueModelProvider(category)
 	if len(available) == 0 {
 		if connected != nil && provider != "" && !containsString(connected, provider) {

@@ -117,10 +117,22 @@ func TestResolveModelWorkedExamples(t *testing.T) {
 			want: chainAnswerFor("long-custom-provider/gpt-5.6-sol", "xhigh", solEntry),
 		},
 		{
-			name: "user-configured category default is an opaque id, answered whole",
+			name: "user-configured category default keeps its variant",
 			in: ModelInput{CategoryDefaultModel: "openai/gemini-3.1-pro xhigh", IsUserConfiguredCategoryModel: true,
 				AvailableModels: []string{"openai/gemini-3.1-pro"}},
-			want: answer(RungCategoryDefault, "openai/gemini-3.1-pro xhigh", ""),
+			want: answer(RungCategoryDefault, "openai/gemini-3.1-pro", "xhigh"),
+		},
+		{
+			// delegate-core: "user-configured category model has variant ... preserves variant".
+			name: "user-configured category default with a variant preserves it",
+			in:   ModelInput{CategoryDefaultModel: "openai/gpt-5.4 high", IsUserConfiguredCategoryModel: true},
+			deps: warm,
+			want: answer(RungCategoryDefault, "openai/gpt-5.4", "high"),
+		},
+		{
+			name: "a category default that is not user-configured stays opaque",
+			in:   ModelInput{CategoryDefaultModel: "openai/gpt-5.4 high", AvailableModels: []string{"openai/gpt-5.4 high"}},
+			want: answer(RungCategoryDefault, "openai/gpt-5.4 high", ""),
 		},
 		{
 			name: "category default is matched as the whole id",
@@ -309,14 +321,25 @@ func TestResolveModelCategoryDefault(t *testing.T) {
 			want: answer(RungCategoryDefault, "openai/gpt-5.4", ""),
 		},
 		{
-			name: "user-configured answered as given despite no match, no variant split",
+			name: "user-configured answered as given despite no match, its variant split off",
 			in:   ModelInput{CategoryDefaultModel: "custom/foo high", IsUserConfiguredCategoryModel: true, AvailableModels: []string{"openai/gpt-5.4"}},
-			want: answer(RungCategoryDefault, "custom/foo high", ""),
+			want: answer(RungCategoryDefault, "custom/foo", "high"),
 		},
 		{
-			name: "opaque id: user-configured answered as the whole string",
+			name: "user-configured: parsed as an entry, trimmed, variant split off",
 			in:   ModelInput{CategoryDefaultModel: " openai/gemini-3.1-pro xhigh ", IsUserConfiguredCategoryModel: true, AvailableModels: []string{"openai/gemini-3.1-pro"}},
-			want: answer(RungCategoryDefault, "openai/gemini-3.1-pro xhigh", ""),
+			want: answer(RungCategoryDefault, "openai/gemini-3.1-pro", "xhigh"),
+		},
+		{
+			name: "user-configured: a parenthesised variant is split off too",
+			in:   ModelInput{CategoryDefaultModel: "openai/gpt-5.4(high)", IsUserConfiguredCategoryModel: true},
+			deps: warm,
+			want: answer(RungCategoryDefault, "openai/gpt-5.4", "high"),
+		},
+		{
+			name: "user-configured: no variant, answered as given",
+			in:   ModelInput{CategoryDefaultModel: " gpt-5.4 ", IsUserConfiguredCategoryModel: true, AvailableModels: []string{"openai/gpt-5.4"}},
+			want: answer(RungCategoryDefault, "gpt-5.4", ""),
 		},
 		{
 			name: "opaque id: matched as the whole string",
