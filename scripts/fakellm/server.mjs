@@ -7,7 +7,9 @@
 // POST /v1/chat/completions with SSE chunks, and appends every request body
 // to --log as one JSON line ({n, t, agent, body}). What to answer is decided
 // by the scenario module's reply(request) -> {text} | {toolCalls: [{name, args}]}
-// (it may be async, e.g. to disturb the system under test first).
+// (it may be async, e.g. to disturb the system under test first), or
+// {status, headers?, error} for a provider error (an HTTP status other than
+// 200 with an OpenAI-style `{"error": ...}` body, e.g. a 429 rate limit).
 // Exits by itself after --max-seconds (default 300) so it can never linger.
 
 import { appendFileSync, writeFileSync } from "node:fs";
@@ -67,6 +69,11 @@ const server = createServer((req, res) => {
       const answer = await scenario.reply(parsed, { n: number, agent });
       (answer.toolCalls ?? []).forEach((tc, i) => (tc.id ??= `call_${number}_${i}`));
       appendFileSync(logFile.replace(/\.jsonl$/, "") + ".replies.jsonl", JSON.stringify({ n: number, agent, answer }) + "\n");
+      if (answer.status) {
+        res.writeHead(answer.status, { "content-type": "application/json", ...(answer.headers ?? {}) });
+        res.end(JSON.stringify({ error: answer.error ?? { message: `error ${answer.status}` } }));
+        return;
+      }
       if (parsed.stream === false) {
         const message = answer.toolCalls?.length
           ? { role: "assistant", content: null, tool_calls: answer.toolCalls.map((tc) => ({ id: tc.id, type: "function", function: { name: tc.name, arguments: JSON.stringify(tc.args) } })) }
