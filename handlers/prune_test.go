@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookwire/hookwire/contract"
 	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/incremental"
 	"github.com/hookwire/hookwire/rpc"
@@ -153,7 +154,7 @@ func transformParamsIn(name string) ([][]byte, error) {
 			continue
 		}
 		env, err := rpc.ReadEnvelope(st.Send)
-		if err == nil && env.Method == "chat.messages.transform" && env.ParamsEnd > env.ParamsStart {
+		if err == nil && env.Method == contract.MethodChatMessagesTransform && env.ParamsEnd > env.ParamsStart {
 			out = append(out, st.Send[env.ParamsStart:env.ParamsEnd])
 		}
 	}

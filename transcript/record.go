@@ -18,6 +18,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/hookwire/hookwire/contract"
 	"github.com/hookwire/hookwire/rpc"
 )
 
@@ -364,9 +365,9 @@ func (r *Recorder) write(st Step) {
 // by method: they are recorded as Any. "*" stands for every item of an
 // array.
 var varyingMembers = map[string][][]string{
-	"initialize":    {{"result", "serverInfo", "version"}},
-	"status":        {{"result", "version"}, {"result", "uptimeSeconds"}, {"result", "memory"}, {"result", "state"}, {"result", "stateFile"}},
-	"sessions.list": {{"result", "*", "lastUse"}},
+	contract.MethodInitialize:   {{"result", "serverInfo", "version"}},
+	contract.MethodStatus:       {{"result", "version"}, {"result", "uptimeSeconds"}, {"result", "memory"}, {"result", "state"}, {"result", "stateFile"}},
+	contract.MethodSessionsList: {{"result", "*", "lastUse"}},
 }
 
 // wildcardVarying returns reply with the varying members of method's
