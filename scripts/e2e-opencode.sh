@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end test: real OpenCode 1.18.33 + the hookwire shim + the hookwire
+# End-to-end test: real OpenCode (1.18.33, or HOOKWIRE_OPENCODE_VERSION) + the hookwire shim + the hookwire
 # sidecar, against a scripted fake LLM (scripts/fakellm/). Asserts on what the
 # LLM actually received (scripts/e2e-opencode-assert.mjs), and that the
 # session's recording replays (scripts/e2e-record-check.mjs).
@@ -79,10 +79,19 @@ log "opencode run exited $RUN_RC"
 PARENT=$(oc_session_of "$WORK/run.jsonl")
 echo "$PARENT" >"$WORK/parent"
 if [ -n "$PARENT" ]; then
-  log "opencode session delete $PARENT"
   set +e
-  (cd "$PROJECT" && HOOKWIRE_SHIM_TRACE=$WORK/trace-delete.jsonl timeout -k 5 60 "$OPENCODE" session delete "$PARENT" \
-    </dev/null >"$WORK/delete.out" 2>"$WORK/delete.err")
+  if oc_version_below 1.14; then
+    # OpenCode 1.3 and older: `opencode session delete` exits before its
+    # plugins hear session.deleted (they have no dispose hook to finish
+    # on), so the session is deleted through a running server, as the TUI
+    # does (docs/OPENCODE.md).
+    log "opencode serve + DELETE /session/$PARENT"
+    (cd "$PROJECT" && HOOKWIRE_SHIM_TRACE=$WORK/trace-delete.jsonl oc_serve_delete "$PARENT" >"$WORK/delete.out" 2>"$WORK/delete.err")
+  else
+    log "opencode session delete $PARENT"
+    (cd "$PROJECT" && HOOKWIRE_SHIM_TRACE=$WORK/trace-delete.jsonl timeout -k 5 60 "$OPENCODE" session delete "$PARENT" \
+      </dev/null >"$WORK/delete.out" 2>"$WORK/delete.err")
+  fi
   echo $? >"$WORK/delete.rc"
   set -e
 else

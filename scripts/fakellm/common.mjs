@@ -39,5 +39,10 @@ export function agentOf(body) {
 /** A reply that calls the task tool with these arguments. */
 export const task = (args) => ({ toolCalls: [{ name: "task", args }] });
 
-/** The child session id in a task tool result (`<task id="...">`). */
-export const taskIdOf = (text) => text?.match(/<task\s(?:[^>]*\s)?id="([^"]+)"/)?.[1];
+/**
+ * The child session id in a task tool result: `<task id="...">` (OpenCode
+ * 1.14 and later), or the `task_id: ses_... (for resuming ...)` first line
+ * of OpenCode 1.3 and older.
+ */
+export const taskIdOf = (text) =>
+  text?.match(/<task\s(?:[^>]*\s)?id="([^"]+)"/)?.[1] ?? text?.match(/^task_id: (ses_[A-Za-z0-9]+)/m)?.[1];

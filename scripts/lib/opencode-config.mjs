@@ -6,7 +6,7 @@
 // the package.json / package-lock.json / node_modules that stop OpenCode from
 // running its own npm install there (see docs/OPENCODE.md).
 
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -25,8 +25,32 @@ export function withDeadlines(shimOptions) {
   return shimOptions;
 }
 
-/** The shim of --shim as a file:// plugin entry with these options. */
-export const shimPlugin = (shimOptions) => [pathToFileURL(arg("shim")).href, shimOptions];
+/**
+ * Whether the OpenCode of --version takes `[name, options]` entries in the
+ * plugin list. 1.3.2 and older accept only names (their config schema says
+ * `plugin: string[]`, a tuple fails the config) and pass no options; of the
+ * versions the registry serves, 1.14.34 is the next, and it takes them.
+ */
+export function takesPluginOptions(version = arg("version")) {
+  const [major, minor] = String(version ?? "").split(".").map(Number);
+  return major > 1 || (major === 1 && minor >= 14);
+}
+
+/**
+ * The shim of --shim as a file:// plugin entry with these options. On an
+ * OpenCode that takes no plugin options the entry is the URL alone and the
+ * options go to --dir's hookwire-options.json, which scripts/lib/opencode.sh
+ * exports as HOOKWIRE_OPTIONS (the shim reads it when OpenCode passes none).
+ */
+export function shimPlugin(shimOptions) {
+  const url = pathToFileURL(arg("shim")).href;
+  if (takesPluginOptions()) return [url, shimOptions];
+  envOptions = shimOptions;
+  return url;
+}
+
+/** The options of the bare shim entry shimPlugin last made, for hookwire-options.json. */
+let envOptions;
 
 /**
  * opencode.json for the fake LLM on --port: the fake provider and model, the
@@ -84,6 +108,10 @@ export function writeConfigDir(config) {
   const version = arg("version");
   mkdirSync(join(dir, "node_modules"), { recursive: true });
   writeFileSync(join(dir, "opencode.json"), JSON.stringify(config, null, 2));
+  // The options of a bare shim entry (shimPlugin), for HOOKWIRE_OPTIONS.
+  const optionsFile = join(dir, "hookwire-options.json");
+  rmSync(optionsFile, { force: true });
+  if (envOptions) writeFileSync(optionsFile, JSON.stringify(envOptions));
   const deps = { "@opencode-ai/plugin": version };
   writeFileSync(join(dir, "package.json"), JSON.stringify({ dependencies: deps }, null, 2));
   writeFileSync(

@@ -6,7 +6,9 @@
 # ${HOOKWIRE_CACHE:-$HOME/.cache/hookwire}/opencode-$OPENCODE_VERSION
 # (reused when present; npm's own cache lives there too).
 
-OPENCODE_VERSION=1.18.33
+# The OpenCode under test: HOOKWIRE_OPENCODE_VERSION, default the latest
+# verified (README's compatibility table; `make test` also runs the oldest).
+OPENCODE_VERSION=${HOOKWIRE_OPENCODE_VERSION:-1.18.33}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CACHE_ROOT=${HOOKWIRE_CACHE:-$HOME/.cache/hookwire}
 CACHE=$CACHE_ROOT/opencode-$OPENCODE_VERSION
@@ -168,6 +170,14 @@ oc_config() {
     --dir "$XDG_CONFIG_HOME/opencode" --port "$FAKELLM_PORT" --version "$OPENCODE_VERSION" "$@" \
     --shim "$ROOT/shim/dist/index.js" \
     --timeout-ms "${HOOKWIRE_E2E_TIMEOUT_MS:-1000}" --transform-timeout-ms "${HOOKWIRE_E2E_TRANSFORM_TIMEOUT_MS:-4000}"
+  # An OpenCode that passes plugins no options (before 1.14): the shim reads
+  # them from HOOKWIRE_OPTIONS (scripts/lib/opencode-config.mjs shimPlugin).
+  if [ -f "$XDG_CONFIG_HOME/opencode/hookwire-options.json" ]; then
+    HOOKWIRE_OPTIONS=$(cat "$XDG_CONFIG_HOME/opencode/hookwire-options.json")
+    export HOOKWIRE_OPTIONS
+  else
+    unset HOOKWIRE_OPTIONS
+  fi
 }
 
 # oc_session_of FILE: the first session id in the output of `opencode run --format json`.
@@ -178,4 +188,27 @@ oc_session_of() {
       if (!l.trim()) continue;
       try { const e = JSON.parse(l); const id = e.sessionID ?? e.part?.sessionID; if (id) { console.log(id); break; } } catch {}
     }' "$1"
+}
+
+# oc_version_below X.Y: whether $OPENCODE_VERSION is older than X.Y.
+oc_version_below() {
+  node -e 'const [a, b] = process.argv.slice(1).map((v) => v.split(".").map(Number));
+    for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) process.exit((a[i] ?? 0) < (b[i] ?? 0) ? 0 : 1);
+    process.exit(1)' "$OPENCODE_VERSION" "$1"
+}
+
+# oc_serve_delete SESSION: deletes a session through `opencode serve` on a
+# free loopback port (DELETE /session/:id), then lets the server's plugins
+# hear session.deleted for a few seconds before stopping it.
+oc_serve_delete() {
+  local port pid rc=1
+  port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+  "$OPENCODE" serve --hostname 127.0.0.1 --port "$port" </dev/null &
+  pid=$!
+  for _ in $(seq 150); do curl -sf "http://127.0.0.1:$port/session" >/dev/null 2>&1 && break; sleep 0.2; done
+  if curl -sf -X DELETE "http://127.0.0.1:$port/session/$1"; then rc=0; fi
+  sleep 3
+  kill "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  return "$rc"
 }

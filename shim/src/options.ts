@@ -229,15 +229,38 @@ class OptionReader {
   }
 }
 
+/**
+ * The plugin options when OpenCode passed none: HOOKWIRE_OPTIONS, a JSON
+ * object. OpenCode before 1.14 accepts only plugin names in opencode.json's
+ * `plugin` list (no `[name, options]` entry) and passes plugins no options,
+ * so this is how a user there sets them. Options OpenCode did pass (not
+ * empty) win; the variable is then ignored. Bad JSON: the defaults, with a warning.
+ */
+export function optionsFromEnv(options: unknown, env: NodeJS.ProcessEnv): { options: unknown; warning?: string } {
+  const raw = nonEmpty(env.HOOKWIRE_OPTIONS);
+  const none = options === undefined || options === null || (typeof options === "object" && !Array.isArray(options) && Object.keys(options).length === 0);
+  if (!none || raw === undefined) return { options };
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) return { options: parsed };
+    return { options: undefined, warning: `HOOKWIRE_OPTIONS must be a JSON object, got ${shown(parsed)}; using the defaults` };
+  } catch {
+    return { options: undefined, warning: `HOOKWIRE_OPTIONS is not JSON (${shown(raw)}); using the defaults` };
+  }
+}
+
 export function resolveSettings(
   options: unknown,
   env: NodeJS.ProcessEnv,
   project?: ProjectDirs,
   packagedBinary: () => string | null = platformBinary,
 ): ShimSettings {
+  const envOptions = optionsFromEnv(options, env);
+  options = envOptions.options;
   const isObject = options !== null && typeof options === "object" && !Array.isArray(options);
   const o: Record<string, unknown> = isObject ? (options as Record<string, unknown>) : {};
   const r = new OptionReader(o);
+  if (envOptions.warning) r.warn(envOptions.warning);
   if (!isObject && options !== undefined && options !== null) r.warn(`the plugin options must be an object, got ${shown(options)}; using the defaults`);
 
   // Not a shim option: the sidecar's config, unless it looks like a

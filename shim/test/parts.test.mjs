@@ -8,7 +8,7 @@ import { EventForwarder, deadlineOf } from "../dist/forward.js";
 import { Logger } from "../dist/log.js";
 import { sidecarArgs } from "../dist/statefile.js";
 import { InitParams, agentListsOf, learnAgents } from "../dist/agents.js";
-import { editDistance, nearShimOption, resolveSettings } from "../dist/options.js";
+import { editDistance, nearShimOption, optionsFromEnv, resolveSettings } from "../dist/options.js";
 import { fakeClient, flushIO, repoDir } from "./helpers.mjs";
 
 
@@ -219,6 +219,32 @@ test("plugin options: a bad value keeps its default with a warning naming the op
   assert.deepEqual(good.warnings, [], "valid values, and names the sidecar judges (cachestable) are the sidecar's");
   assert.deepEqual(good.config, { managedAgents: ["build"], cachestable: true });
   assert.deepEqual(resolveSettings("x", env, {}).warnings, ['the plugin options must be an object, got "x"; using the defaults']);
+});
+
+test("HOOKWIRE_OPTIONS: the options on an OpenCode that passes none (before 1.14); options OpenCode passed win; bad JSON warns", () => {
+  const env = (v) => ({ HOOKWIRE_OPTIONS: v, HOME: "/tmp" });
+  const cases = [
+    // [options OpenCode passed, HOOKWIRE_OPTIONS, options used, warning?]
+    [undefined, '{"cacheStable":false}', { cacheStable: false }, undefined],
+    [{}, '{"cacheStable":false}', { cacheStable: false }, undefined],
+    [null, '{"timeoutMs":900}', { timeoutMs: 900 }, undefined],
+    [{ cacheStable: true }, '{"cacheStable":false}', { cacheStable: true }, undefined],
+    [undefined, undefined, undefined, undefined],
+    [undefined, "  ", undefined, undefined],
+    [undefined, "[1]", undefined, /must be a JSON object/],
+    [undefined, "{cacheStable:false", undefined, /is not JSON/],
+  ];
+  for (const [given, raw, want, warning] of cases) {
+    const got = optionsFromEnv(given, env(raw));
+    assert.deepEqual(got.options, want === undefined && given !== undefined && !warning ? given : want, `${JSON.stringify(given)} + ${raw}`);
+    if (warning) assert.match(got.warning, warning);
+    else assert.equal(got.warning, undefined);
+  }
+  const settings = resolveSettings(undefined, { HOOKWIRE_OPTIONS: '{"timeoutMs":900,"cacheStable":false}', HOME: "/tmp" }, undefined, () => null);
+  assert.equal(settings.timeoutMs, 900);
+  assert.deepEqual(settings.config, { cacheStable: false });
+  const bad = resolveSettings(undefined, { HOOKWIRE_OPTIONS: "nope", HOME: "/tmp" }, undefined, () => null);
+  assert.ok(bad.warnings.some((w) => w.startsWith("HOOKWIRE_OPTIONS is not JSON")), bad.warnings.join("; "));
 });
 
 test("no member of the sidecar's config (PROTOCOL.md 7) is taken for a misspelt shim option", () => {
