@@ -25,6 +25,8 @@ import { Trace, traceInspect } from "./trace.js";
 import { Providers, type ProvidersClient } from "./providers.js";
 import { platformPackage, rejectionMessage, versionMismatch } from "./binary.js";
 import { TransformSync } from "./transformsync.js";
+import { agentModelNames } from "./providers.js";
+import { belowMinimum, clientFeatures, dropModelVariant, HostCapabilities, MIN_OPENCODE, versionBesideBinary, type HostInfo } from "./host.js";
 
 export { HOOK_NAMES, type HookMethod } from "./forward.js";
 export { agentListsOf, subagentsFromConfig, type ShimClient } from "./agents.js";
@@ -57,6 +59,8 @@ export type Seams = {
   agentWaits?: AgentWaits;
   /** The plugin's version instead of package.json's (tests of the version check). */
   pluginVersion?: string;
+  /** The OpenCode running the plugin (server.ts passes OpenCode 2's; tests pass any); default: 1.x, its version read beside its binary. */
+  host?: HostInfo;
 };
 
 export type HookwireInstance = {
@@ -103,6 +107,19 @@ export function createHookwire(
   if (settings.warnings.length > 0) {
     log.alert("option-warnings", "warn", `hookwire: plugin option warnings: ${settings.warnings.join("; ")}`, { warnings: settings.warnings });
   }
+
+  const host = seams.host ?? { generation: 1, version: versionBesideBinary() };
+  if (belowMinimum(host.version)) {
+    log.alert(
+      "host-too-old",
+      "error",
+      `hookwire: needs OpenCode ${MIN_OPENCODE} or later (its hooks are missing before that); this is OpenCode ${host.version}, so hookwire is off. Update OpenCode.`,
+      { host },
+    );
+    trace?.write({ ev: "host-too-old", host });
+    return { hooks: {}, settings, dispose: async () => {} };
+  }
+  const caps = hostCapabilities(host, client, settings.config, log, trace);
 
   if (!settings.binary || (!seams.spawn && !isExecutable(settings.binary))) {
     warnNoBinary(settings, log, trace);
@@ -159,8 +176,10 @@ export function createHookwire(
     // An agent with an agentModels entry waits for the provider list, within
     // three quarters of the hook's deadline; the call gets the rest (providers.ts).
     "chat.message": async (i, o) => {
+      caps.learnVariant(o);
       const waited = await providers.beforeChatMessage(i, o, Math.floor((settings.timeoutMs * 3) / 4));
-      return forwardHook(waited ? { ...ctx, deadlines: { ...ctx.deadlines, timeoutMs: settings.timeoutMs - waited } } : ctx, "chat.message", i, o);
+      await forwardHook(waited ? { ...ctx, deadlines: { ...ctx.deadlines, timeoutMs: settings.timeoutMs - waited } } : ctx, "chat.message", i, o);
+      afterChatMessage(caps, o);
     },
     event: (i) => (providers.onEvent(i), forgetDeleted(ctx.transforms, i), events.onEvent(i as { event?: { type?: unknown } })),
   };
@@ -174,6 +193,38 @@ export function createHookwire(
   }
 
   return { hooks, settings, sidecar, dispose: hooks.dispose! };
+}
+
+/**
+ * What this host lacks among what the configuration uses, named once
+ * (host.ts). Toasts are always used; the provider list and model variants
+ * only when config.agentModels lists an agent; the model choice is off on
+ * OpenCode 2 whenever it is configured.
+ */
+function hostCapabilities(host: HostInfo, client: unknown, config: Record<string, unknown>, log: Logger, trace?: Trace): HostCapabilities {
+  const caps = new HostCapabilities(host, (message, off) => {
+    log.alert(`host-features:${off.join(",")}`, "warn", message, { host, off });
+    trace?.write({ ev: "host-features", host, off });
+  });
+  const models = agentModelNames(config).size > 0;
+  const seen = clientFeatures(client);
+  if (host.generation === 2) {
+    caps.set("toasts", false);
+    if (models) caps.set("modelChoice", false);
+  } else {
+    caps.set("toasts", seen.toasts === true);
+    if (models) caps.set("providers", seen.providers === true);
+  }
+  if (!models) caps.ignore("variant");
+  caps.announce();
+  return caps;
+}
+
+/** chat.message on a host that keeps the variant off the model: the sidecar's variant comes off again (host.ts). */
+function afterChatMessage(caps: HostCapabilities, output: unknown): void {
+  if (caps.has("variant") !== false) return;
+  dropModelVariant(output);
+  caps.announce();
 }
 
 /** A deleted session's transform base is dropped at once, not left to the LRU bound. */
