@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // Packs the npm packages of a release into OUT/*.tgz (`make dist`):
 //
-//   hookwire-opencode                the plugin: shim/dist/index.js (one
-//                                    esbuild bundle, no dependencies left),
-//                                    its types, README and LICENSE; the five
+//   hookwire-opencode                the plugin: shim/dist/index.js (the
+//                                    1.x entry) and dist/server.js (the
+//                                    `./server` entry, OpenCode 2 too), each
+//                                    one esbuild bundle with no dependencies
+//                                    left, their types, README and LICENSE; the five
 //                                    platform packages as optionalDependencies
 //   hookwire-opencode-<os>-<cpu>     bin/hookwire[.exe] only, with os/cpu set
 //                                    so npm installs the one that matches
@@ -100,7 +102,9 @@ for (const p of PLATFORMS) {
 // The plugin: only what the bundle needs at run time.
 {
   const dir = join(stageRoot, shim.name);
-  for (const f of ["dist/index.js", "dist/index.d.ts", "README.md"]) {
+  // shim/package.json's files: the bundles of both entries (`.` and
+  // `./server`), their types, README; LICENSE comes from the repository root.
+  for (const f of shim.files.filter((f) => f !== "LICENSE")) {
     const from = join(root, "shim", f);
     if (!existsSync(from)) {
       console.error(`npm-packages: shim/${f} is missing (cd shim && npm ci && npm run build)`);
@@ -121,7 +125,7 @@ for (const p of PLATFORMS) {
     main: shim.main,
     types: shim.types,
     exports: shim.exports,
-    files: ["dist/index.js", "dist/index.d.ts", "README.md", "LICENSE"],
+    files: shim.files,
     engines: shim.engines,
     optionalDependencies: Object.fromEntries(PLATFORMS.map((p) => [`${shim.name}-${p.os}-${p.cpu}`, version])),
   };

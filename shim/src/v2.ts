@@ -1,0 +1,300 @@
+// OpenCode 2's plugin API, bridged to the same hooks OpenCode 1.x calls
+// (docs/OPENCODE.md, "OpenCode 2"). OpenCode 2 loads a default export
+// `{id, setup}`; `setup(ctx)` registers callbacks on the context instead of
+// returning hooks, and each callback gets one mutable draft that the host
+// reads after it returns (like 1.x's `output`). Built to the API as
+// published in the OpenCode repository at the commit docs/OPENCODE.md
+// names; not yet run against a real OpenCode 2.
+//
+//   v2                                   1.x hook (what the sidecar gets)
+//   session.hook("context", draft)       experimental.chat.system.transform
+//                                        + experimental.chat.messages.transform
+//   tool.hook("execute.before", draft)   tool.execute.before
+//   tool.hook("execute.after", draft)    tool.execute.after (completed only,
+//                                        as 1.x calls it)
+//   event.subscribe()                    event (session.deleted and the rest)
+//   (nothing)                            chat.message: v2 has no hook that
+//                                        may change the model of a request
+//                                        (the drafts' `model` is read-only),
+//                                        so model fallback is off there.
+//   cleanup returned by setup            dispose
+//
+// The message history differs in kind: 1.x hands plugins its stored
+// messages (`{info, parts}`), v2 the LLM request (`{role, content}`, tool
+// results in their own `tool` messages). The bridge shows the sidecar the
+// 1.x shape it knows (one message per user/assistant message, a tool call
+// and its result as one `tool` part) and writes back what the sidecar
+// changes that has a place in v2's shape: text parts (changed, added,
+// removed) and a tool result's output or error text.
+
+import type { Hooks } from "@opencode-ai/plugin";
+
+/** The draft of v2's session `context` hook (SessionContext), as far as the bridge reads it. */
+export type V2SystemPart = { type: "text"; text: string; [k: string]: unknown };
+export type V2ContentPart = { type: string; [k: string]: unknown };
+export type V2Message = { id?: string; role: string; content: V2ContentPart[]; [k: string]: unknown };
+export type V2Context = {
+  readonly sessionID: string;
+  readonly agent?: string;
+  readonly model?: { id?: string; providerID?: string; variant?: string };
+  system: V2SystemPart[];
+  messages: V2Message[];
+  [k: string]: unknown;
+};
+export type V2ToolBefore = { tool: string; readonly sessionID: string; readonly agent?: string; readonly messageID?: string; readonly id: string; input: unknown };
+export type V2ToolAfter = {
+  readonly tool: string;
+  readonly sessionID: string;
+  readonly agent?: string;
+  readonly messageID?: string;
+  readonly id: string;
+  readonly input: unknown;
+  readonly status: "completed" | "error";
+  result?: { output?: unknown; content?: string | Array<{ type: string; text?: string }>; metadata?: Record<string, unknown> };
+  error?: unknown;
+};
+export type V2Event = { id?: string; type: string; created?: number; data?: Record<string, unknown>; durable?: { aggregateID?: string }; [k: string]: unknown };
+
+type Registration = { dispose: () => Promise<void> };
+type HookFn<E> = (name: string, callback: (draft: E) => Promise<void> | void) => Promise<Registration>;
+
+/** The parts of v2's plugin Context the bridge uses. */
+export type V2PluginContext = {
+  readonly app?: { name?: string; version?: string };
+  readonly options?: Record<string, unknown>;
+  readonly session: { hook: HookFn<any> };
+  readonly tool: { hook: HookFn<any> };
+  readonly event: { subscribe: () => AsyncIterable<V2Event> };
+  readonly agent?: { list?: (input?: unknown) => Promise<unknown> };
+};
+
+// --- system ----------------------------------------------------------------------
+
+/** system.transform over v2's system parts: the strings in, changed parts written back. */
+export async function bridgeSystem(hooks: Hooks, draft: V2Context): Promise<void> {
+  const hook = hooks["experimental.chat.system.transform"];
+  if (!hook) return;
+  const before = draft.system.map((p) => (typeof p?.text === "string" ? p.text : ""));
+  const output = { system: [...before] };
+  const model = { providerID: draft.model?.providerID, modelID: draft.model?.id, id: draft.model?.id };
+  await hook({ sessionID: draft.sessionID, model } as never, output);
+  if (!Array.isArray(output.system) || sameStrings(before, output.system)) return;
+  const next: V2SystemPart[] = output.system.map((text, i) =>
+    i < draft.system.length && draft.system[i]?.text === text ? draft.system[i] : { type: "text", text: String(text) },
+  );
+  draft.system.splice(0, draft.system.length, ...next);
+}
+
+function sameStrings(a: string[], b: unknown[]): boolean {
+  return a.length === b.length && a.every((s, i) => s === b[i]);
+}
+
+// --- messages -----------------------------------------------------------------------
+
+/** A 1.x-shaped message and where each of its parts came from in v2's request. */
+type Mapped = {
+  messages: Array<{ info: Record<string, unknown>; parts: Array<Record<string, unknown>> }>;
+  /** Per 1.x message: its v2 message index. */
+  origin: number[];
+  /** Per 1.x tool part (by part id): the v2 tool-result part, when there was one. */
+  results: Map<string, V2ContentPart>;
+};
+
+function resultText(result: unknown): { text: string; error: boolean } {
+  const r = result as { type?: unknown; value?: unknown } | undefined;
+  const value = r?.value;
+  const text =
+    typeof value === "string"
+      ? value
+      : Array.isArray(value)
+        ? value.map((c) => (typeof (c as { text?: unknown })?.text === "string" ? (c as { text: string }).text : "")).join("")
+        : value === undefined
+          ? ""
+          : JSON.stringify(value);
+  return { text, error: r?.type === "error" };
+}
+
+/** v2's request messages as 1.x's `{info, parts}` (see the top of this file). */
+export function toV1Messages(draft: V2Context): Mapped {
+  const mapped: Mapped = { messages: [], origin: [], results: new Map() };
+  const toolParts = new Map<string, Record<string, unknown>>();
+  draft.messages.forEach((m, mi) => {
+    if (m.role === "tool") {
+      for (const c of m.content ?? []) {
+        if (c.type !== "tool-result") continue;
+        const part = toolParts.get(String(c.id));
+        if (!part) continue;
+        const { text, error } = resultText(c.result);
+        part.state = error
+          ? { status: "error", input: (part.state as { input?: unknown }).input, error: text }
+          : { status: "completed", input: (part.state as { input?: unknown }).input, output: text };
+        mapped.results.set(String(part.id), c);
+      }
+      return;
+    }
+    if (m.role !== "user" && m.role !== "assistant") return;
+    const id = typeof m.id === "string" && m.id ? m.id : `v2msg_${mi}`;
+    const parts: Array<Record<string, unknown>> = [];
+    (m.content ?? []).forEach((c, pi) => {
+      const partID = `${id}_p${pi}`;
+      if (c.type === "text") parts.push({ id: partID, messageID: id, sessionID: draft.sessionID, type: "text", text: c.text });
+      else if (c.type === "tool-call") {
+        const part = {
+          id: partID,
+          messageID: id,
+          sessionID: draft.sessionID,
+          type: "tool",
+          tool: c.name,
+          callID: c.id,
+          state: { status: "pending", input: c.input },
+        };
+        toolParts.set(String(c.id), part);
+        parts.push(part);
+      }
+    });
+    mapped.messages.push({ info: { id, sessionID: draft.sessionID, role: m.role, agent: draft.agent }, parts });
+    mapped.origin.push(mi);
+  });
+  return mapped;
+}
+
+/** Writes the sidecar's changes to the 1.x-shaped copy back into v2's messages. */
+export function fromV1Messages(draft: V2Context, mapped: Mapped, after: Mapped["messages"]): void {
+  after.forEach((msg, i) => {
+    const mi = mapped.origin[i];
+    if (mi === undefined || msg === undefined) return;
+    const target = draft.messages[mi];
+    // Text parts: the sidecar's list, in order; the others stay where they were.
+    const texts = (msg.parts ?? []).filter((p) => p?.type === "text").map((p) => String(p.text ?? ""));
+    const oldTexts = target.content.filter((c) => c.type === "text");
+    if (!sameStrings(oldTexts.map((c) => String(c.text ?? "")), texts)) {
+      const rest = target.content.filter((c) => c.type !== "text");
+      const kept = texts.map((text, k) => (oldTexts[k]?.text === text ? oldTexts[k] : { type: "text", text }));
+      // Text first where the message began with text (a user message), after the rest otherwise.
+      target.content = target.content[0]?.type === "text" || rest.length === 0 ? [...kept, ...rest] : [...rest, ...kept];
+    }
+    for (const p of msg.parts ?? []) {
+      if (p?.type !== "tool") continue;
+      const result = mapped.results.get(String(p.id));
+      const state = p.state as { status?: unknown; output?: unknown; error?: unknown } | undefined;
+      if (!result || !state) continue;
+      const now = state.status === "error" ? state.error : state.output;
+      if (typeof now !== "string") continue;
+      const was = resultText(result.result);
+      if (was.text !== now) result.result = { type: was.error ? "error" : "text", value: now };
+    }
+  });
+}
+
+/** messages.transform over v2's request messages. */
+export async function bridgeMessages(hooks: Hooks, draft: V2Context): Promise<void> {
+  const hook = hooks["experimental.chat.messages.transform"];
+  if (!hook || !Array.isArray(draft.messages)) return;
+  const mapped = toV1Messages(draft);
+  const output = { messages: structuredClone(mapped.messages) };
+  await hook({} as never, output as never);
+  fromV1Messages(draft, mapped, output.messages);
+}
+
+// --- tools ----------------------------------------------------------------------------
+
+export async function bridgeToolBefore(hooks: Hooks, draft: V2ToolBefore): Promise<void> {
+  const hook = hooks["tool.execute.before"];
+  if (!hook) return;
+  const output = { args: draft.input };
+  await hook({ tool: draft.tool, sessionID: draft.sessionID, callID: draft.id }, output);
+  if (output.args !== draft.input) draft.input = output.args;
+}
+
+function contentText(content: string | Array<{ type: string; text?: string }> | undefined): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((c) => (c?.type === "text" && typeof c.text === "string" ? c.text : "")).join("");
+  return "";
+}
+
+/** tool.execute.after for a completed call; 1.x never calls it for a failed one, and neither does the bridge. */
+export async function bridgeToolAfter(hooks: Hooks, draft: V2ToolAfter): Promise<void> {
+  const hook = hooks["tool.execute.after"];
+  if (!hook || draft.status !== "completed" || !draft.result) return;
+  const before = contentText(draft.result.content);
+  const output = { title: "", output: before, metadata: draft.result.metadata ?? {} };
+  await hook({ tool: draft.tool, sessionID: draft.sessionID, callID: draft.id, args: draft.input }, output);
+  if (typeof output.output === "string" && output.output !== before) {
+    const content = draft.result.content;
+    draft.result = {
+      ...draft.result,
+      // Other content (files) stays; the text is the sidecar's.
+      content: Array.isArray(content) && content.some((c) => c?.type !== "text")
+        ? [...content.filter((c) => c?.type !== "text"), { type: "text", text: output.output }]
+        : output.output,
+    };
+  }
+}
+
+// --- events -----------------------------------------------------------------------------
+
+/** A v2 event (`{id, type, data}`) as 1.x's event hook input (`{event: {id, type, properties}}`). */
+export function toV1Event(e: V2Event): { event: { id?: string; type: string; properties: Record<string, unknown> } } {
+  const data = e.data && typeof e.data === "object" ? e.data : {};
+  const sessionID = typeof data.sessionID === "string" ? data.sessionID : e.durable?.aggregateID;
+  const properties: Record<string, unknown> = { ...data };
+  if (typeof sessionID === "string") {
+    properties.sessionID = sessionID;
+    // 1.x's session events carry the session as `info`; the sidecar reads info.id.
+    if (e.type.startsWith("session.") && !properties.info) properties.info = { id: sessionID };
+  }
+  return { event: { id: e.id, type: e.type, properties } };
+}
+
+// --- setup ---------------------------------------------------------------------------------
+
+/**
+ * Registers the bridged hooks on a v2 context. Returns v2's cleanup, which
+ * stops the event loop and disposes the 1.x hooks (the sidecar).
+ */
+export async function setupV2(ctx: V2PluginContext, hooks: Hooks): Promise<() => Promise<void>> {
+  const registrations: Registration[] = [];
+  const guard =
+    <E>(fn: (hooks: Hooks, draft: E) => Promise<void>) =>
+    async (draft: E) => {
+      try {
+        await fn(hooks, draft);
+      } catch {
+        // Fail open, as every 1.x hook does: a throw would abort the request.
+      }
+    };
+  registrations.push(
+    // Messages first: the user messages tell the sidecar the session's agent
+    // (v2 has no chat.message), which decides whether the system block applies.
+    await ctx.session.hook("context", guard<V2Context>(async (h, d) => (await bridgeMessages(h, d), await bridgeSystem(h, d)))),
+  );
+  registrations.push(await ctx.tool.hook("execute.before", guard(bridgeToolBefore)));
+  registrations.push(await ctx.tool.hook("execute.after", guard(bridgeToolAfter)));
+
+  let stopped = false;
+  const events = ctx.event.subscribe()[Symbol.asyncIterator]();
+  const loop = (async () => {
+    try {
+      for (;;) {
+        const next = await events.next();
+        if (next.done || stopped) break;
+        try {
+          // Not awaited, as 1.x does not await the event hook.
+          void hooks.event?.(toV1Event(next.value) as never)?.catch?.(() => {});
+        } catch {
+          // an event that cannot be read is dropped
+        }
+      }
+    } catch {
+      // the stream ended with an error: no more events
+    }
+  })();
+
+  return async () => {
+    stopped = true;
+    await events.return?.().catch(() => {});
+    await Promise.race([loop, new Promise((r) => setTimeout(r, 1000).unref?.())]);
+    for (const r of registrations) await r.dispose().catch(() => {});
+    await hooks.dispose?.();
+  };
+}
