@@ -92,6 +92,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 	d := &doctor{project: abs, root: root}
 	d.checkBinary()
 	d.checkConfigs()
+	d.checkOpenCode() // doctor_host.go
 	d.checkSidecar()
 	d.checkStateFile()
 	d.checkPluginVersion()
