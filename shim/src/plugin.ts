@@ -61,6 +61,8 @@ export type Seams = {
   pluginVersion?: string;
   /** The OpenCode running the plugin (server.ts passes OpenCode 2's; tests pass any); default: 1.x, its version read beside its binary. */
   host?: HostInfo;
+  /** Which module OpenCode loaded: "index" (the main entry) or "server" (the ./server subpath); traced. */
+  entry?: "index" | "server";
 };
 
 export type HookwireInstance = {
@@ -108,7 +110,8 @@ export function createHookwire(
     log.alert("option-warnings", "warn", `hookwire: plugin option warnings: ${settings.warnings.join("; ")}`, { warnings: settings.warnings });
   }
 
-  const host = seams.host ?? { generation: 1, version: versionBesideBinary() };
+  const host: HostInfo = seams.host ?? { generation: 1, version: versionBesideBinary() };
+  trace?.write({ ev: "host", host, entry: seams.entry ?? "index", how: seams.host?.generation === 2 ? "setup" : "server" });
   if (belowMinimum(host.version)) {
     log.alert(
       "host-too-old",

@@ -12,7 +12,7 @@ import { createHookwire } from "./plugin.js";
 import { setupV2, type V2PluginContext } from "./v2.js";
 
 async function server(input: PluginInput, options?: Record<string, unknown>): Promise<Hooks> {
-  return createHookwire(input, options).hooks;
+  return createHookwire(input, options, process.env, { entry: "server" }).hooks;
 }
 
 /** OpenCode 2: the 1.x hooks built without a 1.x client (no app log, no toasts), registered on v2's context. */
@@ -20,6 +20,7 @@ async function setup(ctx: V2PluginContext): Promise<() => Promise<void>> {
   const dir = process.cwd();
   const instance = createHookwire({ directory: dir, worktree: dir } as Partial<PluginInput>, ctx.options, process.env, {
     host: { generation: 2, version: ctx.app?.version },
+    entry: "server",
   });
   return setupV2(ctx, instance.hooks);
 }
