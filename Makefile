@@ -27,12 +27,20 @@ DIST_TARGETS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
 DIST_LDFLAGS := -s -w -buildid= -X main.version=$(DIST_VERSION)
 DIST_GOENV   := CGO_ENABLED=0 GOFLAGS=-mod=mod GOAMD64=v1 GOARM64=v8.0 GOEXPERIMENT= GOTOOLCHAIN=local
 
+# The OpenCode versions the real-OpenCode tests run (README's compatibility
+# table): `make test` runs the oldest supported and the latest verified;
+# `make test-compat` adds the ones in between. Each is installed once under
+# $(HOOKWIRE_CACHE)/opencode-<version>.
+OPENCODE_OLDEST  ?= 1.3.2
+OPENCODE_LATEST  ?= 1.18.33
+OPENCODE_BETWEEN ?= 1.15.13
+
 # Short fuzz pass for `make test`/CI; `make fuzz` runs each target longer.
 FUZZTIME_SHORT ?= 5s
 FUZZTIME       ?= 60s
 
 .PHONY: all build demo test test-go lint test-shim test-vscode test-nvim test-e2e test-cache fuzz fuzz-short bench soak clean \
-	dist dist-bin dist-npm dist-vsix test-dist test-registry
+	dist dist-bin dist-npm dist-vsix test-dist test-registry test-compat
 
 all: build
 
@@ -48,7 +56,8 @@ demo: build
 ## plugin's tests in headless Neovim, the real-OpenCode end-to-end test,
 ## the prompt-cache measurement through real OpenCode, the release build's
 ## reproducibility and OpenCode installing the plugin by name from a local
-## npm registry.
+## npm registry. The real-OpenCode runs use OpenCode $(OPENCODE_OLDEST) and
+## $(OPENCODE_LATEST); `make test-compat` adds the versions in between.
 test: lint test-go fuzz-short test-shim test-vscode test-nvim test-e2e test-cache test-dist test-registry
 	@echo "make test: all passed"
 
@@ -76,11 +85,13 @@ test-vscode: build
 test-nvim: build
 	HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/test-nvim.sh
 
-# The real-OpenCode end-to-end tests: hooks and sessions, then model
-# fallback for subagents (issue 11).
+# The real-OpenCode end-to-end tests: hooks and sessions on the oldest
+# supported and the latest verified OpenCode, then model fallback for
+# subagents (issue 11) on the latest.
 test-e2e: build
-	HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-opencode.sh
-	HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-models.sh
+	HOOKWIRE_OPENCODE_VERSION=$(OPENCODE_LATEST) HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-opencode.sh
+	HOOKWIRE_OPENCODE_VERSION=$(OPENCODE_OLDEST) HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-opencode.sh
+	HOOKWIRE_OPENCODE_VERSION=$(OPENCODE_LATEST) HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-models.sh
 
 test-cache: build
 	HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/cache-breaks.sh
@@ -144,7 +155,18 @@ test-dist:
 ## dist/npm, and the e2e stock checks pass; `opencode plugin
 ## hookwire-opencode` too.
 test-registry: dist
-	bash scripts/e2e-registry.sh $(DIST)/npm
+	HOOKWIRE_OPENCODE_VERSION=$(OPENCODE_LATEST) bash scripts/e2e-registry.sh $(DIST)/npm
+	HOOKWIRE_OPENCODE_VERSION=$(OPENCODE_OLDEST) bash scripts/e2e-registry.sh $(DIST)/npm
+
+## test-compat: the real-OpenCode e2e and the install by name on the
+## OpenCode versions between the oldest and the latest that README's
+## compatibility table lists (OPENCODE_BETWEEN, space-separated).
+test-compat: build dist
+	@set -e; for v in $(OPENCODE_BETWEEN); do \
+	  HOOKWIRE_OPENCODE_VERSION=$$v HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-opencode.sh; \
+	  HOOKWIRE_OPENCODE_VERSION=$$v bash scripts/e2e-registry.sh $(DIST)/npm; \
+	done
+	@echo "make test-compat: all passed ($(OPENCODE_BETWEEN))"
 
 clean:
 	rm -rf bin shim/dist $(DIST)

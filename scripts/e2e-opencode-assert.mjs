@@ -14,7 +14,7 @@ import { readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { textOf, taskIdOf } from "./fakellm/common.mjs";
-import { check as record, finish, readJsonl as readJsonlFile, readText as readTextFile } from "./lib/checks.mjs";
+import { check as record, finalTextOf, finish, readJsonl as readJsonlFile, readText as readTextFile } from "./lib/checks.mjs";
 
 const work = process.argv[2];
 const stockOnly = process.argv[3] === "--stock-only";
@@ -215,14 +215,17 @@ const buildTask = (match) => {
 };
 
 check("S0. stock: both runs of build completed (the second continues the first's session)", () => {
+  const notes = [];
   for (const n of [1, 2]) {
     const rc = readTextFile(join(stockDir, `run${n}.rc`)).trim();
     if (rc !== "0") return { ok: false, why: `run ${n} exited ${rc || "?"}; see stock/run${n}.err` };
-    if (!readTextFile(join(stockDir, `run${n}.jsonl`)).includes(`BUILD_RUN${n}_DONE`)) return { ok: false, why: `run ${n}'s final text is missing` };
+    const final = finalTextOf(stockDir, n, `BUILD_RUN${n}_DONE`);
+    if (!final.ok) return { ok: false, why: `run ${n}'s final text is missing` };
+    if (final.why && !notes.includes(final.why)) notes.push(final.why);
   }
   const agents = [...new Set(stockRequests.map((r) => r.agent))].sort();
   if (agents.includes("unknown")) return { ok: false, why: `a request of no known agent: ${agents}` };
-  return { ok: true, why: `${stockRequests.length} LLM requests (${agents.join(", ")}), ${build.length} from build` };
+  return { ok: true, why: `${stockRequests.length} LLM requests (${agents.join(", ")}), ${build.length} from build${notes.length ? `; ${notes.join("; ")}` : ""}` };
 });
 
 check("S1. stock: the shim told the sidecar OpenCode's agents (primary build, plan; subagents explore, general)", () => {

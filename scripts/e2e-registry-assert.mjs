@@ -7,7 +7,7 @@
 
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { check as record, finish, readJsonl, readText } from "./lib/checks.mjs";
+import { check as record, finalTextOf, finish, readJsonl, readText } from "./lib/checks.mjs";
 
 const work = process.argv[2];
 if (!work) {
@@ -37,8 +37,16 @@ function check(name, fn) {
  * before it finishes, so that one does not count.
  */
 function installed(home) {
+  const bun = bunInstalled(home);
+  if (bun) return bun;
   const packages = join(home, "xdg", "cache", "opencode", "packages");
-  const dirs = existsSync(packages) ? readdirSync(packages).filter((d) => d.startsWith("hookwire-opencode")) : [];
+  // packages/<name>@latest first: that is the one the run loaded; the
+  // second install, when it finished, holds the same versions.
+  const dirs = existsSync(packages)
+    ? readdirSync(packages)
+        .filter((d) => d.startsWith("hookwire-opencode"))
+        .sort((a, b) => Number(b.endsWith("@latest")) - Number(a.endsWith("@latest")))
+    : [];
   for (const d of dirs) {
     const nm = join(packages, d, "node_modules");
     const plugin = json(join(nm, "hookwire-opencode", "package.json"));
@@ -51,6 +59,23 @@ function installed(home) {
     return { dir: join(packages, d), nm, plugin, platform, resolved };
   }
   return { dirs };
+}
+
+/**
+ * OpenCode 1.3 and older: `bun add` into the XDG cache's opencode/ itself,
+ * with a bun.lock (JSON with trailing commas) whose packages entries are
+ * [name@version, resolved URL, ...].
+ */
+function bunInstalled(home) {
+  const dir = join(home, "xdg", "cache", "opencode");
+  const nm = join(dir, "node_modules");
+  const plugin = json(join(nm, "hookwire-opencode", "package.json"));
+  if (!plugin || !existsSync(join(dir, "bun.lock"))) return undefined;
+  const lock = JSON.parse(readFileSync(join(dir, "bun.lock"), "utf8").replace(/,(\s*[}\]])/g, "$1"));
+  const resolved = Object.entries(lock?.packages ?? {})
+    .filter(([k]) => k.startsWith("hookwire-opencode"))
+    .map(([k, v]) => [k, Array.isArray(v) ? v[1] : undefined]);
+  return { dir, nm, plugin, platform: json(join(nm, platformPkg, "package.json")), resolved };
 }
 
 /** The sidecar spawns and initialize exchanges in a shim trace. */
@@ -95,7 +120,20 @@ check("R3. plugin and sidecar report the published version (clientInfo, serverIn
   return { ok: true, why: `plugin ${s.client}, sidecar ${s.server}` };
 });
 
-check("P1. opencode plugin hookwire-opencode: exit 0, the project's config gets the plugin, the packages come from the local registry", () => {
+check("R4. the entry OpenCode loaded from the package: ./server (default {id, server, setup}) where it looks there first (1.18), else the main entry", () => {
+  const opencode = readText(join(work, "opencode-version")).trim();
+  const hosts = [1, 2].map((n) => readJsonl(join(stock, `trace-run${n}.jsonl`)).find((r) => r.ev === "host"));
+  if (hosts.some((h) => !h)) return { ok: false, why: "no host record in a run's trace" };
+  const entries = [...new Set(hosts.map((h) => h.entry))];
+  if (entries.length !== 1) return { ok: false, why: `entries differ between runs: ${entries}` };
+  const [major, minor] = opencode.split(".").map(Number);
+  if (major === 1 && minor >= 18 && entries[0] !== "server") return { ok: false, why: `OpenCode ${opencode} loaded ${entries[0]}, want server` };
+  return { ok: true, why: `OpenCode ${opencode} loaded the ${entries[0] === "server" ? "./server subpath" : "main entry"} and called server()${hosts[0].host?.version ? `; the shim read its version ${hosts[0].host.version}` : ""}` };
+});
+
+const skipped = readText(join(cmd, "skipped")).trim();
+if (skipped) console.log(`SKIP P1-P2: ${skipped}`);
+else check("P1. opencode plugin hookwire-opencode: exit 0, the project's config gets the plugin, the packages come from the local registry", () => {
   const rc = readText(join(cmd, "plugin.rc")).trim();
   if (rc !== "0") return { ok: false, why: `exited ${rc || "?"}: ${readText(join(cmd, "plugin.err")).slice(-400)}` };
   const config = json(join(cmd, "plugin-config.json"));
@@ -108,9 +146,10 @@ check("P1. opencode plugin hookwire-opencode: exit 0, the project's config gets 
   return { ok: true, why: `.opencode/opencode.json plugin ${JSON.stringify(config.plugin)}; hookwire-opencode and ${platformPkg} ${version}` };
 });
 
-check("P2. a run in that project loads it: the platform package's sidecar serves build's hooks and the run completes", () => {
+if (!skipped) check("P2. a run in that project loads it: the platform package's sidecar serves build's hooks and the run completes", () => {
   const rc = readText(join(cmd, "run1.rc")).trim();
-  if (rc !== "0" || !readText(join(cmd, "run1.jsonl")).includes("BUILD_RUN1_DONE")) return { ok: false, why: `run exited ${rc || "?"}; see command/run1.err` };
+  const final = finalTextOf(cmd, 1, "BUILD_RUN1_DONE");
+  if (rc !== "0" || !final.ok) return { ok: false, why: `run exited ${rc || "?"}${rc === "0" ? " without its final text" : ""}; see command/run1.err` };
   const trace = readJsonl(join(cmd, "trace-run1.jsonl"));
   const s = sidecarOf(trace);
   if (!s.spawn?.binary?.endsWith(join(platformPkg, "bin", "hookwire"))) return { ok: false, why: `spawned ${s.spawn?.binary}` };

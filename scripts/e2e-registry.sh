@@ -5,7 +5,7 @@
 #      come from an uplink, anything else may be proxied to the npm registry
 #      this machine uses
 #   2. the tarballs of `make dist` (dist/npm/*.tgz) published to it
-#   3. stock OpenCode 1.18.33 whose opencode.json says only
+#   3. stock OpenCode (1.18.33, or HOOKWIRE_OPENCODE_VERSION) whose opencode.json says only
 #      "plugin": ["hookwire-opencode"] (plus the fake LLM provider), the
 #      registry set in ~/.npmrc of its isolated home: no HOOKWIRE_BIN, no
 #      hookwire on PATH, no file:// path. OpenCode installs the plugin and
@@ -122,6 +122,9 @@ if command -v hookwire >/dev/null; then log "FAIL: hookwire is still on PATH: $(
 home() {
   oc_home "$1"
   printf 'registry=%s\n' "$REGISTRY" >"$HOME/.npmrc"
+  # OpenCode 1.3 and older install plugins with `bun add` (their own
+  # binary as bun), which does not read ~/.npmrc but does read this.
+  export NPM_CONFIG_REGISTRY=$REGISTRY
   export npm_config_cache=$1/npm-cache
   unset npm_config_registry
 }
@@ -159,8 +162,15 @@ oc_fakellm_stop
 log "by name in opencode.json: $(($(date +%s) - START)) s"
 
 # --- 5. opencode plugin hookwire-opencode ---------------------------------------------
+# OpenCode 1.3 and older have no `opencode plugin` command: P1-P2 are
+# skipped there (command/skipped says why).
 START=$(date +%s)
 CMD=$WORK/command
+if oc_version_below 1.14; then
+  mkdir -p "$CMD"
+  echo "OpenCode $OPENCODE_VERSION has no 'opencode plugin' command" >"$CMD/skipped"
+  log "$(cat "$CMD/skipped"); P1-P2 skipped"
+else
 home "$CMD"
 export FAKELLM_EVENTS=$CMD/fakellm-events.jsonl
 oc_project "$CMD/project" '# registry plugin-command project'
@@ -181,6 +191,7 @@ if [ -f "$CMD/project/.opencode/opencode.json" ]; then
 fi
 oc_fakellm_stop
 log "opencode plugin: $(($(date +%s) - START)) s"
+fi
 stop_verdaccio
 
 # --- 6. Assertions ------------------------------------------------------------------------

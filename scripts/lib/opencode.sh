@@ -23,6 +23,7 @@ FAKELLM_PID=
 oc_scratch() {
   OC_TAG=$1 OC_KEEP_VAR=$2 OC_WHAT=$3
   WORK=$(mktemp -d "${TMPDIR:-/tmp}/hookwire-$OC_TAG.XXXXXX")
+  echo "$OPENCODE_VERSION" >"$WORK/opencode-version" # for the checks
   trap oc_cleanup EXIT
   trap 'exit 130' INT TERM
 }
