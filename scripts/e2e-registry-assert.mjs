@@ -128,7 +128,8 @@ check("R4. the entry OpenCode loaded from the package: ./server (default {id, se
   if (entries.length !== 1) return { ok: false, why: `entries differ between runs: ${entries}` };
   const [major, minor] = opencode.split(".").map(Number);
   if (major === 1 && minor >= 18 && entries[0] !== "server") return { ok: false, why: `OpenCode ${opencode} loaded ${entries[0]}, want server` };
-  return { ok: true, why: `OpenCode ${opencode} loaded the ${entries[0] === "server" ? "./server subpath" : "main entry"} and called server()${hosts[0].host?.version ? `; the shim read its version ${hosts[0].host.version}` : ""}` };
+  const what = entries[0] === "server" ? "the ./server subpath (dist/server.js) and called server()" : "the main entry (dist/index.js)";
+  return { ok: true, why: `OpenCode ${opencode} loaded ${what}${hosts[0].host?.version ? `; the shim read its version ${hosts[0].host.version}` : ""}` };
 });
 
 const skipped = readText(join(cmd, "skipped")).trim();
