@@ -129,6 +129,6 @@ func (d *doctor) checkOpenCode() {
 		}
 	}
 	if !found {
-		d.add(levelInfo, "opencode", "no opencode (or opencode2) on PATH: which OpenCode runs the plugin, and what works there, not checked.", "")
+		d.add(levelInfo, "opencode", "no opencode (or opencode2) command found: which OpenCode runs the plugin, and what works there, not checked.", "")
 	}
 }

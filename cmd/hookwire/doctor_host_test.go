@@ -52,7 +52,7 @@ func TestDoctorOpenCode(t *testing.T) {
 		code    int
 		want    []string
 	}{
-		{name: "none on PATH", want: []string{`^- +opencode +no opencode \(or opencode2\) on PATH`}},
+		{name: "none on PATH", want: []string{`^- +opencode +no opencode \(or opencode2\) command found`}},
 		{name: "the newest verified", version: "1.18.33", config: `{"plugin":[["hookwire-opencode",{"cacheStable":false}]]}`,
 			want: []string{`^ok +opencode +\S+/bin/opencode: OpenCode 1\.18\.33: everything works`}},
 		{name: "an old one with a by-name entry", version: "1.3.2", config: `{"plugin":["hookwire-opencode"]}`,
