@@ -25,7 +25,8 @@
 // framed message at a time (replies, the transport's own error answers,
 // notify.go's notifications); mux.go defines Request, Dispatcher and
 // routes by method; errors.go holds the error codes (the contract's,
-// package contract) and the Error a handler returns; observe.go the Observer a recording is.
+// package contract) and the Error a handler returns; observe.go the Observer a recording is,
+// and ReadEnvelope, this package's reading of a message for an observer that needs it.
 //
 // rpc knows nothing of what a method means: no hook logic lives here. It
 // writes nothing but protocol frames to its output, and logs message
