@@ -21,7 +21,7 @@ import (
 // (output), optionally with sync naming the session to keep it for, or
 // the incremental form (sync with a base, no output).
 type transformParams struct {
-	Input  *jsontext.Value     `json:"input"`
+	Input  *jsontext.Value     `json:"input" reads:"kind"` // only required to be there
 	Output *incremental.Output `json:"output"`
 	Sync   *incremental.Sync   `json:"sync"`
 }

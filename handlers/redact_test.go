@@ -6,6 +6,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hookwire/hookwire/contract"
 )
 
 func TestRedactParams(t *testing.T) {
@@ -21,7 +23,7 @@ func TestRedactParams(t *testing.T) {
 			params: `{"input":{},"output":{"messages":[{"info":{"id":"m1","role":"user","agent":"orchestrator","sessionID":"ses_1","time":"x"},` +
 				`"parts":[{"type":"text","text":"Please fix it"},{"type":"tool","tool":"read","state":{"status":"completed","output":"SECRET FILE","input":{"filePath":"/home/me"}}}]}]}}`,
 			want: `{"input":{},"output":{"messages":[{"info":{"id":"m1","role":"user","agent":"orchestrator","sessionID":"ses_1","time":"*"},` +
-				`"parts":[{"type":"text","text":"Please fix it"},{"type":"tool","tool":"read","state":{"status":"completed","output":"***********","input":{"filePath":"********"}}}]}]}}`,
+				`"parts":[{"type":"text","text":"Please fix it"},{"type":"tool","tool":"read","state":{"status":"completed","output":"***********","input":{"********":"********"}}}]}]}}`,
 		},
 		{
 			name:   "an errored task keeps its error",
@@ -32,14 +34,14 @@ func TestRedactParams(t *testing.T) {
 		{
 			name:   "escapes count as the bytes they take",
 			method: "chat.messages.transform",
-			params: `{"output":{"x":"a\"b\u00e9\n","text":"a\"b"}}`,
-			want:   `{"output":{"x":"************","text":"a\"b"}}`,
+			params: `{"output":{"messages":[{"parts":[{"x":"a\"b\u00e9\n","text":"a\"b"}]}]}}`,
+			want:   `{"output":{"messages":[{"parts":[{"x":"************","text":"a\"b"}]}]}}`,
 		},
 		{
-			name:   "strings in arrays belong to the member holding the array",
+			name:   "what is read is a path, not a name: text and id elsewhere go, and names inside what is not read",
 			method: "chat.messages.transform",
-			params: `{"output":{"files":["a",["bb"],{"id":"c"}],"agent":["kept"]}}`,
-			want:   `{"output":{"files":["*",["**"],{"id":"c"}],"agent":["kept"]}}`,
+			params: `{"output":{"files":["a",["bb"],{"id":"c"}],"text":"t","messages":[{"info":{"agent":["kept"]},"parts":[{"type":"tool","state":{"input":{"text":"x","id":"y"}}}]}]}}`,
+			want:   `{"output":{"files":["*",["**"],{"**":"*"}],"text":"*","messages":[{"info":{"agent":["kept"]},"parts":[{"type":"tool","state":{"input":{"****":"*","**":"*"}}}]}]}}`,
 		},
 		{
 			name:   "a string where an object belongs goes too",
@@ -48,22 +50,64 @@ func TestRedactParams(t *testing.T) {
 			want:   `{"input":"******","output":{"messages":"******"}}`,
 		},
 		{
+			name:   "a string where an object belongs goes too, in a read array",
+			method: "chat.messages.transform",
+			params: `{"input":{"k":"v"},"output":{"messages":["m",{"parts":"p"}]}}`,
+			want:   `{"input":{"*":"*"},"output":{"messages":["*",{"parts":"*"}]}}`,
+		},
+		{
 			name:   "names are kept, escaped ones too; whitespace is kept",
 			method: "chat.messages.transform",
-			params: "{ \"out\\u0070ut\" : { \"te\\u0078t\" : \"kept\" , \"other\" : \"gone\" } }",
-			want:   "{ \"out\\u0070ut\" : { \"te\\u0078t\" : \"kept\" , \"other\" : \"****\" } }",
+			params: "{ \"out\\u0070ut\" : { \"messages\" : [ { \"parts\": [ { \"te\\u0078t\" : \"kept\" , \"other\" : \"gone\" } ] } ] } }",
+			want:   "{ \"out\\u0070ut\" : { \"messages\" : [ { \"parts\": [ { \"te\\u0078t\" : \"kept\" , \"other\" : \"****\" } ] } ] } }",
 		},
 		{
 			name:   "lone surrogates and repeated names are read as the transport reads them",
 			method: "chat.messages.transform",
-			params: `{"output":{"x":"\ud800","x":"\udc00y","text":"\ud800"}}`,
-			want:   `{"output":{"x":"******","x":"*******","text":"\ud800"}}`,
+			params: `{"output":{"messages":[{"parts":[{"x":"\ud800","x":"\udc00y","text":"\ud800"}]}]}}`,
+			want:   `{"output":{"messages":[{"parts":[{"x":"******","x":"*******","text":"\ud800"}]}]}}`,
 		},
 		{
-			name:   "other methods are kept whole",
+			name:   "tool.execute.after: the output is read (a task id may be anywhere in it); title and metadata are not",
 			method: "tool.execute.after",
-			params: `{"input":{"tool":"read","callID":"c"},"output":{"output":"file contents"}}`,
-			want:   `{"input":{"tool":"read","callID":"c"},"output":{"output":"file contents"}}`,
+			params: `{"input":{"tool":"task","callID":"c","args":{"prompt":"p"}},"output":{"output":"task_id: ses_1","title":"Fix","metadata":{"sessionId":"ses_1","/home/me/a.go":"d"}}}`,
+			want:   `{"input":{"tool":"task","callID":"c","args":{"******":"*"}},"output":{"output":"task_id: ses_1","title":"***","metadata":{"*********":"*****","*************":"*"}}}`,
+		},
+		{
+			name:   "chat.message: the parts (attachments as data URLs, the user's text) are not read; the message is",
+			method: "chat.message",
+			params: `{"input":{"sessionID":"ses_1","agent":"build","messageID":"msg_9"},"output":{"message":{"id":"msg_9","agent":"build","model":{"providerID":"p","modelID":"m"}},"parts":[{"type":"file","mime":"image/png","url":"data:image/png;base64,AAAA"},{"type":"text","text":"hi"}]}}`,
+			want:   `{"input":{"sessionID":"ses_1","agent":"build","messageID":"*****"},"output":{"message":{"id":"msg_9","agent":"build","model":{"providerID":"p","modelID":"m"}},"parts":[{"****":"****","***1":"*********","***":"**************************"},{"****":"****","***1":"**"}]}}`,
+		},
+		{
+			name:   "todo ids and statuses, and diagnostics keyed by absolute path, in a tool's metadata",
+			method: "chat.messages.transform",
+			params: `{"input":{},"output":{"messages":[{"info":{"id":"m"},"parts":[{"type":"tool","tool":"todowrite","state":{"status":"completed","metadata":{"todos":[{"id":"1","status":"pending","content":"c"}],"diagnostics":{"/home/me/x.go":[{"message":"m"}],"/home/me/y.go":[]}}}}]}]}}`,
+			want:   `{"input":{},"output":{"messages":[{"info":{"id":"m"},"parts":[{"type":"tool","tool":"todowrite","state":{"status":"completed","metadata":{"*****":[{"**":"*","******":"*******","*******":"*"}],"***********":{"*************":[{"*******":"*"}],"************1":[]}}}}]}]}}`,
+		},
+		{
+			name:   "event: only what session.deleted reads is kept",
+			method: "event",
+			params: `{"input":{"event":{"type":"todo.updated","properties":{"sessionID":"ses_1","todos":[{"id":"t1","status":"done"}],"info":{"id":"ses_1","title":"Secret plan"}}}}}`,
+			want:   `{"input":{"event":{"type":"todo.updated","properties":{"sessionID":"ses_1","todos":[{"**":"**","******":"****"}],"info":{"id":"ses_1","title":"***********"}}}}}`,
+		},
+		{
+			name:   "a method that reads no params: all of them go",
+			method: "status",
+			params: `{"why":"curious"}`,
+			want:   `{"***":"*******"}`,
+		},
+		{
+			name:   "unread names: equal ones stay equal, distinct ones distinct, another encoding of one is kept",
+			method: "status",
+			params: `{"ab":1,"cd":2,"ab":3,"x":{"a":1,"\u0061":2,"b":3}}`,
+			want:   `{"**":1,"*1":2,"**":3,"*":{"a":1,"\u0061":2,"1":3}}`,
+		},
+		{
+			name:   "a method the contract does not name is kept",
+			method: "no.such.method",
+			params: `{"a":"b"}`,
+			want:   `{"a":"b"}`,
 		},
 		{
 			name:   "absent params",
@@ -80,6 +124,16 @@ func TestRedactParams(t *testing.T) {
 			assert.Len(t, got, len(tt.params), "redaction keeps the length")
 		})
 	}
+}
+
+// TestRedactionCoversEveryMethod: every method of the contract says what
+// it reads, so no method's params are recorded whole by oversight.
+func TestRedactionCoversEveryMethod(t *testing.T) {
+	for _, m := range contract.Methods {
+		_, ok := paramTypes[m.Name]
+		assert.True(t, ok, "%s has no entry in paramTypes", m.Name)
+	}
+	assert.Len(t, paramTypes, len(contract.Methods))
 }
 
 func TestRedactParamsLeavesItsInputAlone(t *testing.T) {

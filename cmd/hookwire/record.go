@@ -27,8 +27,8 @@ func addRecordFlags(fs *flag.FlagSet) recordFlags {
 	return recordFlags{
 		path: fs.String("record", "", "write every message in and out to the transcript `FILE` (mode 0600), for hookwire replay; "+
 			"if FILE exists, FILE-2, FILE-3, ... is used"),
-		redact: fs.Bool("record-redact", false, "in the recording, replace the strings the sidecar never reads (tool outputs, file contents) "+
-			"by '*' of the same length"),
+		redact: fs.Bool("record-redact", false, "in the recording, replace every string the sidecar never reads (tool outputs and inputs, file contents, "+
+			"attachments, event details; member names inside them too) by '*' of the same length"),
 	}
 }
 
