@@ -6,6 +6,11 @@ package sessions
 type sessionAgent struct {
 	session, agent string
 	model          *ModelDecision // the latest chat.message's (model.go); nil: none
+
+	// With a database, as parentState's (dbstore.go).
+	rev           int64
+	epoch         uint64
+	dirty, pinned bool
 }
 
 // SetAgent records which agent session runs; Agent reads it ("" unknown).
@@ -14,26 +19,38 @@ type sessionAgent struct {
 // is then unknown.
 func (s *Store) SetAgent(session, agent string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	sa, tracked := s.agents.Get(session)
+	defer s.unlock()
+	s.refresh()
 	if len(session) > MaxIDBytes || len(agent) > MaxAgentNameBytes {
-		if tracked {
+		if s.cachedAgent(session) != nil {
+			s.begin()
+			if s.db != nil {
+				s.db.untracked = append(s.db.untracked, session)
+			}
 			s.untrack(session)
 			s.changed()
 		}
 		return
 	}
-	if tracked {
+	if sa := s.cachedAgent(session); sa != nil && sa.agent == agent {
+		s.agents.Touch(session)
+		return
+	}
+	s.begin()
+	if sa := s.cachedAgent(session); sa != nil {
 		s.agents.Touch(session)
 		if sa.agent != agent {
 			s.trackedBytes += jsonLen(agent) - jsonLen(sa.agent)
 			sa.agent = keep(agent)
+			s.markTracked(sa)
 			s.changed()
 			s.enforceBudget()
 		}
 		return
 	}
-	s.track(&sessionAgent{session: keep(session), agent: keep(agent)}, false)
+	sa := &sessionAgent{session: keep(session), agent: keep(agent), epoch: s.fresh()}
+	s.track(sa, false)
+	s.markTracked(sa)
 	for s.agents.Len() > s.cfg.MaxTrackedSessions {
 		oldest, _, _ := s.agents.Back()
 		s.untrack(oldest)
@@ -63,8 +80,9 @@ func (s *Store) untrack(session string) {
 func (s *Store) Agent(session string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sa, ok := s.agents.Get(session)
-	if !ok {
+	s.refresh()
+	sa := s.cachedAgent(session)
+	if sa == nil {
 		return ""
 	}
 	s.agents.Touch(session)

@@ -61,7 +61,9 @@ func (s *Store) BeginCall(callID, parent, agent, label, requestedID string) (Tas
 	if requested == "" {
 		return TaskIDLeave, ""
 	}
-	if p, ok := s.parents.Get(parent); ok {
+	s.begin()
+	defer s.finish()
+	if p := s.cached(parent); p != nil {
 		s.parents.Touch(parent)
 		if a := p.agents[agent]; a != nil {
 			e, _ := a.entries.Get(requested)
@@ -90,7 +92,7 @@ func (s *Store) BeginCall(callID, parent, agent, label, requestedID string) (Tas
 // (core.ParseTaskOutput).
 func (s *Store) CompleteCall(callID string, out core.TaskOutcome) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	pc := s.removePending(callID)
 	if pc == nil {
 		return
@@ -98,6 +100,7 @@ func (s *Store) CompleteCall(callID string, out core.TaskOutcome) {
 	if len(out.TaskID) > MaxIDBytes {
 		return // not kept: served, not remembered
 	}
+	s.begin()
 	id := keep(out.TaskID)
 	defer s.enforceBudget()
 	if id == "" {
@@ -146,11 +149,12 @@ func (s *Store) CompleteCall(callID string, out core.TaskOutcome) {
 // started no remembered session, so there is nothing to mark.
 func (s *Store) FailCall(callID, message string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	pc := s.removePending(callID)
 	if pc == nil || pc.resumes == "" {
 		return
 	}
+	s.begin()
 	if e := s.lookup(pc.parent, pc.agent, pc.resumes); e != nil {
 		s.setRun(e, Run{State: RunError, Error: cutBytes(message, MaxRunErrorBytes)})
 		s.enforceBudget()
@@ -317,8 +321,9 @@ func newestTick(a *agentState) uint64 {
 func (s *Store) ResumableSessions(parent string) []core.BlockAgent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p, ok := s.parents.Get(parent)
-	if !ok {
+	s.refresh()
+	p := s.cached(parent)
+	if p == nil {
 		return nil
 	}
 	s.parents.Touch(parent)

@@ -98,6 +98,7 @@ func pendingCost(pc *pendingCall) int {
 func (s *Store) addParentBytes(p *parentState, n int) {
 	p.bytes += n
 	s.parentBytes += n
+	s.markParent(p)
 }
 
 // bytes is what the budget counts; the caller holds mu.

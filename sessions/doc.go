@@ -1,6 +1,9 @@
 // Package sessions is hookwire's session store: per parent session and
 // agent, the remembered task sessions with their aliases; the pending task
 // calls; which agent each session runs; the frozen cache-stable blocks; and
-// their persistence. It is safe for concurrent use. It never speaks the
-// protocol and never decides guidance text (that is core's).
+// their persistence in the project's SQLite database, shared with every
+// other process on the project (db.go opens it, dbstore.go is the store's
+// side of it, database.go what the server holds). It is safe for
+// concurrent use. It never speaks the protocol and never decides guidance
+// text (that is core's).
 package sessions

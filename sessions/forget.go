@@ -1,14 +1,16 @@
 package sessions
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/rs/zerolog"
 )
 
-// ForgetSpec says what Forget removes from a state file: everything, or
+// ForgetSpec says what Forget removes from the state: everything, or
 // what one parent session holds (as session.deleted forgets it), or the
 // entries with one alias (under Parent, or under every parent when Parent
 // is ""). Alias counters are kept, so a forgotten alias is never handed
@@ -26,11 +28,13 @@ type Forgotten struct {
 	Sessions int // sessions' agents
 }
 
-// Forget removes what spec names from the state file at path, under the
-// same lock a sidecar takes: when a running sidecar holds it, the error is
-// a *LockedError naming its pid, and the file is not touched. A missing
-// file has nothing to forget. With All a corrupt file is replaced by an
-// empty state; otherwise it is an error.
+// Forget removes what spec names from the state database at path, in one
+// transaction, while sidecars serve it: they see the change at their next
+// request. A missing database has nothing to forget. A JSON state file of
+// an earlier release is imported first. A database that cannot be written
+// (or a path CheckStatePath refuses) is an error and nothing changes; a
+// corrupt one is moved aside, which with All is the reset asked for and
+// otherwise an error.
 func Forget(path string, spec ForgetSpec) (Forgotten, error) {
 	var done Forgotten
 	if spec.All && (spec.Parent != "" || spec.Alias != "") {
@@ -39,85 +43,99 @@ func Forget(path string, spec ForgetSpec) (Forgotten, error) {
 	if !spec.All && spec.Parent == "" && spec.Alias == "" {
 		return done, errors.New("forget: nothing named")
 	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	if err := CheckStatePath(path); err != nil {
+		return done, err
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && legacyPath(path) == "" {
 		return done, nil // nothing to forget; create nothing
 	}
-	l, err := acquireLock(path)
+	s := New(unbounded)
+	d, err := OpenDatabase(context.Background(), path, s, zerolog.Nop())
 	if err != nil {
 		return done, err
 	}
-	defer l.release()
-	removeTemps(path)
-
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(data) == 0) {
-		return done, nil
+	defer d.Close()
+	st := d.StateFile()
+	if st.Mode != StateFilePersistent {
+		return done, fmt.Errorf("the state database cannot be written (%s): %s", st.Mode, st.Reason)
 	}
-	if err != nil {
-		return done, fmt.Errorf("reading state file: %w", err)
+	if d.movedAside != "" && !spec.All {
+		return done, fmt.Errorf("the state database was not readable state: moved to %s and a new one made; nothing else to forget", d.movedAside)
 	}
-	var doc snapshotDoc
-	derr := json.Unmarshal(data, &doc)
-	if derr == nil && doc.Version != snapshotVersion {
-		derr = fmt.Errorf("unknown format version %d (this build reads %d)", doc.Version, snapshotVersion)
+	c := d.c
+	count := func(q string, args ...any) int {
+		var n int
+		c.conn.QueryRowContext(bg, q, args...).Scan(&n)
+		return n
 	}
 	switch {
 	case spec.All:
-		if derr == nil {
-			done.Parents, done.Sessions = len(doc.Parents), len(doc.SessionAgents)
-		}
-		doc = snapshotDoc{Version: snapshotVersion, Clock: doc.Clock}
-	case derr != nil:
-		return done, fmt.Errorf("state file %s is not readable state (%v): only --all can reset it", path, derr)
+		done.Parents, done.Sessions = count("SELECT count(*) FROM parents"), count("SELECT count(*) FROM tracked")
+		err = c.inTx(bg, func() error {
+			for _, q := range []string{"DELETE FROM entries", "DELETE FROM counters", "DELETE FROM frozen", "DELETE FROM parents", "DELETE FROM tracked"} {
+				if err := c.exec(q); err != nil {
+					return err
+				}
+			}
+			return c.exec("INSERT INTO meta(key,value) VALUES('seq',1) ON CONFLICT(key) DO UPDATE SET value=value+1")
+		})
+	case spec.Alias == "":
+		done.Parents = count("SELECT count(*) FROM parents WHERE id=?", spec.Parent)
+		done.Entries = count("SELECT count(*) FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.task_id=? AND p.id<>?", spec.Parent, spec.Parent)
+		done.Sessions = count("SELECT count(*) FROM tracked WHERE session=?", spec.Parent)
+		s.DeleteSession(spec.Parent)
 	default:
-		done = doc.forget(spec)
+		q, args := "SELECT DISTINCT p.id FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.alias=?", []any{spec.Alias}
+		if spec.Parent != "" {
+			q, args = q+" AND p.id=?", append(args, spec.Parent)
+		}
+		done.Entries = s.forgetAlias(q, args, spec.Alias)
 	}
-	if doc.Parents == nil {
-		doc.Parents = []snapshotParent{}
+	if err == nil {
+		err = d.StateFile().lastError()
 	}
-	if doc.SessionAgents == nil {
-		doc.SessionAgents = []snapshotAgent{}
-	}
-	if _, err := l.writeState(&doc, nil); err != nil {
-		return done, err
-	}
-	return done, nil
+	return done, err
 }
 
-// forget removes what spec (not All) names from doc.
-func (doc *snapshotDoc) forget(spec ForgetSpec) Forgotten {
-	var done Forgotten
-	parents := doc.Parents[:0]
-	for _, sp := range doc.Parents {
-		if spec.Alias == "" && sp.ID == spec.Parent {
-			done.Parents++
+// forgetAlias forgets the entries with alias under the parents query
+// lists, in one transaction; it returns how many it forgot.
+func (s *Store) forgetAlias(query string, args []any, alias string) int {
+	s.mu.Lock()
+	defer s.unlock()
+	s.begin()
+	rows, err := s.db.c.conn.QueryContext(bg, query, args...)
+	if err != nil {
+		s.db.fail(err)
+		return 0
+	}
+	var parents []string
+	for rows.Next() {
+		var p string
+		if rows.Scan(&p) == nil {
+			parents = append(parents, p)
+		}
+	}
+	rows.Close()
+	n := 0
+	for _, id := range parents {
+		p := s.cached(id)
+		if p == nil {
 			continue
 		}
-		entries := sp.Entries[:0]
-		for _, e := range sp.Entries {
-			switch {
-			case spec.Alias != "" && e.Alias == spec.Alias && (spec.Parent == "" || sp.ID == spec.Parent):
-				done.Entries++
-			case spec.Alias == "" && e.TaskID == spec.Parent:
-				done.Entries++
-			default:
-				entries = append(entries, e)
+		for _, a := range p.agents {
+			if e, ok := a.entries.Get(alias); ok {
+				s.forget(e)
+				n++
 			}
 		}
-		sp.Entries = entries
-		parents = append(parents, sp)
 	}
-	doc.Parents = parents
-	if spec.Alias == "" {
-		agents := doc.SessionAgents[:0]
-		for _, sa := range doc.SessionAgents {
-			if sa.Session == spec.Parent {
-				done.Sessions++
-				continue
-			}
-			agents = append(agents, sa)
-		}
-		doc.SessionAgents = agents
+	s.changed()
+	return n
+}
+
+func (st StateFileStatus) lastError() error {
+	if st.LastWriteError != "" {
+		return errors.New(st.LastWriteError)
 	}
-	return done
+	return nil
 }

@@ -12,8 +12,8 @@ import (
 // forgetState writes a state with two parents and returns its path.
 func forgetState(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "hookwire.json")
-	h := newHarness(t, Config{})
+	path := filepath.Join(t.TempDir(), "hookwire.db")
+	h, d := dbHarness(t, path, Config{})
 	h.task("p1", "explorer", "one", "ses_a")
 	h.task("p1", "explorer", "two", "ses_b")
 	h.task("p2", "explorer", "three", "ses_c")
@@ -21,18 +21,13 @@ func forgetState(t *testing.T) string {
 	h.s.FrozenBlock("p1", "m1", func() string { return "block" })
 	h.s.SetAgent("p1", "orchestrator")
 	h.s.SetAgent("ses_a", "explorer")
-	data, err := h.s.Snapshot()
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, data, 0o600))
+	require.NoError(t, d.Close())
 	return path
 }
 
 func loadState(t *testing.T, path string) *harness {
 	t.Helper()
-	h := newHarness(t, Config{})
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.NoError(t, h.s.Restore(data))
+	h, _ := dbHarness(t, path, Config{})
 	return h
 }
 
@@ -82,27 +77,28 @@ func TestForgetKeepsCounters(t *testing.T) {
 	assert.Equal(t, "exp-3", h.s.List("p1")[0].Alias)
 }
 
-// While a sidecar holds the lock, forget names it and touches nothing.
-func TestForgetWhileLocked(t *testing.T) {
+// A sidecar serving the database sees what forget removed at its next
+// request; forget needs nobody stopped.
+func TestForgetWhileServed(t *testing.T) {
 	path := forgetState(t)
-	before, err := os.ReadFile(path)
+	h, _ := dbHarness(t, path, Config{})
+	act, _ := h.resolve("p2", "explorer", "exp-1")
+	require.Equal(t, TaskIDReplace, act)
+	got, err := Forget(path, ForgetSpec{Alias: "exp-1"})
 	require.NoError(t, err)
-	openTest(t, path, newTestStore(Config{}), 0)
-
+	assert.Equal(t, Forgotten{Entries: 2}, got)
+	act, _ = h.resolve("p2", "explorer", "exp-1")
+	assert.Equal(t, TaskIDRemove, act, "the serving store read the change")
 	_, err = Forget(path, ForgetSpec{All: true})
-	var locked *LockedError
-	require.ErrorAs(t, err, &locked)
-	assert.Equal(t, os.Getpid(), locked.PID)
-	after, err := os.ReadFile(path)
 	require.NoError(t, err)
-	assert.Equal(t, string(before), string(after))
+	assert.Empty(t, h.s.List(""))
 }
 
 func TestForgetCorruptFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "hookwire.json")
-	require.NoError(t, os.WriteFile(path, []byte("{{{"), 0o600))
+	path := filepath.Join(t.TempDir(), "hookwire.db")
+	require.NoError(t, os.WriteFile(path, []byte("not a database at all, but long enough to look like one"), 0o600))
 	_, err := Forget(path, ForgetSpec{Parent: "p1"})
-	require.ErrorContains(t, err, "only --all")
+	require.ErrorContains(t, err, "moved to "+path+".corrupt-")
 	_, err = Forget(path, ForgetSpec{All: true})
 	require.NoError(t, err)
 	h := loadState(t, path)
@@ -110,7 +106,7 @@ func TestForgetCorruptFile(t *testing.T) {
 }
 
 func TestForgetMissingFileAndBadSpecs(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "none", "hookwire.json")
+	path := filepath.Join(t.TempDir(), "none", "hookwire.db")
 	got, err := Forget(path, ForgetSpec{All: true})
 	require.NoError(t, err)
 	assert.Equal(t, Forgotten{}, got)

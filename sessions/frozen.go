@@ -22,6 +22,7 @@ func (s *Store) FrozenBlock(session, messageID string, compute func() string) st
 		return ""
 	}
 	s.mu.Lock()
+	s.refresh()
 	p := s.parent(session)
 	if text, ok := frozenText(p, messageID); ok {
 		s.mu.Unlock()
@@ -39,7 +40,8 @@ func (s *Store) FrozenBlock(session, messageID string, compute func() string) st
 	}
 
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
+	s.begin()
 	p = s.parent(session) // it may have been evicted or deleted meanwhile
 	if text, ok := frozenText(p, messageID); ok {
 		return text
@@ -76,6 +78,9 @@ func (s *Store) freeze(p *parentState, messageID, text string) {
 	}
 	fb := &frozenBlock{messageID: keep(messageID), text: keep(text)}
 	p.frozen.PushFront(fb.messageID, fb)
+	if s.db != nil && !s.db.loading {
+		p.newFrozen = append(p.newFrozen, fb.messageID)
+	}
 	s.frozenCount++
 	s.addParentBytes(p, frozenCost(fb))
 }
@@ -87,14 +92,22 @@ func (s *Store) freeze(p *parentState, messageID, text string) {
 // that carries only part of a history (a title request) costs nothing.
 func (s *Store) RetainFrozen(session string, inHistory func(messageID string) bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, _ := s.parents.Get(session)
+	defer s.unlock()
+	s.refresh()
+	p := s.cached(session)
 	if p == nil || !frozenFull(p) {
+		return
+	}
+	s.begin()
+	if p = s.cached(session); p == nil {
 		return
 	}
 	for id, fb := range p.frozen.All() {
 		if !inHistory(id) {
 			p.frozen.Remove(id)
+			if s.db != nil {
+				p.goneFrozen = append(p.goneFrozen, id)
+			}
 			s.frozenCount--
 			s.addParentBytes(p, -frozenCost(fb))
 			s.changed()

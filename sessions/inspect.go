@@ -1,21 +1,20 @@
 package sessions
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 )
 
-// Read-only views of a state file for the CLI (`hookwire sessions`,
-// `hookwire doctor`): they never take the file's lock and never write, so
-// they work while a sidecar serves the file.
+// Read-only views of the state for the CLI (`hookwire sessions`, `hookwire
+// doctor`, `hookwire observe`): they never write and never wait for a
+// writer (a WAL reader sees the last commit), so they work while sidecars
+// serve the database.
 
-// StateContents is what a state file holds.
+// StateContents is what the state holds.
 type StateContents struct {
 	// Sessions are the remembered task sessions: the most recently active
 	// parent's first, and within a parent the most recently used first.
@@ -25,20 +24,23 @@ type StateContents struct {
 	TrackedSessions int // sessions whose agent is remembered
 }
 
-// ReadStateFile reads the state file at path without taking its lock. A
-// holder replaces the file by renaming a complete one over it, so the read
-// sees one whole version. It judges the file as a loading sidecar would: an
-// error for a document the sidecar would move aside (syntax, an unknown
-// format version, duplicates), except that no bound drops anything, so
-// what is listed is what the file holds. An empty file is an empty state;
-// a missing one is an error matching fs.ErrNotExist.
+// ReadStateFile reads the state database at path, read-only, in one read
+// transaction. A JSON state file of an earlier release (at path, or beside
+// a path ending in .db while no database exists yet) is read as the
+// sidecar would import it. Nothing is dropped for a bound: what is listed
+// is what the state holds. A path CheckStatePath refuses is a *FileError
+// at once; a missing state is an error matching fs.ErrNotExist; one the
+// sidecar would move aside, or of a newer format, is an error.
 func ReadStateFile(path string) (StateContents, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	if err := CheckStatePath(path); err != nil {
 		return StateContents{}, err
 	}
-	defer f.Close()
-	fi, err := f.Stat()
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if lp := legacyPath(path); lp != "" {
+			return readJSONState(lp)
+		}
+	}
 	if err != nil {
 		return StateContents{}, err
 	}
@@ -48,16 +50,34 @@ func ReadStateFile(path string) (StateContents, error) {
 	if fi.Size() == 0 {
 		return StateContents{}, nil
 	}
-	s := New(Config{
-		MaxSessionsPerAgent: math.MaxInt,
-		MaxParents:          math.MaxInt,
-		MaxTrackedSessions:  math.MaxInt,
-		MaxStateBytes:       math.MaxInt,
-	})
-	if err := s.restore(context.Background(), bufio.NewReaderSize(f, 256<<10)); err != nil {
+	if isJSONFile(path) {
+		return readJSONState(path)
+	}
+	c, _, err := openDB(context.Background(), path, openReadOnly)
+	if errors.Is(err, errEmptyDB) {
+		return StateContents{}, nil
+	}
+	if err != nil {
 		return StateContents{}, err
 	}
+	defer c.close()
+	all, err := (&storeDB{c: c, readOnly: true, report: func(error) {}}).readAll()
+	if err != nil {
+		return StateContents{}, err
+	}
+	return contents(all), nil
+}
 
+func readJSONState(path string) (StateContents, error) {
+	s, err := decodeJSONState(context.Background(), path, unbounded)
+	if err != nil {
+		return StateContents{}, err
+	}
+	return contents(s), nil
+}
+
+// contents lists what the memory-only store s holds.
+func contents(s *Store) StateContents {
 	s.mu.Lock()
 	out := StateContents{Parents: s.parents.Len(), FrozenBlocks: s.frozenCount, TrackedSessions: s.agents.Len()}
 	ids := make([]string, 0, s.parents.Len())
@@ -68,34 +88,7 @@ func ReadStateFile(path string) (StateContents, error) {
 	for _, id := range ids {
 		out.Sessions = append(out.Sessions, s.List(id)...) // entries as sessions.list reports them
 	}
-	return out, nil
-}
-
-// LockHolder says whether a process holds the lock of the state file at
-// path, and the pid it wrote into FILE.lock (0 when unknown). It tries the
-// lock without waiting and lets go at once, taking it for an instant only
-// when nobody holds it; a sidecar that starts on the file in that instant
-// runs in memory only, as with any second process. Missing lock files mean
-// nobody holds it.
-func LockHolder(path string) (held bool, pid int, err error) {
-	names := []string{path + ".lock"}
-	if lockStateFile {
-		names = append(names, path) // the holder also locks FILE itself
-	}
-	for _, name := range names {
-		f, err := lockPath(name, false)
-		switch {
-		case errors.Is(err, errLocked):
-			return true, readHolder(path + ".lock"), nil
-		case errors.Is(err, fs.ErrNotExist):
-			continue
-		case err != nil:
-			return false, 0, fmt.Errorf("probing the lock: %w", err)
-		}
-		unlockFile(f)
-		f.Close()
-	}
-	return false, 0, nil
+	return out
 }
 
 // ProjectRoot is the directory that keys ProjectStatePath's file for dir:

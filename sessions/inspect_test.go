@@ -80,7 +80,7 @@ func TestReadStateFile(t *testing.T) {
 			{"agent":"explorer","alias":"exp-1","taskId":"ses_a","label":"","lastUse":"2026-01-01T00:00:00Z","use":2},
 			{"agent":"explorer","alias":"exp-1","taskId":"ses_b","label":"","lastUse":"2026-01-01T00:00:00Z","use":1}]}]}`),
 			err: `alias "exp-1" listed twice`},
-		{name: "a directory", path: dir, err: "is a directory"},
+		{name: "a directory", path: dir, err: "not a regular file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,84 +107,27 @@ func TestReadStateFile(t *testing.T) {
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 }
 
-// ReadStateFile neither needs nor disturbs the holder's lock.
-func TestReadStateFileWhileHeld(t *testing.T) {
-	h := newHarness(t, Config{})
+// ReadStateFile reads a database while a store writes it, and sees each
+// commit.
+func TestReadStateFileWhileServed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hookwire.db")
+	h, _ := dbHarness(t, path, Config{})
 	h.task("p1", "explorer", "one", "ses_a")
-	path := writeState(t, h)
-	p, _ := openTest(t, path, newTestStore(Config{}), 0)
-	require.True(t, p.persistent())
-
 	got, err := ReadStateFile(path)
 	require.NoError(t, err)
 	require.Len(t, got.Sessions, 1)
 	assert.Equal(t, "exp-1", got.Sessions[0].Alias)
-
-	_, err = acquireLock(path)
-	var locked *LockedError
-	assert.ErrorAs(t, err, &locked, "the holder still holds it")
-	require.NoError(t, p.Close())
-}
-
-func TestLockHolder(t *testing.T) {
-	tests := []struct {
-		name    string
-		setup   func(t *testing.T, path string) (release func())
-		held    bool
-		pid     int
-		errLike string
-	}{
-		{
-			name:  "no files at all",
-			setup: func(t *testing.T, path string) func() { return func() {} },
-		},
-		{
-			name: "a state file nobody holds, with a stale pid in the lock file",
-			setup: func(t *testing.T, path string) func() {
-				require.NoError(t, os.WriteFile(path, []byte(`{"version":1}`), 0o600))
-				require.NoError(t, os.WriteFile(path+".lock", []byte("999999\n"), 0o600))
-				return func() {}
-			},
-		},
-		{
-			name: "held by a persister: the pid it wrote",
-			setup: func(t *testing.T, path string) func() {
-				p, _ := openTest(t, path, newTestStore(Config{}), 0)
-				return func() { p.Close() }
-			},
-			held: true, pid: os.Getpid(),
-		},
-		{
-			name: "held, with the lock file deleted: FILE is locked too (unix), pid unknown",
-			setup: func(t *testing.T, path string) func() {
-				if !lockStateFile {
-					t.Skip("only the lock file is locked here")
-				}
-				p, _ := openTest(t, path, newTestStore(Config{}), 0)
-				require.NoError(t, os.Remove(path+".lock"))
-				return func() { p.Close() }
-			},
-			held: true, pid: 0,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "hookwire.json")
-			release := tt.setup(t, path)
-			held, pid, err := LockHolder(path)
-			require.NoError(t, err)
-			assert.Equal(t, tt.held, held, "held")
-			assert.Equal(t, tt.pid, pid, "pid")
-			release()
-			held, _, err = LockHolder(path)
-			require.NoError(t, err)
-			assert.False(t, held, "released")
-			// The probe left the lock free for a sidecar.
-			l, err := acquireLock(path)
-			require.NoError(t, err)
-			require.NoError(t, l.release())
-		})
-	}
+	h.task("p2", "explorer", "two", "ses_b")
+	h.s.FrozenBlock("p2", "m1", func() string { return "b" })
+	got, err = ReadStateFile(path)
+	require.NoError(t, err)
+	assert.Len(t, got.Sessions, 2)
+	assert.Equal(t, "p2", got.Sessions[0].Parent, "the most recently written parent first")
+	assert.Equal(t, 1, got.FrozenBlocks)
+	h.task("p1", "explorer", "three", "ses_c")
+	got, err = ReadStateFile(path)
+	require.NoError(t, err)
+	assert.Len(t, got.Sessions, 3)
 }
 
 func TestProjectRoot(t *testing.T) {

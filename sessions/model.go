@@ -40,9 +40,10 @@ const modelOverhead = 64
 // date is shown).
 func (s *Store) SetModelDecision(session string, d ModelDecision) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	sa, ok := s.agents.Get(session)
-	if !ok {
+	defer s.unlock()
+	s.refresh()
+	sa := s.cachedAgent(session)
+	if sa == nil {
 		return
 	}
 	var next *ModelDecision
@@ -52,8 +53,13 @@ func (s *Store) SetModelDecision(session string, d ModelDecision) {
 	if sa.model == nil && next == nil || sa.model != nil && next != nil && *sa.model == *next {
 		return
 	}
+	s.begin()
+	if sa = s.cachedAgent(session); sa == nil {
+		return
+	}
 	s.trackedBytes += modelCost(next) - modelCost(sa.model)
 	sa.model = next
+	s.markTracked(sa)
 	s.changed()
 	s.enforceBudget()
 }
@@ -62,13 +68,14 @@ func (s *Store) SetModelDecision(session string, d ModelDecision) {
 func (s *Store) ModelDecision(session string) (ModelDecision, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.refresh()
 	return s.modelDecision(session)
 }
 
 // modelDecision is ModelDecision; the caller holds mu.
 func (s *Store) modelDecision(session string) (ModelDecision, bool) {
-	sa, ok := s.agents.Get(session)
-	if !ok || sa.model == nil {
+	sa := s.cachedAgent(session)
+	if sa == nil || sa.model == nil {
 		return ModelDecision{}, false
 	}
 	d := sa.model

@@ -10,10 +10,11 @@ import (
 	"strings"
 )
 
-// ProjectStatePath is the default state file of the project in dir, the
-// one rule for it (the OpenCode shim passes --project and relies on it;
-// it is the rule the shim used to apply itself, so existing files keep
-// their names): <state dir>/<name>-<hash>.json, where the state dir is
+// ProjectStatePath is the default state database of the project in dir,
+// the one rule for it (the OpenCode shim passes --project and relies on
+// it; it is the rule the shim used to apply itself, and an earlier
+// release's JSON file, <name>-<hash>.json, is imported from beside it):
+// <state dir>/<name>-<hash>.db, where the state dir is
 // $XDG_STATE_HOME/hookwire, else ~/.local/state/hookwire; the project is
 // the git worktree's top level containing dir, else dir itself; name is its
 // base name (letters, digits, '.', '_', '-'; at most 40 characters) and
@@ -33,7 +34,7 @@ func ProjectStatePath(dir string) (string, error) {
 		}
 		stateHome = filepath.Join(home, ".local", "state")
 	}
-	return filepath.Join(stateHome, "hookwire", stateKey(projectDir(abs))+".json"), nil
+	return filepath.Join(stateHome, "hookwire", stateKey(projectDir(abs))+".db"), nil
 }
 
 // projectDir is the top level of the git worktree containing abs (the

@@ -36,7 +36,7 @@ func TestProjectStatePath(t *testing.T) {
 			got, err := ProjectStatePath(tt.dir)
 			require.NoError(t, err)
 			assert.Equal(t, filepath.Join(stateHome, "hookwire"), filepath.Dir(got))
-			assert.Equal(t, stateKey(tt.project)+".json", filepath.Base(got))
+			assert.Equal(t, stateKey(tt.project)+".db", filepath.Base(got))
 		})
 	}
 	assert.Regexp(t, `^My_Repo_-[0-9a-f]{16}$`, stateKey(repo))

@@ -68,7 +68,18 @@ type snapshotAgent struct {
 // tool.execute.after will not reach a restarted process. The same state
 // always gives the same bytes.
 func (s *Store) Snapshot() ([]byte, error) {
-	doc, _ := s.snapshot()
+	src := s
+	s.mu.Lock()
+	if s.db != nil {
+		all, err := s.db.readAll()
+		if err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		src = all
+	}
+	s.mu.Unlock()
+	doc, _ := src.snapshot()
 	var buf bytes.Buffer
 	if err := doc.encode(&buf); err != nil {
 		return nil, err

@@ -170,6 +170,9 @@ type Store struct {
 
 	// Bytes counted against Config.MaxStateBytes (budget.go).
 	parentBytes, trackedBytes, pendingBytes int
+
+	// db is the database the maps cache (dbstore.go); nil: memory only.
+	db *storeDB
 }
 
 // parentState is everything remembered under one parent session.
@@ -179,6 +182,14 @@ type parentState struct {
 	counters map[string]int // alias prefix → last n handed out
 	agents   map[string]*agentState
 	frozen   *lru.List[string, *frozenBlock] // by message id, newest first; nil until the first
+
+	// With a database (dbstore.go): the revision read or written, the
+	// epoch it was last checked in, whether it changed since, and the
+	// frozen blocks made or dropped since.
+	rev                   int64
+	epoch                 uint64
+	dirty, pinned         bool
+	newFrozen, goneFrozen []string
 }
 
 // New returns an empty store; zero Config fields take their defaults.
@@ -217,7 +228,7 @@ func (s *Store) reset() {
 // parent returns id's state, creating it, and marks it most recently active;
 // creating one may forget the least recently active parent.
 func (s *Store) parent(id string) *parentState {
-	if p, ok := s.parents.Get(id); ok {
+	if p := s.cached(id); p != nil {
 		s.parents.Touch(id)
 		return p
 	}
@@ -225,6 +236,7 @@ func (s *Store) parent(id string) *parentState {
 		id:       id,
 		counters: make(map[string]int),
 		agents:   make(map[string]*agentState),
+		epoch:    s.fresh(),
 	}
 	s.parents.PushFront(id, p)
 	s.addParentBytes(p, parentCost(id))
@@ -252,7 +264,7 @@ func (s *Store) dropParent(p *parentState) {
 
 // lookup finds parent's entry for agent by task id, without touching it.
 func (s *Store) lookup(parent, agent, taskID string) *entry {
-	p, _ := s.parents.Get(parent)
+	p := s.cached(parent)
 	if p == nil {
 		return nil
 	}
@@ -271,8 +283,20 @@ func (s *Store) changed() { s.changes++ }
 // calls made from it, and its agent.
 func (s *Store) DeleteSession(id string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p, ok := s.parents.Get(id); ok {
+	defer s.unlock()
+	s.begin()
+	if s.db != nil {
+		// Load the parents that remember id as a task, so that forgetting
+		// it rewrites them.
+		for _, parent := range s.db.parentsOfTask(id) {
+			s.cached(parent)
+		}
+		s.db.deleted = append(s.db.deleted, id)
+		if s.cachedAgent(id) != nil {
+			s.db.untracked = append(s.db.untracked, id)
+		}
+	}
+	if p := s.cached(id); p != nil {
 		s.dropParent(p)
 		s.changed()
 	}
@@ -297,6 +321,14 @@ func (s *Store) DeleteSession(id string) {
 func (s *Store) List(parent string) []Entry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.db != nil && parent == "" {
+		all, err := s.db.readAll()
+		if err == nil {
+			return all.List("")
+		}
+		s.db.report(err)
+	}
+	s.refresh()
 	var ents []*entry
 	collect := func(p *parentState) {
 		for _, a := range p.agents {
@@ -309,7 +341,7 @@ func (s *Store) List(parent string) []Entry {
 		for _, p := range s.parents.All() {
 			collect(p)
 		}
-	} else if p, ok := s.parents.Get(parent); ok {
+	} else if p := s.cached(parent); p != nil {
 		collect(p)
 	}
 	sort.Slice(ents, func(i, j int) bool { return ents[i].tick > ents[j].tick })
@@ -325,6 +357,12 @@ func (s *Store) List(parent string) []Entry {
 func (s *Store) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.db != nil {
+		if st, err := s.db.stats(); err == nil {
+			st.PendingCalls = s.pending.Len()
+			return st
+		}
+	}
 	return Stats{
 		Parents:         s.parents.Len(),
 		Entries:         s.entryCount,

@@ -1,12 +1,13 @@
-// Package statewatch follows a state file that another process serves: it
-// reads the file again whenever it changes and keeps what the last good
-// read found, for `hookwire observe`.
+// Package statewatch follows the state database other processes serve: it
+// reads it again whenever it changes and keeps what the last good read
+// found, for `hookwire observe`.
 //
-// It must never write the file, create it, or take its lock: it reads with
-// sessions.ReadStateFile, which does neither. It notices changes with
-// fsnotify on the file's directory (so the writer's rename over the file and
-// the file's creation are seen), or, when fsnotify cannot watch, by
-// comparing the file's identity, size and modification time every
+// It must never write the database or create it: it reads with
+// sessions.ReadStateFile, which opens it read-only (a WAL reader never
+// blocks the writers). It notices changes with fsnotify on the file's
+// directory (commits land in FILE-wal, checkpoints and an earlier
+// release's renames in FILE), or, when fsnotify cannot watch, by comparing
+// the identity, size and modification time of FILE and FILE-wal every
 // PollInterval.
 package statewatch
 
@@ -107,7 +108,7 @@ func Start(ctx context.Context, path string, opts Options) (*Watcher, error) {
 			w.log.Warn().Err(err).Str("dir", filepath.Dir(abs)).Msg("cannot watch the state file's directory; polling")
 		}
 	}
-	seen, _ := os.Stat(abs)
+	seen := w.look()
 	w.load()
 	if fw != nil {
 		w.status.Watch = WatchFsnotify
@@ -160,7 +161,7 @@ func (w *Watcher) watchEvents(ctx context.Context, fw *fsnotify.Watcher) {
 			if !ok {
 				return
 			}
-			if filepath.Clean(ev.Name) == w.path {
+			if name := filepath.Clean(ev.Name); name == w.path || name == w.path+"-wal" {
 				timer.Reset(w.opts.Debounce)
 			}
 		case err, ok := <-fw.Errors:
@@ -184,7 +185,7 @@ const dirRetryInterval = 100 * time.Millisecond
 // changed since the last look (last, nil when it was missing). With
 // dirMissing, it looks every dirRetryInterval for the directory and hands
 // over to fsnotify once it can watch it.
-func (w *Watcher) poll(ctx context.Context, last os.FileInfo, dirMissing bool) {
+func (w *Watcher) poll(ctx context.Context, last [2]os.FileInfo, dirMissing bool) {
 	interval := w.opts.PollInterval
 	if dirMissing {
 		interval = min(interval, dirRetryInterval)
@@ -214,13 +215,21 @@ func (w *Watcher) poll(ctx context.Context, last os.FileInfo, dirMissing bool) {
 					tick.Reset(w.opts.PollInterval)
 				}
 			}
-			cur, _ := os.Stat(w.path)
-			if !sameVersion(last, cur) {
+			cur := w.look()
+			if !sameVersion(last[0], cur[0]) || !sameVersion(last[1], cur[1]) {
 				last = cur
 				w.reload()
 			}
 		}
 	}
+}
+
+// look stats FILE and FILE-wal (nil: missing), without following links.
+func (w *Watcher) look() [2]os.FileInfo {
+	var out [2]os.FileInfo
+	out[0], _ = os.Lstat(w.path)
+	out[1], _ = os.Lstat(w.path + "-wal")
+	return out
 }
 
 // sameVersion reports whether two looks at the file (nil: missing) saw the
@@ -282,5 +291,6 @@ func (w *Watcher) load() (count int, changed bool) {
 // (corrupt) from one the system would not let us read.
 func isDecodeError(err error) bool {
 	var pe *fs.PathError
-	return !errors.As(err, &pe)
+	var fe *sessions.FileError
+	return !errors.As(err, &pe) && !errors.As(err, &fe)
 }

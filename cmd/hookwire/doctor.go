@@ -387,7 +387,7 @@ func (d *doctor) fromProject(p string) string {
 }
 
 // checkStateFile: the project's state file: path, size, what it holds,
-// and whether a live process holds its lock.
+// and whether others could plant files beside it.
 func (d *doctor) checkStateFile() {
 	path, source, err := d.statePath()
 	switch {
@@ -407,15 +407,9 @@ func (d *doctor) checkStateFile() {
 		d.add(levelFail, "state file", fmt.Sprintf("%s: %v.", path, err), "make it readable and writable by you, or remove it.")
 		return
 	}
-	held, pid, herr := sessions.LockHolder(path)
-	use := "not in use"
-	switch {
-	case herr != nil:
-		use = "lock unknown: " + herr.Error()
-	case held && pid > 0:
-		use = fmt.Sprintf("in use by pid %d", pid)
-	case held:
-		use = "in use by a process (pid unknown)"
+	use := "shared by every sidecar on the project"
+	if w := sessions.DirWarning(path); w != "" {
+		d.add(levelWarn, "state directory", w+".", "chmod 700 "+filepath.Dir(path))
 	}
 	got, err := sessions.ReadStateFile(path)
 	if err != nil {

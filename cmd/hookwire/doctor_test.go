@@ -88,7 +88,7 @@ func TestDoctor(t *testing.T) {
 				`^ok +binary +\S+: hookwire `,
 				`^warn +plugin +hookwire's plugin is not configured: no OpenCode config file found\. Fix: add "plugin": \["hookwire-opencode"\] .* to .*/config/opencode/opencode\.json\.$`,
 				`^warn +sidecar +the shim finds no hookwire binary .* Fix: add the plugin \(see above\): OpenCode installs hookwire-opencode, and npm the sidecar with it\.$`,
-				`^ok +state file +.*/state/hookwire/proj-[0-9a-f]{16}\.json \(the project's default\): none yet`,
+				`^ok +state file +.*/state/hookwire/proj-[0-9a-f]{16}\.db \(the project's default\): none yet`,
 				`^- +plugin version +not checked`,
 				`^0 failures, 2 warnings$`,
 			},
@@ -353,7 +353,7 @@ func TestDoctor(t *testing.T) {
 				e.globalJSON(`{"plugin":[["hookwire-opencode",{"state":"` + path + `"}]]}`)
 			},
 			code: 1,
-			want: []string{`^FAIL +state file +.*/proj-0\.json: 9 bytes, not loadable: decoding session state: .*; not in use\. Fix: .*hookwire forget --all --state .*/proj-0\.json$`},
+			want: []string{`^FAIL +state file +.*/proj-0\.json: 9 bytes, not loadable: decoding session state: .*; shared by every sidecar on the project\. Fix: .*hookwire forget --all --state .*/proj-0\.json$`},
 		},
 		{
 			name: "state turned off by the plugin's options",
@@ -364,13 +364,13 @@ func TestDoctor(t *testing.T) {
 			want: []string{`^- +state file +off \(the plugin option state\)`},
 		},
 		{
-			name: "a state file with sessions, nobody holding it",
+			name: "an earlier release's JSON state file with sessions",
 			setup: func(e *doctorEnv) {
 				e.sidecar("v0.3.0")
 				path := e.write(filepath.Join(e.stateHome, "hookwire", "proj-1.json"), twoParentState, 0o600)
 				e.globalJSON(`{"plugin":[["hookwire-opencode",{"args":["--state","` + path + `"]}]]}`)
 			},
-			want: []string{`^ok +state file +.*/proj-1\.json: \d+ bytes, 4 sessions under 2 parents, 2 frozen blocks; not in use\.$`},
+			want: []string{`^ok +state file +.*/proj-1\.json: \d+ bytes, 4 sessions under 2 parents, 2 frozen blocks; shared by every sidecar on the project\.$`},
 		},
 	}
 	for _, tt := range tests {

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/hookwire/hookwire/sessions"
 )
 
-// forgetCmd is `hookwire forget`: it removes remembered sessions from a
-// state file under the sidecar's lock, and refuses (exit 1, file
-// untouched) while a running sidecar holds it.
+// forgetCmd is `hookwire forget`: it removes remembered sessions from the
+// state database in one transaction, while sidecars run: they see the
+// change at their next request.
 func forgetCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("forget", flag.ContinueOnError)
 	target := addStateFlags(fs,
@@ -36,24 +37,32 @@ func forgetCmd(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(stdout, "%s: no state file, nothing to forget\n", path)
+	if err := sessions.CheckStatePath(path); err != nil {
+		fmt.Fprintln(stderr, "hookwire forget:", err)
+		return 1
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && !legacyExists(path) {
+		fmt.Fprintf(stdout, "%s: no state database, nothing to forget\n", path)
 		return 0
 	}
 
 	done, err := sessions.Forget(path, sessions.ForgetSpec{All: *all, Parent: *parent, Alias: *alias})
-	var locked *sessions.LockedError
 	switch {
-	case errors.As(err, &locked) && locked.PID > 0:
-		fmt.Fprintf(stderr, "hookwire forget: %s is in use by a running sidecar (pid %d); nothing changed. Stop OpenCode (or that process) and try again.\n", path, locked.PID)
-		return 1
-	case errors.As(err, &locked):
-		fmt.Fprintf(stderr, "hookwire forget: %s is in use by a running sidecar; nothing changed. Stop OpenCode and try again.\n", path)
-		return 1
 	case err != nil:
 		fmt.Fprintln(stderr, "hookwire forget:", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: forgot %d parent sessions, %d entries, %d session agents\n", path, done.Parents, done.Entries, done.Sessions)
 	return 0
+}
+
+// legacyExists: a JSON state file of an earlier release lies beside the
+// database path (PROTOCOL.md 6), which Forget imports first.
+func legacyExists(path string) bool {
+	base, ok := strings.CutSuffix(path, ".db")
+	if !ok {
+		return false
+	}
+	_, err := os.Lstat(base + ".json")
+	return err == nil
 }

@@ -109,7 +109,13 @@ func startBin(t *testing.T, bin string, header bool, args ...string) *proc {
 // it if it has not exited 5 s later.
 func startCommand(t *testing.T, bin string, header bool, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	return startCmd(t, exec.Command(bin, args...), header)
+}
+
+// startCmd is startCommand with a command the caller prepared (its
+// environment, credentials).
+func startCmd(t *testing.T, cmd *exec.Cmd, header bool) *proc {
+	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	// Our own pipe, not StdoutPipe: Wait (below, as soon as the process

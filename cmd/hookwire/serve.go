@@ -88,7 +88,7 @@ func newServer(ctx context.Context, stop func(), log zerolog.Logger, state strin
 			defer recordLoaded(rec, store) // a recording starts from the store as loaded
 			// ctx ends on SIGTERM/SIGINT: a load in progress then stops
 			// and leaves the file as it is.
-			p, err := sessions.OpenPersister(ctx, state, store, log, sessions.DefaultDebounce)
+			p, err := sessions.OpenDatabase(ctx, state, store, log)
 			if err != nil {
 				log.Warn().Err(err).Str("state", state).Msg("state file unusable; keeping state in memory")
 				return nil

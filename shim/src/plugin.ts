@@ -30,7 +30,7 @@ import { belowMinimum, clientFeatures, dropModelVariant, HostCapabilities, MIN_O
 
 export { HOOK_NAMES, type HookMethod } from "./forward.js";
 export { agentListsOf, subagentsFromConfig, type ShimClient } from "./agents.js";
-export { stateFileWarning } from "./statefile.js";
+export { stateFileWarning, stateFileWarnings } from "./statefile.js";
 
 // Every OpenCode hook the contract names is one OpenCode's plugin API has
 // (a compile error here names the one it lacks).

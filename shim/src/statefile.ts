@@ -1,7 +1,7 @@
 // The state file from the shim's side: the argument that tells the sidecar
 // where its state lives (`--project DIR` by default, `--state FILE` for the
-// `state` option), and the warning when the sidecar says the file is not in
-// use. The file's path is the sidecar's to derive (PROTOCOL.md 6), so an
+// `state` option), and the warnings when the sidecar says the file is not in
+// use, read-only, or has a problem. The file's path is the sidecar's to derive (PROTOCOL.md 6), so an
 // OpenCode, an editor and `hookwire sessions` in one project agree on it.
 
 import type { Logger } from "./log.js";
@@ -24,33 +24,49 @@ export function sidecarArgs(settings: Pick<ShimSettings, "args" | "state" | "pro
 }
 
 /**
- * The warning for a `status` result whose state file is not in use, or
- * undefined. Reads `stateFile.mode` (PROTOCOL.md 5); a sidecar too old to
- * send `stateFile` is read from its `state` text instead.
+ * The warnings for a `status` result, each with the key it is told once
+ * under: the state database not in use (`memory-only`), read but never
+ * written (`read-only`), and the problems that did not stop it being used
+ * (`stateFile.warnings`: a state directory others can write, a corrupt
+ * database moved aside). Reads `stateFile` (PROTOCOL.md 5, 6); a sidecar too
+ * old to send it is read from its `state` text instead.
  */
-export function stateFileWarning(status: unknown): string | undefined {
+export function stateFileWarnings(status: unknown): { key: string; message: string }[] {
   const r = status as { stateFile?: unknown; state?: unknown } | null;
-  if (!r || typeof r !== "object") return undefined;
+  if (!r || typeof r !== "object") return [];
   if (r.stateFile && typeof r.stateFile === "object") {
-    const f = r.stateFile as { mode?: unknown; path?: unknown; reason?: unknown };
-    if (f.mode !== "memory-only") return undefined;
+    const f = r.stateFile as { mode?: unknown; path?: unknown; reason?: unknown; warnings?: unknown };
+    const out: { key: string; message: string }[] = [];
     const why = [f.path, f.reason].filter((x): x is string => typeof x === "string" && x !== "").join(": ");
-    return `hookwire: state file not used, aliases are kept in memory only${why ? ` (${why})` : ""}`;
+    if (f.mode === "memory-only") {
+      out.push({ key: "state-memory-only", message: `hookwire: state file not used, aliases are kept in memory only${why ? ` (${why})` : ""}` });
+    } else if (f.mode === "read-only") {
+      out.push({ key: "state-read-only", message: `hookwire: state file is read-only: its aliases resolve, new ones last until OpenCode exits${why ? ` (${why})` : ""}` });
+    }
+    if (Array.isArray(f.warnings)) {
+      for (const w of f.warnings) if (typeof w === "string" && w !== "") out.push({ key: `state-warning:${w}`, message: `hookwire: ${w}` });
+    }
+    return out;
   }
   if (typeof r.state === "string" && r.state.startsWith("memory-only")) {
-    return `hookwire: state file not used, aliases are kept in memory only (${r.state})`;
+    return [{ key: "state-memory-only", message: `hookwire: state file not used, aliases are kept in memory only (${r.state})` }];
   }
-  return undefined;
+  return [];
+}
+
+/** The first of stateFileWarnings, or undefined. */
+export function stateFileWarning(status: unknown): string | undefined {
+  return stateFileWarnings(status)[0]?.message;
 }
 
 /**
  * Asks a sidecar started with a state file for its status and says once,
- * in OpenCode's log and as a toast, when the file is not in use (another
- * OpenCode holds its lock, its directory cannot be created, ...).
+ * in OpenCode's log and as a toast, when the file is not in use (a symlink
+ * at its path, a newer format, ...), is read-only, or has a warning.
  */
 export async function checkStateFile(sidecar: Sidecar, args: string[], log: Logger, deadlineMs: number): Promise<void> {
   if (!hasStateArg(args)) return;
   const r = await sidecar.request("status", {}, deadlineMs);
-  const warning = r.ok ? stateFileWarning(r.result) : undefined;
-  if (warning) log.alert("state-memory-only", "warn", warning);
+  if (!r.ok) return;
+  for (const w of stateFileWarnings(r.result)) log.alert(w.key, "warn", w.message);
 }

@@ -1,16 +1,17 @@
-// The per-project state file (PROTOCOL.md 6): the shim passes
+// The per-project state database (PROTOCOL.md 6): the shim passes
 // `--project <OpenCode's project directory>` by default and the sidecar
-// derives `$XDG_STATE_HOME/hookwire/<key>.json` from it, so aliases survive
-// an OpenCode restart. The path is the one earlier shims computed themselves
-// (checked here against that rule, written out in sha16 below), so an
-// upgrading user keeps their aliases. Every test points HOME and
+// derives `$XDG_STATE_HOME/hookwire/<key>.db` from it, so aliases survive
+// an OpenCode restart and are shared by every OpenCode on the project. The
+// key is the one earlier shims computed themselves (checked here against
+// that rule, written out in sha16 below), so an upgrading user's
+// `<key>.json` is found and imported. Every test points HOME and
 // XDG_STATE_HOME at a temp dir.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { createHookwire, stateFileWarning } from "../dist/plugin.js";
+import { createHookwire, stateFileWarning, stateFileWarnings } from "../dist/plugin.js";
 import { projectDir, resolveSettings } from "../dist/options.js";
 import { alive, fakeClient, fakeSidecar, realSidecar, scratch, waitFor } from "./helpers.mjs";
 
@@ -41,8 +42,8 @@ function sandbox() {
 }
 
 const sha16 = (p) => createHash("sha256").update(p).digest("hex").slice(0, 16);
-/** The state file earlier shims passed as --state: <dir>/<base name>-<sha256[:16] of the path>.json (names here need no reduction). */
-const oldRule = (stateDir, dir) => join(stateDir, `${dir.split("/").at(-1)}-${sha16(dir)}.json`);
+/** The state database: <dir>/<base name>-<sha256[:16] of the path>.db, the key earlier shims gave their .json (names here need no reduction). */
+const oldRule = (stateDir, dir) => join(stateDir, `${dir.split("/").at(-1)}-${sha16(dir)}.db`);
 /** The state file the running sidecar uses. */
 const stateFileOf = async (h) => (await h.sidecar.request("status", {}, 4000)).result.stateFile;
 
@@ -134,7 +135,7 @@ test("options: state false / a path / --state in args; never sent to the sidecar
   assert.equal(resolveSettings({}, env, {}).state, null);
 });
 
-test("default: the sidecar gets --project DIR and keeps the file earlier shims used (directory 0700, file 0600)", async () => {
+test("default: the sidecar gets --project DIR and keeps the database under the key earlier shims used (directory 0700, file 0600)", async () => {
   const box = sandbox();
   const dir = box.project("alpha");
   assert.equal(existsSync(box.stateDir), false);
@@ -179,9 +180,9 @@ test("two project directories get two state files", async () => {
   await delegate(hb);
   await close(ha);
   await close(hb);
-  assert.deepEqual(readdirSync(box.stateDir).filter((f) => f.endsWith(".json")).sort(), [
-    `app-${sha16(a)}.json`,
-    `app-${sha16(b)}.json`,
+  assert.deepEqual(readdirSync(box.stateDir).filter((f) => f.endsWith(".db")).sort(), [
+    `app-${sha16(a)}.db`,
+    `app-${sha16(b)}.db`,
   ].sort());
 });
 
@@ -199,13 +200,11 @@ test("an alias survives OpenCode's restart: dispose, a new plugin instance on th
   await close(second);
 });
 
-test("an alias survives a killed sidecar (kill -9) once the debounced write is done", async () => {
+test("an alias survives a killed sidecar (kill -9): it was committed before the hook returned", async () => {
   const box = sandbox();
   const dir = box.project("killed");
   const { h } = await open(box, dir);
   await delegate(h);
-  const file = (await stateFileOf(h)).path;
-  await waitFor(() => existsSync(file) && readFileSync(file, "utf8").includes(CHILD), 5000);
   const victim = h.sidecar.pid;
   process.kill(victim, "SIGKILL");
   await waitFor(() => h.sidecar.pid !== victim && h.sidecar.state === "ready", 5000);
@@ -223,7 +222,7 @@ test("state: false passes no --state: nothing is written and the alias is gone a
   assert.equal(status.result.state, "memory");
   await delegate(first);
   await close(first);
-  assert.equal(existsSync(box.stateDir) && readdirSync(box.stateDir).some((f) => f.endsWith(".json")), false);
+  assert.equal(existsSync(box.stateDir) && readdirSync(box.stateDir).some((f) => f.endsWith(".db")), false);
   const second = (await open(box, dir, { state: false })).h;
   assert.notEqual(await resume(second), CHILD);
   await close(second);
@@ -231,7 +230,7 @@ test("state: false passes no --state: nothing is written and the alias is gone a
 
 test('state: "<path>" uses that file', async () => {
   const box = sandbox();
-  const file = join(box.s.dir, "custom", "mine.json");
+  const file = join(box.s.dir, "custom", "mine.db");
   const dir = box.project("custom");
   const trace = join(box.s.dir, "trace-custom.jsonl");
   const { h } = await open(box, dir, { state: file }, { trace });
@@ -239,29 +238,23 @@ test('state: "<path>" uses that file', async () => {
   await delegate(h);
   await close(h);
   assert.ok(existsSync(file));
-  assert.equal(existsSync(box.stateDir) && readdirSync(box.stateDir).some((f) => f.endsWith(".json")), false);
+  assert.equal(existsSync(box.stateDir) && readdirSync(box.stateDir).some((f) => f.endsWith(".db")), false);
 });
 
-test("a second OpenCode on the same project: its sidecar runs in memory only and says so", async () => {
+test("two OpenCodes on the same project share its database: an alias made in one resolves in the other, and nobody is warned", async () => {
   const box = sandbox();
   const dir = box.project("shared");
   const first = (await open(box, dir)).h;
   const { h: second, logs, toasts } = await open(box, dir);
   assert.equal(second.settings.project, first.settings.project);
-  const status = await second.sidecar.request("status", {}, 4000);
-  assert.match(status.result.state, /^memory-only: .*locked by another process/);
-  assert.equal(status.result.stateFile.mode, "memory-only");
-  assert.match(status.result.stateFile.reason, /locked by another process/);
-  const warning = await waitFor(() => logs.find((l) => l.message.includes("state file not used")));
-  assert.equal(warning.level, "warn");
-  assert.match(warning.message, /memory only/);
-  assert.equal(toasts.length, 1, "and a toast");
-  assert.equal(toasts[0].variant, "warning");
-  assert.match(toasts[0].message, /^state file not used, aliases are kept in memory only/);
-  // The first keeps its file.
-  const firstStatus = (await first.sidecar.request("status", {}, 4000)).result;
-  assert.match(firstStatus.state, /^persistent: /);
-  assert.deepEqual([firstStatus.stateFile.mode, firstStatus.stateFile.path], ["persistent", oldRule(box.stateDir, dir)]);
+  for (const h of [first, second]) {
+    const status = await h.sidecar.request("status", {}, 4000);
+    assert.deepEqual([status.result.stateFile.mode, status.result.stateFile.path], ["persistent", oldRule(box.stateDir, dir)]);
+  }
+  await delegate(first);
+  assert.equal(await resume(second), CHILD, "the second sidecar resolves the first's alias");
+  assert.equal(logs.filter((l) => l.message.includes("state file")).length, 0);
+  assert.equal(toasts.length, 0);
   await close(second);
   await close(first);
 });
@@ -269,6 +262,8 @@ test("a second OpenCode on the same project: its sidecar runs in memory only and
 test("stateFileWarning: stateFile.mode decides; the state text only when stateFile is absent (an older sidecar)", () => {
   const rows = [
     { name: "memory-only with path and reason", status: { stateFile: { mode: "memory-only", path: "/s/a.json", reason: "locked by another process" } }, want: /memory only \(\/s\/a\.json: locked by another process\)$/ },
+    { name: "read-only with path and reason", status: { stateFile: { mode: "read-only", path: "/s/a.db", reason: "cannot write /s" } }, want: /^hookwire: state file is read-only: its aliases resolve, new ones last until OpenCode exits \(\/s\/a\.db: cannot write \/s\)$/ },
+    { name: "persistent with a warning", status: { stateFile: { mode: "persistent", path: "/s/a.db", warnings: ["state directory /s is writable by others"] } }, want: /^hookwire: state directory \/s is writable by others$/ },
     { name: "memory-only, no detail", status: { stateFile: { mode: "memory-only" } }, want: /memory only$/ },
     { name: "persistent", status: { stateFile: { mode: "persistent", path: "/s/a.json" } }, want: undefined },
     { name: "none (no --state)", status: { stateFile: { mode: "none" } }, want: undefined },
@@ -284,6 +279,9 @@ test("stateFileWarning: stateFile.mode decides; the state text only when stateFi
     if (r.want === undefined) assert.equal(got, undefined, r.name);
     else assert.match(got ?? "", r.want, r.name);
   }
+  // Each is told under its own key, so a warning does not hide a mode.
+  const both = stateFileWarnings({ stateFile: { mode: "read-only", reason: "r", warnings: ["w1", "w2"] } });
+  assert.deepEqual(both.map((w) => w.key), ["state-read-only", "state-warning:w1", "state-warning:w2"]);
 });
 
 test("the shim reads status.stateFile from the sidecar it runs (fake sidecars, old and new)", async () => {
@@ -315,3 +313,18 @@ test("the shim reads status.stateFile from the sidecar it runs (fake sidecars, o
 function readTrace(file) {
   return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
 }
+
+test("an upgrading user's JSON state file (an earlier release's) is imported: its aliases resolve, the file is kept as .json.bak", async () => {
+  const box = sandbox();
+  const dir = box.project("upgrade");
+  mkdirSync(box.stateDir, { recursive: true, mode: 0o700 });
+  const legacy = oldRule(box.stateDir, dir).replace(/\.db$/, ".json");
+  copyFileSync(new URL("../../sessions/testdata/release-state.json", import.meta.url), legacy);
+  const { h } = await open(box, dir, { taskSessions: { agents: { "code reviewer": "rev" } } });
+  const args = { description: "Again", prompt: "p", subagent_type: "explorer", task_id: "exp-2" };
+  await h.hooks["tool.execute.before"]({ tool: "task", sessionID: "ses_parent_a", callID: "call_up" }, { args });
+  assert.equal(args.task_id, "ses_child_x2");
+  assert.equal(existsSync(legacy), false);
+  assert.ok(existsSync(legacy + ".bak"));
+  await close(h);
+});

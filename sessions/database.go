@@ -1,0 +1,380 @@
+package sessions
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/rs/zerolog"
+)
+
+// Database keeps a Store in the project's state database (PROTOCOL.md 6),
+// shared with every other process on the project: what one process
+// remembers, the others resolve. It is what the server needs of its state
+// (handlers.Persistence). Its methods are safe for concurrent use.
+type Database struct {
+	path  string
+	store *Store
+	log   zerolog.Logger
+	c     *dbConn
+
+	// movedAside is where an unreadable database went, "" if none.
+	movedAside string
+
+	mu       sync.Mutex
+	mode     string
+	reason   string
+	warnings []string
+	lastErr  error
+}
+
+// OpenDatabase opens (creating when missing) the state database at path
+// and attaches store to it. It never fails for the file's sake: a path it
+// must not open (a symlink, a FIFO), a database of a newer format, or one
+// that cannot be opened leave the store in memory only; one that cannot be
+// written is read only; a corrupt one is moved aside (path.corrupt-<UTC
+// time>) and a new one made. Each case is logged once and shown in
+// StateFile. A JSON state file of an earlier release, at path itself or
+// beside a path ending in .db (the same name with .json), is imported once
+// and kept as <that file>.bak. The error is for bad arguments only.
+func OpenDatabase(ctx context.Context, path string, store *Store, log zerolog.Logger) (*Database, error) {
+	if path == "" {
+		return nil, errors.New("opening the state database: empty path")
+	}
+	if store == nil {
+		return nil, errors.New("opening the state database: nil store")
+	}
+	d := &Database{path: path, store: store, log: log}
+	if err := CheckStatePath(path); err != nil {
+		d.memoryOnly(err.Error())
+		return d, nil
+	}
+	if isJSONFile(path) {
+		if err := d.migrateInPlace(ctx); err != nil {
+			return d, nil
+		}
+	}
+	c, ro, err := openDB(ctx, path, openReadWrite)
+	if err != nil && isBadFile(err) {
+		aside, merr := moveAside(path)
+		if merr != nil {
+			d.memoryOnly(fmt.Sprintf("%v; moving it aside failed: %v", err, merr))
+			return d, nil
+		}
+		d.movedAside = aside
+		d.warn(fmt.Sprintf("the state database was unreadable (%v): moved to %s, starting empty", err, aside))
+		c, ro, err = openDB(ctx, path, openReadWrite)
+	}
+	if err != nil {
+		d.memoryOnly(err.Error())
+		return d, nil
+	}
+	d.c = c
+	d.mode = StateFilePersistent
+	if ro != "" {
+		d.mode, d.reason = StateFileReadOnly, ro
+		if c.immutable {
+			d.reason += "; read as an unchanging file, so what other processes write later is not seen"
+		}
+		log.Warn().Str("state", path).Str("reason", d.reason).
+			Msg("state database is read-only: existing aliases resolve, new ones last as long as this process")
+	} else if lp := legacyPath(path); lp != "" {
+		d.importLegacy(ctx, lp)
+	}
+	if w := DirWarning(path); w != "" {
+		d.warn(w)
+	}
+	store.attach(&storeDB{c: c, readOnly: ro != "", report: d.report})
+	st := store.Stats()
+	log.Info().Str("state", path).Str("mode", d.mode).Int("parents", st.Parents).Int("entries", st.Entries).Msg("state database open")
+	return d, nil
+}
+
+// legacyPath is the JSON state file an earlier release kept for the
+// database at path (PROTOCOL.md 6), when there is one to import.
+func legacyPath(path string) string {
+	base, ok := strings.CutSuffix(path, ".db")
+	if !ok {
+		return ""
+	}
+	lp := base + ".json"
+	if fi, err := os.Lstat(lp); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	return lp
+}
+
+func (d *Database) memoryOnly(reason string) {
+	d.mode, d.reason = StateFileMemoryOnly, reason
+	d.log.Warn().Str("state", d.path).Str("reason", reason).Msg("state database not used: running in memory only")
+}
+
+func (d *Database) warn(w string) {
+	d.warnings = append(d.warnings, w)
+	d.log.Warn().Str("state", d.path).Msg(w)
+}
+
+// report records a failed read or write (nil: one succeeded again); the
+// store keeps serving from its cache.
+func (d *Database) report(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case err == nil && d.lastErr != nil:
+		d.log.Info().Str("state", d.path).Msg("the state database works again")
+	case err != nil && (d.lastErr == nil || d.lastErr.Error() != err.Error()):
+		d.log.Warn().Err(err).Str("state", d.path).Msg("state database read or write failed: serving from memory")
+	}
+	d.lastErr = err
+}
+
+// decodeJSONState reads the JSON state file at path into a new store with
+// cfg's bounds.
+func decodeJSONState(ctx context.Context, path string, cfg Config) (*Store, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	s := New(cfg)
+	if err := s.restore(ctx, bufio.NewReaderSize(f, 256<<10)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// importLegacy imports the JSON state file lp into the database once (the
+// first process to get there does it; a marker in the database says it was
+// done) and renames it lp.bak.
+func (d *Database) importLegacy(ctx context.Context, lp string) {
+	src, err := decodeJSONState(ctx, lp, d.store.cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		aside, merr := moveAside(lp)
+		if merr == nil {
+			d.warn(fmt.Sprintf("the JSON state file %s could not be imported (%v): moved to %s", lp, err, aside))
+		} else {
+			d.warn(fmt.Sprintf("the JSON state file %s could not be imported (%v) and stays where it is: %v", lp, err, merr))
+		}
+		return
+	}
+	imported := false
+	err = d.c.inTx(ctx, func() error {
+		var done int
+		if err := d.c.conn.QueryRowContext(ctx, "SELECT count(*) FROM meta WHERE key='imported'").Scan(&done); err != nil || done > 0 {
+			return err
+		}
+		imported = true
+		return importInto(d.c, src)
+	})
+	if err != nil {
+		d.warn(fmt.Sprintf("importing the JSON state file %s failed: %v; it stays where it is", lp, err))
+		return
+	}
+	if err := os.Rename(lp, lp+".bak"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		d.warn(fmt.Sprintf("renaming the imported JSON state file %s failed: %v", lp, err))
+	}
+	if imported {
+		st := src.Stats()
+		d.log.Info().Str("state", d.path).Str("from", lp).Str("keptAs", lp+".bak").Int("parents", st.Parents).
+			Int("entries", st.Entries).Msg("imported the JSON state file of an earlier release")
+	}
+}
+
+// importInto writes everything src holds into c, inside c's write
+// transaction, keeping src's recency order, and marks the import done.
+func importInto(c *dbConn, src *Store) error {
+	var seq, clock int64
+	if err := c.conn.QueryRowContext(bg, "SELECT coalesce((SELECT value FROM meta WHERE key='seq'),0), coalesce((SELECT value FROM meta WHERE key='clock'),0)").Scan(&seq, &clock); err != nil {
+		return err
+	}
+	src.mu.Lock()
+	defer src.mu.Unlock()
+	sdb := &storeDB{c: c, inTx: true, seq: seq, clock: uint64(clock), report: func(error) {}}
+	src.db = sdb
+	defer func() { src.db = nil }()
+	for _, p := range src.parents.Backward() { // oldest first: revisions grow with recency
+		if p.frozen != nil {
+			p.newFrozen = p.newFrozen[:0]
+			for id := range p.frozen.Backward() {
+				p.newFrozen = append(p.newFrozen, id)
+			}
+		}
+		sdb.seq++
+		if err := src.writeParent(p, sdb.seq); err != nil {
+			return err
+		}
+	}
+	for _, sa := range src.agents.Backward() {
+		sdb.seq++
+		if err := writeTracked(c, sa, sdb.seq); err != nil {
+			return err
+		}
+	}
+	if err := src.prune(); err != nil {
+		return err
+	}
+	for key, v := range map[string]int64{"seq": sdb.seq, "clock": max(clock, int64(min(src.clock, maxClock))), "imported": 1} {
+		if err := c.exec("INSERT INTO meta(key,value) VALUES(?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", key, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// migrateInPlace turns the JSON state file at d.path (a --state FILE an
+// earlier release wrote) into a database at the same path: the database
+// is built beside it, FILE is kept as FILE.bak, and the database renamed
+// over FILE. A crash at any point leaves either the JSON file or the
+// database at FILE. In a directory that cannot be written, the JSON file
+// is read into the store instead (read-only). On failure the store is in
+// memory only (or read-only) and the error says why.
+func (d *Database) migrateInPlace(ctx context.Context) error {
+	src, err := decodeJSONState(ctx, d.path, d.store.cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			d.memoryOnly("loading stopped: " + err.Error())
+			return err
+		}
+		aside, merr := moveAside(d.path)
+		if merr != nil {
+			d.memoryOnly(fmt.Sprintf("the JSON state file is not loadable (%v) and could not be moved aside: %v", err, merr))
+			return err
+		}
+		d.warn(fmt.Sprintf("the JSON state file was not loadable (%v): moved to %s, starting empty", err, aside))
+		return nil
+	}
+	tmp := d.path + ".migrating-" + strconv.Itoa(os.Getpid())
+	for _, name := range append([]string{tmp}, companions(tmp)...) {
+		os.Remove(name)
+	}
+	c, ro, err := openDB(ctx, tmp, openReadWrite)
+	if err == nil && ro != "" {
+		c.close()
+		err = errors.New(ro)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		// Serve what the file holds, read-only, rather than nothing.
+		d.store.mu.Lock()
+		src.mu.Lock()
+		d.store.clock, d.store.parents, d.store.byTaskID, d.store.agents = src.clock, src.parents, src.byTaskID, src.agents
+		d.store.entryCount, d.store.frozenCount, d.store.parentBytes, d.store.trackedBytes = src.entryCount, src.frozenCount, src.parentBytes, src.trackedBytes
+		src.mu.Unlock()
+		d.store.mu.Unlock()
+		d.mode, d.reason = StateFileReadOnly, "the JSON state file of an earlier release could not be made a database ("+err.Error()+"): read, never written"
+		d.log.Warn().Str("state", d.path).Str("reason", d.reason).Msg("state file is read-only: existing aliases resolve, new ones last as long as this process")
+		return err
+	}
+	err = c.inTx(ctx, func() error { return importInto(c, src) })
+	if cerr := c.close(); err == nil {
+		err = cerr
+	}
+	if err == nil && !isJSONFile(d.path) {
+		os.Remove(tmp) // another process migrated it meanwhile: use theirs
+		return nil
+	}
+	if err == nil {
+		err = keepCopy(d.path, d.path+".bak")
+	}
+	if err == nil {
+		err = os.Rename(tmp, d.path)
+	}
+	if err != nil {
+		for _, name := range append([]string{tmp}, companions(tmp)...) {
+			os.Remove(name)
+		}
+		d.memoryOnly("migrating the JSON state file failed: " + err.Error())
+		return err
+	}
+	st := src.Stats()
+	d.log.Info().Str("state", d.path).Str("keptAs", d.path+".bak").Int("parents", st.Parents).Int("entries", st.Entries).
+		Msg("imported the JSON state file of an earlier release")
+	return nil
+}
+
+// keepCopy makes dst a copy of src (a hard link where it can), replacing
+// an earlier dst.
+func keepCopy(src, dst string) error {
+	os.Remove(dst)
+	if os.Link(src, dst) == nil {
+		return nil
+	}
+	in, err := os.OpenFile(src, os.O_RDONLY|oNoFollow, 0)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// Notify is part of handlers.Persistence: every change is written in the
+// request's own transaction, so there is nothing left to schedule.
+func (d *Database) Notify() {}
+
+// Flush is part of handlers.Persistence: changes are already written.
+func (d *Database) Flush() error { return nil }
+
+// Close detaches the store (it keeps serving from memory) and closes the
+// database. It is safe to call more than once.
+func (d *Database) Close() error {
+	d.mu.Lock()
+	c := d.c
+	d.c = nil
+	if d.mode == StateFilePersistent || d.mode == StateFileReadOnly {
+		d.mode = StateFileClosed
+	}
+	d.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	d.store.detach()
+	return c.close()
+}
+
+// StateFile reports where the state lives.
+func (d *Database) StateFile() StateFileStatus {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st := StateFileStatus{Mode: d.mode, Path: d.path, Warnings: d.warnings}
+	switch d.mode {
+	case StateFileReadOnly, StateFileMemoryOnly:
+		st.Reason = d.reason
+	case StateFilePersistent:
+		if d.lastErr != nil {
+			st.LastWriteError = d.lastErr.Error()
+		}
+	}
+	return st
+}
+
+// Status says the same as StateFile in a line for humans.
+func (d *Database) Status() string {
+	st := d.StateFile()
+	switch st.Mode {
+	case StateFileMemoryOnly, StateFileReadOnly:
+		return st.Mode + ": " + st.Reason
+	case StateFilePersistent:
+		if st.LastWriteError != "" {
+			return "persistent: " + st.Path + "; last write failed: " + st.LastWriteError
+		}
+	}
+	return st.Mode + ": " + st.Path
+}

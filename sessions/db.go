@@ -1,0 +1,480 @@
+package sessions
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// The state database (PROTOCOL.md 6): one SQLite file per project, opened
+// by every process on the project at once, in WAL mode. This file opens it
+// safely; dbstore.go is what the store reads and writes there.
+
+// schemaVersion is the database's format (PRAGMA user_version). A database
+// of a higher version is refused; a lower one would be migrated forward in
+// code (there is none yet).
+const schemaVersion = 1
+
+// applicationID marks a hookwire database (PRAGMA application_id, "hkwr").
+const applicationID = 0x686b7772
+
+// The parents' rows are keyed by a small integer (pid) in the other
+// tables: a session id, up to MaxIDBytes, is kept once, not with each of
+// its entries, counters and frozen blocks (which are rowid tables, so a
+// block of a few KiB fills whole overflow pages).
+
+// busyTimeout is how long a statement waits for another process's write
+// transaction (each is a few milliseconds) before it fails.
+const busyTimeout = 5 * time.Second
+
+// companionSuffixes name the files SQLite keeps beside the database.
+var companionSuffixes = []string{"-wal", "-shm", "-journal"}
+
+const schemaSQL = `
+CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE parents(pid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, rev INTEGER NOT NULL, bytes INTEGER NOT NULL);
+CREATE INDEX parents_rev ON parents(rev);
+CREATE TABLE counters(pid INTEGER NOT NULL, prefix TEXT NOT NULL, n INTEGER NOT NULL,
+  PRIMARY KEY(pid, prefix)) WITHOUT ROWID;
+CREATE TABLE entries(pid INTEGER NOT NULL, alias TEXT NOT NULL, agent TEXT NOT NULL, task_id TEXT NOT NULL,
+  label TEXT NOT NULL, last_use INTEGER NOT NULL, tick INTEGER NOT NULL, run_state TEXT NOT NULL, run_error TEXT NOT NULL,
+  UNIQUE(pid, alias));
+CREATE INDEX entries_task ON entries(task_id);
+CREATE TABLE frozen(pid INTEGER NOT NULL, message_id TEXT NOT NULL, seq INTEGER NOT NULL, block TEXT NOT NULL,
+  UNIQUE(pid, message_id));
+CREATE TABLE tracked(session TEXT PRIMARY KEY, agent TEXT NOT NULL, model TEXT, rev INTEGER NOT NULL, bytes INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX tracked_rev ON tracked(rev);
+`
+
+// ErrNewerFormat is returned for a database a newer hookwire wrote.
+var ErrNewerFormat = errors.New("written by a newer hookwire")
+
+// FileError says why the state path cannot be used as it is: a symlink, a
+// FIFO or another non-regular file, where the database or one of its
+// companion files belongs. Nothing is opened, created or changed.
+type FileError struct {
+	Path   string
+	Reason string
+}
+
+func (e *FileError) Error() string { return e.Path + ": " + e.Reason }
+
+// CheckStatePath refuses what must never be opened as the database at
+// path or one of its companion files: a symbolic link (followed it could
+// make us write wherever it points; a dangling one would create its
+// target) or anything but a regular file (a FIFO would hang the open). A
+// missing file is fine. It never blocks: it only looks at names.
+func CheckStatePath(path string) error {
+	for _, name := range append([]string{path}, companions(path)...) {
+		fi, err := os.Lstat(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return &FileError{Path: name, Reason: err.Error()}
+		}
+		switch m := fi.Mode(); {
+		case m&fs.ModeSymlink != 0:
+			return &FileError{Path: name, Reason: "is a symbolic link; hookwire does not follow links for its state (remove it, or point --state at the real file)"}
+		case !m.IsRegular():
+			return &FileError{Path: name, Reason: "is not a regular file (" + m.Type().String() + "); hookwire opens only regular files as state"}
+		}
+	}
+	return nil
+}
+
+func companions(path string) []string {
+	out := make([]string, len(companionSuffixes))
+	for i, s := range companionSuffixes {
+		out[i] = path + s
+	}
+	return out
+}
+
+// DirWarning returns a warning when the directory holding path can be
+// written by other users (who could plant files there), else "".
+func DirWarning(path string) string {
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if err != nil || fi.Mode().Perm()&0o022 == 0 {
+		return ""
+	}
+	return fmt.Sprintf("state directory %s is writable by others (mode %04o): another user could plant files there; chmod 700 it", dir, fi.Mode().Perm())
+}
+
+// dbConn is one open state database: a single connection, so that
+// PRAGMA data_version sees exactly the other processes' commits.
+type dbConn struct {
+	path     string
+	db       *sql.DB
+	conn     *sql.Conn
+	readOnly bool
+	// immutable: opened read-only with SQLite's immutable flag, as no -shm
+	// could be made; other processes' changes are not seen.
+	immutable bool
+	stmts     map[string]*sql.Stmt
+}
+
+// dbURI is path as an SQLite URI filename with the given parameters.
+func dbURI(path string, params url.Values) string {
+	p := filepath.ToSlash(path)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	u := url.URL{Scheme: "file", Path: p, RawQuery: params.Encode()}
+	return u.String()
+}
+
+// openMode is how openDB opens a database.
+type openMode int
+
+const (
+	openReadWrite openMode = iota // create if missing; read-only if it cannot be written
+	openReadOnly                  // never write (observe, sessions, doctor)
+)
+
+// errNotDatabase marks a file that is not an SQLite database at all.
+var errNotDatabase = errors.New("not a database")
+
+// openDB opens the database at path, which CheckStatePath accepted. With
+// openReadWrite it creates the file (0600, never through a link) and the
+// schema when missing, and falls back to read-only when the file or its
+// directory cannot be written; why is in roReason. A missing file with
+// openReadOnly is fs.ErrNotExist.
+func openDB(ctx context.Context, path string, mode openMode) (c *dbConn, roReason string, err error) {
+	if mode == openReadWrite {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			if _, serr := os.Stat(path); serr != nil {
+				return nil, "", fmt.Errorf("creating state directory: %w", err)
+			}
+		}
+		if roReason = createFile(path); roReason == "" {
+			roReason = writable(path)
+		}
+		if roReason == "" {
+			c, err = connect(ctx, path, url.Values{"mode": {"rw"}}, false)
+			if err == nil {
+				err = c.setUp(ctx)
+			}
+			if err == nil {
+				return c, "", nil
+			}
+			if c != nil {
+				c.close()
+			}
+			if !isReadOnlyError(err) {
+				return nil, "", err
+			}
+			roReason = err.Error()
+		}
+	} else if _, err := os.Stat(path); err != nil {
+		return nil, "", err
+	}
+	c, err = connect(ctx, path, url.Values{"mode": {"ro"}}, true)
+	if err == nil {
+		err = c.check(ctx)
+		if err != nil && isReadOnlyError(err) {
+			// No -shm can be made beside a WAL database (a read-only
+			// directory): read it as immutable, as SQLite documents.
+			c.close()
+			c, err = connect(ctx, path, url.Values{"mode": {"ro"}, "immutable": {"1"}}, true)
+			if err == nil {
+				c.immutable = true
+				err = c.check(ctx)
+			}
+		}
+	}
+	if err != nil {
+		if c != nil {
+			c.close()
+		}
+		return nil, roReason, err
+	}
+	return c, roReason, nil
+}
+
+// createFile creates path empty with mode 0600 if it is missing, never
+// following a link; "" when it exists or was made, else why not.
+func createFile(path string) string {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|oNoFollow, 0o600)
+	switch {
+	case err == nil:
+		f.Close()
+		return ""
+	case errors.Is(err, fs.ErrExist):
+		return ""
+	case errors.Is(err, fs.ErrPermission) || isReadOnlyFS(err):
+		return "cannot create " + path + ": " + err.Error()
+	}
+	return ""
+}
+
+// writable says why path or its directory cannot be written ("" if both
+// can): SQLite needs to create the -wal and -shm files beside it.
+func writable(path string) string {
+	f, err := os.OpenFile(path, os.O_RDWR|oNoFollow, 0)
+	if err != nil {
+		return "cannot write " + path + ": " + err.Error()
+	}
+	f.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".hookwire-probe-*")
+	if err != nil {
+		return "cannot write in " + filepath.Dir(path) + ": " + err.Error()
+	}
+	tmp.Close()
+	os.Remove(tmp.Name())
+	return ""
+}
+
+func connect(ctx context.Context, path string, params url.Values, readOnly bool) (*dbConn, error) {
+	db, err := sql.Open("sqlite", dbURI(path, params))
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	c := &dbConn{path: path, db: db, conn: conn, readOnly: readOnly, stmts: map[string]*sql.Stmt{}}
+	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.Itoa(int(busyTimeout/time.Millisecond))); err != nil {
+		c.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// check reads the header: a file that is not a database, a database of
+// another program, or one of a newer format is an error.
+func (c *dbConn) check(ctx context.Context) error {
+	var version, app int64
+	if err := c.conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return classify(err)
+	}
+	if err := c.conn.QueryRowContext(ctx, "PRAGMA application_id").Scan(&app); err != nil {
+		return classify(err)
+	}
+	if version == 0 && app == 0 {
+		var tables int
+		if err := c.conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
+			return classify(err)
+		}
+		if tables == 0 {
+			if c.readOnly {
+				return errEmptyDB
+			}
+			return nil // new: setUp creates the schema
+		}
+	}
+	if app != applicationID {
+		return fmt.Errorf("%w: an SQLite database of another program (application_id %#x)", errNotDatabase, app)
+	}
+	if version > schemaVersion {
+		return fmt.Errorf("format %d %w (this build reads %d): upgrade hookwire, or point --state elsewhere", version, ErrNewerFormat, schemaVersion)
+	}
+	return nil
+}
+
+// errEmptyDB: a database file with no schema yet (a sidecar is creating it).
+var errEmptyDB = errors.New("no state yet")
+
+// setUp sets the connection up for writing: WAL, and the schema when the
+// database is new (one transaction, so a crash leaves none or all).
+func (c *dbConn) setUp(ctx context.Context) error {
+	if err := c.check(ctx); err != nil {
+		return err
+	}
+	// A new file: pages that hold a few frozen blocks each, and the space
+	// of forgotten items given back to the file system as it is pruned.
+	// Both only take before the first table (and WAL) exists.
+	var tables int
+	if err := c.conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
+		return classify(err)
+	}
+	if tables == 0 {
+		if _, err := c.conn.ExecContext(ctx, "PRAGMA page_size = 8192; PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
+			return classify(err)
+		}
+	}
+	var jm string
+	if err := c.conn.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&jm); err != nil {
+		return classify(err)
+	}
+	if _, err := c.conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
+		return classify(err)
+	}
+	return c.inTx(ctx, func() error {
+		var version int64
+		if err := c.conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+			return err
+		}
+		if version != 0 {
+			return nil // another process made it meanwhile
+		}
+		if _, err := c.conn.ExecContext(ctx, schemaSQL); err != nil {
+			return fmt.Errorf("creating the schema: %w", err)
+		}
+		_, err := c.conn.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d", applicationID, schemaVersion))
+		return err
+	})
+}
+
+// inTx runs fn in a write transaction (BEGIN IMMEDIATE: the write lock is
+// taken first, so what fn reads stays true until it commits).
+func (c *dbConn) inTx(ctx context.Context, fn func() error) error {
+	if _, err := c.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return classify(err)
+	}
+	if err := fn(); err != nil {
+		c.conn.ExecContext(context.Background(), "ROLLBACK")
+		return classify(err)
+	}
+	if _, err := c.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		c.conn.ExecContext(context.Background(), "ROLLBACK")
+		return classify(err)
+	}
+	return nil
+}
+
+// stmt returns the statement for query, prepared once.
+func (c *dbConn) stmt(query string) (*sql.Stmt, error) {
+	if st := c.stmts[query]; st != nil {
+		return st, nil
+	}
+	st, err := c.conn.PrepareContext(context.Background(), query)
+	if err != nil {
+		return nil, err
+	}
+	c.stmts[query] = st
+	return st, nil
+}
+
+func (c *dbConn) exec(query string, args ...any) error {
+	st, err := c.stmt(query)
+	if err != nil {
+		return err
+	}
+	_, err = st.Exec(args...)
+	return err
+}
+
+// dataVersion changes when another connection commits (PRAGMA
+// data_version): the cheap test for "someone else wrote".
+func (c *dbConn) dataVersion() (int64, error) {
+	st, err := c.stmt("PRAGMA data_version")
+	if err != nil {
+		return 0, err
+	}
+	var v int64
+	err = st.QueryRow().Scan(&v)
+	return v, err
+}
+
+// close releases the connection. A writer that is the last one on the
+// database checkpoints it and leaves it in rollback mode, a single file a
+// read-only open can read without making a -shm; with others still on it
+// the switch fails harmlessly and the database stays in WAL.
+func (c *dbConn) close() error {
+	for _, st := range c.stmts {
+		st.Close()
+	}
+	c.stmts = nil
+	if !c.readOnly {
+		c.conn.ExecContext(context.Background(), "PRAGMA busy_timeout = 0")
+		var mode string
+		c.conn.QueryRowContext(context.Background(), "PRAGMA journal_mode = DELETE").Scan(&mode)
+	}
+	c.conn.Close()
+	return c.db.Close()
+}
+
+// classify gives SQLite's errors that matter here their meaning.
+func classify(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_NOTADB:
+			return fmt.Errorf("%w: %v", errNotDatabase, err)
+		case sqlite3.SQLITE_CORRUPT:
+			return fmt.Errorf("%w: %v", errCorrupt, err)
+		}
+	}
+	return err
+}
+
+// errCorrupt marks a database SQLite found damaged.
+var errCorrupt = errors.New("database is corrupt")
+
+// isBadFile reports an error that means the file is not usable state: it
+// is moved aside.
+func isBadFile(err error) bool {
+	return errors.Is(err, errNotDatabase) || errors.Is(err, errCorrupt)
+}
+
+// isReadOnlyError reports SQLite's ways of saying it cannot write or
+// cannot make the files it needs to (read-only file, directory or file
+// system).
+func isReadOnlyError(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
+			return true
+		}
+	}
+	return errors.Is(err, fs.ErrPermission) || isReadOnlyFS(err)
+}
+
+// corruptTimeFormat stamps a database moved aside: FILE.corrupt-<UTC>.
+const corruptTimeFormat = "20060102T150405Z"
+
+// moveAside renames path (and its companion files) to
+// path.corrupt-<UTC time>, never over an earlier one.
+func moveAside(path string) (string, error) {
+	base := path + ".corrupt-" + time.Now().UTC().Format(corruptTimeFormat)
+	name := base
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		name = base + "-" + strconv.Itoa(i)
+	}
+	if err := os.Rename(path, name); err != nil {
+		return "", err
+	}
+	for _, s := range companionSuffixes {
+		if _, err := os.Lstat(path + s); err == nil {
+			os.Rename(path+s, name+s)
+		}
+	}
+	return name, nil
+}
+
+// isJSONFile reports whether path holds a JSON document (a state file of
+// an earlier release), by its first non-blank byte.
+func isJSONFile(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 512)
+	n, _ := io.ReadFull(f, buf)
+	s := strings.TrimLeft(string(buf[:n]), " \t\r\n")
+	return strings.HasPrefix(s, "{")
+}

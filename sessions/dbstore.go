@@ -1,0 +1,583 @@
+package sessions
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// The store's database side. With a database attached (Database), the
+// store's maps are a cache in front of it and the database is the truth:
+//
+//   - A method that may change what is kept runs in one write transaction
+//     (begin ... finish, BEGIN IMMEDIATE), so it decides on the latest
+//     state: alias numbers are allocated under the write lock, and two
+//     processes never hand out the same one.
+//   - Before reading, the store asks SQLite whether another process
+//     committed since (PRAGMA data_version). If so, each cached parent and
+//     tracked session is checked against its row's revision before use
+//     and read again when it changed; a parent or session the cache lacks
+//     is read through from the database.
+//   - A changed parent is written whole (its entries and counters: a few
+//     rows); frozen blocks are written one by one as they are made.
+//   - The bounds of the whole database (parents, tracked sessions, the
+//     byte budget) are enforced in the transaction that grows it; the
+//     cache's own evictions forget nothing from the database.
+//
+// Pending calls stay in memory: their outcome only reaches the process
+// that saw the call begin.
+
+// storeDB is the store's handle on the database; the store's mu guards it.
+type storeDB struct {
+	c        *dbConn
+	readOnly bool
+	report   func(error) // a failed read or write (nil: working again): logged, shown in status
+	failed   bool
+
+	seen  int64  // data_version as last read
+	epoch uint64 // bumped when another process committed
+	inTx  bool
+	seq   int64 // the revision this transaction writes (meta "seq")
+	clock uint64
+
+	dirtyParents []*parentState
+	dirtyTracked []*sessionAgent
+	deleted      []string // parents forgotten with DeleteSession
+	untracked    []string // sessions whose agent was forgotten on purpose
+	loading      bool     // filling the cache: nothing is dirty
+}
+
+// attach makes d the store's database; the store's cache starts empty.
+func (s *Store) attach(d *storeDB) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reset()
+	s.db = d
+}
+
+// detach closes the store's use of its database: it serves from memory
+// with what it holds.
+func (s *Store) detach() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.db = nil
+}
+
+// refresh notices other processes' commits; the caller holds mu.
+func (s *Store) refresh() {
+	d := s.db
+	if d == nil {
+		return
+	}
+	v, err := d.c.dataVersion()
+	if err != nil {
+		d.fail(err)
+		return
+	}
+	if v != d.seen {
+		d.seen = v
+		d.epoch++
+	}
+}
+
+// begin starts the write transaction of a method that may change what is
+// kept (once per method; finish ends it). Read-only, or when the database
+// is busy beyond the timeout, the method works on the cache alone and what
+// it changes is written with the next transaction that succeeds.
+func (s *Store) begin() {
+	d := s.db
+	if d == nil || d.inTx {
+		return
+	}
+	if d.readOnly {
+		s.refresh()
+		return
+	}
+	if err := d.c.exec("BEGIN IMMEDIATE"); err != nil {
+		d.fail(classify(err))
+		s.refresh()
+		return
+	}
+	d.inTx = true
+	s.refresh()
+	var seq, clock int64
+	if err := d.c.conn.QueryRowContext(bg, "SELECT coalesce((SELECT value FROM meta WHERE key='seq'),0), coalesce((SELECT value FROM meta WHERE key='clock'),0)").Scan(&seq, &clock); err != nil {
+		d.fail(err)
+		d.rollback()
+		return
+	}
+	d.seq = seq
+	d.clock = uint64(clock)
+	s.clock = max(s.clock, d.clock)
+}
+
+// finish writes what the method changed, prunes the database to its
+// bounds and commits; the caller holds mu. It is deferred by every method
+// that calls begin.
+func (s *Store) finish() {
+	d := s.db
+	if d == nil || !d.inTx {
+		return
+	}
+	if len(d.dirtyParents) == 0 && len(d.dirtyTracked) == 0 && len(d.deleted) == 0 && len(d.untracked) == 0 {
+		if err := d.c.exec("COMMIT"); err != nil {
+			d.fail(err)
+			d.rollback()
+		}
+		d.inTx = false
+		return
+	}
+	if err := s.write(); err != nil {
+		d.fail(classify(err))
+		d.rollback()
+		return
+	}
+	if err := d.c.exec("COMMIT"); err != nil {
+		d.fail(classify(err))
+		d.rollback()
+		return
+	}
+	d.inTx = false
+	if d.failed {
+		d.failed = false
+		d.report(nil)
+	}
+	for _, p := range d.dirtyParents {
+		p.dirty, p.newFrozen, p.goneFrozen = false, nil, nil
+		p.rev, p.epoch = d.seq, d.epoch
+	}
+	for _, sa := range d.dirtyTracked {
+		sa.dirty = false
+		sa.rev, sa.epoch = d.seq, d.epoch
+	}
+	d.dirtyParents, d.dirtyTracked, d.deleted, d.untracked = d.dirtyParents[:0], d.dirtyTracked[:0], nil, nil
+}
+
+// fail reports err; the next commit that succeeds reports recovery.
+func (d *storeDB) fail(err error) {
+	d.failed = true
+	d.report(err)
+}
+
+// rollback ends a failed transaction. What the method changed stays in the
+// cache, unwritten, and is checked against the database (its revision) at
+// the next use after another process commits: kept while nobody else
+// changed that parent or session, read again otherwise, so a later write
+// never overwrites another process's change with a stale parent.
+func (d *storeDB) rollback() {
+	d.c.exec("ROLLBACK")
+	d.inTx = false
+	for _, p := range d.dirtyParents {
+		p.dirty, p.epoch, p.newFrozen, p.goneFrozen = false, 0, nil, nil
+	}
+	for _, sa := range d.dirtyTracked {
+		sa.dirty, sa.epoch = false, 0
+	}
+	d.dirtyParents, d.dirtyTracked, d.deleted, d.untracked = d.dirtyParents[:0], d.dirtyTracked[:0], nil, nil
+}
+
+// unlock finishes the method's transaction, if any, and releases mu.
+func (s *Store) unlock() {
+	s.finish()
+	s.mu.Unlock()
+}
+
+// markParent records that p changed (every change of a parent's contents
+// counts its bytes, so addParentBytes calls it): in a transaction it is
+// written at its end; read-only, the cache's version is pinned for the
+// process's life; outside one (the database was busy) it stays in the
+// cache only, as rollback says.
+func (s *Store) markParent(p *parentState) {
+	d := s.db
+	switch {
+	case d == nil || d.loading || p.dirty:
+	case d.readOnly:
+		p.pinned = true
+	case d.inTx:
+		p.dirty = true
+		d.dirtyParents = append(d.dirtyParents, p)
+	}
+}
+
+func (s *Store) markTracked(sa *sessionAgent) {
+	d := s.db
+	switch {
+	case d == nil || d.loading || sa.dirty:
+	case d.readOnly:
+		sa.pinned = true
+	case d.inTx:
+		sa.dirty = true
+		d.dirtyTracked = append(d.dirtyTracked, sa)
+	}
+}
+
+// fresh stamps a parent or session the store just made as checked now.
+func (s *Store) fresh() uint64 {
+	if s.db == nil {
+		return 0
+	}
+	return s.db.epoch
+}
+
+// write writes the transaction's changes and prunes; inside the
+// transaction.
+func (s *Store) write() error {
+	d := s.db
+	c := d.c
+	d.seq++
+	for _, id := range d.deleted {
+		if err := deleteParentRows(c, id); err != nil {
+			return err
+		}
+	}
+	for _, session := range d.untracked {
+		if err := c.exec("DELETE FROM tracked WHERE session=?", session); err != nil {
+			return err
+		}
+	}
+	for _, p := range d.dirtyParents {
+		if err := s.writeParent(p, d.seq); err != nil {
+			return err
+		}
+	}
+	for _, sa := range d.dirtyTracked {
+		if err := writeTracked(c, sa, d.seq); err != nil {
+			return err
+		}
+	}
+	if err := s.prune(); err != nil {
+		return err
+	}
+	if err := c.exec("INSERT INTO meta(key,value) VALUES('seq',?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", d.seq); err != nil {
+		return err
+	}
+	if s.clock > d.clock {
+		if err := c.exec("INSERT INTO meta(key,value) VALUES('clock',?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", int64(s.clock)); err != nil {
+			return err
+		}
+		d.clock = s.clock
+	}
+	return nil
+}
+
+func deleteParentRows(c *dbConn, id string) error {
+	for _, q := range []string{
+		"DELETE FROM entries WHERE pid=(SELECT pid FROM parents WHERE id=?)", "DELETE FROM counters WHERE pid=(SELECT pid FROM parents WHERE id=?)",
+		"DELETE FROM frozen WHERE pid=(SELECT pid FROM parents WHERE id=?)", "DELETE FROM parents WHERE id=?",
+	} {
+		if err := c.exec(q, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeParent writes p whole: its row, entries and counters, and the
+// frozen blocks made or dropped since it was last written.
+func (s *Store) writeParent(p *parentState, seq int64) error {
+	c := s.db.c
+	if err := c.exec("INSERT INTO parents(id,rev,bytes) VALUES(?,?,?) ON CONFLICT(id) DO UPDATE SET rev=excluded.rev, bytes=excluded.bytes", p.id, seq, p.bytes); err != nil {
+		return err
+	}
+	st, err := c.stmt("SELECT pid FROM parents WHERE id=?")
+	if err != nil {
+		return err
+	}
+	var pid int64
+	if err := st.QueryRow(p.id).Scan(&pid); err != nil {
+		return err
+	}
+	if err := c.exec("DELETE FROM entries WHERE pid=?", pid); err != nil {
+		return err
+	}
+	if err := c.exec("DELETE FROM counters WHERE pid=?", pid); err != nil {
+		return err
+	}
+	for _, a := range p.agents {
+		for _, e := range a.entries.All() {
+			if err := c.exec("INSERT INTO entries(pid,alias,agent,task_id,label,last_use,tick,run_state,run_error) VALUES(?,?,?,?,?,?,?,?,?)",
+				pid, e.alias, a.name, e.taskID, e.label, e.lastUse.UnixNano(), int64(e.tick), e.run.State, e.run.Error); err != nil {
+				return err
+			}
+		}
+	}
+	for prefix, n := range p.counters {
+		if err := c.exec("INSERT INTO counters(pid,prefix,n) VALUES(?,?,?)", pid, prefix, n); err != nil {
+			return err
+		}
+	}
+	for _, id := range p.goneFrozen {
+		if err := c.exec("DELETE FROM frozen WHERE pid=? AND message_id=?", pid, id); err != nil {
+			return err
+		}
+	}
+	for _, id := range p.newFrozen { // oldest first: seq grows with recency
+		text, ok := frozenText(p, id)
+		if !ok {
+			continue
+		}
+		s.db.seq++
+		if err := c.exec("INSERT INTO frozen(pid,message_id,seq,block) VALUES(?,?,?,?) ON CONFLICT(pid,message_id) DO NOTHING", pid, id, s.db.seq, text); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeTracked(c *dbConn, sa *sessionAgent, seq int64) error {
+	var model any
+	if sa.model != nil {
+		b, err := json.Marshal(sa.model)
+		if err != nil {
+			return err
+		}
+		model = string(b)
+	}
+	return c.exec("INSERT INTO tracked(session,agent,model,rev,bytes) VALUES(?,?,?,?,?) ON CONFLICT(session) DO UPDATE SET agent=excluded.agent, model=excluded.model, rev=excluded.rev, bytes=excluded.bytes",
+		sa.session, sa.agent, model, seq, trackedCost(sa))
+}
+
+// prune keeps the database within the store's bounds: MaxParents and
+// MaxTrackedSessions by least recent write, then the byte budget as
+// enforceBudget keeps the cache (never the most recently written parent).
+func (s *Store) prune() error {
+	c := s.db.c
+	var parents, tracked int
+	var parentBytes, trackedBytes int64
+	if err := c.conn.QueryRowContext(bg, "SELECT count(*), coalesce(sum(bytes),0) FROM parents").Scan(&parents, &parentBytes); err != nil {
+		return err
+	}
+	if err := c.conn.QueryRowContext(bg, "SELECT count(*), coalesce(sum(bytes),0) FROM tracked").Scan(&tracked, &trackedBytes); err != nil {
+		return err
+	}
+	dropped := false
+	dropParent := func() error {
+		dropped = true
+		var id string
+		var bytes int64
+		if err := c.conn.QueryRowContext(bg, "SELECT id, bytes FROM parents ORDER BY rev, id LIMIT 1").Scan(&id, &bytes); err != nil {
+			return err
+		}
+		if err := deleteParentRows(c, id); err != nil {
+			return err
+		}
+		if p, ok := s.parents.Get(id); ok && !p.dirty {
+			s.dropParent(p)
+		}
+		parents--
+		parentBytes -= bytes
+		return nil
+	}
+	dropTracked := func() error {
+		dropped = true
+		var session string
+		var bytes int64
+		if err := c.conn.QueryRowContext(bg, "SELECT session, bytes FROM tracked ORDER BY rev, session LIMIT 1").Scan(&session, &bytes); err != nil {
+			return err
+		}
+		if err := c.exec("DELETE FROM tracked WHERE session=?", session); err != nil {
+			return err
+		}
+		if s.agents.Has(session) {
+			s.untrack(session)
+		}
+		tracked--
+		trackedBytes -= bytes
+		return nil
+	}
+	for parents > s.cfg.MaxParents {
+		if err := dropParent(); err != nil {
+			return err
+		}
+	}
+	for tracked > s.cfg.MaxTrackedSessions {
+		if err := dropTracked(); err != nil {
+			return err
+		}
+	}
+	defer func() {
+		if dropped {
+			// Give the pages of what was forgotten back to the file
+			// system, so the file stays near what the budget counts.
+			c.exec("PRAGMA incremental_vacuum")
+		}
+	}()
+	for parentBytes+trackedBytes > int64(s.cfg.MaxStateBytes) {
+		switch {
+		case parents > 1 && parentBytes >= trackedBytes:
+			if err := dropParent(); err != nil {
+				return err
+			}
+		case tracked > 0:
+			if err := dropTracked(); err != nil {
+				return err
+			}
+		case parents > 1:
+			if err := dropParent(); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+// cached returns parent id from the cache, checked against the database
+// when another process committed since it was last checked, or read
+// through from the database; nil when it is kept nowhere. The caller holds
+// mu.
+func (s *Store) cached(id string) *parentState {
+	p, ok := s.parents.Get(id)
+	d := s.db
+	if d == nil || ok && (p.epoch == d.epoch || p.dirty || p.pinned) {
+		return p
+	}
+	var rev int64
+	err := d.c.conn.QueryRowContext(bg, "SELECT rev FROM parents WHERE id=?", id).Scan(&rev)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if ok {
+			s.dropParent(p) // forgotten by another process
+		}
+		return nil
+	case err != nil:
+		d.fail(classify(err))
+		return p
+	case ok && p.rev == rev:
+		p.epoch = d.epoch
+		return p
+	}
+	if ok {
+		s.dropParent(p)
+	}
+	p, err = s.readParent(id, rev)
+	if err != nil {
+		d.fail(classify(err))
+		return nil
+	}
+	return p
+}
+
+// readParent reads parent id, at revision rev, into the cache as its most
+// recently active parent; the cache's bounds then apply.
+func (s *Store) readParent(id string, rev int64) (*parentState, error) {
+	d := s.db
+	sp := snapshotParent{ID: id, Counters: map[string]json.RawMessage{}}
+	rows, err := d.c.conn.QueryContext(bg, "SELECT alias, agent, task_id, label, last_use, tick, run_state, run_error FROM entries WHERE pid=(SELECT pid FROM parents WHERE id=?) ORDER BY tick DESC", id)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var se snapshotEntry
+		var lastUse, tick int64
+		var run snapshotRun
+		if err := rows.Scan(&se.Alias, &se.Agent, &se.TaskID, &se.Label, &lastUse, &tick, &run.State, &run.Error); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		se.LastUse, se.Use = time.Unix(0, lastUse).UTC(), uint64(max(tick, 0))
+		if run.State != RunCompleted || run.Error != "" {
+			se.Run = &run
+		}
+		sp.Entries = append(sp.Entries, se)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows, err = d.c.conn.QueryContext(bg, "SELECT prefix, n FROM counters WHERE pid=(SELECT pid FROM parents WHERE id=?)", id)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var prefix string
+		var n int64
+		if err := rows.Scan(&prefix, &n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		sp.Counters[prefix] = json.RawMessage(itoa(n))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows, err = d.c.conn.QueryContext(bg, "SELECT message_id, block FROM frozen WHERE pid=(SELECT pid FROM parents WHERE id=?) ORDER BY seq DESC", id)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var f snapshotFrozen
+		if err := rows.Scan(&f.MessageID, &f.Block); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		sp.Frozen = append(sp.Frozen, f)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+
+	d.loading = true
+	defer func() { d.loading = false }()
+	p, err := s.loadParent(&sp)
+	if err != nil {
+		s.dropParent(p)
+		return nil, err
+	}
+	p.rev, p.epoch = rev, d.epoch
+	s.parents.Touch(id)
+	for s.parents.Len() > s.cfg.MaxParents {
+		_, oldest, _ := s.parents.Back()
+		s.dropParent(oldest)
+	}
+	return p, nil
+}
+
+// cachedAgent is cached for a tracked session; the caller holds mu.
+func (s *Store) cachedAgent(session string) *sessionAgent {
+	sa, ok := s.agents.Get(session)
+	d := s.db
+	if d == nil || ok && (sa.epoch == d.epoch || sa.dirty || sa.pinned) {
+		return sa
+	}
+	var agent string
+	var model sql.NullString
+	var rev int64
+	err := d.c.conn.QueryRowContext(bg, "SELECT agent, model, rev FROM tracked WHERE session=?", session).Scan(&agent, &model, &rev)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if ok {
+			s.untrack(session)
+		}
+		return nil
+	case err != nil:
+		d.fail(classify(err))
+		return sa
+	case ok && sa.rev == rev:
+		sa.epoch = d.epoch
+		return sa
+	}
+	if ok {
+		s.untrack(session)
+	}
+	if len(session) > MaxIDBytes || len(agent) > MaxAgentNameBytes {
+		return nil
+	}
+	sa = &sessionAgent{session: session, agent: agent, rev: rev, epoch: d.epoch}
+	if model.Valid {
+		var m ModelDecision
+		if json.Unmarshal([]byte(model.String), &m) == nil {
+			sa.model = restoredModel(&m)
+		}
+	}
+	s.track(sa, false)
+	for s.agents.Len() > s.cfg.MaxTrackedSessions {
+		oldest, _, _ := s.agents.Back()
+		s.untrack(oldest)
+	}
+	return sa
+}
