@@ -49,13 +49,17 @@ fi
 HOOKWIRE_BENCH_HISTORIES=$tmp HOOKWIRE_BENCH_ROUNDS=${BENCH_ROUNDS:-3} \
 	"$GO" test -run '^$' -bench 'LargeHistory|SmallCall|ReadRequest|DecodeAny' -benchmem -benchtime 0.5s \
 	./handlers/ "${rpc_pkg[@]}" | tee "$tmp/go-bench.txt"
+# The state database: opening it with 10k task sessions against an empty
+# one (what initialize costs), and a task call's store work against memory.
+"$GO" test -run '^$' -bench 'OpenDatabase|StoreCall' -benchtime 20x ./sessions/ | tee -a "$tmp/go-bench.txt"
 
 client=(node --expose-gc scripts/bench/client.mjs --echo "$tmp/echo" --hookwire bin/hookwire)
 rounds=${BENCH_SMALL_ROUNDS:-20}
 echo
 echo "== Node client over stdio pipes =="
-"${pin[@]}" "${client[@]}" --mode small --rounds "$rounds" --label "1 CPU" --json "$tmp/small-1cpu.json"
-"${client[@]}" --mode small --rounds "$rounds" --label "2 CPUs" --json "$tmp/small-2cpu.json"
+# The small calls run as the shim runs the sidecar: with a state database.
+"${pin[@]}" "${client[@]}" --mode small --rounds "$rounds" --label "1 CPU" --state "$tmp/small-1cpu.db" --json "$tmp/small-1cpu.json"
+"${client[@]}" --mode small --rounds "$rounds" --label "2 CPUs" --state "$tmp/small-2cpu.db" --json "$tmp/small-2cpu.json"
 "${client[@]}" --mode large --histories "$tmp" --label "2 CPUs" --json "$tmp/large.json"
 # The grown-by-one-message transform, incremental (PROTOCOL.md 4.6) and full,
 # through the shim's own code (shim/dist).

@@ -194,7 +194,7 @@ func (d *Database) importLegacy(ctx context.Context, lp string) {
 // transaction, keeping src's recency order, and marks the import done.
 func importInto(c *dbConn, src *Store) error {
 	var seq, clock int64
-	if err := c.conn.QueryRowContext(bg, "SELECT coalesce((SELECT value FROM meta WHERE key='seq'),0), coalesce((SELECT value FROM meta WHERE key='clock'),0)").Scan(&seq, &clock); err != nil {
+	if err := c.queryRow("SELECT coalesce((SELECT value FROM meta WHERE key='seq'),0), coalesce((SELECT value FROM meta WHERE key='clock'),0)").Scan(&seq, &clock); err != nil {
 		return err
 	}
 	src.mu.Lock()

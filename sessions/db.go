@@ -364,6 +364,31 @@ func (c *dbConn) stmt(query string) (*sql.Stmt, error) {
 	return st, nil
 }
 
+// queryRow runs the prepared query for one row; a failed prepare shows in
+// Scan.
+func (c *dbConn) queryRow(query string, args ...any) rowScanner {
+	st, err := c.stmt(query)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRow(args...)
+}
+
+// query runs the prepared query.
+func (c *dbConn) query(query string, args ...any) (*sql.Rows, error) {
+	st, err := c.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return st.Query(args...)
+}
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
 func (c *dbConn) exec(query string, args ...any) error {
 	st, err := c.stmt(query)
 	if err != nil {

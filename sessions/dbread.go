@@ -33,7 +33,7 @@ func (d *storeDB) readAll() (*Store, error) {
 	}
 	reader := &Store{cfg: out.cfg, now: out.now, db: &storeDB{c: d.c, readOnly: true, report: func(error) {}, epoch: 1}}
 	reader.reset()
-	rows, err := d.c.conn.QueryContext(bg, "SELECT id, rev FROM parents ORDER BY rev DESC, id")
+	rows, err := d.c.query("SELECT id, rev FROM parents ORDER BY rev DESC, id")
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -59,7 +59,7 @@ func (d *storeDB) readAll() (*Store, error) {
 			return nil, classify(err)
 		}
 	}
-	rows, err = d.c.conn.QueryContext(bg, "SELECT session FROM tracked ORDER BY rev, session")
+	rows, err = d.c.query("SELECT session FROM tracked ORDER BY rev, session")
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -86,7 +86,7 @@ func (d *storeDB) readAll() (*Store, error) {
 // stats counts what the database holds.
 func (d *storeDB) stats() (Stats, error) {
 	var st Stats
-	err := d.c.conn.QueryRowContext(bg, `SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM entries),
+	err := d.c.queryRow(`SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM entries),
 		(SELECT count(*) FROM tracked), (SELECT count(*) FROM frozen)`).Scan(&st.Parents, &st.Entries, &st.TrackedSessions, &st.FrozenBlocks)
 	if err != nil {
 		d.fail(classify(err))
@@ -96,7 +96,7 @@ func (d *storeDB) stats() (Stats, error) {
 
 // parentsOfTask lists the parents with an entry whose task id is id.
 func (d *storeDB) parentsOfTask(id string) []string {
-	rows, err := d.c.conn.QueryContext(bg, "SELECT DISTINCT p.id FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.task_id=?", id)
+	rows, err := d.c.query("SELECT DISTINCT p.id FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.task_id=?", id)
 	if err != nil {
 		d.fail(classify(err))
 		return nil

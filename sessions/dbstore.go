@@ -102,7 +102,7 @@ func (s *Store) begin() {
 	d.inTx = true
 	s.refresh()
 	var seq, clock int64
-	if err := d.c.conn.QueryRowContext(bg, "SELECT coalesce((SELECT value FROM meta WHERE key='seq'),0), coalesce((SELECT value FROM meta WHERE key='clock'),0)").Scan(&seq, &clock); err != nil {
+	if err := d.c.queryRow("SELECT coalesce((SELECT value FROM meta WHERE key='seq'),0), coalesce((SELECT value FROM meta WHERE key='clock'),0)").Scan(&seq, &clock); err != nil {
 		d.fail(err)
 		d.rollback()
 		return
@@ -345,10 +345,10 @@ func (s *Store) prune() error {
 	c := s.db.c
 	var parents, tracked int
 	var parentBytes, trackedBytes int64
-	if err := c.conn.QueryRowContext(bg, "SELECT count(*), coalesce(sum(bytes),0) FROM parents").Scan(&parents, &parentBytes); err != nil {
+	if err := c.queryRow("SELECT count(*), coalesce(sum(bytes),0) FROM parents").Scan(&parents, &parentBytes); err != nil {
 		return err
 	}
-	if err := c.conn.QueryRowContext(bg, "SELECT count(*), coalesce(sum(bytes),0) FROM tracked").Scan(&tracked, &trackedBytes); err != nil {
+	if err := c.queryRow("SELECT count(*), coalesce(sum(bytes),0) FROM tracked").Scan(&tracked, &trackedBytes); err != nil {
 		return err
 	}
 	dropped := false
@@ -356,7 +356,7 @@ func (s *Store) prune() error {
 		dropped = true
 		var id string
 		var bytes int64
-		if err := c.conn.QueryRowContext(bg, "SELECT id, bytes FROM parents ORDER BY rev, id LIMIT 1").Scan(&id, &bytes); err != nil {
+		if err := c.queryRow("SELECT id, bytes FROM parents ORDER BY rev, id LIMIT 1").Scan(&id, &bytes); err != nil {
 			return err
 		}
 		if err := deleteParentRows(c, id); err != nil {
@@ -373,7 +373,7 @@ func (s *Store) prune() error {
 		dropped = true
 		var session string
 		var bytes int64
-		if err := c.conn.QueryRowContext(bg, "SELECT session, bytes FROM tracked ORDER BY rev, session LIMIT 1").Scan(&session, &bytes); err != nil {
+		if err := c.queryRow("SELECT session, bytes FROM tracked ORDER BY rev, session LIMIT 1").Scan(&session, &bytes); err != nil {
 			return err
 		}
 		if err := c.exec("DELETE FROM tracked WHERE session=?", session); err != nil {
@@ -435,7 +435,7 @@ func (s *Store) cached(id string) *parentState {
 		return p
 	}
 	var rev int64
-	err := d.c.conn.QueryRowContext(bg, "SELECT rev FROM parents WHERE id=?", id).Scan(&rev)
+	err := d.c.queryRow("SELECT rev FROM parents WHERE id=?", id).Scan(&rev)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		if ok {
@@ -465,7 +465,7 @@ func (s *Store) cached(id string) *parentState {
 func (s *Store) readParent(id string, rev int64) (*parentState, error) {
 	d := s.db
 	sp := snapshotParent{ID: id, Counters: map[string]json.RawMessage{}}
-	rows, err := d.c.conn.QueryContext(bg, "SELECT alias, agent, task_id, label, last_use, tick, run_state, run_error FROM entries WHERE pid=(SELECT pid FROM parents WHERE id=?) ORDER BY tick DESC", id)
+	rows, err := d.c.query("SELECT alias, agent, task_id, label, last_use, tick, run_state, run_error FROM entries WHERE pid=(SELECT pid FROM parents WHERE id=?) ORDER BY tick DESC", id)
 	if err != nil {
 		return nil, err
 	}
@@ -487,7 +487,7 @@ func (s *Store) readParent(id string, rev int64) (*parentState, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	rows, err = d.c.conn.QueryContext(bg, "SELECT prefix, n FROM counters WHERE pid=(SELECT pid FROM parents WHERE id=?)", id)
+	rows, err = d.c.query("SELECT prefix, n FROM counters WHERE pid=(SELECT pid FROM parents WHERE id=?)", id)
 	if err != nil {
 		return nil, err
 	}
@@ -504,7 +504,7 @@ func (s *Store) readParent(id string, rev int64) (*parentState, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	rows, err = d.c.conn.QueryContext(bg, "SELECT message_id, block FROM frozen WHERE pid=(SELECT pid FROM parents WHERE id=?) ORDER BY seq DESC", id)
+	rows, err = d.c.query("SELECT message_id, block FROM frozen WHERE pid=(SELECT pid FROM parents WHERE id=?) ORDER BY seq DESC", id)
 	if err != nil {
 		return nil, err
 	}
@@ -547,7 +547,7 @@ func (s *Store) cachedAgent(session string) *sessionAgent {
 	var agent string
 	var model sql.NullString
 	var rev int64
-	err := d.c.conn.QueryRowContext(bg, "SELECT agent, model, rev FROM tracked WHERE session=?", session).Scan(&agent, &model, &rev)
+	err := d.c.queryRow("SELECT agent, model, rev FROM tracked WHERE session=?", session).Scan(&agent, &model, &rev)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		if ok {

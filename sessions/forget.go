@@ -65,7 +65,7 @@ func Forget(path string, spec ForgetSpec) (Forgotten, error) {
 	c := d.c
 	count := func(q string, args ...any) int {
 		var n int
-		c.conn.QueryRowContext(bg, q, args...).Scan(&n)
+		c.queryRow(q, args...).Scan(&n)
 		return n
 	}
 	switch {
@@ -103,7 +103,7 @@ func (s *Store) forgetAlias(query string, args []any, alias string) int {
 	s.mu.Lock()
 	defer s.unlock()
 	s.begin()
-	rows, err := s.db.c.conn.QueryContext(bg, query, args...)
+	rows, err := s.db.c.query(query, args...)
 	if err != nil {
 		s.db.fail(err)
 		return 0

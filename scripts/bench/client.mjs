@@ -37,6 +37,7 @@ const { values: opt } = parseArgs({
     rounds: { type: 'string' },
     calls: { type: 'string', default: '500' },
     warmup: { type: 'string' },
+    state: { type: 'string' },
   },
 });
 if (!opt.echo || !opt.hookwire) {
@@ -146,7 +147,9 @@ function checkResult(peer, line) {
 }
 
 async function startSidecar() {
-  const side = new Peer('hookwire', opt.hookwire, ['--log-level', 'warn']);
+  // --state: the sidecar keeps its store in that database, as the shim's
+  // always does (PROTOCOL.md 6).
+  const side = new Peer('hookwire', opt.hookwire, ['--log-level', 'warn', ...(opt.state ? ['--state', opt.state] : [])]);
   checkResult(side, (await side.roundTrip((id) => request(id, 'initialize', { protocolVersion: 1 }))).line);
   // ses_b runs the orchestrator, so its task calls are remembered.
   checkResult(side, (await side.roundTrip((id) => request(id, 'chat.message', {
