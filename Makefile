@@ -31,9 +31,9 @@ DIST_GOENV   := CGO_ENABLED=0 GOFLAGS=-mod=mod GOAMD64=v1 GOARM64=v8.0 GOEXPERIM
 # table): `make test` runs the oldest supported and the latest verified;
 # `make test-compat` adds the ones in between. Each is installed once under
 # $(HOOKWIRE_CACHE)/opencode-<version>.
-OPENCODE_OLDEST  ?= 1.3.2
+OPENCODE_OLDEST  ?= 1.1.53
 OPENCODE_LATEST  ?= 1.18.33
-OPENCODE_BETWEEN ?= 1.15.13
+OPENCODE_BETWEEN ?= 1.3.2 1.15.13
 
 # Short fuzz pass for `make test`/CI; `make fuzz` runs each target longer.
 FUZZTIME_SHORT ?= 5s

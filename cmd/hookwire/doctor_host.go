@@ -18,7 +18,7 @@ import (
 const (
 	// minOpenCode is the oldest OpenCode 1.x hookwire runs on; the shim
 	// (shim/src/host.ts MIN_OPENCODE) turns itself off below it.
-	minOpenCode = "1.3.2"
+	minOpenCode = "1.1.53"
 	// newestVerified is the newest OpenCode the end-to-end tests ran.
 	newestVerified = "1.18.33"
 	// optionsSince: the first served OpenCode that takes [name, options]
@@ -75,7 +75,7 @@ func hostSupport(version string) (level, string, string) {
 		return levelOK, fmt.Sprintf("OpenCode %s: aliases, the Resumable Sessions block, the reminder and retry guidance work (verified on %s). "+
 			"Plugin options: only through HOOKWIRE_OPTIONS (this OpenCode takes no [name, options] entries); "+
 			"off: model variants in agentModels (it keeps a message's variant beside its model); "+
-			"a session deleted by `opencode session delete` is not seen (no dispose hook), one deleted in the TUI is.", version, minOpenCode), ""
+			"a session deleted by `opencode session delete` is not seen (no dispose hook), one deleted in the TUI is.", version, minOpenCode+" and 1.3.2"), ""
 	case compareVersion(version, newestVerified) <= 0:
 		return levelOK, fmt.Sprintf("OpenCode %s: everything works (verified on 1.15.13 and %s).", version, newestVerified), ""
 	default:

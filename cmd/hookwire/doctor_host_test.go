@@ -17,8 +17,9 @@ func TestHostSupport(t *testing.T) {
 		level   level
 		want    string // a regexp the text matches
 	}{
-		{"1.1.16", levelWarn, `older than 1\.3\.2.*turns itself off`},
-		{"1.3.1", levelWarn, `older than 1\.3\.2`},
+		{"1.1.16", levelWarn, `older than 1\.1\.53.*turns itself off`},
+		{"1.1.52", levelWarn, `older than 1\.1\.53`},
+		{"1.1.53", levelOK, `verified on 1\.1\.53 and 1\.3\.2`},
 		{"1.3.2", levelOK, `HOOKWIRE_OPTIONS.*model variants.*opencode session delete`},
 		{"1.13.9", levelOK, `HOOKWIRE_OPTIONS`},
 		{"1.14.0", levelOK, `everything works`},
@@ -60,7 +61,7 @@ func TestDoctorOpenCode(t *testing.T) {
 		{name: "an old one given options it rejects", version: "1.3.2", config: `{"plugin":[["hookwire-opencode",{"cacheStable":false}]]}`, code: 1,
 			want: []string{`^FAIL +opencode +.*opencode\.json gives hookwire options as \[name, options\], which OpenCode 1\.3\.2 rejects .* Fix: .*HOOKWIRE_OPTIONS='\{"cacheStable":false\}'`}},
 		{name: "too old", version: "1.1.16", config: `{"plugin":["hookwire-opencode"]}`,
-			want: []string{`^warn +opencode +.*OpenCode 1\.1\.16 is older than 1\.3\.2.* Fix: update OpenCode`}},
+			want: []string{`^warn +opencode +.*OpenCode 1\.1\.16 is older than 1\.1\.53.* Fix: update OpenCode`}},
 		{name: "one that gives no version", version: "broken",
 			want: []string{`^warn +opencode +\S+/bin/opencode did not report a version`}},
 	}

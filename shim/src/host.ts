@@ -14,11 +14,12 @@ import { basename, dirname, join } from "node:path";
  * The oldest OpenCode 1.x hookwire runs on, verified end to end
  * (scripts/e2e-opencode.sh). The hooks it needs exist from 1.1.13 (the
  * first whose `experimental.chat.system.transform` gets the session id),
- * but on 1.1.16, the oldest such version the registry serves, the task
- * tool names its child in a `<task_metadata>` block the sidecar does not
- * read, so aliases fail; 1.3.2 passes every check.
+ * but up to 1.1.34 the task tool names its child in a `<task_metadata>`
+ * block the sidecar does not read, so aliases fail (measured on 1.1.16);
+ * 1.1.53, the next version the registry serves, prints `task_id: ses_...`
+ * and passes every check.
  */
-export const MIN_OPENCODE = "1.3.2";
+export const MIN_OPENCODE = "1.1.53";
 
 /** Where the shim is running: OpenCode 1.x or 2, and its version when known. */
 export type HostInfo = { generation: 1 | 2; version?: string };
