@@ -6,7 +6,6 @@
 // refuses to start at all below the oldest OpenCode whose hooks it needs,
 // saying so instead of half working.
 
-import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
@@ -61,22 +60,6 @@ export function versionBesideBinary(execPath: string = process.execPath): string
     // not an npm install
   }
   return undefined;
-}
-
-/** `<binary> --version` of the OpenCode running this plugin, within timeoutMs; undefined on any failure. */
-export function versionFromBinary(execPath: string = process.execPath, timeoutMs = 5000): Promise<string | undefined> {
-  if (!/^opencode/.test(basename(execPath))) return Promise.resolve(undefined);
-  return new Promise((resolve) => {
-    try {
-      const child = execFile(execPath, ["--version"], { timeout: timeoutMs, env: { ...process.env, OPENCODE_DISABLE_AUTOUPDATE: "1" } }, (err, stdout) => {
-        const v = String(stdout ?? "").trim().split(/\s+/).pop();
-        resolve(!err && v && /^\d+\.\d+\.\d+/.test(v) ? v : undefined);
-      });
-      child.on("error", () => resolve(undefined));
-    } catch {
-      resolve(undefined);
-    }
-  });
 }
 
 /** The features a 1.x client object shows it has (the rest is learnt from the first hook calls). */
