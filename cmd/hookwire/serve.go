@@ -157,7 +157,7 @@ func newLogger(level, file string, stderr io.Writer) (zerolog.Logger, func(), er
 	}
 	out, closeFn := stderr, func() {}
 	if file != "" {
-		f, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		f, err := openLogFile(file)
 		if err != nil {
 			return zerolog.Nop(), nil, fmt.Errorf("opening log file: %w", err)
 		}

@@ -6,11 +6,11 @@
 // bytes the child has not read yet are capped (maxInFlightBytes).
 
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, mkdirSync, openSync, renameSync, statSync } from "node:fs";
+import { closeSync, lstatSync, mkdirSync, renameSync } from "node:fs";
 import { dirname } from "node:path";
 import { CancelledError, ClosedError, EncodeError, LineConnection, OverloadedError, OversizedError, RpcError } from "./rpc.js";
 import type { Logger } from "./log.js";
-import type { Trace } from "./trace.js";
+import { openAppendNoFollow, type Trace } from "./trace.js";
 import { PROTOCOL_VERSION } from "./contract.gen.js";
 
 export { PROTOCOL_VERSION };
@@ -520,11 +520,12 @@ function openStderrLog(file: string): number | "ignore" {
   try {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     try {
-      if (statSync(file).size > MAX_STDERR_LOG_BYTES) renameSync(file, `${file}.1`);
+      const st = lstatSync(file);
+      if (st.isFile() && st.size > MAX_STDERR_LOG_BYTES) renameSync(file, `${file}.1`);
     } catch {
       // no file yet
     }
-    return openSync(file, "a", 0o600);
+    return openAppendNoFollow(file);
   } catch {
     return "ignore";
   }
