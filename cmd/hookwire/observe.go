@@ -56,7 +56,9 @@ func observeCmd(args []string, stdout, stderr io.Writer) int {
 	file.Watcher = w // before Serve: nothing reads file until a request comes
 	log.Info().Str("version", ver).Int("pid", os.Getpid()).Str("state", w.Status().File).
 		Str("watch", w.Status().Watch).Msg("observing")
-	err = rpc.Serve(ctx, os.Stdin, protocolOut, obs, rpc.Options{
+	in, restoreIn := protocolIn()
+	defer restoreIn()
+	err = rpc.Serve(ctx, in, protocolOut, obs, rpc.Options{
 		Framing:         fr,
 		MaxMessageBytes: obs.MaxMessageBytes,
 		Log:             log,

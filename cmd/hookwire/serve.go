@@ -62,7 +62,9 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	rec := record.open(log, ver)
 	srv := newServer(ctx, cancel, log, state, rec)
 	log.Info().Str("version", ver).Int("pid", os.Getpid()).Msg("serving")
-	err := rpc.Serve(ctx, os.Stdin, protocolOut, srv, rpc.Options{
+	in, restoreIn := protocolIn()
+	defer restoreIn()
+	err := rpc.Serve(ctx, in, protocolOut, srv, rpc.Options{
 		Framing:         fr,
 		MaxMessageBytes: srv.MaxMessageBytes,
 		Log:             log,
