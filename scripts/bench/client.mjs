@@ -11,10 +11,14 @@
 //   round by round (A B A B); each round's p50/p99 ratio, then the medians.
 //   The floor echoes the request line back.
 // large: chat.messages.transform with the 1 MB and 5 MB histories from
-//   gen.mjs, one request per peer per round, alternating; the floor (echo
-//   -len) replies only the line's length. Each time includes JSON.stringify
-//   of the request, as OpenCode's shim does it. Then the sidecar's
-//   VmRSS/VmHWM a second after the last large request.
+//   gen.mjs in the full form (what a new sidecar gets first), one request
+//   per peer per round, alternating; the floor (echo -len) replies only the
+//   line's length. Each time includes JSON.stringify of the request, as
+//   OpenCode's shim does it. Each round also reads the sidecar's CPU time
+//   for its request and Node's for a deep copy of the history
+//   (JSON.parse(JSON.stringify(messages))): their median per-round ratio is
+//   the full form's target. Then the sidecar's VmRSS/VmHWM a second after
+//   the last large request.
 //
 // Pin it with `taskset -c 1 node ...` for single-CPU figures: the children
 // inherit the CPU mask.
@@ -267,17 +271,27 @@ async function large() {
     };
     let ops = 0;
     let sideCpu = 0;
+    let lastCpu = 0;
     const viaSide = async () => {
       const cpu0 = side.cpuNs();
       const { line, ns } = await side.roundTrip((id) => request(id, 'chat.messages.transform', params));
-      sideCpu += side.cpuNs() - cpu0;
+      // The collector's and the runtime's other threads may still be
+      // finishing this request's work: give them a moment before reading.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      lastCpu = side.cpuNs() - cpu0;
+      sideCpu += lastCpu;
       ops = checkResult(side, line).patch.length;
       return ns;
     };
+    // Node's deep copy of the history, timed and its CPU time read (all of
+    // Node's threads: process.cpuUsage), in ns.
     const nodeCopy = () => {
+      const u0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       JSON.parse(JSON.stringify(params.output.messages));
-      return Number(process.hrtime.bigint() - t0);
+      const wall = Number(process.hrtime.bigint() - t0);
+      const u = process.cpuUsage(u0);
+      return { wall, cpu: (u.user + u.system) * 1000 };
     };
     for (let i = 0; i < 2; i++) { // warm up
       await viaFloor();
@@ -287,7 +301,9 @@ async function large() {
     const f = [];
     const s = [];
     const n = [];
+    const nCpu = [];
     const ratio = [];
+    const cpuRatio = [];
     for (let r = 0; r < rounds; r++) {
       global.gc();
       f.push(await viaFloor());
@@ -295,12 +311,19 @@ async function large() {
       s.push(await viaSide());
       ratio.push(s[r] / f[r]);
       global.gc();
-      n.push(nodeCopy());
+      const copy = nodeCopy();
+      n.push(copy.wall);
+      nCpu.push(copy.cpu);
+      cpuRatio.push(lastCpu / copy.cpu);
     }
     results[name] = {
       requestBytes: lineBytes, messages: params.output.messages.length, patchOps: ops, rounds,
       floorMs: ms(median(f)), sideMs: ms(median(s)), ratio: median(ratio), nodeJSONCopyMs: ms(median(n)),
       floorMinMs: ms(Math.min(...f)), sideMinMs: ms(Math.min(...s)), sideCpuMs: ms(sideCpu / rounds),
+      // The full-form transform's cost to the machine: the sidecar's CPU
+      // time for the request (all its threads) over Node's CPU time for a
+      // deep copy of the same history, median of per-round ratios.
+      nodeJSONCopyCpuMs: ms(median(nCpu)), sideCpuVsCopy: median(cpuRatio),
     };
   }
   await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -309,11 +332,11 @@ async function large() {
   await side.close();
 
   console.log(`\nchat.messages.transform, full round trip over pipes (stringify + pipe + sidecar + reply), ${opt.label}`);
-  console.log('                 msgs  ops   echo -len ms   hookwire ms   ratio (median per round)   node JSON copy ms   hookwire CPU ms');
+  console.log('                 msgs  ops   echo -len ms   hookwire ms   ratio (median per round)   node JSON copy ms (CPU)   hookwire CPU ms   CPU / copy CPU');
   for (const [name, r] of Object.entries(results)) {
     console.log(`  ${name.padEnd(4)} ${String(r.requestBytes).padStart(8)} B ${String(r.messages).padStart(4)} ${String(r.patchOps).padStart(4)}` +
       `   ${r.floorMs.toFixed(2).padStart(10)}   ${r.sideMs.toFixed(2).padStart(11)}   ${r.ratio.toFixed(2).padStart(8)}x` +
-      `                 ${r.nodeJSONCopyMs.toFixed(2).padStart(8)}   ${r.sideCpuMs.toFixed(2).padStart(15)}`);
+      `                 ${r.nodeJSONCopyMs.toFixed(2).padStart(8)} (${r.nodeJSONCopyCpuMs.toFixed(2)})   ${r.sideCpuMs.toFixed(2).padStart(15)}   ${r.sideCpuVsCopy.toFixed(2).padStart(12)}x`);
   }
   const mib = (kib) => (kib / 1024).toFixed(1);
   console.log(`  RSS 1 s after the last request: hookwire VmRSS ${mib(memory.hookwire.vmRSSKiB)} MiB, VmHWM ${mib(memory.hookwire.vmHWMKiB)} MiB;` +

@@ -89,11 +89,14 @@ if (opt.go) {
 if (opt.large) {
   const l = json(opt.large);
   for (const [size, r] of Object.entries(l.sizes)) {
+    if (r.sideCpuVsCopy !== undefined) {
+      row(`full-form transform ${size}, sidecar CPU / Node deep copy CPU, ${l.label}`, x(r.sideCpuVsCopy), '<= 0.5x', r.sideCpuVsCopy <= 0.5);
+    }
     row(`chat.messages.transform ${size}, round trip over pipes / echo -len floor, ${l.label}`, x(r.ratio), '');
-    row(`  (floor ${r.floorMs.toFixed(2)} ms, hookwire ${r.sideMs.toFixed(2)} ms, Node JSON copy ${r.nodeJSONCopyMs.toFixed(2)} ms)`, '', '');
+    row(`  (floor ${r.floorMs.toFixed(2)} ms, hookwire ${r.sideMs.toFixed(2)} ms, CPU ${r.sideCpuMs.toFixed(2)} ms; Node JSON copy ${r.nodeJSONCopyMs.toFixed(2)} ms, CPU ${(r.nodeJSONCopyCpuMs ?? NaN).toFixed(2)} ms)`, '', '');
   }
   const m = l.memory.hookwire;
-  row(`hookwire RSS 1 s after the last 5MB request`, `VmRSS ${(m.vmRSSKiB / 1024).toFixed(1)} MiB, VmHWM ${(m.vmHWMKiB / 1024).toFixed(1)} MiB`, '');
+  row(`hookwire RSS 1 s after the last 5MB request`, `VmRSS ${(m.vmRSSKiB / 1024).toFixed(1)} MiB, VmHWM ${(m.vmHWMKiB / 1024).toFixed(1)} MiB`, '<= 30 MiB', m.vmRSSKiB / 1024 <= 30);
 }
 
 if (opt.grow) {
