@@ -64,6 +64,9 @@ func (d *doctor) checkOptions() {
 		config.WriteByte('{')
 		for _, m := range members {
 			if contains(shimOptions, m.name) {
+				if why := shimOptionProblem(m.name, m.value); why != "" {
+					problems = append(problems, why)
+				}
 				continue
 			}
 			if near := nearShimOption(m.name); near != "" {
@@ -95,6 +98,77 @@ func (d *doctor) checkOptions() {
 		d.add(levelWarn, "plugin options", fmt.Sprintf("%s: %s: %s.", e.config, e.spec, strings.Join(problems, "; ")),
 			"correct them: each is ignored (or keeps its default) and the rest applies.")
 	}
+}
+
+// shimOptionProblem says what the shim would warn about a shim option's
+// value (shim/src/options.ts resolveSettings: a bad value keeps its
+// default), or "" when the value is one it takes.
+func shimOptionProblem(name string, v jsontext.Value) string {
+	var num *float64
+	var str *string
+	kind := v.Kind()
+	if kind == '0' {
+		var f float64
+		if json.Unmarshal(v, &f) == nil {
+			num = &f
+		}
+	}
+	if kind == '"' {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			str = &s
+		}
+	}
+	off := kind == 'n' || kind == 'f' || (str != nil && strings.TrimSpace(*str) == "")
+	bad := func(must, then string) string {
+		return fmt.Sprintf("%s must be %s, got %s; %s", name, must, shortJSON(v), then)
+	}
+	switch name {
+	case "timeoutMs", "transformTimeoutMs":
+		if num == nil || *num <= 0 {
+			return bad("a number of milliseconds above 0", "the default applies")
+		}
+	case "maxInFlightBytes", "maxReplyBytes":
+		if num == nil || *num <= 0 {
+			return bad("a number of bytes above 0", "the default applies")
+		}
+	case "hungAfterMisses":
+		if num == nil || *num < 0 || *num != float64(int64(*num)) {
+			return bad("a whole number, 0 or more", "the default applies")
+		}
+	case "binary":
+		if str == nil || strings.TrimSpace(*str) == "" {
+			return bad("a path or a command name", "hookwire is looked for via HOOKWIRE_BIN, the platform package or PATH instead")
+		}
+	case "args":
+		if kind == 'n' {
+			return ""
+		}
+		var list []json.RawMessage
+		if json.Unmarshal(v, &list) != nil {
+			return bad("a list of strings", "none are used")
+		}
+		for i, a := range list {
+			var s string
+			if json.Unmarshal(a, &s) != nil {
+				return fmt.Sprintf("args[%d] must be a string, got %s; left out", i, shortJSON(jsontext.Value(a)))
+			}
+		}
+	case "logFile", "trace", "record", "state":
+		if str == nil && !off {
+			return bad("a file path (or false/null to turn it off)", "it is ignored")
+		}
+	}
+	return ""
+}
+
+// shortJSON is a value as a warning shows it: compact, cut short.
+func shortJSON(v jsontext.Value) string {
+	s := string(v)
+	if len(s) > 40 {
+		s = s[:37] + "..."
+	}
+	return s
 }
 
 type member struct {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -299,10 +300,10 @@ func TestDoctor(t *testing.T) {
 			setup: func(e *doctorEnv) {
 				e.sidecar("v0.3.0")
 				e.installed("hookwire-opencode@latest", "0.3.0")
-				e.globalJSON(`{"plugin":[["hookwire-opencode",{"cacheStabel":true,"managedAgents":"build","timeotMs":300,"state":false}]]}`)
+				e.globalJSON(`{"plugin":[["hookwire-opencode",{"cacheStabel":true,"managedAgents":"build","timeotMs":300,"state":false,"transformTimeoutMs":"fast","args":["--log-level",3]}]]}`)
 			},
 			want: []string{
-				`^warn +plugin options +.*/opencode\.json: hookwire-opencode: timeotMs: unknown option, ignored \(did you mean "timeoutMs"\?\); cacheStabel: unknown member, ignored \(did you mean "cacheStable"\?\); managedAgents must be an array, got a string; using the default\. Fix: correct them`,
+				`^warn +plugin options +.*/opencode\.json: hookwire-opencode: timeotMs: unknown option, ignored \(did you mean "timeoutMs"\?\); transformTimeoutMs must be a number of milliseconds above 0, got "fast"; the default applies; args\[1\] must be a string, got 3; left out; cacheStabel: unknown member, ignored \(did you mean "cacheStable"\?\); managedAgents must be an array, got a string; using the default\. Fix: correct them`,
 				`^0 failures, 1 warning$`,
 			},
 		},
@@ -478,5 +479,26 @@ func TestStripJSONC(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, string(stripJSONC([]byte(tt.in))))
 		})
+	}
+}
+
+// TestShimOptionProblem: doctor judges the shim's own options' values as
+// the shim does (a bad one keeps its default there).
+func TestShimOptionProblem(t *testing.T) {
+	tests := []struct {
+		name, value string
+		bad         bool
+	}{
+		{"timeoutMs", `300`, false}, {"timeoutMs", `0`, true}, {"timeoutMs", `"300"`, true},
+		{"transformTimeoutMs", `-1`, true}, {"maxInFlightBytes", `1024`, false}, {"maxReplyBytes", `"16MB"`, true},
+		{"hungAfterMisses", `0`, false}, {"hungAfterMisses", `1.5`, true}, {"hungAfterMisses", `-1`, true},
+		{"binary", `"/opt/hookwire"`, false}, {"binary", `""`, true}, {"binary", `5`, true},
+		{"args", `["--log-level","debug"]`, false}, {"args", `null`, false}, {"args", `"--x"`, true}, {"args", `[1]`, true},
+		{"state", `false`, false}, {"state", `null`, false}, {"state", `"a.json"`, false}, {"state", `true`, true},
+		{"logFile", `""`, false}, {"trace", `7`, true}, {"record", `"bug.json"`, false},
+	}
+	for _, tt := range tests {
+		got := shimOptionProblem(tt.name, jsontext.Value(tt.value))
+		assert.Equal(t, tt.bad, got != "", "%s=%s: %q", tt.name, tt.value, got)
 	}
 }
