@@ -92,6 +92,7 @@ test-e2e: build
 	HOOKWIRE_OPENCODE_VERSION=$(OPENCODE_LATEST) HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-opencode.sh
 	HOOKWIRE_OPENCODE_VERSION=$(OPENCODE_OLDEST) HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-opencode.sh
 	HOOKWIRE_OPENCODE_VERSION=$(OPENCODE_LATEST) HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-models.sh
+	HOOKWIRE_OPENCODE_VERSION=$(OPENCODE_LATEST) HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-shared.sh
 
 test-cache: build
 	HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/cache-breaks.sh
