@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -201,4 +202,100 @@ func FuzzRedactTransform(f *testing.F) {
 		require.NoError(t, err)
 		assert.Equal(t, string(redacted), string(again))
 	})
+}
+
+// FuzzRedactEveryMethod checks redaction's promise for every method: the
+// params decode into the method's params type, redacted or not, to the
+// same values (a field read only for its kind, to the same kind), or fail
+// with the same error; and redacting twice changes nothing more.
+func FuzzRedactEveryMethod(f *testing.F) {
+	methods := make([]string, 0, len(paramTypes))
+	for _, m := range contract.Methods {
+		methods = append(methods, m.Name)
+	}
+	seeds := []string{
+		`{"input":{"tool":"task","sessionID":"s","callID":"c"},"output":{"args":{"prompt":"p","task_id":"exp-1"},"output":"task_id: ses_1","title":"t","metadata":{"/a/b":1,"/a/c":{"x":"y"}}}}`,
+		`{"input":{"sessionID":"s","agent":"build","model":{"providerID":"p"}},"output":{"message":{"agent":"a"},"parts":[{"type":"file","url":"data:x"},{"type":"text","text":"hi"}]}}`,
+		`{"input":{"event":{"type":"session.deleted","properties":{"sessionID":"s","info":{"id":"s","title":"t"},"todos":[{"id":"1"}]}}}}`,
+		`{"protocolVersion":1,"clientInfo":{"name":"x"},"config":{"managedAgents":["a"]},"extra":{"k":"v","k":"w"}}`,
+		`{"primaryAgents":["a"],"subagents":["b"],"x":{"ab":1,"cd":2,"\u0061b":3}}`,
+		`{"a":{"x":1,"y":2,"x":3},"b":["s",{"z":"q"}]}`,
+		`{"input":"s","output":{"system":["one","two"],"other":"o"}}`,
+		`{"output":"text","failed":true}`,
+	}
+	for _, m := range methods {
+		for _, s := range seeds {
+			f.Add(m, []byte(s))
+		}
+	}
+	f.Fuzz(func(t *testing.T, method string, raw []byte) {
+		typ, ok := paramTypes[method]
+		if !ok || !jsontext.Value(raw).IsValid() {
+			return
+		}
+		redacted, err := RedactParams(method, raw)
+		require.NoError(t, err)
+		require.Len(t, redacted, len(raw))
+		again, err := RedactParams(method, redacted)
+		require.NoError(t, err)
+		assert.Equal(t, string(redacted), string(again), "redacting twice")
+		if typ == nil {
+			return // nothing reads these params
+		}
+		decode := func(b []byte) (any, error) {
+			v := reflect.New(typ)
+			if err := decodeParams(b, v.Interface()); err != nil {
+				return nil, err
+			}
+			return kindsOnly(v.Elem()), nil
+		}
+		want, wantErr := decode(raw)
+		got, gotErr := decode(redacted)
+		if wantErr != nil {
+			require.Error(t, gotErr, "redacted params decoded, the params did not: %s", redacted)
+			assert.Equal(t, wantErr.Error(), gotErr.Error())
+			return
+		}
+		require.NoError(t, gotErr, "the params decoded, the redacted ones did not: %s", redacted)
+		assert.Equal(t, want, got)
+	})
+}
+
+// kindsOnly returns v with each field tagged reads:"kind" replaced by the
+// kind of its JSON value.
+func kindsOnly(v reflect.Value) any {
+	out := reflect.New(v.Type()).Elem()
+	out.Set(v)
+	var walk func(reflect.Value)
+	walk = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				walk(v.Elem())
+			}
+		case reflect.Struct:
+			for i := range v.NumField() {
+				f := v.Type().Field(i)
+				if !f.IsExported() {
+					continue
+				}
+				if f.Tag.Get("reads") == "kind" {
+					fv := v.Field(i)
+					if fv.Kind() == reflect.Pointer && !fv.IsNil() {
+						raw := fv.Elem().Interface().(jsontext.Value)
+						k := jsontext.Value([]byte(`"` + string(raw.Kind()) + `"`))
+						fv.Set(reflect.ValueOf(&k))
+					}
+					continue
+				}
+				walk(v.Field(i))
+			}
+		case reflect.Slice:
+			for i := range v.Len() {
+				walk(v.Index(i))
+			}
+		}
+	}
+	walk(out)
+	return out.Interface()
 }
