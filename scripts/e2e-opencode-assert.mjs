@@ -194,7 +194,7 @@ check("6. opencode session delete <parent> leaves no remembered entries in the s
   if (!runProject || runProject !== projectArg(traceDelete))
     return { ok: false, why: `the two sidecars got different projects: ${runProject} and ${projectArg(traceDelete)}` };
   const stateFile = before?.status?.result?.stateFile;
-  const earlierRule = join(work, "xdg", "state", "hookwire", `${basename(runProject)}-${createHash("sha256").update(runProject).digest("hex").slice(0, 16)}.json`);
+  const earlierRule = join(work, "xdg", "state", "hookwire", `${basename(runProject)}-${createHash("sha256").update(runProject).digest("hex").slice(0, 16)}.db`);
   if (stateFile?.mode !== "persistent" || stateFile.path !== earlierRule)
     return { ok: false, why: `state file ${JSON.stringify(stateFile)} is not the default per-project one, ${earlierRule}` };
   return { ok: true, why: `${beforeEntries.length} entries before (from the default state file ${basename(stateFile.path)} of --project ${basename(runProject)}), ${left.length} entries of any parent after` };
