@@ -83,21 +83,25 @@ func hostSupport(version string) (level, string, string) {
 	}
 }
 
-// openCodeVersion runs `<name> --version` from PATH, within 5 s; ok false
-// when the command is not on PATH or does not answer with a version.
+// versionTimeout bounds `opencode --version` (tests shorten it).
+var versionTimeout = 5 * time.Second
+
+// openCodeVersion runs `<name> --version` from PATH, within versionTimeout;
+// ok false when the command is not on PATH or prints no version. OpenCode
+// prints its version at once but may go on (1.3.2 tries to fetch a model
+// catalogue for 20 s offline), so what it printed before it was stopped
+// counts, and the catalogue fetch is turned off.
 func openCodeVersion(name string) (path, version string, ok bool) {
 	path, err := exec.LookPath(name)
 	if err != nil {
 		return "", "", false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "--version")
-	cmd.Env = append(cmd.Environ(), "OPENCODE_DISABLE_AUTOUPDATE=1")
-	out, err := cmd.Output()
-	if err != nil {
-		return path, "", false
-	}
+	cmd.Env = append(cmd.Environ(), "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1")
+	cmd.WaitDelay = time.Second
+	out, _ := cmd.Output()
 	m := versionRE.FindString(strings.TrimSpace(string(out)))
 	return path, m, m != ""
 }

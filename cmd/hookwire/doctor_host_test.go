@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -62,6 +63,8 @@ func TestDoctorOpenCode(t *testing.T) {
 			want: []string{`^FAIL +opencode +.*opencode\.json gives hookwire options as \[name, options\], which OpenCode 1\.3\.2 rejects .* Fix: .*HOOKWIRE_OPTIONS='\{"cacheStable":false\}'`}},
 		{name: "too old", version: "1.1.16", config: `{"plugin":["hookwire-opencode"]}`,
 			want: []string{`^warn +opencode +.*OpenCode 1\.1\.16 is older than 1\.1\.53.* Fix: update OpenCode`}},
+		{name: "one that prints its version, then hangs", version: "slow",
+			want: []string{`^ok +opencode +\S+/bin/opencode: OpenCode 1\.15\.13: everything works`}},
 		{name: "one that gives no version", version: "broken",
 			want: []string{`^warn +opencode +\S+/bin/opencode did not report a version`}},
 	}
@@ -73,6 +76,10 @@ func TestDoctorOpenCode(t *testing.T) {
 			case "":
 			case "broken":
 				e.write(filepath.Join(e.bin, "opencode"), "#!/bin/sh\nexit 3\n", 0o755)
+			case "slow":
+				versionTimeout = 300 * time.Millisecond
+				t.Cleanup(func() { versionTimeout = 5 * time.Second })
+				e.write(filepath.Join(e.bin, "opencode"), "#!/bin/sh\necho 1.15.13\nexec sleep 30\n", 0o755)
 			default:
 				e.write(filepath.Join(e.bin, "opencode"), "#!/bin/sh\necho "+tt.version+"\n", 0o755)
 			}
