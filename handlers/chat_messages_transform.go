@@ -386,7 +386,7 @@ func toCoreMessage(w incremental.Message) core.Message {
 	}
 	for j, wp := range w.Parts {
 		part := core.Part{Type: wp.Type, Synthetic: wp.Synthetic, Tool: wp.Tool}
-		if wp.Text != nil {
+		if wp.Text != nil && incremental.TextRead(wp.Type) {
 			part.Text, part.HasText = *wp.Text, true
 		}
 		if wp.State != nil {

@@ -479,6 +479,8 @@ func TestPhaseReminderOnlyOnTheLastUserMessage(t *testing.T) {
 		{"the last carries a skip marker", []any{wanted, reply, user("u2", "orchestrator", text("<!-- SLIM_INTERNAL_INITIATOR --> b"))}, nil},
 		{"the last has no text part", []any{wanted, reply, user("u2", "orchestrator", map[string]any{"type": "file", "url": "f"})}, nil},
 		{"the last has the reminder already", []any{wanted, reply, user("u2", "orchestrator", text("b"), text(reminder))}, nil},
+		// Reasoning text is not read (PROTOCOL.md 4.5): quoting the reminder there is not having it.
+		{"the reminder only in a reasoning part", []any{user("u2", "orchestrator", text("b"), map[string]any{"type": "reasoning", "text": reminder})}, []string{"/messages/0/parts/-"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

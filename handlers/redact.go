@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hookwire/hookwire/contract"
+	"github.com/hookwire/hookwire/incremental"
 )
 
 // RedactMask is the byte a redacted string is filled with.
@@ -54,6 +55,9 @@ type readTree struct {
 	fields map[string]*readTree
 	// elem: what is read of each element of an array.
 	elem *readTree
+	// typedText: the member (tagged reads:"if-type") whose string is read
+	// only when incremental.TextRead says so for the object's "type".
+	typedText string
 }
 
 // unread is a value the handler skips: only its kind may matter.
@@ -112,9 +116,12 @@ func treeOf(t reflect.Type, seen map[reflect.Type]*readTree) *readTree {
 				}
 				continue
 			}
-			if f.Tag.Get("reads") == "kind" {
+			switch f.Tag.Get("reads") {
+			case "kind":
 				tr.fields[name] = unread
 				continue
+			case "if-type":
+				tr.typedText = name
 			}
 			tr.fields[name] = treeOf(f.Type, seen)
 		}
@@ -169,6 +176,13 @@ type frame struct {
 	// In an unread object: each name met, and the masks in use.
 	names map[string]*maskedName
 	used  map[string]bool
+	// In an object with a typedText member: that member's strings (start,
+	// end), masked at the object's end unless its type's text is read,
+	// and the first string "type" seen.
+	typed      [][2]int
+	typ        string
+	typSeen    bool
+	memberName string
 }
 
 // maskedName is a name of an unread object: its mask variant (-1: kept
@@ -227,6 +241,7 @@ func redactStrings(raw []byte, tree *readTree) ([]byte, error) {
 				return nil, err
 			}
 			name := tok.String()
+			f.memberName = name
 			end := int(dec.InputOffset())
 			switch {
 			case f.tree == unread:
@@ -251,9 +266,20 @@ func redactStrings(raw []byte, tree *readTree) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
+			end := int(dec.InputOffset())
 			if !vt.whole {
-				end := int(dec.InputOffset())
 				mask(end-len(val), end)
+			} else if len(stack) > 0 {
+				if f := stack[len(stack)-1]; f.tree.typedText != "" && !f.tree.whole {
+					switch f.memberName {
+					case f.tree.typedText:
+						f.typed = append(f.typed, [2]int{end - len(val), end})
+					case "type":
+						if !f.typSeen {
+							f.typ, f.typSeen = rawString(val), true
+						}
+					}
+				}
 			}
 		case '{', '[':
 			if vt.whole {
@@ -270,6 +296,12 @@ func redactStrings(raw []byte, tree *readTree) ([]byte, error) {
 		case '}', ']':
 			if _, err := dec.ReadToken(); err != nil {
 				return nil, err
+			}
+			f := stack[len(stack)-1]
+			if !incremental.TextRead(f.typ) {
+				for _, at := range f.typed {
+					mask(at[0], at[1])
+				}
 			}
 			stack = stack[:len(stack)-1]
 		default:

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookwire/hookwire/contract"
+	"github.com/hookwire/hookwire/incremental"
 )
 
 func TestRedactParams(t *testing.T) {
@@ -79,6 +80,14 @@ func TestRedactParams(t *testing.T) {
 			method: "chat.message",
 			params: `{"input":{"sessionID":"ses_1","agent":"build","messageID":"msg_9"},"output":{"message":{"id":"msg_9","agent":"build","model":{"providerID":"p","modelID":"m"}},"parts":[{"type":"file","mime":"image/png","url":"data:image/png;base64,AAAA"},{"type":"text","text":"hi"}]}}`,
 			want:   `{"input":{"sessionID":"ses_1","agent":"build","messageID":"*****"},"output":{"message":{"id":"msg_9","agent":"build","model":{"providerID":"p","modelID":"m"}},"parts":[{"****":"****","***1":"*********","***":"**************************"},{"****":"****","***1":"**"}]}}`,
+		},
+		{
+			name:   "reasoning text goes, a text part's stays, whatever the members' order",
+			method: "chat.messages.transform",
+			params: `{"input":{},"output":{"messages":[{"info":{"id":"m"},"parts":[{"text":"I think","type":"reasoning"},{"type":"reasoning","text":"so"},{"type":"text","text":"Answer"}]}]},` +
+				`"sync":{"session":"s","messages":[{"edit":0,"parts":[{"part":{"type":"reasoning","text":"hmm"}}]}]}}`,
+			want: `{"input":{},"output":{"messages":[{"info":{"id":"m"},"parts":[{"text":"*******","type":"reasoning"},{"type":"reasoning","text":"**"},{"type":"text","text":"Answer"}]}]},` +
+				`"sync":{"session":"s","messages":[{"edit":0,"parts":[{"part":{"type":"reasoning","text":"***"}}]}]}}`,
 		},
 		{
 			name:   "todo ids and statuses, and diagnostics keyed by absolute path, in a tool's metadata",
@@ -274,6 +283,9 @@ func kindsOnly(v reflect.Value) any {
 				walk(v.Elem())
 			}
 		case reflect.Struct:
+			if p, ok := v.Addr().Interface().(*incremental.Part); ok && !incremental.TextRead(p.Type) {
+				p.Text = nil // not read: the hash and the rules skip it
+			}
 			for i := range v.NumField() {
 				f := v.Type().Field(i)
 				if !f.IsExported() {

@@ -28,8 +28,10 @@ func hashMessage(m *Message) (uint64, int64) {
 		bytes += PartOverhead
 		h = fnvByte(h, 'P')
 		str('t', p.Type)
-		if p.Text != nil {
+		if p.Text != nil && TextRead(p.Type) {
 			str('x', *p.Text)
+		} else if p.Text != nil {
+			bytes += int64(len(*p.Text)) // held, though not read
 		}
 		if p.Synthetic {
 			h = fnvByte(h, 'y')

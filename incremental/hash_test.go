@@ -57,6 +57,14 @@ func TestHashMessageCoversReads(t *testing.T) {
 		"state absent":  func(m *Message) { m.Parts[1].State = nil },
 		"fields merged": func(m *Message) { m.Info.ID, m.Info.Role = "m1u", "ser" },
 	}
+	// A reasoning part's text is not read: it changes no hash.
+	withReasoning := func(text string) uint64 {
+		m := base()
+		m.Parts = append(m.Parts, Part{Type: "reasoning", Text: &text})
+		h, _ := hashMessage(&m)
+		return h
+	}
+	assert.Equal(t, withReasoning("I think"), withReasoning("*******"))
 	seen := map[uint64]string{}
 	m := base()
 	h, _ := hashMessage(&m)

@@ -25,10 +25,11 @@ type Info struct {
 	SessionID string `json:"sessionID"`
 }
 
-// Part is one part of a message.
+// Part is one part of a message. Its text is read only when TextRead
+// says so for its type.
 type Part struct {
 	Type      string  `json:"type"`
-	Text      *string `json:"text"`
+	Text      *string `json:"text" reads:"if-type"`
 	Synthetic bool    `json:"synthetic"`
 	Tool      string  `json:"tool"`
 	CallID    string  `json:"callID"`
@@ -76,6 +77,13 @@ type PartItem struct {
 type Run struct {
 	At, Keep, Count int
 }
+
+// TextRead reports whether the text of a part of type partType is read:
+// not a reasoning part's, which holds neither the reminder nor a Resumable
+// Sessions block (the only texts the rules look for) and is the model's
+// own. A client may leave it out (PROTOCOL.md 4.5), it is not in a base's
+// hash, and a redacted recording masks it.
+func TextRead(partType string) bool { return partType != "reasoning" }
 
 // Reads reports whether a member's string value may be read by a
 // transform: every string or any field of the types above is named here;
