@@ -9,29 +9,19 @@ type StableRule struct {
 	// Blocks is config.taskSessions.enabled: without it no block is
 	// frozen or added.
 	Blocks bool
-	// Managed reports whether agent is one of config.managedAgents.
-	Managed func(agent string) bool
 	// Reminder is config.phaseReminder.
 	Reminder ReminderConfig
 }
 
-// StableMessage is what the rule reads of one user message with a parts
-// array (a message without one has nothing to add a part to).
-type StableMessage struct {
-	ID, SessionID string
-	// Agent is the message's agent: its info.agent, else the agent its
-	// session is known to run ("" when neither is known).
-	Agent string
-	// WantsReminder is WantsReminder of the message.
-	WantsReminder bool
-}
-
-// CarriesBlock reports whether m carries the block frozen for it: its
-// agent is managed, and it has an id and a session to freeze the block
-// under. The caller freezes (or finds) the block only then; the block is
-// added unless AddsBlock says otherwise.
-func (r StableRule) CarriesBlock(m StableMessage) bool {
-	return r.Blocks && m.ID != "" && m.SessionID != "" && r.Managed(m.Agent)
+// CarriesBlock reports whether a user message with a parts array (a
+// message without one has nothing to add a part to) carries the block
+// frozen for it: it has an id and a session to freeze the block under,
+// and its agent is managed (managed: its info.agent, else the agent its
+// session is known to run, is one of config.managedAgents). The caller
+// freezes (or finds) the block only then; the block is added unless
+// AddsBlock says otherwise.
+func (r *StableRule) CarriesBlock(id, sessionID string, managed bool) bool {
+	return r.Blocks && id != "" && sessionID != "" && managed
 }
 
 // AddsBlock reports whether a message that carries block gets it as a
@@ -42,9 +32,11 @@ func AddsBlock(block string, present bool) bool {
 	return block != "" && !present
 }
 
-// CarriesReminder reports whether m gets the reminder after its block: the
-// reminder is enabled, m's agent is known and one the reminder is for,
-// and m wants it (no skip marker, no reminder already).
-func (r StableRule) CarriesReminder(m StableMessage) bool {
-	return r.Reminder.Enabled && m.Agent != "" && r.Reminder.ForAgent(m.Agent) && m.WantsReminder
+// CarriesReminder reports whether a user message with a parts array gets
+// the reminder after its block: the reminder is enabled, the message's
+// agent (as for CarriesBlock; "" when unknown) is known and one the
+// reminder is for, and the message wants it (wants: WantsReminder, no
+// skip marker, no reminder already).
+func (r *StableRule) CarriesReminder(agent string, wants bool) bool {
+	return r.Reminder.Enabled && agent != "" && r.Reminder.ForAgent(agent) && wants
 }

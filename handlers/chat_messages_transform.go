@@ -66,19 +66,23 @@ const (
 // config alone (Server.derive). Nothing in it changes once derived, but
 // for the memo of hasText; a config change (agents.update) derives it
 // again.
+//
+// Its fields are in the order a request reads them (the core form's ids,
+// then what cache-stable mode asks of every user message), so that a
+// message kept from the base costs as few cache lines as can be.
 type derived struct {
-	core      core.Message
-	converted bool
+	core core.Message
 	// wantsReminder is core.WantsReminder of the message.
 	wantsReminder bool
+	// hasText remembers whether a part's text is textChecked: the block
+	// frozen for a message is the same string on every request.
+	hasText     bool
+	converted   bool
+	textChecked string
 	// thrown are its errored task parts' calls, for failThrownTasks.
 	thrown []thrownCall
 	// guidance are its ops of 4.1 (guideErroredTasks).
 	guidance []incremental.Op
-	// hasText remembers whether a part's text is textChecked: the block
-	// frozen for a message is the same string on every request.
-	textChecked string
-	hasText     bool
 }
 
 // thrownCall is an errored task part's callID and error text.
@@ -323,14 +327,13 @@ const (
 func materialize(per [][]incremental.Op, runs []incremental.Run, budget int64) ([]Op, error) {
 	var replaces, adds []Op
 	size := int64(len(runs)) * replyRunBytes
-	for i, rel := range per {
-		for len(runs) > 0 && runs[0].At+runs[0].Count <= i {
+	for i := 0; i < len(per); i++ {
+		if len(runs) > 0 && runs[0].At == i { // runs are in order and apart
+			i += runs[0].Count - 1 // covered by the run
 			runs = runs[1:]
+			continue
 		}
-		if len(runs) > 0 && runs[0].At <= i {
-			continue // covered by a run
-		}
-		for _, o := range rel {
+		for _, o := range per[i] {
 			if size += replyOpBytes + int64(len(o.Text)); budget > 0 && size > budget {
 				return nil, invalidParams("the reply would be over the budget of an incremental reply (%d bytes); ask for reapply runs, or send the full form", budget)
 			}
@@ -451,7 +454,7 @@ func (s *Server) guidedError(text string) (string, bool) {
 // what each user message with a parts array carries; the store freezes a
 // message's block when it is first asked for.
 func (s *Server) stableParts(history []entry, per [][]incremental.Op) {
-	rule := core.StableRule{Blocks: s.cfg.TaskSessions.Enabled, Managed: s.cfg.isManagedAgent, Reminder: s.cfg.reminderConfig()}
+	rule := core.StableRule{Blocks: s.cfg.TaskSessions.Enabled, Reminder: s.cfg.reminderConfig()}
 	reminder := rule.Reminder.ReminderText()
 	s.retainFrozen(history)
 	for i := range history {
@@ -460,8 +463,8 @@ func (s *Server) stableParts(history []entry, per [][]incremental.Op) {
 			continue
 		}
 		c := &m.Derived.core
-		sm := core.StableMessage{ID: c.ID, SessionID: c.SessionID, Agent: s.messageAgent(c), WantsReminder: m.Derived.wantsReminder}
-		if rule.CarriesBlock(sm) {
+		agent := s.messageAgent(c)
+		if rule.CarriesBlock(c.ID, c.SessionID, s.cfg.isManagedAgent(agent)) {
 			block := s.store.FrozenBlock(c.SessionID, c.ID, func() string {
 				return core.ResumableSessionsBlock(s.store.ResumableSessions(c.SessionID))
 			})
@@ -469,7 +472,7 @@ func (s *Server) stableParts(history []entry, per [][]incremental.Op) {
 				per[i] = m.AddOp(per[i], incremental.Op{Part: addedPart, Text: block})
 			}
 		}
-		if rule.CarriesReminder(sm) {
+		if rule.CarriesReminder(agent, m.Derived.wantsReminder) {
 			per[i] = m.AddOp(per[i], incremental.Op{Part: addedPart, Text: reminder})
 		}
 	}

@@ -22,44 +22,55 @@ type Entry[L, D any] struct {
 	opsHash uint64
 	// idHash and idBytes are the base id's hash state and the base's
 	// counted bytes up to this message (Store.keep), so that a base kept
-	// up to message k is not hashed again up to k.
+	// up to message k is not hashed again up to k. idBytes saturates at
+	// the most a uint32 holds, far above any budget (NewStore).
 	idHash  uint64
-	idBytes int64
-	// origin is, in a history being built from a base, the base message
-	// it came from plus one (0: a message in full).
-	origin int32
-	state  uint8
+	idBytes uint32
+	// place is, in its low 30 bits, the base message the message came
+	// from plus one in a history being built from a base (0: a message in
+	// full), and in its top two bits kept and derived: the entry is 80
+	// bytes, so that a pass over a history touches as few lines as before
+	// the hook's words were its own.
+	place uint32
 }
 
-// Bits of Entry.state.
+// Bits of Entry.place.
 const (
-	// derived: the hook derived the message under the config in force
-	// (MarkDerived).
-	derived uint8 = 1 << iota
+	originMask uint32 = 1<<30 - 1
 	// kept: kept from the base as it was (a keep item), so idHash and
 	// idBytes are still those of base message origin-1.
-	kept
+	kept uint32 = 1 << 30
+	// derived: the hook derived the message under the config in force
+	// (MarkDerived).
+	derived uint32 = 1 << 31
 )
+
+// origin is the base message the entry came from plus one (0: none).
+func (e *Entry[L, D]) origin() int { return int(e.place & originMask) }
+
+func (e *Entry[L, D]) setOrigin(o int) { e.place = e.place&^originMask | uint32(o) }
 
 // Content is a message as a base holds it: its wire form, its content hash
 // and counted bytes (0 until computed), and what the hook derives from its
 // content and the config alone (Derived). The bases that keep the message
 // share it.
 type Content[D any] struct {
+	// Derived comes first: a pass over a history reads it for message
+	// after message, and each field further in may be a cache line more.
+	Derived D
 	Wire    Message
 	hash    uint64
 	bytes   int64
-	Derived D
 }
 
 // NeedsDerive reports whether the hook has yet to derive the message under
 // the config in force: a message in full, edited, or kept from a base made
 // before the config changed (Store.ConfigChanged).
-func (e *Entry[L, D]) NeedsDerive() bool { return e.state&derived == 0 }
+func (e *Entry[L, D]) NeedsDerive() bool { return e.place&derived == 0 }
 
 // MarkDerived records that the hook has derived the message (its Local
 // and Derived) under the config in force.
-func (e *Entry[L, D]) MarkDerived() { e.state |= derived }
+func (e *Entry[L, D]) MarkDerived() { e.place |= derived }
 
 // Op is one op a message got, relative to the message. What it does is the
 // hook's (the handler: part -1 adds a synthetic text part, part j replaces
@@ -107,7 +118,7 @@ func sameOps(a, b []Op) bool {
 func Runs[L, D any](history []Entry[L, D], per [][]Op) []Run {
 	var runs []Run
 	for i := range history {
-		k := int(history[i].origin) - 1 // history[i].ops are still base message k's
+		k := history[i].origin() - 1 // history[i].ops are still base message k's
 		if k < 0 || !sameOps(per[i], history[i].ops) {
 			continue
 		}

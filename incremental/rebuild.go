@@ -31,7 +31,7 @@ func (b *base[L, D]) rebuild(s *Store[L, D], items []Item) (*History[L, D], erro
 	}
 	var used int64 // the history's counted bytes so far
 	if head > 0 {
-		used = b.msgs[head-1].idBytes
+		used = int64(b.msgs[head-1].idBytes)
 	}
 	var rest []Entry[L, D]
 	if head == 0 {
@@ -94,7 +94,7 @@ func (b *base[L, D]) rebuild(s *Store[L, D], items []Item) (*History[L, D], erro
 			if err := over(c.bytes + int64(len(b.msgs[j].ops))*OpOverhead); err != nil {
 				return nil, err
 			}
-			rest = append(rest, Entry[L, D]{Content: c, origin: int32(j + 1), ops: b.msgs[j].ops, opsHash: b.msgs[j].opsHash})
+			rest = append(rest, Entry[L, D]{Content: c, place: uint32(j + 1), ops: b.msgs[j].ops, opsHash: b.msgs[j].opsHash})
 		default:
 			return nil, at("an item is exactly one of {keep, count}, {message} or {edit, info?, parts?}")
 		}
@@ -123,10 +123,10 @@ func (it *Item) isKeep() bool {
 func keptFrom[L, D any](msgs []Entry[L, D], from int, stale bool) {
 	for k := range msgs {
 		m := &msgs[k]
-		m.origin = int32(from + k + 1)
-		m.state |= kept
+		m.setOrigin(from + k + 1)
+		m.place |= kept
 		if stale {
-			m.state &^= derived
+			m.place &^= derived
 		}
 	}
 }
@@ -134,9 +134,9 @@ func keptFrom[L, D any](msgs []Entry[L, D], from int, stale bool) {
 // rangeBytes is the counted bytes of base messages from to from+count-1,
 // with the ops they got.
 func (b *base[L, D]) rangeBytes(from, count int) int64 {
-	bytes := b.msgs[from+count-1].idBytes
+	bytes := int64(b.msgs[from+count-1].idBytes)
 	if from > 0 {
-		bytes -= b.msgs[from-1].idBytes
+		bytes -= int64(b.msgs[from-1].idBytes)
 	}
 	return bytes
 }

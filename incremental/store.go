@@ -2,6 +2,7 @@ package incremental
 
 import (
 	"errors"
+	"math"
 	"strconv"
 
 	"github.com/hookwire/hookwire/internal/lru"
@@ -50,8 +51,11 @@ type base[L, D any] struct {
 	gen   uint64
 }
 
-// NewStore returns a store that holds at most maxBytes of histories.
+// NewStore returns a store that holds at most maxBytes of histories (at
+// most 1 GiB: a held history's running counts are 32 bits, and its
+// messages' places 30).
 func NewStore[L, D any](maxBytes int64) *Store[L, D] {
+	maxBytes = min(maxBytes, 1<<30)
 	return &Store[L, D]{maxBytes: maxBytes, session: lru.New[string, *base[L, D]]()}
 }
 
@@ -131,9 +135,9 @@ func (h *History[L, D]) Commit(session string, per [][]Op) string {
 		clear(b.msgs[len(h.Entries):]) // hold on to no message the history dropped
 	}
 	for i := range h.Entries {
-		if e := &h.Entries[i]; e.origin == 0 || !sameOps(per[i], e.ops) {
+		if e := &h.Entries[i]; e.origin() == 0 || !sameOps(per[i], e.ops) {
 			e.ops, e.opsHash = per[i], hashOps(per[i])
-			e.state &^= kept // the base's id hash up to it no longer holds
+			e.place &^= kept // the base's id hash up to it no longer holds
 		}
 	}
 	return h.store.keep(session, h.Entries)
@@ -153,11 +157,11 @@ func (s *Store[L, D]) keep(session string, msgs []Entry[L, D]) string {
 	// from (with their ops) hash as they did there: the base held for
 	// session was made with this key.
 	i := 0
-	for i < len(msgs) && msgs[i].state&kept != 0 && int(msgs[i].origin) == i+1 {
+	for i < len(msgs) && msgs[i].place&kept != 0 && msgs[i].origin() == i+1 {
 		i++
 	}
 	if i > 0 {
-		h, bytes = msgs[i-1].idHash, msgs[i-1].idBytes
+		h, bytes = msgs[i-1].idHash, int64(msgs[i-1].idBytes)
 	}
 	for ; i < len(msgs); i++ {
 		m := &msgs[i]
@@ -172,7 +176,7 @@ func (s *Store[L, D]) keep(session string, msgs []Entry[L, D]) string {
 			// configured reminder, remembered guidance): counted there.
 			bytes += int64(len(m.ops)) * OpOverhead
 		}
-		m.idHash, m.idBytes = h, bytes
+		m.idHash, m.idBytes = h, uint32(min(bytes, math.MaxUint32))
 	}
 	b.bytes = bytes
 	if b.bytes > s.maxBytes {
