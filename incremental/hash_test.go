@@ -90,3 +90,20 @@ func TestHashMessageCoversReads(t *testing.T) {
 	number, _ := hashMessage(&m)
 	assert.Equal(t, absent, number)
 }
+
+// TestPartBytesAsHashed: rebuilding counts an edit's parts one by one
+// (partBytes) before the message is hashed whole; both must count alike,
+// or a history would be refused that the store would hold.
+func TestPartBytesAsHashed(t *testing.T) {
+	reasoning := Part{Type: "reasoning", Text: textPart("thinking it over").Text}
+	odd := taskPart("c2", "error", "")
+	odd.State.Error = map[string]any{"name": "x"} // not a string: not read
+	m := msg("m1", "assistant", "ses_1", textPart("hi"), taskPart("c1", "error", "boom"), reasoning, odd, Part{Type: "step-start"})
+	m.Info.Agent = "build"
+	_, bytes := hashMessage(&m)
+	want := int64(MessageOverhead + len("m1") + len("assistant") + len("build") + len("ses_1"))
+	for i := range m.Parts {
+		want += partBytes(&m.Parts[i])
+	}
+	assert.Equal(t, want, bytes)
+}
