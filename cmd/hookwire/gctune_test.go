@@ -17,7 +17,8 @@ func TestMemoryLimitFor(t *testing.T) {
 	}{
 		{0, gcMinLimit},
 		{3 << 20, gcMinLimit},
-		{16 << 20, gcMinLimit},
+		{12 << 20, gcMinLimit},
+		{16 << 20, 28 << 20},
 		{20 << 20, 34 << 20},
 		{40 << 20, 64 << 20},
 		{1 << 62, 3<<39 + gcLimitSlack},
