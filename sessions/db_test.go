@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -306,7 +305,9 @@ func TestDatabaseRefusesLinksAndFIFOs(t *testing.T) {
 			require.NoError(t, os.Symlink(target, path+"-shm"))
 		}, "symbolic link"},
 		{"a FIFO at the database", func(t *testing.T, path, target string) {
-			require.NoError(t, syscall.Mkfifo(path, 0o600))
+			if err := mkfifo(path); err != nil {
+				t.Skip("no FIFOs here:", err)
+			}
 		}, "not a regular file"},
 		{"a directory at the database", func(t *testing.T, path, target string) {
 			require.NoError(t, os.Mkdir(path, 0o700))

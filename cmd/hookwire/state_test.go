@@ -531,3 +531,33 @@ func TestFaultHostileStatePath(t *testing.T) {
 		})
 	}
 }
+
+// TestDoctorFIFOStatePath: doctor on a project whose state database path is
+// a FIFO says so within seconds (issue 23) instead of hanging on it.
+func TestDoctorFIFOStatePath(t *testing.T) {
+	root := t.TempDir()
+	project := filepath.Join(root, "proj")
+	require.NoError(t, os.MkdirAll(project, 0o700))
+	env := append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(root, "state"), "HOME="+filepath.Join(root, "home"),
+		"XDG_CONFIG_HOME="+filepath.Join(root, "config"), "XDG_CACHE_HOME="+filepath.Join(root, "cache"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(root, "state"))
+	state, err := sessions.ProjectStatePath(project)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(state), 0o700))
+	require.NoError(t, syscall.Mkfifo(state, 0o600))
+
+	cmd := exec.Command(binPath, "doctor", "--project", project)
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("doctor hangs on a FIFO at the state path")
+	}
+	assert.Regexp(t, `(?m)^FAIL +state file +.*not a regular file`, out.String())
+}
