@@ -11,6 +11,10 @@ type sessionAgent struct {
 	rev           int64
 	epoch         uint64
 	dirty, pinned bool
+
+	// parent, running and switches: health.go.
+	parent, running string
+	switches        []Switch
 }
 
 // SetAgent records which agent session runs; Agent reads it ("" unknown).

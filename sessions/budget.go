@@ -69,7 +69,7 @@ func parentCost(id string) int      { return parentOverhead + jsonLen(id) }
 func agentCost(name string) int     { return agentOverhead + jsonLen(name) }
 func counterCost(prefix string) int { return counterOverhead + jsonLen(prefix) }
 func trackedCost(sa *sessionAgent) int {
-	return trackedOverhead + jsonLen(sa.session) + jsonLen(sa.agent) + modelCost(sa.model)
+	return trackedOverhead + jsonLen(sa.session) + jsonLen(sa.agent) + modelCost(sa.model) + sessionExtraCost(sa)
 }
 
 func entryCost(e *entry) int {

@@ -23,6 +23,7 @@ type snapshotDoc struct {
 	Clock         uint64           `json:"clock"`
 	Parents       []snapshotParent `json:"parents"`
 	SessionAgents []snapshotAgent  `json:"sessionAgents"`
+	Health        []Health         `json:"health,omitempty"`
 }
 
 type snapshotParent struct {
@@ -60,6 +61,10 @@ type snapshotAgent struct {
 	Session string         `json:"session"`
 	Agent   string         `json:"agent"`
 	Model   *ModelDecision `json:"model,omitempty"` // absent in files written before model decisions
+	// Parent, Running and Switches (health.go): absent in older files.
+	Parent   string   `json:"parent,omitempty"`
+	Running  string   `json:"running,omitempty"`
+	Switches []Switch `json:"switches,omitempty"`
 }
 
 // Snapshot returns the store's state as a JSON document with a format
@@ -119,8 +124,10 @@ func (s *Store) snapshot() (*snapshotDoc, uint64) {
 		doc.Parents = append(doc.Parents, sp)
 	}
 	for _, sa := range s.agents.All() {
-		doc.SessionAgents = append(doc.SessionAgents, snapshotAgent{Session: sa.session, Agent: sa.agent, Model: sa.model})
+		doc.SessionAgents = append(doc.SessionAgents, snapshotAgent{Session: sa.session, Agent: sa.agent, Model: sa.model,
+			Parent: sa.parent, Running: sa.running, Switches: sa.switches})
 	}
+	doc.Health = s.healthList()
 	changes := s.changes
 	s.mu.Unlock()
 	return &doc, changes
@@ -172,7 +179,18 @@ func (doc *snapshotDoc) encode(w io.Writer) error {
 			return err
 		}
 	}
-	return raw("]}")
+	if err := raw("]"); err != nil {
+		return err
+	}
+	if len(doc.Health) > 0 {
+		if err := raw(`,"health":`); err != nil {
+			return err
+		}
+		if err := put(doc.Health); err != nil {
+			return err
+		}
+	}
+	return raw("}")
 }
 
 // Restore replaces the store's state with a document Snapshot wrote, and
@@ -204,6 +222,7 @@ func (s *Store) restore(ctx context.Context, r io.Reader) error {
 	defer s.mu.Unlock()
 	s.clock = n.clock
 	s.pending, s.parents, s.byTaskID, s.agents = n.pending, n.parents, n.byTaskID, n.agents
+	s.health = n.health
 	s.entryCount, s.frozenCount = n.entryCount, n.frozenCount
 	s.parentBytes, s.trackedBytes, s.pendingBytes = n.parentBytes, n.trackedBytes, n.pendingBytes
 	s.changed()
@@ -255,6 +274,17 @@ func (s *Store) decode(ctx context.Context, r io.Reader) error {
 		case "sessionAgents":
 			if err := s.decodeSessionAgents(ctx, dec); err != nil {
 				return err
+			}
+		case "health":
+			var list []Health
+			if err := dec.Decode(&list); err != nil {
+				return err
+			}
+			for _, h := range list {
+				if h.Model != "" && len(h.Model) <= MaxModelBytes {
+					h.Message = cutText(h.Message, MaxReasonBytes)
+					s.putHealth(h)
+				}
 			}
 		default:
 			var skip json.RawMessage
@@ -355,7 +385,15 @@ func (s *Store) decodeSessionAgents(ctx context.Context, dec *json.Decoder) erro
 		if s.agents.Has(sa.Session) {
 			return fmt.Errorf("session %q's agent listed twice", sa.Session)
 		}
-		s.track(&sessionAgent{session: sa.Session, agent: sa.Agent, model: restoredModel(sa.Model)}, true)
+		parent, running := sa.Parent, sa.Running
+		if len(parent) > MaxIDBytes {
+			parent = ""
+		}
+		if len(running) > MaxModelBytes {
+			running = ""
+		}
+		s.track(&sessionAgent{session: sa.Session, agent: sa.Agent, model: restoredModel(sa.Model),
+			parent: parent, running: running, switches: restoredSwitches(sa.Switches)}, true)
 	}
 	return expectDelim(dec, ']')
 }

@@ -94,6 +94,8 @@ type Entry struct {
 	Run Run `json:"run"`
 	// Model is the model decision of the task session (model.go), if any.
 	Model *ModelDecision `json:"model,omitempty"`
+	// Switches are the task session's model switches (health.go), oldest first.
+	Switches []Switch `json:"switches,omitempty"`
 }
 
 // Run is the state of an entry's last task run (PROTOCOL.md 5,
@@ -165,6 +167,7 @@ type Store struct {
 	parents     *lru.List[string, *parentState]  // by id, most recently active first
 	byTaskID    map[string]map[*entry]struct{}   // every parent's entries by task id
 	agents      *lru.List[string, *sessionAgent] // by session, most recently active first
+	health      map[string]Health                // by provider/model (health.go)
 	entryCount  int
 	frozenCount int
 
@@ -220,6 +223,7 @@ func (s *Store) reset() {
 	s.parents = lru.New[string, *parentState]()
 	s.byTaskID = make(map[string]map[*entry]struct{})
 	s.agents = lru.New[string, *sessionAgent]()
+	s.health = make(map[string]Health)
 	s.entryCount = 0
 	s.frozenCount = 0
 	s.parentBytes, s.trackedBytes, s.pendingBytes = 0, 0, 0
@@ -349,6 +353,7 @@ func (s *Store) List(parent string) []Entry {
 	for i, e := range ents {
 		out[i] = e.export()
 		out[i].Model = s.entryModel(e.taskID)
+		out[i].Switches = s.switchesOf(e.taskID)
 	}
 	return out
 }

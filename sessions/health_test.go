@@ -1,0 +1,91 @@
+package sessions
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookwire/hookwire/core"
+)
+
+func TestHealthKeptAndRestored(t *testing.T) {
+	h := newHarness(t, Config{})
+	s := h.s
+	until := epoch.Add(5 * time.Minute)
+	s.SetModelHealth("fake/fake-model-3", core.ModelHealth{Until: until, Strikes: 1, Last: epoch, Class: core.FailureRateLimit, Message: "Rate limit reached"})
+	s.SetModelHealth(strings.Repeat("m", MaxModelBytes+1), core.ModelHealth{Until: until})
+	assert.True(t, s.Cooling("fake/fake-model-3", epoch))
+	assert.False(t, s.Cooling("fake/fake-model-3", until))
+	assert.False(t, s.Cooling("fake/other", epoch))
+	require.Len(t, s.HealthList(), 1, "a model over the cap is not kept")
+
+	s.SetAgent("ses_child", "explorer")
+	s.SetParent("ses_child", "ses_parent")
+	s.SetRunning("ses_child", "fake/fake-model")
+	s.AddSwitch("ses_child", Switch{From: "fake/fake-model-3", To: "fake/fake-model", Reason: "rate-limit: Rate limit reached", At: epoch})
+	h.task("ses_parent", "explorer", "Explore", "ses_child")
+
+	data, err := s.Snapshot()
+	require.NoError(t, err)
+	r := newTestStore(Config{})
+	require.NoError(t, r.Restore(data))
+	got, ok := r.ModelHealth("fake/fake-model-3")
+	require.True(t, ok)
+	assert.True(t, got.Until.Equal(until))
+	assert.Equal(t, core.FailureRateLimit, got.Class)
+	assert.Equal(t, "ses_parent", r.Parent("ses_child"))
+	assert.Equal(t, "fake/fake-model", r.Running("ses_child"))
+	list := r.List("ses_parent")
+	require.Len(t, list, 1)
+	require.Len(t, list[0].Switches, 1)
+	assert.Equal(t, "fake/fake-model-3", list[0].Switches[0].From)
+	assert.Equal(t, "fake/fake-model", list[0].Switches[0].To)
+
+	again, err := r.Snapshot()
+	require.NoError(t, err)
+	assert.Equal(t, string(data), string(again), "the same state gives the same bytes")
+}
+
+func TestHealthBounds(t *testing.T) {
+	s := newTestStore(Config{})
+	for i := 0; i < MaxHealthModels+5; i++ {
+		s.SetModelHealth(fmt.Sprintf("p/m%d", i), core.ModelHealth{Until: epoch.Add(time.Hour), Last: epoch.Add(time.Duration(i) * time.Second)})
+	}
+	list := s.HealthList()
+	require.Len(t, list, MaxHealthModels)
+	assert.Equal(t, fmt.Sprintf("p/m%d", MaxHealthModels+4), list[0].Model, "newest failure first")
+	_, kept := s.ModelHealth("p/m4")
+	assert.False(t, kept, "the oldest failures are forgotten first")
+	_, kept = s.ModelHealth("p/m5")
+	assert.True(t, kept)
+
+	s.SetAgent("ses", "a")
+	for i := 0; i < MaxSwitchesPerSession+3; i++ {
+		s.AddSwitch("ses", Switch{From: "p/a", To: fmt.Sprintf("p/b%d", i), Reason: strings.Repeat("r", MaxReasonBytes+10), At: epoch})
+	}
+	sw := s.Switches("ses")
+	require.Len(t, sw, MaxSwitchesPerSession)
+	assert.Equal(t, fmt.Sprintf("p/b%d", MaxSwitchesPerSession+2), sw[len(sw)-1].To, "the newest switches are kept")
+	assert.Len(t, sw[0].Reason, MaxReasonBytes)
+
+	s.AddSwitch("untracked", Switch{From: "p/a", To: "p/b"})
+	assert.Nil(t, s.Switches("untracked"), "an untracked session keeps no switch")
+	s.SetParent("untracked", "x")
+	assert.Equal(t, "", s.Parent("untracked"))
+}
+
+func TestHealthCountsAgainstTheBudget(t *testing.T) {
+	s := newTestStore(Config{})
+	s.SetAgent("ses", "a")
+	before := s.trackedBytes
+	s.SetParent("ses", "ses_parent")
+	s.SetRunning("ses", "p/m")
+	s.AddSwitch("ses", Switch{From: "p/a", To: "p/b", Reason: "why", At: epoch})
+	assert.Greater(t, s.trackedBytes, before)
+	s.DeleteSession("ses")
+	assert.Equal(t, 0, s.trackedBytes, "forgetting the session gives its bytes back")
+}
