@@ -87,12 +87,14 @@ test-nvim: build
 
 # The real-OpenCode end-to-end tests: hooks and sessions on the oldest
 # supported and the latest verified OpenCode, then model fallback for
-# subagents (issue 11) on the latest.
+# subagents (issue 11) and runtime fallback off a rate-limited model
+# (issue 21) on the latest.
 test-e2e: build
 	HOOKWIRE_OPENCODE_VERSION=$(OPENCODE_LATEST) HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-opencode.sh
 	HOOKWIRE_OPENCODE_VERSION=$(OPENCODE_OLDEST) HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-opencode.sh
 	HOOKWIRE_OPENCODE_VERSION=$(OPENCODE_LATEST) HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-models.sh
 	HOOKWIRE_OPENCODE_VERSION=$(OPENCODE_LATEST) HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-shared.sh
+	HOOKWIRE_OPENCODE_VERSION=$(OPENCODE_LATEST) HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/e2e-fallback.sh
 
 test-cache: build
 	HOOKWIRE_BIN=$(CURDIR)/$(BIN) bash scripts/cache-breaks.sh

@@ -22,12 +22,14 @@ const (
 	MethodAgentsUpdate          = "agents.update"
 	MethodProvidersUpdate       = "providers.update"
 	MethodStatus                = "status"
+	MethodModelFailed           = "model.failed"
 	MethodSessionsChanged       = "sessions.changed"
 )
 
 // The event types the sidecar wants (capabilities.events).
 const (
 	EventSessionDeleted = "session.deleted"
+	EventSessionCreated = "session.created"
 )
 
 // The JSON-RPC error codes (PROTOCOL.md 8).
@@ -62,10 +64,11 @@ var Methods = []Method{
 	{Name: MethodAgentsUpdate, Kind: KindNotification, Role: RoleMethod},
 	{Name: MethodProvidersUpdate, Kind: KindNotification, Role: RoleMethod},
 	{Name: MethodStatus, Kind: KindRequest, Role: RoleMethod},
+	{Name: MethodModelFailed, Kind: KindRequest, Role: RoleMethod},
 }
 
 // Events is capabilities.events.
-var Events = []string{EventSessionDeleted}
+var Events = []string{EventSessionDeleted, EventSessionCreated}
 
 // ObserverMethods is capabilities.methods of an observer (PROTOCOL.md 9).
 var ObserverMethods = []string{MethodSessionsList, MethodStatus, MethodDelegateResolveModel, MethodDelegateDetectError}

@@ -58,5 +58,5 @@ func (s *Server) chatMessage(_ context.Context, req rpc.Request) (any, error) {
 	if c.current, c.ok = parseMessageModel(msg.Model); !c.ok {
 		c.current, c.ok = parseMessageModel(p.Input.Model)
 	}
-	return patch(s.decideModel(c)...), nil
+	return patch(s.avoidCooling(c, s.decideModel(c))...), nil
 }

@@ -41,6 +41,9 @@ type Config struct {
 	// AgentModels are the agents whose model the sidecar chooses
 	// (models.go, PROTOCOL.md 4.7).
 	AgentModels map[string]AgentModel `json:"agentModels"`
+	// RuntimeFallback is provider health and runtime fallback (health.go,
+	// PROTOCOL.md 4.8).
+	RuntimeFallback RuntimeFallback `json:"runtimeFallback"`
 }
 
 // RetryConfig is config.delegateRetry.
@@ -85,6 +88,7 @@ func DefaultConfig() Config {
 		MaxParents:         sessions.DefaultMaxParents,
 		MaxTrackedSessions: sessions.DefaultMaxTrackedSessions,
 		AgentModels:        map[string]AgentModel{},
+		RuntimeFallback:    defaultRuntimeFallback(),
 	}
 }
 
@@ -163,6 +167,7 @@ func (c *Config) validate(w *warnings) {
 	}
 	c.DelegateRetry.Patterns = patterns
 	c.validateAgentModels(w)
+	c.RuntimeFallback.validate(w)
 	for i, t := range c.TaskTools {
 		c.TaskTools[i] = strings.ToLower(t)
 	}

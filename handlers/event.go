@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hookwire/hookwire/contract"
@@ -15,9 +16,7 @@ type eventParams struct {
 			Type       string `json:"type"`
 			Properties struct {
 				SessionID jsontext.Value `json:"sessionID"`
-				Info      struct {
-					ID jsontext.Value `json:"id"`
-				} `json:"info"`
+				Info      jsontext.Value `json:"info"`
 			} `json:"properties"`
 		} `json:"event"`
 	} `json:"input"`
@@ -37,10 +36,23 @@ func (s *Server) event(_ context.Context, req rpc.Request) (any, error) {
 		return nil, missing("input.event")
 	}
 	ev := p.Input.Event
+	var info struct {
+		ID jsontext.Value `json:"id"`
+	}
+	if ev.Properties.Info.Kind() == '{' {
+		_ = jsonv2.Unmarshal(ev.Properties.Info, &info, jsontext.AllowDuplicateNames(true))
+	}
+	id := rawString(info.ID)
+	if ev.Type == contract.EventSessionCreated {
+		if id == "" {
+			id = rawString(ev.Properties.SessionID)
+		}
+		s.sessionCreated(id, ev.Properties.Info)
+		return nil, nil
+	}
 	if ev.Type != contract.EventSessionDeleted {
 		return nil, nil
 	}
-	id := rawString(ev.Properties.Info.ID)
 	if id == "" {
 		id = rawString(ev.Properties.SessionID)
 	}

@@ -332,7 +332,7 @@ func TestRouteTable(t *testing.T) {
 	caps := res.(initializeResult).Capabilities
 	assert.Equal(t, []string{"tool.execute.before", "tool.execute.after", "chat.system.transform",
 		"chat.messages.transform", "chat.message", "event"}, caps.Hooks)
-	assert.Equal(t, []string{"delegate.resolveModel", "delegate.detectError", "sessions.list", "agents.update", "providers.update", "status"}, caps.Methods)
+	assert.Equal(t, []string{"delegate.resolveModel", "delegate.detectError", "sessions.list", "agents.update", "providers.update", "status", "model.failed"}, caps.Methods)
 
 	// One successful call of every hook and method; the state file is
 	// nudged after exactly the ones that may change the store.
@@ -352,6 +352,7 @@ func TestRouteTable(t *testing.T) {
 		{"agents.update", `{"subagents":["explore"]}`, false},
 		{"providers.update", `{"availableModels":["fake/fake-model"]}`, false},
 		{"status", `null`, false},
+		{"model.failed", `{"sessionID":"s","error":{"statusCode":429}}`, true},
 	}
 	require.Len(t, calls, len(caps.Hooks)+len(caps.Methods), "every announced method is called once")
 	for _, c := range calls {

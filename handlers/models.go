@@ -25,6 +25,8 @@ type AgentModel struct {
 	Model          string               `json:"model"`
 	FallbackModels []string             `json:"fallbackModels"`
 	FallbackChain  []core.FallbackEntry `json:"fallbackChain"`
+	// RuntimeFallback false turns runtime fallback (4.8) off for the agent.
+	RuntimeFallback *bool `json:"runtimeFallback"`
 }
 
 // validateAgentModels drops what config.agentModels cannot use, with a
@@ -72,6 +74,8 @@ type modelState struct {
 	defaultModel string
 
 	decisions, changed, waiting uint64
+	// switches counts the runtime fallbacks (health.go).
+	switches uint64
 	byRung                      map[string]uint64
 }
 
@@ -267,6 +271,10 @@ type statusModels struct {
 	// before the first providers.update (their model was left).
 	WaitingForProviders uint64          `json:"waitingForProviders"`
 	Providers           statusProviders `json:"providers"`
+	// Switches counts the sessions moved off a failing or cooling model (4.8).
+	Switches uint64 `json:"switches"`
+	// Health is every model's health the store keeps (4.8).
+	Health []statusHealth `json:"health"`
 }
 
 // statusProviders is what the last providers.update said, in counts.
@@ -286,5 +294,7 @@ func (s *Server) modelStatus() statusModels {
 	return statusModels{
 		Decisions: m.decisions, Changed: m.changed, ByRung: byRung, WaitingForProviders: m.waiting,
 		Providers: statusProviders{Received: m.received, Connected: len(m.connected), Available: len(m.available), DefaultModel: m.defaultModel},
+		Switches:  m.switches,
+		Health:    s.healthStatus(),
 	}
 }

@@ -244,6 +244,7 @@ func TestModelDecisionVisibility(t *testing.T) {
 	assert.Equal(t, statusModels{
 		Decisions: 2, Changed: 1, WaitingForProviders: 1,
 		ByRung:    map[string]uint64{"fallback-chain": 1, "category-default": 1},
+		Health:    []statusHealth{},
 		Providers: statusProviders{Received: true, Connected: 2, Available: 3, DefaultModel: "fake/fake-model"},
 	}, status.Models)
 }

@@ -3,6 +3,8 @@ package handlers
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
+	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -56,6 +58,23 @@ func missing(field string) error {
 func rawString(raw jsontext.Value) string {
 	s, _ := stringValue(raw)
 	return s
+}
+
+// rawNumber returns the JSON number in raw (a numeric string counts too:
+// retry-after headers and status codes arrive both ways), and whether
+// raw is one.
+func rawNumber(raw jsontext.Value) (float64, bool) {
+	text := string(raw)
+	if raw.Kind() == '"' {
+		text = rawString(raw)
+	} else if raw.Kind() != '0' {
+		return 0, false
+	}
+	n, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+	if err != nil || n != n {
+		return 0, false
+	}
+	return n, true
 }
 
 // stringValue returns the JSON string in raw, and whether raw is one.

@@ -37,6 +37,8 @@ type Options struct {
 	OpenState func(*sessions.Store) Persistence
 	// OnExit is called when the exit notification arrives.
 	OnExit func()
+	// Now is the clock of provider health (4.8); nil: time.Now.
+	Now func() time.Time
 }
 
 // Server holds the protocol's lifecycle and routes methods to handlers. It
@@ -66,6 +68,7 @@ type Server struct {
 	cfg         Config
 	maxBytes    atomic.Int64
 	models      modelState // providers.update and decisions (models.go)
+	clock       func() time.Time
 
 	statsMu  sync.Mutex
 	requests map[string]uint64
@@ -83,6 +86,10 @@ func New(opts Options) *Server {
 		requests: map[string]uint64{},
 	}
 	s.maxBytes.Store(s.cfg.MaxMessageBytes)
+	s.clock = opts.Now
+	if s.clock == nil {
+		s.clock = time.Now
+	}
 	s.register()
 	return s
 }
@@ -122,6 +129,7 @@ var handlerOf = map[string]handler{
 	contract.MethodAgentsUpdate:          {false, (*Server).agentsUpdate},
 	contract.MethodProvidersUpdate:       {false, (*Server).providersUpdate},
 	contract.MethodStatus:                {false, (*Server).status},
+	contract.MethodModelFailed:           {true, (*Server).modelFailed},
 }
 
 // routes is every method the server answers, in the contract's order: the

@@ -22,6 +22,8 @@ type StateContents struct {
 	Parents         int // parent sessions, with or without entries
 	FrozenBlocks    int // frozen cache-stable blocks (PROTOCOL.md 4.4)
 	TrackedSessions int // sessions whose agent is remembered
+	// Health is every model's health the file keeps, latest failure first.
+	Health []Health
 }
 
 // ReadStateFile reads the state database at path, read-only, in one read
@@ -79,7 +81,7 @@ func readJSONState(path string) (StateContents, error) {
 // contents lists what the memory-only store s holds.
 func contents(s *Store) StateContents {
 	s.mu.Lock()
-	out := StateContents{Parents: s.parents.Len(), FrozenBlocks: s.frozenCount, TrackedSessions: s.agents.Len()}
+	out := StateContents{Parents: s.parents.Len(), FrozenBlocks: s.frozenCount, TrackedSessions: s.agents.Len(), Health: s.healthList()}
 	ids := make([]string, 0, s.parents.Len())
 	for id := range s.parents.All() {
 		ids = append(ids, id)

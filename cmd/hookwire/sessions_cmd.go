@@ -23,6 +23,8 @@ type sessionsList struct {
 	FrozenBlocks    int              `json:"frozenBlocks"`
 	TrackedSessions int              `json:"trackedSessions"`
 	Sessions        []sessions.Entry `json:"sessions"` // never null
+	// Health is the models' health (PROTOCOL.md 4.8), latest failure first; never null.
+	Health []sessions.Health `json:"health"`
 }
 
 // sessionsCmd is `hookwire sessions`: it lists what a state file
@@ -34,7 +36,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 	target := addStateFlags(flags,
 		"read the default state file (the shim's) of the project in `DIR`; default: the current directory",
 		"read the state file `FILE`")
-	asJSON := flags.Bool("json", false, "print one JSON object (path, exists, parents, frozenBlocks, trackedSessions, sessions)")
+	asJSON := flags.Bool("json", false, "print one JSON object (path, exists, parents, frozenBlocks, trackedSessions, sessions, health)")
 	if code, done := parseFlags(flags, args, "usage: hookwire sessions [--project DIR | --state FILE] [--json]", stdout, stderr); done {
 		return code
 	}
@@ -43,7 +45,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 
-	list := sessionsList{Path: path, Exists: true, Sessions: []sessions.Entry{}}
+	list := sessionsList{Path: path, Exists: true, Sessions: []sessions.Entry{}, Health: []sessions.Health{}}
 	got, err := sessions.ReadStateFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -57,6 +59,9 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 		list.Parents, list.FrozenBlocks, list.TrackedSessions = got.Parents, got.FrozenBlocks, got.TrackedSessions
 		if got.Sessions != nil {
 			list.Sessions = got.Sessions
+		}
+		if got.Health != nil {
+			list.Health = got.Health
 		}
 	}
 
@@ -83,17 +88,38 @@ func printSessions(w io.Writer, l sessionsList) {
 	fmt.Fprintf(w, "%s: %s under %s, %s, %s\n", l.Path,
 		plural(len(l.Sessions), "session"), plural(l.Parents, "parent"),
 		plural(l.FrozenBlocks, "frozen block"), plural(l.TrackedSessions, "tracked session"))
-	if len(l.Sessions) == 0 {
-		return
+	if len(l.Sessions) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "PARENT\tAGENT\tALIAS\tLABEL\tTASK ID\tLAST USE\tMODEL")
+		for _, e := range l.Sessions {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(e.Parent), cell(e.Agent), cell(e.Alias),
+				cell(e.Label), cell(e.TaskID), lastUse(e.LastUse), modelCell(e.Model))
+		}
+		tw.Flush()
+		for _, e := range l.Sessions {
+			for _, sw := range e.Switches {
+				fmt.Fprintf(w, "switch: %s %s -> %s at %s: %s\n", cell(e.Alias), cell(sw.From), cell(sw.To), lastUse(sw.At), cell(sw.Reason))
+			}
+		}
 	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PARENT\tAGENT\tALIAS\tLABEL\tTASK ID\tLAST USE\tMODEL")
-	for _, e := range l.Sessions {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(e.Parent), cell(e.Agent), cell(e.Alias),
-			cell(e.Label), cell(e.TaskID), lastUse(e.LastUse), modelCell(e.Model))
+	if len(l.Health) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "MODEL\tCOOLING UNTIL\tSTRIKES\tLAST FAILURE")
+		for _, h := range l.Health {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", cell(h.Model), lastUse(h.Until), h.Strikes, cell(switchWhy(h.Class, h.Message)))
+		}
+		tw.Flush()
 	}
-	tw.Flush()
+}
+
+// switchWhy is a failure's class and message on one line.
+func switchWhy(class, message string) string {
+	if message == "" {
+		return class
+	}
+	return class + ": " + message
 }
 
 // cell keeps a table cell on one line: control characters (tabs,

@@ -21,6 +21,7 @@ export const METHODS = [
   { name: "agents.update", kind: "notification", role: "method" },
   { name: "providers.update", kind: "notification", role: "method" },
   { name: "status", kind: "request", role: "method" },
+  { name: "model.failed", kind: "request", role: "method" },
 ] as const;
 
 /** The hooks: each sidecar method with the OpenCode plugin hook it forwards (PROTOCOL.md 3). */
@@ -38,7 +39,7 @@ export type HookMethod = (typeof HOOKS)[number]["method"];
 export type OpenCodeHook = (typeof HOOKS)[number]["opencodeHook"];
 
 /** capabilities.events: the event types the sidecar wants. */
-export const EVENTS = ["session.deleted"] as const;
+export const EVENTS = ["session.deleted", "session.created"] as const;
 
 /** An observer's capabilities.methods and capabilities.notifications (PROTOCOL.md 9). */
 export const OBSERVER_METHODS = ["sessions.list", "status", "delegate.resolveModel", "delegate.detectError"] as const;

@@ -65,6 +65,12 @@ export class Logger {
     this.toast(level, message.replace(/^hookwire( shim)?: /, ""));
   }
 
+  /** Logs and shows a toast every time: for events a user should see each of (a model switch). */
+  notice(level: Level, message: string, extra?: Record<string, unknown>): void {
+    this.log(level, message, extra);
+    this.toast(level, message.replace(/^hookwire( shim)?: /, ""));
+  }
+
   private toast(level: Level, message: string): void {
     try {
       // Without a TUI (`opencode run`) the call is answered and nothing shows.

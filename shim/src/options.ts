@@ -20,6 +20,8 @@ export type ShimSettings = {
   args: string[];
   timeoutMs: number;
   transformTimeoutMs: number;
+  /** How long a failed subagent's run on its fallback model may take (runtime fallback, fallback.ts). */
+  fallbackTimeoutMs: number;
   /** Deadline misses in a row before the sidecar is killed as hung; 0: never. */
   hungAfterMisses: number;
   /** Most bytes written to the sidecar and not yet read by it. */
@@ -57,6 +59,7 @@ export const SHIM_OPTIONS = [
   "args",
   "timeoutMs",
   "transformTimeoutMs",
+  "fallbackTimeoutMs",
   "hungAfterMisses",
   "maxInFlightBytes",
   "maxReplyBytes",
@@ -71,6 +74,7 @@ export type ProjectDirs = { worktree?: unknown; directory?: unknown };
 
 export const DEFAULT_TIMEOUT_MS = 250;
 export const DEFAULT_TRANSFORM_TIMEOUT_MS = 2000;
+export const DEFAULT_FALLBACK_TIMEOUT_MS = 15 * 60 * 1000;
 export { DEFAULT_HUNG_AFTER_MISSES, DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_MAX_REPLY_BYTES } from "./sidecar.js";
 
 function nonEmpty(v: unknown): string | undefined {
@@ -344,6 +348,7 @@ export function resolveSettings(
     args,
     timeoutMs: r.number("timeoutMs", DEFAULT_TIMEOUT_MS, positive, "a number of milliseconds above 0"),
     transformTimeoutMs: r.number("transformTimeoutMs", DEFAULT_TRANSFORM_TIMEOUT_MS, positive, "a number of milliseconds above 0"),
+    fallbackTimeoutMs: r.number("fallbackTimeoutMs", DEFAULT_FALLBACK_TIMEOUT_MS, positive, "a number of milliseconds above 0"),
     hungAfterMisses: r.number("hungAfterMisses", DEFAULT_HUNG_AFTER_MISSES, (v) => Number.isInteger(v) && v >= 0, "a whole number, 0 or more"),
     maxInFlightBytes: r.number("maxInFlightBytes", DEFAULT_MAX_IN_FLIGHT_BYTES, positive, "a number of bytes above 0"),
     maxReplyBytes: r.number("maxReplyBytes", DEFAULT_MAX_REPLY_BYTES, positive, "a number of bytes above 0"),

@@ -27,6 +27,7 @@ import { platformPackage, rejectionMessage, versionMismatch } from "./binary.js"
 import { TransformSync } from "./transformsync.js";
 import { agentModelNames } from "./providers.js";
 import { belowMinimum, clientFeatures, dropModelVariant, HostCapabilities, MIN_OPENCODE, versionBesideBinary, type HostInfo } from "./host.js";
+import { RuntimeFallback, type FallbackClient } from "./fallback.js";
 
 export { HOOK_NAMES, type HookMethod } from "./forward.js";
 export { agentListsOf, subagentsFromConfig, type ShimClient } from "./agents.js";
@@ -168,6 +169,18 @@ export function createHookwire(
   const events = new EventForwarder(sidecar, log, {
     afterDelete: trace ? (event) => inspect(sidecar, "session.deleted", { event }) : undefined,
   });
+  const fallback = new RuntimeFallback(
+    sidecar,
+    client as FallbackClient | undefined,
+    log,
+    {
+      timeoutMs: settings.timeoutMs,
+      rescueTimeoutMs: settings.fallbackTimeoutMs,
+      taskTools: () => sidecar.capabilities?.taskTools ?? ["task"],
+      afterTask: (i, o) => forwardHook(ctx, "tool.execute.after", i, o),
+    },
+    trace,
+  );
   init.start(sidecar);
   providers.start(sidecar);
   startTracked(sidecar);
@@ -184,7 +197,18 @@ export function createHookwire(
       await forwardHook(waited ? { ...ctx, deadlines: { ...ctx.deadlines, timeoutMs: settings.timeoutMs - waited } } : ctx, "chat.message", i, o);
       afterChatMessage(caps, o);
     },
-    event: (i) => (providers.onEvent(i), forgetDeleted(ctx.transforms, i), events.onEvent(i as { event?: { type?: unknown } })),
+    // A failed task call's child runs again on its fallback before the
+    // parent's next request (fallback.ts); no deadline: it is a model run.
+    "experimental.chat.messages.transform": async (i, o) => {
+      await fallback.beforeTransform(o);
+      return forwardHook(ctx, "chat.messages.transform", i, o);
+    },
+    event: (i) => (
+      providers.onEvent(i),
+      forgetDeleted(ctx.transforms, i),
+      void fallback.onEvent(i),
+      events.onEvent(i as { event?: { type?: unknown } })
+    ),
   };
   const hooks: Hooks = {
     config: async (cfg) => (init.onConfig(cfg), providers.onConfig(cfg)),

@@ -1,0 +1,358 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hookwire/hookwire/core"
+	"github.com/hookwire/hookwire/rpc"
+	"github.com/hookwire/hookwire/sessions"
+)
+
+// Runtime model fallback (PROTOCOL.md 4.8): model.failed takes what
+// OpenCode reported about a failed model call, keeps the model's health
+// (sessions/health.go) and says what the client should do about the
+// session in flight; chat.message (4.7) moves a session off a model that
+// cools down.
+
+// RuntimeFallback is config.runtimeFallback.
+type RuntimeFallback struct {
+	Enabled            bool    `json:"enabled"`
+	CooldownSeconds    float64 `json:"cooldownSeconds"`
+	WindowSeconds      float64 `json:"windowSeconds"`
+	MaxCooldownSeconds float64 `json:"maxCooldownSeconds"`
+}
+
+// Defaults of config.runtimeFallback.
+func defaultRuntimeFallback() RuntimeFallback {
+	return RuntimeFallback{
+		Enabled:            true,
+		CooldownSeconds:    core.DefaultCooldown.Seconds(),
+		WindowSeconds:      core.DefaultHealthWindow.Seconds(),
+		MaxCooldownSeconds: core.DefaultMaxCooldown.Seconds(),
+	}
+}
+
+// validate puts back the default of a duration that is not positive.
+func (r *RuntimeFallback) validate(w *warnings) {
+	def := defaultRuntimeFallback()
+	for _, d := range []struct {
+		name string
+		v    *float64
+		def  float64
+	}{
+		{"cooldownSeconds", &r.CooldownSeconds, def.CooldownSeconds},
+		{"windowSeconds", &r.WindowSeconds, def.WindowSeconds},
+		{"maxCooldownSeconds", &r.MaxCooldownSeconds, def.MaxCooldownSeconds},
+	} {
+		if !(*d.v > 0) || *d.v > 7*24*3600 {
+			w.add("config.runtimeFallback.%s must be a number of seconds between 0 and a week, got %g; using the default %g", d.name, *d.v, d.def)
+			*d.v = d.def
+		}
+	}
+}
+
+func (r RuntimeFallback) policy() core.HealthPolicy {
+	sec := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+	return core.HealthPolicy{Cooldown: sec(r.CooldownSeconds), Window: sec(r.WindowSeconds), MaxCooldown: sec(r.MaxCooldownSeconds)}
+}
+
+// Actions model.failed asks of the client.
+const (
+	actionNone = "none"
+	// actionAbort: a subagent's session failed; abort it (OpenCode's own
+	// retries would hit the same model), and when the parent's task call
+	// fails, run the child again on fallback and put its answer where the
+	// error was (4.8).
+	actionAbort = "abort"
+	// actionResend: the user's own session failed; abort it and send its
+	// last user message again on fallback.
+	actionResend = "resend"
+)
+
+// The rung names of a switch's decision.
+const (
+	rungParentModel = "parent-model"
+)
+
+type modelFailedParams struct {
+	SessionID string         `json:"sessionID"`
+	Model     jsontext.Value `json:"model"`
+	Error     *struct {
+		StatusCode jsontext.Value `json:"statusCode"`
+		Name       jsontext.Value `json:"name"`
+		Message    jsontext.Value `json:"message"`
+	} `json:"error"`
+	RetryAfter jsontext.Value `json:"retryAfter"`
+	RetryAt    jsontext.Value `json:"retryAt"`
+}
+
+type modelFailedResult struct {
+	Counted  bool          `json:"counted"`
+	Class    string        `json:"class"`
+	Model    string        `json:"model,omitempty"`
+	Until    *time.Time    `json:"until,omitempty"`
+	Action   string        `json:"action"`
+	Fallback *messageModel `json:"fallback,omitempty"`
+	Reason   string        `json:"reason,omitempty"`
+}
+
+// modelFailed answers model.failed (4.8).
+func (s *Server) modelFailed(_ context.Context, req rpc.Request) (any, error) {
+	var p modelFailedParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	if p.SessionID == "" {
+		return nil, missing("sessionID")
+	}
+	if p.Error == nil {
+		return nil, missing("error")
+	}
+	f := core.ProviderFailure{Name: rawString(p.Error.Name), Message: rawString(p.Error.Message)}
+	if n, ok := rawNumber(p.Error.StatusCode); ok {
+		f.StatusCode = int(n)
+	}
+	class, counted := core.ClassifyFailure(f)
+	res := modelFailedResult{Counted: counted, Class: class, Action: actionNone}
+	model := ""
+	if m, ok := parseMessageModel(p.Model); ok {
+		model = m.name()
+	} else if name := strings.TrimSpace(rawString(p.Model)); name != "" {
+		model = name
+	} else {
+		model = s.store.Running(p.SessionID)
+	}
+	res.Model = model
+	if !counted || model == "" || len(model) > sessions.MaxModelBytes {
+		return res, nil
+	}
+	now := s.clock()
+	retryAfter := core.ParseRetryAfter(rawString(p.RetryAfter), now)
+	if at, ok := rawNumber(p.RetryAt); ok && at > 0 {
+		retryAfter = max(retryAfter, time.UnixMilli(int64(at)).Sub(now))
+	}
+	prev, _ := s.store.ModelHealth(model)
+	// Moved off this model in its current cooldown already: OpenCode's
+	// retries and its events report one failure several times.
+	dup := prev.Cooling(now) && s.switchedFrom(p.SessionID, model)
+	next := core.NextHealth(prev, now, retryAfter, class, f.Message, s.cfg.RuntimeFallback.policy())
+	s.store.SetModelHealth(model, next)
+	until := next.Until
+	res.Until = &until
+	if !prev.Cooling(now) {
+		s.log.Info().Str("model", model).Str("class", class).Int("strikes", next.Strikes).Time("until", next.Until).
+			Msg("model cooling")
+	}
+
+	agent := s.store.Agent(p.SessionID)
+	if !s.fallbackEnabled(agent) || dup {
+		return res, nil
+	}
+	parent := s.store.Parent(p.SessionID)
+	_, listed := s.cfg.AgentModels[agent]
+	var action string
+	switch {
+	case parent != "":
+		action = actionAbort
+	case listed:
+		action = actionResend
+	default:
+		return res, nil
+	}
+	to, rung, ok := s.fallbackFor(p.SessionID, agent, model, now)
+	if !ok {
+		return res, nil
+	}
+	res.Action, res.Fallback = action, &to
+	res.Reason = switchReason(class, f.Message)
+	s.recordSwitch(p.SessionID, agent, model, to, rung, res.Reason, now)
+	return res, nil
+}
+
+// switchedFrom: session's latest switch left model.
+func (s *Server) switchedFrom(session, model string) bool {
+	sw := s.store.Switches(session)
+	return len(sw) > 0 && sw[len(sw)-1].From == model
+}
+
+// fallbackEnabled: runtime fallback is on, and agent's entry (if any) does
+// not turn it off.
+func (s *Server) fallbackEnabled(agent string) bool {
+	if !s.cfg.RuntimeFallback.Enabled {
+		return false
+	}
+	if e, ok := s.cfg.AgentModels[agent]; ok && e.RuntimeFallback != nil && !*e.RuntimeFallback {
+		return false
+	}
+	return true
+}
+
+// fallbackFor is the next healthy model for session (agent) instead of
+// failed: the agent's agentModels entry resolved over the models that do
+// not cool down (4.7, with failed and every cooling model left out), else
+// the parent session's model when that one is healthy.
+func (s *Server) fallbackFor(session, agent, failed string, now time.Time) (messageModel, string, bool) {
+	healthy := func(model string) bool { return model != failed && !s.store.Cooling(model, now) }
+	keepHealthy := func(models []string) []string {
+		var out []string
+		for _, m := range models {
+			base := m
+			if e, ok := parseModelName(m); ok {
+				base = e
+			}
+			if healthy(base) {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	if entry, ok := s.cfg.AgentModels[agent]; ok {
+		m := &s.models
+		in := core.ModelInput{
+			UserFallbackModels: keepHealthy(entry.FallbackModels),
+			FallbackChain:      entry.FallbackChain,
+			AvailableModels:    keepHealthy(m.available),
+		}
+		if base, ok := parseModelName(entry.Model); ok && healthy(base) {
+			in.UserModel = entry.Model
+		}
+		if healthy(m.defaultModel) {
+			in.SystemDefaultModel = m.defaultModel
+		}
+		deps := core.ModelDeps{ConnectedProviders: m.connected, HasProviderModelsCache: true, HasConnectedProvidersCache: true}
+		if answer := core.ResolveModel(in, deps); answer != nil && !answer.Skipped && healthy(answer.Model) {
+			if to, ok := parseModelName(answer.Model); ok {
+				provider, id, _ := strings.Cut(to, "/")
+				return messageModel{ProviderID: provider, ModelID: id, Variant: answer.Variant}, answer.Rung, true
+			}
+		}
+	}
+	if parent := s.store.Parent(session); parent != "" {
+		if model := s.store.Running(parent); model != "" && healthy(model) {
+			provider, id, ok := strings.Cut(model, "/")
+			if ok && provider != "" && id != "" {
+				return messageModel{ProviderID: provider, ModelID: id}, rungParentModel, true
+			}
+		}
+	}
+	return messageModel{}, "", false
+}
+
+// parseModelName is the provider/model base of an entry such as
+// "openai/gpt-5.4 high" (variant dropped); false when it names no provider.
+func parseModelName(entry string) (string, bool) {
+	entry = strings.TrimSpace(entry)
+	provider, rest, ok := strings.Cut(entry, "/")
+	if !ok || strings.TrimSpace(provider) == "" {
+		return "", false
+	}
+	if i := strings.LastIndexAny(rest, " ("); i > 0 {
+		rest = strings.TrimSpace(rest[:i])
+	}
+	if strings.TrimSpace(rest) == "" {
+		return "", false
+	}
+	return strings.TrimSpace(provider) + "/" + rest, true
+}
+
+// switchReason is a switch's why: the failure's class and message.
+func switchReason(class, message string) string {
+	message = strings.TrimSpace(message)
+	if message == "" {
+		return class
+	}
+	return class + ": " + message
+}
+
+// recordSwitch keeps a switch of session from one model to another, with
+// its model decision, and logs it.
+func (s *Server) recordSwitch(session, agent, from string, to messageModel, rung, reason string, now time.Time) {
+	s.store.AddSwitch(session, sessions.Switch{From: from, To: to.name(), Reason: reason, At: now})
+	s.store.SetModelDecision(session, sessions.ModelDecision{Model: to.name(), Variant: to.Variant, Rung: rung, Changed: true})
+	s.models.switches++
+	s.log.Info().Str("session", session).Str("agent", agent).Str("from", from).Str("to", to.name()).
+		Str("rung", rung).Str("reason", reason).Msg("model switched")
+}
+
+// avoidCooling is 4.7 with health: when the model a chat.message leaves the
+// session on (after ops) cools down, the session gets the next healthy one.
+// It records the model the session runs on.
+func (s *Server) avoidCooling(c chatMessageModel, ops []Op) []Op {
+	if c.session == "" {
+		return ops
+	}
+	model := c.current
+	if !c.ok {
+		model = messageModel{}
+	}
+	for _, op := range ops {
+		if m, ok := op.Value.(messageModel); ok {
+			model = m
+		}
+	}
+	if model.ProviderID == "" {
+		return ops
+	}
+	now := s.clock()
+	name := model.name()
+	if h, ok := s.store.ModelHealth(name); ok && h.Cooling(now) && s.fallbackEnabled(c.agent) {
+		if to, rung, ok := s.fallbackFor(c.session, c.agent, name, now); ok {
+			reason := fmt.Sprintf("cooling until %s (%s)", h.Until.UTC().Format(time.RFC3339), switchReason(h.Class, h.Message))
+			s.recordSwitch(c.session, c.agent, name, to, rung, reason, now)
+			s.store.SetRunning(c.session, to.name())
+			path := "/message/model"
+			op := "replace"
+			if !c.onMessage {
+				if !c.hasMessage {
+					return ops
+				}
+				op = "add"
+			}
+			return []Op{{Op: op, Path: path, Value: to}}
+		}
+	}
+	s.store.SetRunning(c.session, name)
+	return ops
+}
+
+// sessionCreated learns a new session's agent and parent (session.created).
+func (s *Server) sessionCreated(session string, info jsontext.Value) {
+	var v struct {
+		ParentID jsontext.Value `json:"parentID"`
+		Agent    jsontext.Value `json:"agent"`
+	}
+	if session == "" || info.Kind() != '{' || jsonv2.Unmarshal(info, &v, jsontext.AllowDuplicateNames(true)) != nil {
+		return
+	}
+	parent, agent := rawString(v.ParentID), rawString(v.Agent)
+	if parent == "" {
+		return
+	}
+	if agent != "" && s.store.Agent(session) == "" {
+		s.store.SetAgent(session, agent)
+	}
+	s.store.SetParent(session, parent)
+}
+
+// statusHealth is status.health: every model whose health is kept, the
+// latest failure first, with whether it cools down now.
+type statusHealth struct {
+	sessions.Health
+	Cooling bool `json:"cooling"`
+}
+
+func (s *Server) healthStatus() []statusHealth {
+	now := s.clock()
+	list := s.store.HealthList()
+	out := make([]statusHealth, len(list))
+	for i, h := range list {
+		out[i] = statusHealth{Health: h, Cooling: now.Before(h.Until)}
+	}
+	return out
+}

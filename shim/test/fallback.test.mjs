@@ -1,0 +1,180 @@
+// Runtime model fallback (fallback.ts, PROTOCOL.md 4.8): which OpenCode
+// events report a failed model call, and the whole path against the real
+// sidecar: a subagent's 429 aborts the child, and at the parent's next
+// request the child runs again on its fallback and its answer replaces the
+// task call's error, in that request and in OpenCode's history.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { createHookwire } from "../dist/plugin.js";
+import { CONTINUE_TEXT, childOf, failureOf, taskOutput } from "../dist/fallback.js";
+import { alive, realSidecar, scratch, waitFor } from "./helpers.mjs";
+
+test("failureOf: the events that report a failed model call, and those that do not", () => {
+  const rows = [
+    [
+      "a retry status (no model, no status code)",
+      { type: "session.status", properties: { sessionID: "ses_c", status: { type: "retry", attempt: 1, message: "Rate limit reached for m", next: 1000 } } },
+      { sessionID: "ses_c", error: { message: "Rate limit reached for m" }, retryAt: 1000 },
+    ],
+    ["a busy status", { type: "session.status", properties: { sessionID: "ses_c", status: { type: "busy" } } }, undefined],
+    [
+      "an assistant message ending in an API error, with its model and retry-after",
+      {
+        type: "message.updated",
+        properties: {
+          info: {
+            role: "assistant", sessionID: "ses_c", providerID: "fake", modelID: "fake-model-3",
+            error: { name: "APIError", data: { message: "Rate limit reached", statusCode: 429, responseHeaders: { "Retry-After": "2" } } },
+          },
+        },
+      },
+      { sessionID: "ses_c", model: { providerID: "fake", modelID: "fake-model-3" }, error: { name: "APIError", message: "Rate limit reached", statusCode: 429 }, retryAfter: "2" },
+    ],
+    ["an aborted message", { type: "message.updated", properties: { info: { role: "assistant", sessionID: "s", error: { name: "MessageAbortedError", data: { message: "aborted" } } } } }, undefined],
+    ["a user message", { type: "message.updated", properties: { info: { role: "user", sessionID: "s", error: { name: "X" } } } }, undefined],
+    [
+      "session.error",
+      { type: "session.error", properties: { sessionID: "ses_c", error: { name: "ProviderModelNotFoundError", data: { message: "Model not found" } } } },
+      { sessionID: "ses_c", error: { name: "ProviderModelNotFoundError", message: "Model not found" } },
+    ],
+    ["session.error without a session", { type: "session.error", properties: { error: { name: "X" } } }, undefined],
+    ["no properties", { type: "session.error" }, undefined],
+    ["not an event", null, undefined],
+  ];
+  for (const [name, event, want] of rows) assert.deepEqual(failureOf(event), want, name);
+});
+
+test("childOf and taskOutput: the child of an errored task part, and the task tool's own form", () => {
+  assert.equal(childOf({ metadata: { sessionId: "ses_meta" }, error: "Subagent failed (task_id: ses_text): x" }), "ses_meta");
+  assert.equal(childOf({ error: "Subagent failed (task_id: ses_text): Rate limit reached" }), "ses_text");
+  assert.equal(childOf({ error: "Task cancelled" }), undefined);
+  assert.equal(taskOutput("ses_1", "hi"), '<task id="ses_1" state="completed">\n<task_result>\nhi\n</task_result>\n</task>');
+});
+
+/** An OpenCode SDK client that records what runtime fallback asks of it. */
+function fallbackClient() {
+  const calls = { abort: [], prompt: [], patch: [], toasts: [] };
+  const client = {
+    app: { log: () => Promise.resolve(true), agents: async () => ({ data: [] }) },
+    tui: { showToast: (o) => (calls.toasts.push(o.body.message), Promise.resolve({ data: true })) },
+    config: {
+      providers: async () => ({
+        data: {
+          providers: [{ id: "fake", models: { "fake-model": {}, "fake-model-2": {}, "fake-model-3": {} } }],
+          default: { fake: "fake-model" },
+        },
+      }),
+    },
+    session: {
+      abort: async (o) => (calls.abort.push(o.path.id), { data: true }),
+      prompt: async (o) => {
+        calls.prompt.push(o);
+        return { data: { info: { role: "assistant" }, parts: [{ type: "step-start" }, { type: "text", text: `EXPLORER_REPLY on ${o.body.model.modelID}` }] } };
+      },
+      _client: { patch: async (o) => (calls.patch.push(o), { data: {} }) },
+    },
+  };
+  return { client, calls };
+}
+
+/** The parent's history as the transform gets it: the task call failed with "Task cancelled" after the abort. */
+function erroredHistory() {
+  return {
+    messages: [
+      { info: { id: "msg_u", role: "user", sessionID: "ses_p", agent: "orchestrator" }, parts: [{ type: "text", text: "Go" }] },
+      {
+        info: { id: "msg_a", role: "assistant", sessionID: "ses_p" },
+        parts: [
+          {
+            id: "prt_1", messageID: "msg_a", sessionID: "ses_p", type: "tool", tool: "task", callID: "call_1",
+            state: {
+              status: "error", error: "Task cancelled",
+              input: { description: "Explore the repo", prompt: "List the files.", subagent_type: "explorer" },
+              metadata: { parentSessionId: "ses_p", sessionId: "ses_c", model: { providerID: "fake", modelID: "fake-model-3" } },
+              time: { start: 1, end: 2 },
+            },
+          },
+        ],
+      },
+    ],
+  };
+}
+
+test("real sidecar: a subagent's 429 aborts it; the parent's next request gets its answer from the fallback", async () => {
+  const s = scratch();
+  const { client, calls } = fallbackClient();
+  const config = { agentModels: { explorer: { fallbackModels: ["fake/fake-model-2"] } } };
+  const h = createHookwire({ client }, { binary: realSidecar(), trace: s.trace, logFile: s.log, timeoutMs: 3000, state: false, ...config }, { ...process.env, HOME: s.dir });
+  try {
+    const msg = (session, agent, modelID) => ({ message: { id: "m", role: "user", sessionID: session, agent, model: { providerID: "fake", modelID } }, parts: [] });
+    await h.hooks["chat.message"]({ sessionID: "ses_p", agent: "orchestrator" }, msg("ses_p", "orchestrator", "fake-model"));
+    await h.hooks["tool.execute.before"]({ tool: "task", sessionID: "ses_p", callID: "call_1" }, { args: { description: "Explore the repo", prompt: "List the files.", subagent_type: "explorer" } });
+    await h.hooks.event({ event: { type: "session.created", properties: { sessionID: "ses_c", info: { id: "ses_c", parentID: "ses_p", agent: "explorer" } } } });
+    const child = msg("ses_c", "explorer", "fake-model-3");
+    await h.hooks["chat.message"]({ sessionID: "ses_c", agent: "explorer" }, child);
+    assert.equal(child.message.model.modelID, "fake-model-3", "a healthy model is left");
+
+    await h.hooks.event({ event: { type: "session.status", properties: { sessionID: "ses_c", status: { type: "retry", attempt: 1, message: "Rate limit reached for fake-model-3", next: Date.now() + 2000 } } } });
+    await h.hooks.event({ event: { type: "session.status", properties: { sessionID: "ses_c", status: { type: "retry", attempt: 2, message: "Rate limit reached for fake-model-3", next: Date.now() + 2000 } } } });
+    await waitFor(() => calls.abort.length > 0, 3000);
+    assert.deepEqual(calls.abort, ["ses_c"], "aborted once");
+    assert.equal(calls.toasts.length, 1, "one toast per switch");
+    assert.match(calls.toasts[0], /fake\/fake-model-3 failed \(rate-limit: Rate limit reached for fake-model-3\); switching to fake\/fake-model-2/);
+
+    const out = erroredHistory();
+    await h.hooks["experimental.chat.messages.transform"]({}, out);
+    assert.equal(calls.prompt.length, 1);
+    assert.deepEqual(calls.prompt[0].path, { id: "ses_c" });
+    assert.deepEqual(calls.prompt[0].body.model, { providerID: "fake", modelID: "fake-model-2" });
+    assert.equal(calls.prompt[0].body.agent, "explorer");
+    assert.equal(calls.prompt[0].body.parts[0].text, CONTINUE_TEXT);
+    const part = out.messages[1].parts[0];
+    assert.equal(part.state.status, "completed");
+    assert.equal(part.state.output, taskOutput("ses_c", "EXPLORER_REPLY on fake-model-2"));
+    assert.equal(calls.patch.length, 1, "stored in OpenCode's history");
+    assert.deepEqual(calls.patch[0].path, { sessionID: "ses_p", messageID: "msg_a", partID: "prt_1" });
+    assert.equal(calls.patch[0].body.state.status, "completed");
+    assert.equal(calls.patch[0].body.state.output, part.state.output);
+
+    // The next request's fresh copy of the history: the same answer, no second run.
+    const again = erroredHistory();
+    await h.hooks["experimental.chat.messages.transform"]({}, again);
+    assert.equal(calls.prompt.length, 1);
+    assert.equal(again.messages[1].parts[0].state.output, part.state.output);
+
+    // The rescued call was finished as tool.execute.after would have: an alias, and the switch.
+    const list = await h.sidecar.request("sessions.list", { sessionID: "ses_p" }, 3000);
+    assert.ok(list.ok);
+    const [entry] = list.result;
+    assert.equal(entry.alias, "exp-1");
+    assert.equal(entry.taskId, "ses_c");
+    assert.equal(entry.model.model, "fake/fake-model-2");
+    assert.equal(entry.switches.length, 1);
+    assert.equal(entry.switches[0].from, "fake/fake-model-3");
+    const status = await h.sidecar.request("status", null, 3000);
+    assert.equal(status.result.models.health[0].model, "fake/fake-model-3");
+    assert.equal(status.result.models.health[0].cooling, true);
+  } finally {
+    const pid = h.sidecar.pid;
+    await h.dispose();
+    await waitFor(() => !alive(pid), 3000);
+    s.cleanup();
+  }
+});
+
+test("a task error with no fallback plan is left as it is", async () => {
+  const s = scratch();
+  const { client, calls } = fallbackClient();
+  const h = createHookwire({ client }, { binary: realSidecar(), trace: s.trace, logFile: s.log, timeoutMs: 3000, state: false }, { ...process.env, HOME: s.dir });
+  try {
+    const out = erroredHistory();
+    await h.hooks["experimental.chat.messages.transform"]({}, out);
+    assert.equal(out.messages[1].parts[0].state.status, "error");
+    assert.equal(calls.prompt.length, 0);
+  } finally {
+    const pid = h.sidecar.pid;
+    await h.dispose();
+    await waitFor(() => !alive(pid), 3000);
+    s.cleanup();
+  }
+});
