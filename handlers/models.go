@@ -76,7 +76,7 @@ type modelState struct {
 	decisions, changed, waiting uint64
 	// switches counts the runtime fallbacks (health.go).
 	switches uint64
-	byRung                      map[string]uint64
+	byRung   map[string]uint64
 }
 
 // rungNone counts the decisions where no rung answered (status).

@@ -14,7 +14,7 @@ import (
 // sends to the sidecar (shim/src/options.ts SHIM_OPTIONS; a test keeps the
 // two lists equal).
 var shimOptions = []string{
-	"binary", "args", "timeoutMs", "transformTimeoutMs", "hungAfterMisses",
+	"binary", "args", "timeoutMs", "transformTimeoutMs", "fallbackTimeoutMs", "hungAfterMisses",
 	"maxInFlightBytes", "maxReplyBytes", "logFile", "trace", "state", "record",
 }
 

@@ -125,17 +125,17 @@ func TestSessionsJSON(t *testing.T) {
 		path string
 		want string
 	}{
-		{"a state file", state, `{"path":"` + state + `","exists":true,"parents":2,"frozenBlocks":2,"trackedSessions":2,"sessions":[
+		{"a state file", state, `{"path":"` + state + `","exists":true,"parents":2,"frozenBlocks":2,"trackedSessions":2,"health":[],"sessions":[
 			{"parent":"ses_p2","agent":"explorer","alias":"exp-1","taskId":"ses_c","label":"three","lastUse":"2026-11-30T10:00:05Z"},
 			{"parent":"ses_p1","agent":"explorer","alias":"exp-2","taskId":"ses_b","label":"find\tthe\ntests","lastUse":"2026-11-30T10:00:04Z"},
 			{"parent":"ses_p1","agent":"oracle","alias":"ora-1","taskId":"ses_o","label":"","lastUse":"2026-11-30T10:00:02Z"},
 			{"parent":"ses_p1","agent":"explorer","alias":"exp-1","taskId":"ses_a","label":"one","lastUse":"2026-11-30T10:00:01Z"}]}`},
 		{"no file: exists false, an empty list (not null)", missing,
-			`{"path":"` + missing + `","exists":false,"parents":0,"frozenBlocks":0,"trackedSessions":0,"sessions":[]}`},
+			`{"path":"` + missing + `","exists":false,"parents":0,"frozenBlocks":0,"trackedSessions":0,"health":[],"sessions":[]}`},
 		{"an empty file: an empty list (not null)", empty,
-			`{"path":"` + empty + `","exists":true,"parents":0,"frozenBlocks":0,"trackedSessions":0,"sessions":[]}`},
+			`{"path":"` + empty + `","exists":true,"parents":0,"frozenBlocks":0,"trackedSessions":0,"health":[],"sessions":[]}`},
 		{"a state file without entries: an empty list (not null)", noEntries,
-			`{"path":"` + noEntries + `","exists":true,"parents":0,"frozenBlocks":0,"trackedSessions":1,"sessions":[]}`},
+			`{"path":"` + noEntries + `","exists":true,"parents":0,"frozenBlocks":0,"trackedSessions":1,"health":[],"sessions":[]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
