@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hookwire/hookwire/contract"
@@ -16,7 +15,11 @@ type eventParams struct {
 			Type       string `json:"type"`
 			Properties struct {
 				SessionID jsontext.Value `json:"sessionID"`
-				Info      jsontext.Value `json:"info"`
+				Info      struct {
+					ID       jsontext.Value `json:"id"`
+					ParentID jsontext.Value `json:"parentID"`
+					Agent    jsontext.Value `json:"agent"`
+				} `json:"info"`
 			} `json:"properties"`
 		} `json:"event"`
 	} `json:"input"`
@@ -36,18 +39,13 @@ func (s *Server) event(_ context.Context, req rpc.Request) (any, error) {
 		return nil, missing("input.event")
 	}
 	ev := p.Input.Event
-	var info struct {
-		ID jsontext.Value `json:"id"`
-	}
-	if ev.Properties.Info.Kind() == '{' {
-		_ = jsonv2.Unmarshal(ev.Properties.Info, &info, jsontext.AllowDuplicateNames(true))
-	}
+	info := ev.Properties.Info
 	id := rawString(info.ID)
 	if ev.Type == contract.EventSessionCreated {
 		if id == "" {
 			id = rawString(ev.Properties.SessionID)
 		}
-		s.sessionCreated(id, ev.Properties.Info)
+		s.sessionCreated(id, rawString(info.ParentID), rawString(info.Agent))
 		return nil, nil
 	}
 	if ev.Type != contract.EventSessionDeleted {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hookwire/hookwire/core"
@@ -322,16 +321,8 @@ func (s *Server) avoidCooling(c chatMessageModel, ops []Op) []Op {
 }
 
 // sessionCreated learns a new session's agent and parent (session.created).
-func (s *Server) sessionCreated(session string, info jsontext.Value) {
-	var v struct {
-		ParentID jsontext.Value `json:"parentID"`
-		Agent    jsontext.Value `json:"agent"`
-	}
-	if session == "" || info.Kind() != '{' || jsonv2.Unmarshal(info, &v, jsontext.AllowDuplicateNames(true)) != nil {
-		return
-	}
-	parent, agent := rawString(v.ParentID), rawString(v.Agent)
-	if parent == "" {
+func (s *Server) sessionCreated(session, parent, agent string) {
+	if session == "" || parent == "" {
 		return
 	}
 	if agent != "" && s.store.Agent(session) == "" {

@@ -45,6 +45,7 @@ var paramTypes = map[string]reflect.Type{
 	contract.MethodAgentsUpdate:          reflect.TypeFor[agentsUpdateParams](),
 	contract.MethodProvidersUpdate:       reflect.TypeFor[providersUpdateParams](),
 	contract.MethodStatus:                nil,
+	contract.MethodModelFailed:           reflect.TypeFor[modelFailedParams](),
 }
 
 // readTree is what a handler reads of one JSON value.

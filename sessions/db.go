@@ -323,6 +323,10 @@ func (c *dbConn) setUp(ctx context.Context) error {
 		if err := c.conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
 			return err
 		}
+		// Provider health (health.go): added beside the schema of format 1.
+		if _, err := c.conn.ExecContext(ctx, healthSchema); err != nil {
+			return fmt.Errorf("creating the health table: %w", err)
+		}
 		if version != 0 {
 			return nil // another process made it meanwhile
 		}

@@ -156,10 +156,7 @@ func (s *Store) cachedAgent(session string) *sessionAgent {
 	}
 	sa = &sessionAgent{session: session, agent: agent, rev: rev, epoch: d.epoch}
 	if model.Valid {
-		var m ModelDecision
-		if json.Unmarshal([]byte(model.String), &m) == nil {
-			sa.model = restoredModel(&m)
-		}
+		restoreTrackedColumn(sa, model.String) // health.go
 	}
 	s.track(sa, false)
 	for s.agents.Len() > s.cfg.MaxTrackedSessions {

@@ -79,6 +79,11 @@ func (d *storeDB) readAll() (*Store, error) {
 	for _, session := range sessions {
 		reader.cachedAgent(session)
 	}
+	if list, err := d.readHealthAll(); err == nil { // no table: a database no sidecar of this build has written
+		for _, h := range list {
+			reader.putHealth(h)
+		}
+	}
 	reader.db = nil
 	return reader, nil
 }

@@ -1,7 +1,6 @@
 package sessions
 
 import (
-	"encoding/json"
 )
 
 // The store's database side. With a database attached (Database), the
@@ -323,13 +322,9 @@ func (s *Store) writeParent(p *parentState, seq int64) error {
 }
 
 func writeTracked(c *dbConn, sa *sessionAgent, seq int64) error {
-	var model any
-	if sa.model != nil {
-		b, err := json.Marshal(sa.model)
-		if err != nil {
-			return err
-		}
-		model = string(b)
+	model, err := trackedModelColumn(sa) // health.go
+	if err != nil {
+		return err
 	}
 	return c.exec("INSERT INTO tracked(session,agent,model,rev,bytes) VALUES(?,?,?,?,?) ON CONFLICT(session) DO UPDATE SET agent=excluded.agent, model=excluded.model, rev=excluded.rev, bytes=excluded.bytes",
 		sa.session, sa.agent, model, seq, trackedCost(sa))

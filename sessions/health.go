@@ -1,6 +1,9 @@
 package sessions
 
 import (
+	"database/sql"
+	"encoding/json"
+	"errors"
 	"sort"
 	"time"
 
@@ -61,10 +64,16 @@ func cutText(s string, n int) string {
 	return cutBytes(s, n)
 }
 
-// ModelHealth returns model's health, if any is kept.
+// ModelHealth returns model's health, if any is kept. With a database it
+// is read from there, so a failure another process saw counts at once.
 func (s *Store) ModelHealth(model string) (core.ModelHealth, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if d := s.db; d != nil {
+		if h, ok, err := d.readHealth(model); err == nil {
+			return h.core(), ok
+		}
+	}
 	h, ok := s.health[model]
 	if !ok {
 		return core.ModelHealth{}, false
@@ -85,9 +94,16 @@ func (s *Store) SetModelHealth(model string, h core.ModelHealth) {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
+	s.begin()
 	h.Message = cutText(h.Message, MaxReasonBytes)
-	s.putHealth(healthOf(keep(model), h))
+	kept := healthOf(keep(model), h)
+	s.putHealth(kept)
+	if d := s.db; d != nil && d.inTx {
+		if err := d.writeHealth(kept); err != nil {
+			d.fail(classify(err))
+		}
+	}
 	s.changed()
 }
 
@@ -113,6 +129,11 @@ func (s *Store) putHealth(h Health) {
 func (s *Store) HealthList() []Health {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if d := s.db; d != nil {
+		if list, err := d.readHealthAll(); err == nil {
+			return list
+		}
+	}
 	return s.healthList()
 }
 
@@ -121,13 +142,38 @@ func (s *Store) healthList() []Health {
 	for _, h := range s.health {
 		out = append(out, h)
 	}
+	sortHealth(out)
+	return out
+}
+
+func sortHealth(out []Health) {
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].Last.Equal(out[j].Last) {
 			return out[i].Last.After(out[j].Last)
 		}
 		return out[i].Model < out[j].Model
 	})
-	return out
+}
+
+// changeTracked runs change on session's tracked state in a write
+// transaction when wanted says it would change something; the caller
+// holds mu. A session that is not tracked changes nothing.
+func (s *Store) changeTracked(session string, wanted func(*sessionAgent) bool, change func(*sessionAgent)) {
+	s.refresh()
+	sa := s.cachedAgent(session)
+	if sa == nil || !wanted(sa) {
+		return
+	}
+	s.begin()
+	if sa = s.cachedAgent(session); sa == nil {
+		return
+	}
+	before := trackedCost(sa)
+	change(sa)
+	s.trackedBytes += trackedCost(sa) - before
+	s.markTracked(sa)
+	s.changed()
+	s.enforceBudget()
 }
 
 // SetParent records session's parent session (from session.created), for a
@@ -137,22 +183,17 @@ func (s *Store) SetParent(session, parent string) {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	sa, ok := s.agents.Get(session)
-	if !ok || sa.parent == parent {
-		return
-	}
-	s.trackedBytes += jsonLen(parent) - jsonLen(sa.parent)
-	sa.parent = keep(parent)
-	s.changed()
-	s.enforceBudget()
+	defer s.unlock()
+	s.changeTracked(session, func(sa *sessionAgent) bool { return sa.parent != parent },
+		func(sa *sessionAgent) { sa.parent = keep(parent) })
 }
 
 // Parent returns session's parent ("" unknown).
 func (s *Store) Parent(session string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if sa, ok := s.agents.Get(session); ok {
+	s.refresh()
+	if sa := s.cachedAgent(session); sa != nil {
 		return sa.parent
 	}
 	return ""
@@ -165,22 +206,17 @@ func (s *Store) SetRunning(session, model string) {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	sa, ok := s.agents.Get(session)
-	if !ok || sa.running == model {
-		return
-	}
-	s.trackedBytes += jsonLen(model) - jsonLen(sa.running)
-	sa.running = keep(model)
-	s.changed()
-	s.enforceBudget()
+	defer s.unlock()
+	s.changeTracked(session, func(sa *sessionAgent) bool { return sa.running != model },
+		func(sa *sessionAgent) { sa.running = keep(model) })
 }
 
 // Running returns the model session's requests go to ("" unknown).
 func (s *Store) Running(session string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if sa, ok := s.agents.Get(session); ok {
+	s.refresh()
+	if sa := s.cachedAgent(session); sa != nil {
 		return sa.running
 	}
 	return ""
@@ -192,33 +228,30 @@ func (s *Store) AddSwitch(session string, sw Switch) {
 	if len(sw.From) > MaxModelBytes || len(sw.To) > MaxModelBytes {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sa, ok := s.agents.Get(session)
-	if !ok {
-		return
-	}
 	sw = Switch{From: keep(sw.From), To: keep(sw.To), Reason: keep(cutText(sw.Reason, MaxReasonBytes)), At: sw.At}
-	before := switchesCost(sa.switches)
-	sa.switches = append(sa.switches, sw)
-	if len(sa.switches) > MaxSwitchesPerSession {
-		sa.switches = append([]Switch(nil), sa.switches[len(sa.switches)-MaxSwitchesPerSession:]...)
-	}
-	s.trackedBytes += switchesCost(sa.switches) - before
-	s.changed()
-	s.enforceBudget()
+	s.mu.Lock()
+	defer s.unlock()
+	s.changeTracked(session, func(*sessionAgent) bool { return true }, func(sa *sessionAgent) {
+		list := append(append([]Switch(nil), sa.switches...), sw)
+		if len(list) > MaxSwitchesPerSession {
+			list = list[len(list)-MaxSwitchesPerSession:]
+		}
+		sa.switches = list
+	})
 }
 
 // Switches returns session's switches, oldest first.
 func (s *Store) Switches(session string) []Switch {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.refresh()
 	return s.switchesOf(session)
 }
 
+// switchesOf is Switches; the caller holds mu.
 func (s *Store) switchesOf(session string) []Switch {
-	sa, ok := s.agents.Get(session)
-	if !ok || len(sa.switches) == 0 {
+	sa := s.cachedAgent(session)
+	if sa == nil || len(sa.switches) == 0 {
 		return nil
 	}
 	return append([]Switch(nil), sa.switches...)
@@ -257,4 +290,110 @@ func restoredSwitches(list []Switch) []Switch {
 		out = out[len(out)-MaxSwitchesPerSession:]
 	}
 	return out
+}
+
+// --- The database side ----------------------------------------------------------
+
+// healthSchema is the health table. It is made, when missing, in every
+// database a sidecar opens for writing: a database an earlier build made
+// gets it too, and an earlier build ignores it.
+const healthSchema = `CREATE TABLE IF NOT EXISTS health(model TEXT PRIMARY KEY, until_ns INTEGER NOT NULL,
+  strikes INTEGER NOT NULL, last_ns INTEGER NOT NULL, class TEXT NOT NULL, message TEXT NOT NULL) WITHOUT ROWID`
+
+func healthFromRow(model string, until, strikes, last int64, class, message string) Health {
+	return Health{Model: model, Until: time.Unix(0, until).UTC(), Strikes: int(strikes), Last: time.Unix(0, last).UTC(), Class: class, Message: message}
+}
+
+// readHealth reads one model's row.
+func (d *storeDB) readHealth(model string) (Health, bool, error) {
+	var until, strikes, last int64
+	var class, message string
+	err := d.c.queryRow("SELECT until_ns, strikes, last_ns, class, message FROM health WHERE model=?", model).Scan(&until, &strikes, &last, &class, &message)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Health{}, false, nil
+	}
+	if err != nil {
+		return Health{}, false, err
+	}
+	return healthFromRow(model, until, strikes, last, class, message), true, nil
+}
+
+// readHealthAll reads every row, the latest failure first.
+func (d *storeDB) readHealthAll() ([]Health, error) {
+	rows, err := d.c.query("SELECT model, until_ns, strikes, last_ns, class, message FROM health")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Health{}
+	for rows.Next() {
+		var model, class, message string
+		var until, strikes, last int64
+		if err := rows.Scan(&model, &until, &strikes, &last, &class, &message); err != nil {
+			return nil, err
+		}
+		out = append(out, healthFromRow(model, until, strikes, last, class, message))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	sortHealth(out)
+	return out, nil
+}
+
+// writeHealth writes one model's row in the open transaction and keeps
+// the table within MaxHealthModels (the oldest failure goes first).
+func (d *storeDB) writeHealth(h Health) error {
+	if err := d.c.exec(`INSERT INTO health(model,until_ns,strikes,last_ns,class,message) VALUES(?,?,?,?,?,?)
+		ON CONFLICT(model) DO UPDATE SET until_ns=excluded.until_ns, strikes=excluded.strikes, last_ns=excluded.last_ns,
+		class=excluded.class, message=excluded.message`,
+		h.Model, h.Until.UnixNano(), h.Strikes, h.Last.UnixNano(), h.Class, h.Message); err != nil {
+		return err
+	}
+	return d.c.exec("DELETE FROM health WHERE model NOT IN (SELECT model FROM health ORDER BY last_ns DESC, model LIMIT ?)", MaxHealthModels)
+}
+
+// trackedRow is a tracked session's model column: the model decision's
+// members and, beside them, the session's parent, running model and
+// switches (an earlier build reads only the decision's).
+type trackedRow struct {
+	Model    string   `json:"model,omitempty"`
+	Variant  string   `json:"variant,omitempty"`
+	Rung     string   `json:"rung,omitempty"`
+	Changed  bool     `json:"changed,omitempty"`
+	Parent   string   `json:"parent,omitempty"`
+	Running  string   `json:"running,omitempty"`
+	Switches []Switch `json:"switches,omitempty"`
+}
+
+// trackedModelColumn is sa's model column; nil (NULL) when it has nothing.
+func trackedModelColumn(sa *sessionAgent) (any, error) {
+	if sa.model == nil && sa.parent == "" && sa.running == "" && len(sa.switches) == 0 {
+		return nil, nil
+	}
+	row := trackedRow{Parent: sa.parent, Running: sa.running, Switches: sa.switches}
+	if m := sa.model; m != nil {
+		row.Model, row.Variant, row.Rung, row.Changed = m.Model, m.Variant, m.Rung, m.Changed
+	}
+	b, err := json.Marshal(row)
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+// restoreTrackedColumn fills sa from its model column, within the caps.
+func restoreTrackedColumn(sa *sessionAgent, column string) {
+	var row trackedRow
+	if json.Unmarshal([]byte(column), &row) != nil {
+		return
+	}
+	sa.model = restoredModel(&ModelDecision{Model: row.Model, Variant: row.Variant, Rung: row.Rung, Changed: row.Changed})
+	if len(row.Parent) <= MaxIDBytes {
+		sa.parent = row.Parent
+	}
+	if len(row.Running) <= MaxModelBytes {
+		sa.running = row.Running
+	}
+	sa.switches = restoredSwitches(row.Switches)
 }
