@@ -211,6 +211,15 @@ guarded(function()
   check(health:find("state file: ", 1, true) ~= nil, "checkhealth: state file")
   check(health:find("version: ", 1, true) ~= nil, "checkhealth: version")
 
+  -- A model switch (runtime fallback) shows under its entry.
+  local lines = require("hookwire.buffer").render({
+    { parent = "ses_p", agent = "explorer", alias = "exp-9", label = "l", taskId = "ses_c9", run = { state = "completed" },
+      model = { model = "fake/fake-model-2" },
+      switches = { { from = "fake/fake-model-3", to = "fake/fake-model-2", reason = "rate-limit: slow\nmore", at = "2026-12-01T10:00:00Z" } } },
+  }, os.time())
+  check(vim.tbl_contains(lines, "    switched fake/fake-model-3 -> fake/fake-model-2: rate-limit: slow"),
+    "render: a switch shows under its entry: " .. vim.inspect(lines))
+
   if capture then
     local f = io.open(capture, "w")
     f:write(buffer_text(buf), "\n")

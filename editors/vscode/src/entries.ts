@@ -16,6 +16,14 @@ export interface ModelDecision {
   rung?: string;
 }
 
+/** A move of a task session off a failing or cooling model (PROTOCOL.md 4.8). */
+export interface ModelSwitch {
+  from: string;
+  to: string;
+  reason: string;
+  at?: Date;
+}
+
 /** One remembered task session, with the workspace folder whose observer reported it. */
 export interface SessionEntry {
   parent: string;
@@ -26,6 +34,8 @@ export interface SessionEntry {
   lastUse?: Date;
   run?: RunState;
   model?: ModelDecision;
+  /** Its model switches, oldest first (none: absent). */
+  switches?: ModelSwitch[];
   /** The workspace folder (the observer's --project) the entry came from. */
   project: string;
 }
@@ -108,7 +118,27 @@ export function readEntry(raw: unknown, project: string): SessionEntry | undefin
   if (run) entry.run = run;
   const model = readModel(raw.model);
   if (model) entry.model = model;
+  const switches = readSwitches(raw.switches);
+  if (switches.length > 0) entry.switches = switches;
   return entry;
+}
+
+/** The well-formed switches of a raw list (anything else reads as none). */
+export function readSwitches(v: unknown): ModelSwitch[] {
+  if (!Array.isArray(v)) return [];
+  const out: ModelSwitch[] = [];
+  for (const raw of v) {
+    if (!raw || typeof raw !== "object") continue;
+    const r = raw as Record<string, unknown>;
+    const from = str(r.from);
+    const to = str(r.to);
+    if (!from || !to) continue;
+    const sw: ModelSwitch = { from, to, reason: str(r.reason) ?? "" };
+    const at = readDate(r.at);
+    if (at) sw.at = at;
+    out.push(sw);
+  }
+  return out;
 }
 
 /** All readable entries of a `sessions.list` result (anything but an array reads as none). */
@@ -191,15 +221,18 @@ export function formatModel(m?: ModelDecision): string {
   return m.variant ? `${m.model} (${m.variant})` : m.model;
 }
 
-/** The description beside an entry's alias: label · model · run state · age, blanks left out. */
+/** The description beside an entry's alias: label · model (and the model it left) · run state · age, blanks left out. */
 export function entryDescription(e: SessionEntry, now: Date): string {
-  return [e.label, formatModel(e.model), e.run?.state ?? "", formatAge(e.lastUse, now)].filter((s) => s !== "").join(" · ");
+  const last = e.switches?.at(-1);
+  const model = formatModel(e.model) + (last ? ` (from ${last.from})` : "");
+  return [e.label, model.trim(), e.run?.state ?? "", formatAge(e.lastUse, now)].filter((s) => s !== "").join(" · ");
 }
 
 /** The hover text of an entry: every field on its own line. */
 export function entryTooltip(e: SessionEntry): string {
   const lines = [`${e.alias}: ${e.label}`, `agent: ${e.agent}`, `session: ${e.taskId}`, `parent: ${e.parent}`];
   if (e.model) lines.push(`model: ${formatModel(e.model)}${e.model.rung ? ` (decided by ${e.model.rung})` : ""}`);
+  for (const sw of e.switches ?? []) lines.push(`switched: ${sw.from} → ${sw.to}${sw.at ? ` at ${sw.at.toISOString()}` : ""}${sw.reason ? ` (${sw.reason})` : ""}`);
   if (e.run) lines.push(`last run: ${e.run.state}${e.run.error ? `: ${e.run.error}` : ""}`);
   if (e.lastUse) lines.push(`last used: ${e.lastUse.toISOString()}`);
   return lines.join("\n");

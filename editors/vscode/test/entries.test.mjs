@@ -28,6 +28,11 @@ test("readEntry reads the sidecar's names and the observer protocol's", () => {
       raw: { parent: "ses_P", agent: "a", alias: "a-1", taskId: "ses_C", label: "", lastUse: "0001-01-01T00:00:00Z", run: { state: "completed", error: "" } },
       want: { parent: "ses_P", agent: "a", alias: "a-1", taskId: "ses_C", label: "", run: { state: "completed" }, project: "/w" },
     },
+    {
+      name: "model switches (runtime fallback); a malformed one is left out",
+      raw: { parent: "ses_P", agent: "explorer", alias: "exp-1", taskId: "ses_C", label: "", switches: [{ from: "f/m3", to: "f/m2", reason: "rate-limit: slow", at: "2026-12-01T10:00:00Z" }, { from: "f/m3" }, 5] },
+      want: { parent: "ses_P", agent: "explorer", alias: "exp-1", taskId: "ses_C", label: "", switches: [{ from: "f/m3", to: "f/m2", reason: "rate-limit: slow", at: new Date("2026-12-01T10:00:00Z") }], project: "/w" },
+    },
     { name: "no task id", raw: { parent: "ses_P", agent: "a", alias: "a-1" }, want: undefined },
     { name: "no alias", raw: { parent: "ses_P", agent: "a", taskId: "ses_C" }, want: undefined },
     { name: "not an object", raw: "exp-1", want: undefined },
@@ -74,6 +79,7 @@ test("entryDescription: label · model · run state · age, blanks left out", ()
   const rows = [
     { name: "everything", entry: e("p", "a", "a-1", 120, { model: { model: "openai/gpt-5", variant: "high" }, run: { state: "error", error: "x" } }), want: "a-1 label · openai/gpt-5 (high) · error · 2m" },
     { name: "no model", entry: e("p", "a", "a-1", 10, { run: { state: "completed" } }), want: "a-1 label · completed · 10s" },
+    { name: "switched model", entry: e("p", "a", "a-1", 10, { model: { model: "f/m2" }, switches: [{ from: "f/m3", to: "f/m2", reason: "r" }] }), want: "a-1 label · f/m2 (from f/m3) · 10s" },
     { name: "nothing but the label", entry: { ...e("p", "a", "a-1", 0), lastUse: undefined }, want: "a-1 label" },
   ];
   for (const r of rows) assert.equal(entryDescription(r.entry, NOW), r.want, r.name);
@@ -86,6 +92,8 @@ test("entryTooltip names the session, the parent, the model's rung and the error
   assert.match(t, /^parent: ses_P$/m);
   assert.match(t, /^model: m\/x \(decided by user\)$/m);
   assert.match(t, /^last run: error: rate limited$/m);
+  const sw = entryTooltip(e("p", "a", "a-1", 0, { switches: [{ from: "f/m3", to: "f/m2", reason: "rate-limit: slow", at: new Date("2026-12-01T10:00:00Z") }] }));
+  assert.match(sw, /^switched: f\/m3 → f\/m2 at 2026-12-01T10:00:00.000Z \(rate-limit: slow\)$/m);
 });
 
 test("runIcon", () => {

@@ -105,6 +105,13 @@ function M.render(entries, now)
         run_of(e)
       ))
       by_line[#lines] = e
+      -- Model switches (runtime fallback), newest last, under their entry.
+      for _, sw in ipairs(type(e.switches) == "table" and e.switches or {}) do
+        if type(sw) == "table" and type(sw.from) == "string" and type(sw.to) == "string" then
+          local why = type(sw.reason) == "string" and sw.reason:gsub("\n.*", "") or ""
+          table.insert(lines, ("    switched %s -> %s%s"):format(sw.from, sw.to, why ~= "" and (": " .. why) or ""))
+        end
+      end
     end
   end
   return lines, by_line
