@@ -30,6 +30,7 @@ const (
 const (
 	EventSessionDeleted = "session.deleted"
 	EventSessionCreated = "session.created"
+	EventMessageUpdated = "message.updated"
 )
 
 // The JSON-RPC error codes (PROTOCOL.md 8).
@@ -68,7 +69,7 @@ var Methods = []Method{
 }
 
 // Events is capabilities.events.
-var Events = []string{EventSessionDeleted, EventSessionCreated}
+var Events = []string{EventSessionDeleted, EventSessionCreated, EventMessageUpdated}
 
 // ObserverMethods is capabilities.methods of an observer (PROTOCOL.md 9).
 var ObserverMethods = []string{MethodSessionsList, MethodStatus, MethodDelegateResolveModel, MethodDelegateDetectError}

@@ -141,6 +141,7 @@ func (s *Server) chatMessagesTransform(_ context.Context, req rpc.Request) (any,
 	} else if i := reminderTarget(history); i >= 0 {
 		per[i] = history[i].AddOp(per[i], incremental.Op{Part: addedPart, Text: s.cfg.reminderConfig().ReminderText()})
 	}
+	s.notePromptMessages(p, history, per)
 	if p.Sync == nil {
 		ops, _ := materialize(per, nil, 0)
 		return patch(ops...), nil
@@ -158,6 +159,30 @@ func (s *Server) chatMessagesTransform(_ context.Context, req rpc.Request) (any,
 		return nil, err // the base is kept as it was (h.Discard)
 	}
 	return transformResult{Patch: ops, Reapply: runs, Base: h.Commit(p.Sync.Session, per)}, nil
+}
+
+// notePromptMessages records the history of a request, as it leaves
+// hookwire, for prompt-cache accounting (4.8): per message its id, its
+// content and hookwire's ops, hashed. The session is sync's, else the
+// newest message's.
+func (s *Server) notePromptMessages(p *transformParams, history []entry, per [][]incremental.Op) {
+	session := ""
+	if p.Sync != nil {
+		session = p.Sync.Session
+	}
+	for i := len(history) - 1; i >= 0 && session == ""; i-- {
+		session = history[i].Local.session
+	}
+	if session == "" {
+		return
+	}
+	n := min(len(history), core.MaxPrintMessages)
+	pp := &core.PromptPrint{Messages: make([]core.MessagePrint, n), Truncated: n < len(history)}
+	for i := range n {
+		m := &history[i]
+		pp.Messages[i] = core.MessagePrint{ID: core.HashID(m.Wire.Info.ID), Content: m.ContentHash(), Ops: incremental.HashOps(per[i])}
+	}
+	s.store.CachePrompt(session, pp)
 }
 
 // history returns the history a request stands for: output's, or its

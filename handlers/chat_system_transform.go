@@ -25,10 +25,11 @@ func (s *Server) chatSystemTransform(_ context.Context, req rpc.Request) (any, e
 	if err != nil {
 		return nil, err
 	}
-	if !s.cfg.TaskSessions.Enabled || s.cfg.CacheStable || !s.managed(in.SessionID) {
-		return noChange(), nil
+	block := ""
+	if s.cfg.TaskSessions.Enabled && !s.cfg.CacheStable && s.managed(in.SessionID) {
+		block = core.ResumableSessionsBlock(s.store.ResumableSessions(in.SessionID))
 	}
-	block := core.ResumableSessionsBlock(s.store.ResumableSessions(in.SessionID))
+	s.notePromptSystem(in.SessionID, out.System, block)
 	if block == "" {
 		return noChange(), nil
 	}
@@ -42,4 +43,23 @@ func (s *Server) chatSystemTransform(_ context.Context, req rpc.Request) (any, e
 		}
 	}
 	return patch(Op{Op: "add", Path: "/system/-", Value: block}), nil
+}
+
+// notePromptSystem records the system prompt of session's request for
+// prompt-cache accounting (4.8): a hash of the parts that came to
+// hookwire, and one of the block hookwire adds (a part equal to the block
+// is hookwire's, from an earlier pass).
+func (s *Server) notePromptSystem(session string, system []jsontext.Value, block string) {
+	parts := make([]string, 0, len(system))
+	for _, v := range system {
+		if block != "" && rawString(v) == block {
+			continue
+		}
+		parts = append(parts, string(v))
+	}
+	var blockHash uint64
+	if block != "" {
+		blockHash = core.HashStrings([]string{block})
+	}
+	s.store.CacheSystem(session, core.HashStrings(parts), blockHash)
 }

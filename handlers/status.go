@@ -21,6 +21,7 @@ type statusResult struct {
 	CacheStable   bool              `json:"cacheStable"`
 	Agents        statusAgents      `json:"agents"`
 	Models        statusModels      `json:"models"`
+	Cache         cacheStatus       `json:"cache"`
 }
 
 // statusAgents is status.agents: the agents as resolved now (PROTOCOL.md
@@ -74,5 +75,6 @@ func (s *Server) status(context.Context, rpc.Request) (any, error) {
 		Agents: statusAgents{Managed: s.cfg.managedSet(), Reminder: s.cfg.reminderAgents(),
 			Primary: s.cfg.PrimaryAgents, Subagents: s.cfg.Subagents},
 		Models: s.modelStatus(),
+		Cache:  cacheStatusOf(s.store.CacheList()),
 	}, nil
 }

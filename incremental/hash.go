@@ -101,3 +101,22 @@ func fnvUint64(h, v uint64) uint64 {
 	}
 	return h
 }
+
+// ContentHash is the message's content hash over what a transform reads
+// (hashMessage), worked out once per message held. Prompt-cache accounting
+// (PROTOCOL.md 4.8) compares it between two requests.
+func (c *Content[D]) ContentHash() uint64 {
+	if c.bytes == 0 {
+		c.hash, c.bytes = hashMessage(&c.Wire)
+	}
+	return c.hash
+}
+
+// HashOps is the hash of a message's ops, 0 for none: what the hook added
+// to or replaced in the message, for prompt-cache accounting.
+func HashOps(ops []Op) uint64 {
+	if len(ops) == 0 {
+		return 0
+	}
+	return hashOps(ops)
+}

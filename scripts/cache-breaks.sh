@@ -9,7 +9,12 @@
 #   off       the hookwire shim, cacheStable false (stated: true is the default)
 #   stable    the hookwire shim, cacheStable true (stated, like off)
 # then counts cache breaks in what the LLM received and checks that cacheStable
-# breaks the cache no more often than OpenCode itself
+# breaks the cache no more often than OpenCode itself. The fake LLM reports
+# cached tokens as a prefix cache does (server.mjs --prefix-cache), and after
+# the last turn of each hookwire run the script keeps `hookwire sessions
+# --json` (what hookwire counted, PROTOCOL.md 4.8) beside `opencode export` of
+# the orchestrator session (what OpenCode recorded): the report checks one
+# against the other
 # (scripts/cache-breaks-report.mjs; the definitions are there and in
 # scripts/CACHE_RESULTS.md). Prints a table, writes it as JSON, exits non-zero
 # when a check fails.
@@ -68,7 +73,7 @@ run_mode() {
   local resume=alias
   [ "$mode" = baseline ] && resume=id
   CACHE_SCENARIO_RESUME=$resume oc_fakellm_start "$run" $((TURN_TIMEOUT * ${#TURNS[@]} + 60)) \
-    --scenario "$ROOT/scripts/fakellm/cache-scenario.mjs"
+    --scenario "$ROOT/scripts/fakellm/cache-scenario.mjs" --prefix-cache 1
 
   oc_config "$ROOT/scripts/cache-breaks-config.mjs" --mode "$mode"
 
@@ -95,6 +100,15 @@ run_mode() {
       return 1
     fi
   done
+
+  # What hookwire counted, read while the parent session still exists, and
+  # what OpenCode itself recorded of the same session (its assistant
+  # messages' tokens), without plugins.
+  if [ "$mode" != baseline ]; then
+    "$SIDECAR" sessions --project "$project" --json >"$run/sessions.json"
+  fi
+  (cd "$project" && timeout -k 5 60 "$OPENCODE" --pure export "$session" </dev/null >"$run/export.json" 2>"$run/export.err") ||
+    { log "FAIL: $mode: opencode export exited $?; see $run/export.err"; return 1; }
 
   oc_fakellm_stop
 }

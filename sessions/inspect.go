@@ -24,6 +24,9 @@ type StateContents struct {
 	TrackedSessions int // sessions whose agent is remembered
 	// Health is every model's health the file keeps, latest failure first.
 	Health []Health
+	// Cache is each session's prompt-cache figures (PROTOCOL.md 4.8), the
+	// most recently used first.
+	Cache []CacheSession
 }
 
 // ReadStateFile reads the state database at path, read-only, in one read
@@ -90,6 +93,7 @@ func contents(s *Store) StateContents {
 	for _, id := range ids {
 		out.Sessions = append(out.Sessions, s.List(id)...) // entries as sessions.list reports them
 	}
+	out.Cache = s.CacheList()
 	return out
 }
 

@@ -24,6 +24,7 @@ type snapshotDoc struct {
 	Parents       []snapshotParent `json:"parents"`
 	SessionAgents []snapshotAgent  `json:"sessionAgents"`
 	Health        []Health         `json:"health,omitempty"`
+	Cache         []snapshotCache  `json:"cache,omitempty"` // cache.go
 }
 
 type snapshotParent struct {
@@ -128,7 +129,8 @@ func (s *Store) snapshot() (*snapshotDoc, uint64) {
 			Parent: sa.parent, Running: sa.running, Switches: sa.switches})
 	}
 	doc.Health = s.healthList()
-	changes := s.changes
+	changes := s.changes + s.cacheChanges()
+	doc.Cache = s.cache.snapshot()
 	s.mu.Unlock()
 	return &doc, changes
 }
@@ -190,6 +192,24 @@ func (doc *snapshotDoc) encode(w io.Writer) error {
 			return err
 		}
 	}
+	if len(doc.Cache) > 0 {
+		if err := raw(`,"cache":[`); err != nil {
+			return err
+		}
+		for i := range doc.Cache {
+			if i > 0 {
+				if err := raw(","); err != nil {
+					return err
+				}
+			}
+			if err := put(&doc.Cache[i]); err != nil {
+				return err
+			}
+		}
+		if err := raw("]"); err != nil {
+			return err
+		}
+	}
 	return raw("}")
 }
 
@@ -225,6 +245,9 @@ func (s *Store) restore(ctx context.Context, r io.Reader) error {
 	s.health = n.health
 	s.entryCount, s.frozenCount = n.entryCount, n.frozenCount
 	s.parentBytes, s.trackedBytes, s.pendingBytes = n.parentBytes, n.trackedBytes, n.pendingBytes
+	s.cache.mu.Lock()
+	s.cache.sessions = n.cache.sessions
+	s.cache.mu.Unlock()
 	s.changed()
 	return nil
 }
@@ -285,6 +308,14 @@ func (s *Store) decode(ctx context.Context, r io.Reader) error {
 					h.Message = cutText(h.Message, MaxReasonBytes)
 					s.putHealth(h)
 				}
+			}
+		case "cache":
+			var list []snapshotCache
+			if err := dec.Decode(&list); err != nil {
+				return err
+			}
+			if err := s.cache.restore(list); err != nil {
+				return err
 			}
 		default:
 			var skip json.RawMessage

@@ -176,6 +176,10 @@ type Store struct {
 
 	// db is the database the maps cache (dbstore.go); nil: memory only.
 	db *storeDB
+
+	// cache is the sessions' prompt-cache figures (cache.go), under a
+	// lock of its own.
+	cache cacheBook
 }
 
 // parentState is everything remembered under one parent session.
@@ -226,6 +230,7 @@ func (s *Store) reset() {
 	s.health = make(map[string]Health)
 	s.entryCount = 0
 	s.frozenCount = 0
+	s.cache.init()
 	s.parentBytes, s.trackedBytes, s.pendingBytes = 0, 0, 0
 }
 
@@ -319,6 +324,7 @@ func (s *Store) DeleteSession(id string) {
 		s.untrack(id)
 		s.changed()
 	}
+	s.forgetCache(id)
 }
 
 // List returns remembered entries, newest first; parent "" lists all.
@@ -384,7 +390,7 @@ func (s *Store) Stats() Stats {
 func (s *Store) changeCount() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.changes
+	return s.changes + s.cacheChanges()
 }
 
 // keep copies s into an allocation of its own size: a substring of a

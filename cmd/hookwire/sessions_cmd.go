@@ -25,6 +25,40 @@ type sessionsList struct {
 	Sessions        []sessions.Entry `json:"sessions"` // never null
 	// Health is the models' health (PROTOCOL.md 4.8), latest failure first; never null.
 	Health []sessions.Health `json:"health"`
+	// Cache is each session's prompt-cache figures (PROTOCOL.md 4.8),
+	// the most recently used first; never null.
+	Cache []cacheEntry `json:"cache"`
+}
+
+// cacheEntry is one session of sessions --json's cache list, in the shape
+// PROTOCOL.md 4.8 gives (issue 24).
+type cacheEntry struct {
+	Session          string               `json:"session"`
+	Parent           *string              `json:"parent"` // null: a top-level session
+	Agent            string               `json:"agent"`
+	Requests         int64                `json:"requests"`
+	InputTokens      int64                `json:"inputTokens"`
+	CacheReadTokens  int64                `json:"cacheReadTokens"`
+	CacheWriteTokens int64                `json:"cacheWriteTokens"`
+	Busts            []sessions.CacheBust `json:"busts"` // never null
+
+	share float64
+}
+
+func cacheEntries(list []sessions.CacheSession) []cacheEntry {
+	out := make([]cacheEntry, 0, len(list))
+	for _, c := range list {
+		e := cacheEntry{Session: c.Session, Agent: c.Agent, Requests: c.Requests, InputTokens: c.InputTokens,
+			CacheReadTokens: c.CacheReadTokens, CacheWriteTokens: c.CacheWriteTokens, Busts: c.Busts, share: c.CacheShare()}
+		if c.Parent != "" {
+			e.Parent = &c.Parent
+		}
+		if e.Busts == nil {
+			e.Busts = []sessions.CacheBust{}
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // sessionsCmd is `hookwire sessions`: it lists what a state file
@@ -36,7 +70,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 	target := addStateFlags(flags,
 		"read the default state file (the shim's) of the project in `DIR`; default: the current directory",
 		"read the state file `FILE`")
-	asJSON := flags.Bool("json", false, "print one JSON object (path, exists, parents, frozenBlocks, trackedSessions, sessions, health)")
+	asJSON := flags.Bool("json", false, "print one JSON object (path, exists, parents, frozenBlocks, trackedSessions, sessions, health, cache)")
 	if code, done := parseFlags(flags, args, "usage: hookwire sessions [--project DIR | --state FILE] [--json]", stdout, stderr); done {
 		return code
 	}
@@ -45,7 +79,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 
-	list := sessionsList{Path: path, Exists: true, Sessions: []sessions.Entry{}, Health: []sessions.Health{}}
+	list := sessionsList{Path: path, Exists: true, Sessions: []sessions.Entry{}, Health: []sessions.Health{}, Cache: []cacheEntry{}}
 	got, err := sessions.ReadStateFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -63,6 +97,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 		if got.Health != nil {
 			list.Health = got.Health
 		}
+		list.Cache = cacheEntries(got.Cache)
 	}
 
 	if *asJSON {
@@ -88,13 +123,17 @@ func printSessions(w io.Writer, l sessionsList) {
 	fmt.Fprintf(w, "%s: %s under %s, %s, %s\n", l.Path,
 		plural(len(l.Sessions), "session"), plural(l.Parents, "parent"),
 		plural(l.FrozenBlocks, "frozen block"), plural(l.TrackedSessions, "tracked session"))
+	cacheOf := make(map[string]*cacheEntry, len(l.Cache))
+	for i := range l.Cache {
+		cacheOf[l.Cache[i].Session] = &l.Cache[i]
+	}
 	if len(l.Sessions) > 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "PARENT\tAGENT\tALIAS\tLABEL\tTASK ID\tLAST USE\tMODEL")
+		fmt.Fprintln(tw, "PARENT\tAGENT\tALIAS\tLABEL\tTASK ID\tCACHE\tLAST USE\tMODEL")
 		for _, e := range l.Sessions {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(e.Parent), cell(e.Agent), cell(e.Alias),
-				cell(e.Label), cell(e.TaskID), lastUse(e.LastUse), modelCell(e.Model))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(e.Parent), cell(e.Agent), cell(e.Alias),
+				cell(e.Label), cell(e.TaskID), cacheCell(cacheOf[e.TaskID]), lastUse(e.LastUse), modelCell(e.Model))
 		}
 		tw.Flush()
 		for _, e := range l.Sessions {
@@ -112,6 +151,23 @@ func printSessions(w io.Writer, l sessionsList) {
 		}
 		tw.Flush()
 	}
+	if len(l.Cache) > 0 {
+		fmt.Fprintf(w, "\nprompt cache, per session (%s):\n", plural(len(l.Cache), "session"))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "SESSION\tAGENT\tPARENT\tREQUESTS\tCACHE\tLAST BUST")
+		for i := range l.Cache {
+			c := &l.Cache[i]
+			parent, last := "", "-"
+			if c.Parent != nil {
+				parent = *c.Parent
+			}
+			if n := len(c.Busts); n > 0 {
+				last = cell(bustCause(c.Busts[n-1]))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", cell(c.Session), cell(c.Agent), cell(parent), c.Requests, cacheCell(c), last)
+		}
+		tw.Flush()
+	}
 }
 
 // switchWhy is a failure's class and message on one line.
@@ -120,6 +176,24 @@ func switchWhy(class, message string) string {
 		return class
 	}
 	return class + ": " + message
+}
+
+// cacheCell is a session's cache share and busts: "87% cached, 2 busts";
+// "-" when no usage was counted for it.
+func cacheCell(c *cacheEntry) string {
+	if c == nil || c.Requests == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d%% cached, %s", int(c.share*100+0.5), plural(len(c.Busts), "bust"))
+}
+
+// bustCause says a bust's cause in a few words: "system (hookwire): ...".
+func bustCause(b sessions.CacheBust) string {
+	who := ""
+	if b.ByHookwire {
+		who = " (hookwire)"
+	}
+	return fmt.Sprintf("%s%s, %d tokens: %s", b.Cause, who, b.TokensLost, b.Detail)
 }
 
 // cell keeps a table cell on one line: control characters (tabs,

@@ -17,7 +17,9 @@ import (
 
 // twoParentState is a state file as a sidecar writes it: p1 with two
 // explorer entries (one label with a tab and a newline) and an oracle one,
-// p2 with one entry and two frozen blocks, two tracked sessions.
+// p2 with one entry and two frozen blocks, two tracked sessions; the
+// prompt-cache figures of p1 (two busts, one hookwire's) and of exp-2's
+// session ses_b (none).
 const twoParentState = `{"version":1,"clock":5,"parents":[
  {"id":"ses_p2","counters":{"exp":1},"entries":[
   {"agent":"explorer","alias":"exp-1","taskId":"ses_c","label":"three","lastUse":"2026-11-30T10:00:05Z","use":5}],
@@ -26,7 +28,14 @@ const twoParentState = `{"version":1,"clock":5,"parents":[
   {"agent":"explorer","alias":"exp-2","taskId":"ses_b","label":"find\tthe\ntests","lastUse":"2026-11-30T10:00:04Z","use":4},
   {"agent":"oracle","alias":"ora-1","taskId":"ses_o","label":"","lastUse":"2026-11-30T10:00:02Z","use":2},
   {"agent":"explorer","alias":"exp-1","taskId":"ses_a","label":"one","lastUse":"2026-11-30T10:00:01Z","use":1}]}],
- "sessionAgents":[{"session":"ses_p1","agent":"orchestrator"},{"session":"ses_p2","agent":"build"}]}`
+ "sessionAgents":[{"session":"ses_p1","agent":"orchestrator"},{"session":"ses_p2","agent":"build"}],
+ "cache":[
+  {"session":"ses_p1","requests":5,"inputTokens":300,"outputTokens":50,"cacheReadTokens":600,"cacheWriteTokens":100,
+   "bustCount":2,"tokensLost":150,"bustsInARow":1,"busts":[
+    {"message":"msg_a3","tokensLost":100,"cause":"system","byHookwire":true,"detail":"system prompt changed by hookwire (its Resumable Sessions block)"},
+    {"message":"msg_a5","tokensLost":50,"cause":"message","byHookwire":false,"detail":"message 2 changed by another plugin or OpenCode"}],
+   "last":{"message":"msg_a5","model":"fake/fake-model","cacheRead":200,"print":"s1f.0mAQAAAAAAAAACAAAAAAAAAAAAAAAAAAAA"}},
+  {"session":"ses_b","requests":2,"inputTokens":100,"cacheReadTokens":100,"busts":[]}]}`
 
 func TestSessionsCommand(t *testing.T) {
 	root := t.TempDir()
@@ -61,11 +70,16 @@ func TestSessionsCommand(t *testing.T) {
 			stdout: []string{
 				projectState + ": 4 sessions under 2 parents, 2 frozen blocks, 2 tracked sessions",
 				"",
-				"PARENT  AGENT     ALIAS  LABEL           TASK ID  LAST USE              MODEL",
-				"ses_p2  explorer  exp-1  three           ses_c    2026-11-30T10:00:05Z  -",
-				"ses_p1  explorer  exp-2  find the tests  ses_b    2026-11-30T10:00:04Z  -",
-				"ses_p1  oracle    ora-1  -               ses_o    2026-11-30T10:00:02Z  -",
-				"ses_p1  explorer  exp-1  one             ses_a    2026-11-30T10:00:01Z  -",
+				"PARENT  AGENT     ALIAS  LABEL           TASK ID  CACHE                LAST USE              MODEL",
+				"ses_p2  explorer  exp-1  three           ses_c    -                    2026-11-30T10:00:05Z  -",
+				"ses_p1  explorer  exp-2  find the tests  ses_b    50% cached, 0 busts  2026-11-30T10:00:04Z  -",
+				"ses_p1  oracle    ora-1  -               ses_o    -                    2026-11-30T10:00:02Z  -",
+				"ses_p1  explorer  exp-1  one             ses_a    -                    2026-11-30T10:00:01Z  -",
+				"",
+				"prompt cache, per session (2 sessions):",
+				"SESSION  AGENT         PARENT  REQUESTS  CACHE                LAST BUST",
+				"ses_p1   orchestrator  -       5         60% cached, 2 busts  message, 50 tokens: message 2 changed by another plugin or OpenCode",
+				"ses_b    explorer      ses_p1  2         50% cached, 0 busts  -",
 			},
 		},
 		{
@@ -129,13 +143,17 @@ func TestSessionsJSON(t *testing.T) {
 			{"parent":"ses_p2","agent":"explorer","alias":"exp-1","taskId":"ses_c","label":"three","lastUse":"2026-11-30T10:00:05Z"},
 			{"parent":"ses_p1","agent":"explorer","alias":"exp-2","taskId":"ses_b","label":"find\tthe\ntests","lastUse":"2026-11-30T10:00:04Z"},
 			{"parent":"ses_p1","agent":"oracle","alias":"ora-1","taskId":"ses_o","label":"","lastUse":"2026-11-30T10:00:02Z"},
-			{"parent":"ses_p1","agent":"explorer","alias":"exp-1","taskId":"ses_a","label":"one","lastUse":"2026-11-30T10:00:01Z"}]}`},
+			{"parent":"ses_p1","agent":"explorer","alias":"exp-1","taskId":"ses_a","label":"one","lastUse":"2026-11-30T10:00:01Z"}],"cache":[
+			{"session":"ses_p1","parent":null,"agent":"orchestrator","requests":5,"inputTokens":300,"cacheReadTokens":600,"cacheWriteTokens":100,"busts":[
+				{"message":"msg_a3","tokensLost":100,"cause":"system","byHookwire":true,"detail":"system prompt changed by hookwire (its Resumable Sessions block)"},
+				{"message":"msg_a5","tokensLost":50,"cause":"message","byHookwire":false,"detail":"message 2 changed by another plugin or OpenCode"}]},
+			{"session":"ses_b","parent":"ses_p1","agent":"explorer","requests":2,"inputTokens":100,"cacheReadTokens":100,"cacheWriteTokens":0,"busts":[]}]}`},
 		{"no file: exists false, an empty list (not null)", missing,
-			`{"path":"` + missing + `","exists":false,"parents":0,"frozenBlocks":0,"trackedSessions":0,"health":[],"sessions":[]}`},
+			`{"path":"` + missing + `","exists":false,"parents":0,"frozenBlocks":0,"trackedSessions":0,"health":[],"sessions":[],"cache":[]}`},
 		{"an empty file: an empty list (not null)", empty,
-			`{"path":"` + empty + `","exists":true,"parents":0,"frozenBlocks":0,"trackedSessions":0,"health":[],"sessions":[]}`},
+			`{"path":"` + empty + `","exists":true,"parents":0,"frozenBlocks":0,"trackedSessions":0,"health":[],"sessions":[],"cache":[]}`},
 		{"a state file without entries: an empty list (not null)", noEntries,
-			`{"path":"` + noEntries + `","exists":true,"parents":0,"frozenBlocks":0,"trackedSessions":1,"health":[],"sessions":[]}`},
+			`{"path":"` + noEntries + `","exists":true,"parents":0,"frozenBlocks":0,"trackedSessions":1,"health":[],"sessions":[],"cache":[]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

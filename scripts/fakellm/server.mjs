@@ -11,6 +11,10 @@
 // {status, headers?, error} for a provider error (an HTTP status other than
 // 200 with an OpenAI-style `{"error": ...}` body, e.g. a 429 rate limit).
 // Exits by itself after --max-seconds (default 300) so it can never linger.
+// With --prefix-cache 1 it reports cached prompt tokens as a provider's
+// prefix cache would (usage.prompt_tokens_details.cached_tokens): the
+// longest common prefix of the request's tools and messages, serialized,
+// with any earlier request's, at 4 characters a token.
 
 import { appendFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -24,6 +28,24 @@ const logFile = args.log;
 const portFile = args["port-file"];
 const scenario = await import(pathToFileURL(resolve(args.scenario ?? new URL("./scenario.mjs", import.meta.url).pathname)).href);
 const maxSeconds = Number(args["max-seconds"] ?? 300);
+const prefixCache = args["prefix-cache"] === "1";
+const seenPrompts = [];
+
+/** The usage of a request: fixed figures, or with --prefix-cache its prompt's size and cached prefix. */
+function usageOf(body) {
+  if (!prefixCache) return { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+  const prompt = JSON.stringify({ tools: body.tools ?? [], messages: body.messages ?? [] });
+  let longest = 0;
+  for (const earlier of seenPrompts) {
+    const n = Math.min(earlier.length, prompt.length);
+    let i = 0;
+    while (i < n && earlier.charCodeAt(i) === prompt.charCodeAt(i)) i++;
+    longest = Math.max(longest, i);
+  }
+  seenPrompts.push(prompt);
+  const promptTokens = Math.ceil(prompt.length / 4);
+  return { prompt_tokens: promptTokens, completion_tokens: 5, total_tokens: promptTokens + 5, prompt_tokens_details: { cached_tokens: Math.floor(longest / 4) } };
+}
 
 let n = 0;
 
@@ -34,10 +56,9 @@ function sse(res, chunks) {
   res.end();
 }
 
-function completionChunks(id, model, answer) {
+function completionChunks(id, model, answer, usage) {
   const base = { id, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model };
   const chunk = (delta, finish = null, extra = {}) => ({ ...base, choices: [{ index: 0, delta, finish_reason: finish }], ...extra });
-  const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
   if (answer.toolCalls?.length) {
     return [
       chunk({ role: "assistant", content: null }),
@@ -66,6 +87,7 @@ const server = createServer((req, res) => {
       const number = ++n;
       const agent = scenario.agentOf(parsed);
       appendFileSync(logFile, JSON.stringify({ n: number, t: Date.now(), agent, body: parsed }) + "\n");
+      const usage = usageOf(parsed);
       const answer = await scenario.reply(parsed, { n: number, agent });
       (answer.toolCalls ?? []).forEach((tc, i) => (tc.id ??= `call_${number}_${i}`));
       appendFileSync(logFile.replace(/\.jsonl$/, "") + ".replies.jsonl", JSON.stringify({ n: number, agent, answer }) + "\n");
@@ -79,10 +101,10 @@ const server = createServer((req, res) => {
           ? { role: "assistant", content: null, tool_calls: answer.toolCalls.map((tc) => ({ id: tc.id, type: "function", function: { name: tc.name, arguments: JSON.stringify(tc.args) } })) }
           : { role: "assistant", content: answer.text ?? "" };
         res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ id: `cmpl-${number}`, object: "chat.completion", created: 0, model: parsed.model, choices: [{ index: 0, message, finish_reason: answer.toolCalls?.length ? "tool_calls" : "stop" }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }));
+        res.end(JSON.stringify({ id: `cmpl-${number}`, object: "chat.completion", created: 0, model: parsed.model, choices: [{ index: 0, message, finish_reason: answer.toolCalls?.length ? "tool_calls" : "stop" }], usage }));
         return;
       }
-      sse(res, completionChunks(`cmpl-${number}`, parsed.model, answer));
+      sse(res, completionChunks(`cmpl-${number}`, parsed.model, answer, usage));
     } catch (err) {
       res.writeHead(500, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: String(err?.stack ?? err) } }));

@@ -39,7 +39,7 @@ export type HookMethod = (typeof HOOKS)[number]["method"];
 export type OpenCodeHook = (typeof HOOKS)[number]["opencodeHook"];
 
 /** capabilities.events: the event types the sidecar wants. */
-export const EVENTS = ["session.deleted", "session.created"] as const;
+export const EVENTS = ["session.deleted", "session.created", "message.updated"] as const;
 
 /** An observer's capabilities.methods and capabilities.notifications (PROTOCOL.md 9). */
 export const OBSERVER_METHODS = ["sessions.list", "status", "delegate.resolveModel", "delegate.detectError"] as const;

@@ -93,8 +93,37 @@ export type EventOptions = {
  * await the event hook, so waiting blocks nothing. `drain` lets them finish
  * before the sidecar is shut down.
  */
+/** How many assistant messages' last forwarded usage EventForwarder remembers, to send each usage once. */
+const USAGE_MEMORY = 256;
+
+/**
+ * What goes out of a `message.updated` event (PROTOCOL.md 4.8): an assistant
+ * message's usage, cut down to the session, message id, provider, model and
+ * token counts (no content, no error text, no paths); undefined for any
+ * other message, and for one whose tokens are still all zero (OpenCode
+ * reports a message when it starts).
+ */
+export function usageEvent(event: { type: string; properties?: unknown }): { type: string; properties: unknown } | undefined {
+  const info = (event.properties as { info?: Record<string, unknown> } | undefined)?.info;
+  if (!info || info.role !== "assistant" || typeof info.id !== "string" || typeof info.sessionID !== "string") return undefined;
+  const t = info.tokens as { input?: unknown; output?: unknown; cache?: { read?: unknown; write?: unknown } } | undefined;
+  const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0);
+  const tokens = { input: num(t?.input), output: num(t?.output), cache: { read: num(t?.cache?.read), write: num(t?.cache?.write) } };
+  if (tokens.input + tokens.output + tokens.cache.read + tokens.cache.write === 0) return undefined;
+  const str = (v: unknown) => (typeof v === "string" ? v : "");
+  return {
+    type: event.type,
+    properties: {
+      sessionID: info.sessionID,
+      info: { id: info.id, sessionID: info.sessionID, role: "assistant", providerID: str(info.providerID), modelID: str(info.modelID), tokens },
+    },
+  };
+}
+
 export class EventForwarder {
   private readonly waiting = new Set<Promise<void>>();
+  /** Message id → the usage last sent for it (JSON), oldest first. */
+  private readonly sentUsage = new Map<string, string>();
 
   constructor(
     private readonly sidecar: Sidecar,
@@ -126,6 +155,17 @@ export class EventForwarder {
     }
   }
 
+  /** Whether this usage differs from the one last sent for its message (and remembers it). */
+  private firstTime(usage: { properties: unknown }): boolean {
+    const info = (usage.properties as { info: { id: string; tokens: unknown; modelID: string } }).info;
+    const sig = JSON.stringify([info.tokens, info.modelID]);
+    if (this.sentUsage.get(info.id) === sig) return false;
+    this.sentUsage.delete(info.id);
+    this.sentUsage.set(info.id, sig);
+    if (this.sentUsage.size > USAGE_MEMORY) this.sentUsage.delete(this.sentUsage.keys().next().value as string);
+    return true;
+  }
+
   /** Waits at most ms for the events still waiting for initialize. */
   async drain(ms: number): Promise<void> {
     if (this.waiting.size === 0) return;
@@ -136,6 +176,11 @@ export class EventForwarder {
 
   private async forward(event: { type: string }): Promise<void> {
     if (!this.sidecar.wantsEvent(event.type)) return;
+    if (event.type === "message.updated") {
+      const usage = usageEvent(event);
+      if (!usage || !this.firstTime(usage)) return;
+      event = usage;
+    }
     if (!this.sidecar.notify("event", { input: { event } })) return;
     if (event.type === "session.deleted") await this.opts.afterDelete?.(event);
   }

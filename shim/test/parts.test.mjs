@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { EventForwarder, deadlineOf } from "../dist/forward.js";
+import { EventForwarder, deadlineOf, usageEvent } from "../dist/forward.js";
 import { Logger } from "../dist/log.js";
 import { sidecarArgs } from "../dist/statefile.js";
 import { InitParams, agentListsOf, learnAgents } from "../dist/agents.js";
@@ -302,6 +302,42 @@ test("EventForwarder: early events wait for initialize, only wanted types go out
   await events.onEvent({ event: { type: 5 } });
   await events.onEvent(undefined);
   assert.equal(s.sent.length, 1);
+});
+
+test("message.updated: only an assistant message's usage goes out, projected (no content), once per figures", async () => {
+  const s = stubSidecar();
+  s.wantsEvent = (type) => s.state === "ready" && type === "message.updated";
+  s.state = "ready";
+  const events = new EventForwarder(s, new Logger(undefined));
+  const info = (over) => ({
+    id: "msg_a1", sessionID: "ses_1", role: "assistant", providerID: "fake", modelID: "m1", path: { cwd: "/secret" },
+    error: { name: "APIError", data: { message: "the prompt text" } }, summary: { title: "private" },
+    tokens: { input: 10, output: 5, reasoning: 2, cache: { read: 90, write: 0 } }, time: { created: 1, completed: 2 }, ...over,
+  });
+  const ev = (i) => ({ event: { type: "message.updated", properties: { sessionID: i.sessionID, info: i } } });
+  const want = {
+    type: "message.updated",
+    properties: { sessionID: "ses_1", info: { id: "msg_a1", sessionID: "ses_1", role: "assistant", providerID: "fake", modelID: "m1", tokens: { input: 10, output: 5, cache: { read: 90, write: 0 } } } },
+  };
+  const cases = [
+    ["an assistant message with usage: projected", info({}), want],
+    ["a user message: nothing", info({ role: "user" }), undefined],
+    ["an assistant message just started (all tokens 0): nothing", info({ tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } } }), undefined],
+    ["no tokens: nothing", info({ tokens: undefined }), undefined],
+    ["no id: nothing", info({ id: 7 }), undefined],
+    ["bad counts read as 0", info({ tokens: { input: "10", output: -1, cache: { read: 4, write: NaN } } }),
+      { ...want, properties: { ...want.properties, info: { ...want.properties.info, tokens: { input: 0, output: 0, cache: { read: 4, write: 0 } } } } }],
+  ];
+  for (const [name, i, expected] of cases) assert.deepEqual(usageEvent(ev(i).event), expected, name);
+
+  await events.onEvent(ev(info({})));
+  await events.onEvent(ev(info({ time: { created: 1, completed: 3 } }))); // same figures again: not sent twice
+  await events.onEvent(ev(info({ role: "user" })));
+  await events.onEvent(ev(info({ tokens: { input: 12, output: 5, cache: { read: 90, write: 0 } } }))); // new figures: sent
+  assert.equal(s.sent.length, 2);
+  assert.deepEqual(s.sent[0], { method: "event", params: { input: { event: want } } });
+  assert.equal(s.sent[1].params.input.event.properties.info.tokens.input, 12);
+  assert.ok(!JSON.stringify(s.sent).includes("secret") && !JSON.stringify(s.sent).includes("prompt text"));
 });
 
 test("hungAfterMisses and maxInFlightBytes: shim options with documented defaults, never sent to the sidecar", async () => {

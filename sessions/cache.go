@@ -1,0 +1,441 @@
+package sessions
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/hookwire/hookwire/core"
+	"github.com/hookwire/hookwire/internal/lru"
+)
+
+// The prompt-cache figures of each session (PROTOCOL.md 4.8): requests,
+// tokens, busts and their causes. They are kept in a book of their own
+// beside the store's other parts, with their own lock, bound and member of
+// the state file ("cache"), and forgotten with the session.
+
+// Bounds of the cache book (PROTOCOL.md 7).
+const (
+	// MaxCacheSessions is how many sessions the book keeps figures for;
+	// beyond it the session whose last request is oldest is forgotten.
+	MaxCacheSessions = 256
+	// MaxBustsPerSession is how many busts a session keeps (the newest);
+	// CacheSession.BustCount counts them all.
+	MaxBustsPerSession = 32
+	// maxPendingPrompts is how many prompts of one session wait for their
+	// usage (the usage of a request may come after the next request's
+	// prompt).
+	maxPendingPrompts = 4
+)
+
+// Usage is one assistant message's usage, as message.updated reports it.
+type Usage struct {
+	Session, Message string
+	// Model is "provider/model".
+	Model                                string
+	Input, Output, CacheRead, CacheWrite int64
+}
+
+// CacheBust is one bust of a session (sessions --json's busts).
+type CacheBust struct {
+	Message    string `json:"message"`
+	TokensLost int64  `json:"tokensLost"`
+	core.Bust
+}
+
+// CacheSession is a session's figures (sessions --json's cache list).
+type CacheSession struct {
+	Session string `json:"session"`
+	// Parent is the session that started it with a task ("" for a
+	// top-level session, or one hookwire saw no task for).
+	Parent           string      `json:"parent"`
+	Agent            string      `json:"agent"`
+	Requests         int64       `json:"requests"`
+	InputTokens      int64       `json:"inputTokens"`
+	OutputTokens     int64       `json:"outputTokens"`
+	CacheReadTokens  int64       `json:"cacheReadTokens"`
+	CacheWriteTokens int64       `json:"cacheWriteTokens"`
+	BustCount        int64       `json:"bustCount"`
+	TokensLost       int64       `json:"tokensLost"`
+	BustsInARow      int         `json:"bustsInARow"`
+	Busts            []CacheBust `json:"busts"`
+}
+
+// CacheShare is the share of prompt tokens read from the cache (0 to 1;
+// 0 when no prompt token was counted).
+func (c CacheSession) CacheShare() float64 {
+	prompt := c.InputTokens + c.CacheReadTokens + c.CacheWriteTokens
+	if prompt <= 0 {
+		return 0
+	}
+	return float64(c.CacheReadTokens) / float64(prompt)
+}
+
+// cacheRequest is a request counted for a session: its usage and prompt,
+// and what it was compared with, so a later update of the same message
+// is counted again rather than twice.
+type cacheRequest struct {
+	usage Usage
+	print *core.PromptPrint
+	// What the request before it had (prev*), and whether it was a bust.
+	hasPrev       bool
+	prevCacheRead int64
+	prevModel     string
+	prevPrint     *core.PromptPrint
+	bust          bool
+	// restored: read from the state file, counted by an earlier process.
+	restored bool
+}
+
+type cacheSession struct {
+	CacheSession
+	last    *cacheRequest
+	pending []*core.PromptPrint // memory only: prompts waiting for their usage
+}
+
+// cacheBook is the store's cache figures.
+type cacheBook struct {
+	mu       sync.Mutex
+	sessions *lru.List[string, *cacheSession] // most recently used first
+	changes  uint64
+}
+
+func (b *cacheBook) init() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sessions = lru.New[string, *cacheSession]()
+}
+
+// session returns id's figures, creating them (which may forget the
+// least recently used session's).
+func (b *cacheBook) session(id string) *cacheSession {
+	if cs, ok := b.sessions.Get(id); ok {
+		b.sessions.Touch(id)
+		return cs
+	}
+	cs := &cacheSession{CacheSession: CacheSession{Session: keep(id)}}
+	b.sessions.PushFront(cs.Session, cs)
+	for b.sessions.Len() > MaxCacheSessions {
+		k, _, _ := b.sessions.Back()
+		b.sessions.Remove(k)
+	}
+	return cs
+}
+
+// CachePrompt records the prompt of a request of session that is on its
+// way (chat.messages.transform): the usage that comes next for the
+// session is paired with it.
+func (s *Store) CachePrompt(session string, p *core.PromptPrint) {
+	if session == "" || len(session) > MaxIDBytes || p == nil {
+		return
+	}
+	b := &s.cache
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cs := b.session(session)
+	cs.pending = append(cs.pending, p)
+	if len(cs.pending) > maxPendingPrompts {
+		cs.pending = cs.pending[len(cs.pending)-maxPendingPrompts:]
+	}
+}
+
+// CacheSystem records the system prompt of session's request on its way
+// (chat.system.transform): system hashes what came to hookwire, block what
+// hookwire added. Only the first after a CachePrompt counts: OpenCode's
+// title request goes through the system transform alone.
+func (s *Store) CacheSystem(session string, system, block uint64) {
+	b := &s.cache
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cs, ok := b.sessions.Get(session)
+	if !ok || len(cs.pending) == 0 {
+		return
+	}
+	if p := cs.pending[len(cs.pending)-1]; !p.SystemSeen {
+		p.SystemSeen, p.System, p.Block = true, system, block
+	}
+}
+
+// CacheUsage counts one assistant message's usage. A message counted
+// before is counted again with its new figures (OpenCode reports a message
+// more than once). It returns the bust it found, if any, and whether it is
+// the session's second (or later) in a row.
+func (s *Store) CacheUsage(u Usage) (bust *CacheBust, inARow bool) {
+	if u.Session == "" || u.Message == "" || len(u.Session) > MaxIDBytes || len(u.Message) > MaxIDBytes {
+		return nil, false
+	}
+	if len(u.Model) > MaxIDBytes {
+		u.Model = ""
+	}
+	b := &s.cache
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cs := b.session(u.Session)
+	r := cs.last
+	if r != nil && r.usage.Message == u.Message {
+		if r.restored || r.usage == u {
+			return nil, false
+		}
+		cs.uncount(r)
+	} else {
+		r = &cacheRequest{print: takePrompt(cs, u.Message)}
+		if cs.last != nil {
+			r.hasPrev, r.prevCacheRead, r.prevModel, r.prevPrint = true, cs.last.usage.CacheRead, cs.last.usage.Model, cs.last.print
+		}
+	}
+	u.Session, u.Message, u.Model = cs.Session, keep(u.Message), keep(u.Model)
+	r.usage = u
+	cs.last = r
+	cs.Requests++
+	cs.InputTokens += u.Input
+	cs.OutputTokens += u.Output
+	cs.CacheReadTokens += u.CacheRead
+	cs.CacheWriteTokens += u.CacheWrite
+	b.changes++
+	r.bust = core.IsBust(r.hasPrev, r.prevCacheRead, u.CacheRead)
+	if !r.bust {
+		cs.BustsInARow = 0
+		return nil, false
+	}
+	cb := CacheBust{Message: u.Message, TokensLost: r.prevCacheRead - u.CacheRead,
+		Bust: core.AttributeBust(r.prevModel, u.Model, r.prevPrint, r.print)}
+	cs.BustCount++
+	cs.TokensLost += cb.TokensLost
+	cs.BustsInARow++
+	cs.Busts = append(cs.Busts, cb)
+	if len(cs.Busts) > MaxBustsPerSession {
+		cs.Busts = append(cs.Busts[:0:0], cs.Busts[len(cs.Busts)-MaxBustsPerSession:]...)
+	}
+	return &cb, cs.BustsInARow >= 2
+}
+
+// uncount takes r, the session's last request, out of its figures, before
+// it is counted again with newer ones.
+func (cs *cacheSession) uncount(r *cacheRequest) {
+	cs.Requests--
+	cs.InputTokens -= r.usage.Input
+	cs.OutputTokens -= r.usage.Output
+	cs.CacheReadTokens -= r.usage.CacheRead
+	cs.CacheWriteTokens -= r.usage.CacheWrite
+	if !r.bust {
+		return
+	}
+	cs.BustCount--
+	cs.TokensLost -= r.prevCacheRead - r.usage.CacheRead
+	cs.BustsInARow--
+	if n := len(cs.Busts); n > 0 && cs.Busts[n-1].Message == r.usage.Message {
+		cs.Busts = cs.Busts[:n-1]
+	}
+}
+
+// takePrompt returns the prompt of the request that answered with message:
+// the newest pending prompt whose history does not hold message yet (the
+// next request's history does), dropping it and those before it. nil when
+// none is pending.
+func takePrompt(cs *cacheSession, message string) *core.PromptPrint {
+	id := core.HashID(message)
+	for i := len(cs.pending) - 1; i >= 0; i-- {
+		p := cs.pending[i]
+		if !holds(p, id) {
+			cs.pending = append(cs.pending[:0], cs.pending[i+1:]...)
+			return p
+		}
+	}
+	return nil
+}
+
+func holds(p *core.PromptPrint, id uint64) bool {
+	for _, m := range p.Messages {
+		if m.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// CacheList returns every session's figures, the most recently used
+// first, with the parent and agent the store knows for it.
+func (s *Store) CacheList() []CacheSession {
+	b := &s.cache
+	b.mu.Lock()
+	out := make([]CacheSession, 0, b.sessions.Len())
+	for _, cs := range b.sessions.All() {
+		c := cs.CacheSession
+		c.Busts = append([]CacheBust{}, cs.Busts...)
+		out = append(out, c)
+	}
+	b.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range out {
+		c := &out[i]
+		if sa, ok := s.agents.Get(c.Session); ok {
+			c.Agent = sa.agent
+		}
+		for e := range s.byTaskID[c.Session] {
+			c.Parent = e.parent.id
+			if c.Agent == "" {
+				c.Agent = e.agent.name
+			}
+			break
+		}
+	}
+	return out
+}
+
+// forgetCache drops session's figures (session.deleted).
+func (s *Store) forgetCache(session string) {
+	b := &s.cache
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.sessions.Remove(session); ok {
+		b.changes++
+	}
+}
+
+func (s *Store) cacheChanges() uint64 {
+	b := &s.cache
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.changes
+}
+
+// snapshotCache is one session's figures in the state file: the counts,
+// the busts, and the last request's usage and prompt (so that the next
+// process compares its first request with it).
+type snapshotCache struct {
+	CacheSession
+	Last *snapshotRequest `json:"last,omitempty"`
+}
+
+type snapshotRequest struct {
+	Message   string `json:"message"`
+	Model     string `json:"model,omitempty"`
+	CacheRead int64  `json:"cacheRead"`
+	Print     string `json:"print,omitempty"` // encodePrint
+}
+
+func (b *cacheBook) snapshot() []snapshotCache {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]snapshotCache, 0, b.sessions.Len())
+	for _, cs := range b.sessions.All() {
+		sc := snapshotCache{CacheSession: cs.CacheSession}
+		if r := cs.last; r != nil {
+			sc.Last = &snapshotRequest{Message: r.usage.Message, Model: r.usage.Model, CacheRead: r.usage.CacheRead, Print: encodePrint(r.print)}
+		}
+		out = append(out, sc)
+	}
+	return out
+}
+
+// restore fills the empty book from a state file's "cache" member, the
+// most recently used first; what breaks the bounds is left out.
+func (b *cacheBook) restore(list []snapshotCache) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range list {
+		sc := &list[i]
+		if sc.Session == "" || len(sc.Session) > MaxIDBytes || b.sessions.Has(sc.Session) {
+			continue
+		}
+		if b.sessions.Len() >= MaxCacheSessions {
+			break
+		}
+		cs := &cacheSession{CacheSession: sc.CacheSession}
+		cs.Parent, cs.Agent = "", "" // the store's, read when listed
+		if len(cs.Busts) > MaxBustsPerSession {
+			cs.Busts = cs.Busts[len(cs.Busts)-MaxBustsPerSession:]
+		}
+		if l := sc.Last; l != nil && l.Message != "" {
+			p, err := decodePrint(l.Print)
+			if err != nil {
+				return fmt.Errorf("cache of session %s: %w", sc.Session, err)
+			}
+			// The restored last request is compared with, never counted again.
+			cs.last = &cacheRequest{usage: Usage{Session: sc.Session, Message: l.Message, Model: l.Model, CacheRead: l.CacheRead}, print: p, restored: true}
+		}
+		b.sessions.PushBack(cs.Session, cs)
+	}
+	return nil
+}
+
+// encodePrint packs a prompt print: "s<system hex>.<block hex>" when the
+// system was seen, then "m" and the messages' three hashes each, little
+// endian, in base64; "t" marks a truncated history. "" for nil.
+func encodePrint(p *core.PromptPrint) string {
+	if p == nil {
+		return ""
+	}
+	out := "-"
+	if p.SystemSeen {
+		out = "s" + strconv.FormatUint(p.System, 16) + "." + strconv.FormatUint(p.Block, 16)
+	}
+	if p.Truncated {
+		out += "t"
+	}
+	raw := make([]byte, 0, 24*len(p.Messages))
+	for _, m := range p.Messages {
+		raw = binary.LittleEndian.AppendUint64(raw, m.ID)
+		raw = binary.LittleEndian.AppendUint64(raw, m.Content)
+		raw = binary.LittleEndian.AppendUint64(raw, m.Ops)
+	}
+	return out + "m" + base64.RawStdEncoding.EncodeToString(raw)
+}
+
+var errBadPrint = errors.New("malformed prompt print")
+
+func decodePrint(s string) (*core.PromptPrint, error) {
+	if s == "" {
+		return nil, nil
+	}
+	p := &core.PromptPrint{}
+	head, msgs, ok := cut(s, 'm')
+	if !ok {
+		return nil, errBadPrint
+	}
+	if n := len(head); n > 0 && head[n-1] == 't' {
+		p.Truncated, head = true, head[:n-1]
+	}
+	switch {
+	case head == "-":
+	case len(head) > 1 && head[0] == 's':
+		sys, block, ok := cut(head[1:], '.')
+		if !ok {
+			return nil, errBadPrint
+		}
+		var err1, err2 error
+		p.System, err1 = strconv.ParseUint(sys, 16, 64)
+		p.Block, err2 = strconv.ParseUint(block, 16, 64)
+		if err1 != nil || err2 != nil {
+			return nil, errBadPrint
+		}
+		p.SystemSeen = true
+	default:
+		return nil, errBadPrint
+	}
+	raw, err := base64.RawStdEncoding.DecodeString(msgs)
+	if err != nil || len(raw)%24 != 0 || len(raw)/24 > core.MaxPrintMessages {
+		return nil, errBadPrint
+	}
+	for i := 0; i < len(raw); i += 24 {
+		p.Messages = append(p.Messages, core.MessagePrint{
+			ID:      binary.LittleEndian.Uint64(raw[i:]),
+			Content: binary.LittleEndian.Uint64(raw[i+8:]),
+			Ops:     binary.LittleEndian.Uint64(raw[i+16:]),
+		})
+	}
+	return p, nil
+}
+
+func cut(s string, sep byte) (before, after string, found bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == sep {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
