@@ -29,6 +29,14 @@
 // - Re-read bytes of a break: when the system messages differ, the whole
 //   request's prompt bytes; otherwise the bytes of the request's messages from
 //   the first message that differs from the previous request's onward.
+//
+// The provider's side (the fake LLM reports cached tokens as a prefix cache
+// does): for the orchestrator session of each run, OpenCode's own record
+// (`opencode export`, export.json: each assistant message's
+// tokens.cache.read) against what hookwire counted (`hookwire sessions
+// --json`, sessions.json, PROTOCOL.md 4.8). Busts implied by OpenCode's
+// usage: assistant messages, in order, whose cache read is fewer than the
+// previous one's.
 
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -366,6 +374,52 @@ check(
   `stable ${runs.stable.breaks} breaks (${runs.stable.rereadBytes} bytes re-read), baseline ${runs.baseline.breaks} (${runs.baseline.rereadBytes}), off ${runs.off.breaks} (${runs.off.rereadBytes})`,
 );
 
+// --- the provider's side: OpenCode's usage against hookwire's cache figures --------------
+function usageOf(key) {
+  const dir = join(work, key);
+  const session = readText(join(dir, "session")).trim();
+  const exported = existsSync(join(dir, "export.json")) ? JSON.parse(readText(join(dir, "export.json"))) : { messages: [] };
+  const reads = (exported.messages ?? [])
+    .filter((m) => m.info?.role === "assistant" && m.info?.tokens)
+    .map((m) => m.info.tokens.cache?.read ?? 0);
+  let implied = 0;
+  for (let i = 1; i < reads.length; i++) if (reads[i] < reads[i - 1]) implied++;
+  const out = { session, assistantMessages: reads.length, cacheReadSum: reads.reduce((a, b) => a + b, 0), impliedBusts: implied, reads };
+  if (key === "baseline") return out;
+  const listed = existsSync(join(dir, "sessions.json")) ? JSON.parse(readText(join(dir, "sessions.json"))) : {};
+  out.hookwire = (listed.cache ?? []).find((c) => c.session === session) ?? null;
+  return out;
+}
+const usage = Object.fromEntries(MODES.map((m) => [m.key, usageOf(m.key)]));
+for (const m of MODES) {
+  const u = usage[m.key];
+  const h = u.hookwire;
+  console.log(
+    `  ${m.key}: orchestrator usage (opencode export): ${u.assistantMessages} assistant messages, cache read ${u.cacheReadSum} tokens, ${u.impliedBusts} busts implied` +
+      (h ? `; hookwire: ${h.requests} requests, cache read ${h.cacheReadTokens}, ${h.busts.length} busts (${h.busts.map((b) => `${b.cause}${b.byHookwire ? "/hookwire" : ""}`).join(", ") || "none"})` : ""),
+  );
+}
+for (const k of ["off", "stable"]) {
+  const u = usage[k];
+  const h = u.hookwire;
+  check(
+    `${k}: hookwire sessions --json lists the orchestrator session, top level, with every request and the cache-read total OpenCode recorded`,
+    h !== null && h.parent === null && h.agent === "orchestrator" && h.requests === u.assistantMessages && h.cacheReadTokens === u.cacheReadSum,
+    h ? `${h.requests} requests (OpenCode: ${u.assistantMessages}), cache read ${h.cacheReadTokens} (OpenCode: ${u.cacheReadSum}), parent ${h.parent}, agent ${h.agent}` : `no entry for ${u.session}`,
+  );
+  check(
+    `${k}: hookwire's busts are the ones OpenCode's usage implies`,
+    h !== null && h.busts.length === u.impliedBusts,
+    `${h?.busts.length ?? "?"} busts, ${u.impliedBusts} implied by the cache reads ${u.reads.join(",")}`,
+  );
+}
+check(
+  "off: the cached prefix shrank, and each bust is attributed to hookwire's own change (at least one in the system prompt)",
+  usage.off.impliedBusts > 0 && usage.off.hookwire?.busts.every((b) => b.byHookwire) && usage.off.hookwire?.busts.some((b) => b.cause === "system"),
+  (usage.off.hookwire?.busts ?? []).map((b) => `${b.cause}${b.byHookwire ? " (hookwire)" : ""}: ${b.detail}`).join("; ") || "no busts",
+);
+check("stable: no bust", usage.stable.impliedBusts === 0 && usage.stable.hookwire?.busts.length === 0, `${usage.stable.impliedBusts} implied`);
+
 if (jsonOut) {
   writeFileSync(
     jsonOut,
@@ -396,6 +450,7 @@ if (jsonOut) {
           uncachedBytes: runs[m.key].uncachedBytes,
         })),
         runs,
+        usage,
         checks,
         passed: checks.every((c) => c.ok),
       },

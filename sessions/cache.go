@@ -170,10 +170,21 @@ func (s *Store) CacheUsage(u Usage) (bust *CacheBust, inARow bool) {
 	if len(u.Model) > MaxIDBytes {
 		u.Model = ""
 	}
+	// The parent and agent as the store knows them now, while the task
+	// runs: its entry may be forgotten later (maxSessionsPerAgent).
+	s.mu.Lock()
+	parent, agent := s.parentAndAgent(u.Session)
+	s.mu.Unlock()
 	b := &s.cache
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	cs := b.session(u.Session)
+	if parent != "" {
+		cs.Parent = parent
+	}
+	if agent != "" {
+		cs.Agent = agent
+	}
 	r := cs.last
 	if r != nil && r.usage.Message == u.Message {
 		if r.restored || r.usage == u {
@@ -272,18 +283,32 @@ func (s *Store) CacheList() []CacheSession {
 	defer s.mu.Unlock()
 	for i := range out {
 		c := &out[i]
-		if sa, ok := s.agents.Get(c.Session); ok {
-			c.Agent = sa.agent
+		parent, agent := s.parentAndAgent(c.Session)
+		if parent != "" {
+			c.Parent = parent
 		}
-		for e := range s.byTaskID[c.Session] {
-			c.Parent = e.parent.id
-			if c.Agent == "" {
-				c.Agent = e.agent.name
-			}
-			break
+		if agent != "" {
+			c.Agent = agent
 		}
 	}
 	return out
+}
+
+// parentAndAgent is the parent that started session with a task and the
+// agent it runs, as far as the store knows them ("" where not); the
+// caller holds mu.
+func (s *Store) parentAndAgent(session string) (parent, agent string) {
+	if sa, ok := s.agents.Get(session); ok {
+		agent = sa.agent
+	}
+	for e := range s.byTaskID[session] {
+		parent = e.parent.id
+		if agent == "" {
+			agent = e.agent.name
+		}
+		break
+	}
+	return parent, agent
 }
 
 // forgetCache drops session's figures (session.deleted).
@@ -346,7 +371,9 @@ func (b *cacheBook) restore(list []snapshotCache) error {
 			break
 		}
 		cs := &cacheSession{CacheSession: sc.CacheSession}
-		cs.Parent, cs.Agent = "", "" // the store's, read when listed
+		if len(cs.Parent) > MaxIDBytes || len(cs.Agent) > MaxAgentNameBytes {
+			cs.Parent, cs.Agent = "", ""
+		}
 		if len(cs.Busts) > MaxBustsPerSession {
 			cs.Busts = cs.Busts[len(cs.Busts)-MaxBustsPerSession:]
 		}

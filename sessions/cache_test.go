@@ -278,3 +278,30 @@ func TestPrintEncoding(t *testing.T) {
 		assert.Error(t, err, bad)
 	}
 }
+
+// A task session's parent and agent are kept with its figures when its
+// entry is forgotten (maxSessionsPerAgent), and go into the state file.
+func TestCacheKeepsParentOfForgottenTask(t *testing.T) {
+	s := New(Config{MaxSessionsPerAgent: 1})
+	task := func(callID, child string) {
+		s.BeginCall(callID, "ses_p", "explorer", "look", "")
+		s.CompleteCall(callID, core.TaskOutcome{TaskID: child})
+	}
+	task("c1", "ses_c1")
+	s.CacheUsage(Usage{Session: "ses_c1", Message: "a1", CacheRead: 5})
+	s.CacheUsage(Usage{Session: "ses_top", Message: "a1", CacheRead: 5})
+	task("c2", "ses_c2") // ses_c1's entry is forgotten
+	assert.Len(t, s.List("ses_p"), 1)
+
+	data, err := s.Snapshot()
+	require.NoError(t, err)
+	r := New(Config{})
+	require.NoError(t, r.Restore(data))
+	for _, st := range []*Store{s, r} {
+		got := map[string][2]string{}
+		for _, c := range st.CacheList() {
+			got[c.Session] = [2]string{c.Parent, c.Agent}
+		}
+		assert.Equal(t, map[string][2]string{"ses_c1": {"ses_p", "explorer"}, "ses_top": {"", ""}}, got)
+	}
+}

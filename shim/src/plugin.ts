@@ -168,6 +168,7 @@ export function createHookwire(
   const ctx: ForwardContext = { sidecar, transforms: new TransformSync(), deadlines: settings, log, trace };
   const events = new EventForwarder(sidecar, log, {
     afterDelete: trace ? (event) => inspect(sidecar, "session.deleted", { event }) : undefined,
+    onBustsInARow: (session) => void toastBusts(sidecar, log, session, settings.timeoutMs),
   });
   const fallback = new RuntimeFallback(
     sidecar,
@@ -252,6 +253,30 @@ function afterChatMessage(caps: HostCapabilities, output: unknown): void {
   if (caps.has("variant") !== false) return;
   dropModelVariant(output);
   caps.announce();
+}
+
+/**
+ * A session's prompt cache fell twice in a row: asks the sidecar why
+ * (status.cache, PROTOCOL.md 4.8; the usage went out before this request on
+ * the same pipe) and shows it once per session as a toast.
+ */
+export async function toastBusts(sidecar: Sidecar, log: Logger, session: string, timeoutMs: number): Promise<void> {
+  try {
+    const r = await sidecar.request("status", {}, timeoutMs);
+    if (!r.ok) return;
+    type Summary = { session?: unknown; bustsInARow?: unknown; lastBust?: { detail?: unknown; cause?: unknown; tokensLost?: unknown } };
+    const per = (r.result as { cache?: { perSession?: Summary[] } } | null)?.cache?.perSession;
+    const s = Array.isArray(per) ? per.find((x) => x?.session === session) : undefined;
+    if (!s || typeof s.bustsInARow !== "number" || s.bustsInARow < 2 || typeof s.lastBust?.detail !== "string") return;
+    log.alert(
+      `cache-busts:${session}`,
+      "warn",
+      `hookwire: prompt cache missed ${s.bustsInARow} times in a row in session ${session}: ${s.lastBust.detail}`,
+      { session, cause: s.lastBust.cause, tokensLost: s.lastBust.tokensLost },
+    );
+  } catch {
+    // a toast is best effort
+  }
 }
 
 /** A deleted session's transform base is dropped at once, not left to the LRU bound. */
