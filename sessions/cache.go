@@ -101,6 +101,7 @@ type cacheBook struct {
 	mu       sync.Mutex
 	sessions *lru.List[string, *cacheSession] // most recently used first
 	changes  uint64
+	tableOn  *dbConn // the connection whose cache table exists (cachedb.go)
 }
 
 func (b *cacheBook) init() {
@@ -109,14 +110,22 @@ func (b *cacheBook) init() {
 	b.sessions = lru.New[string, *cacheSession]()
 }
 
-// session returns id's figures, creating them (which may forget the
-// least recently used session's).
-func (b *cacheBook) session(id string) *cacheSession {
+// cacheSession returns id's figures: the book's, else the database's,
+// else new ones (which may forget the least recently used session's). The
+// caller holds mu and the book's mu.
+func (s *Store) cacheSession(id string) *cacheSession {
+	b := &s.cache
 	if cs, ok := b.sessions.Get(id); ok {
 		b.sessions.Touch(id)
 		return cs
 	}
-	cs := &cacheSession{CacheSession: CacheSession{Session: keep(id)}}
+	var cs *cacheSession
+	if sc := s.cacheLoad(id); sc != nil {
+		cs, _ = loadCacheSession(sc) // a print this build cannot read: the figures without it
+	}
+	if cs == nil {
+		cs = &cacheSession{CacheSession: CacheSession{Session: keep(id)}}
+	}
 	b.sessions.PushFront(cs.Session, cs)
 	for b.sessions.Len() > MaxCacheSessions {
 		k, _, _ := b.sessions.Back()
@@ -132,10 +141,12 @@ func (s *Store) CachePrompt(session string, p *core.PromptPrint) {
 	if session == "" || len(session) > MaxIDBytes || p == nil {
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	b := &s.cache
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	cs := b.session(session)
+	cs := s.cacheSession(session)
 	cs.pending = append(cs.pending, p)
 	if len(cs.pending) > maxPendingPrompts {
 		cs.pending = cs.pending[len(cs.pending)-maxPendingPrompts:]
@@ -170,15 +181,15 @@ func (s *Store) CacheUsage(u Usage) (bust *CacheBust, inARow bool) {
 	if len(u.Model) > MaxIDBytes {
 		u.Model = ""
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	// The parent and agent as the store knows them now, while the task
 	// runs: its entry may be forgotten later (maxSessionsPerAgent).
-	s.mu.Lock()
 	parent, agent := s.parentAndAgent(u.Session)
-	s.mu.Unlock()
 	b := &s.cache
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	cs := b.session(u.Session)
+	cs := s.cacheSession(u.Session)
 	if parent != "" {
 		cs.Parent = parent
 	}
@@ -206,6 +217,7 @@ func (s *Store) CacheUsage(u Usage) (bust *CacheBust, inARow bool) {
 	cs.CacheReadTokens += u.CacheRead
 	cs.CacheWriteTokens += u.CacheWrite
 	b.changes++
+	defer s.cacheSave(cs)
 	r.bust = core.IsBust(r.hasPrev, r.prevCacheRead, u.CacheRead)
 	if !r.bust {
 		cs.BustsInARow = 0
@@ -270,19 +282,35 @@ func holds(p *core.PromptPrint, id uint64) bool {
 // CacheList returns every session's figures, the most recently used
 // first, with the parent and agent the store knows for it.
 func (s *Store) CacheList() []CacheSession {
-	b := &s.cache
-	b.mu.Lock()
-	out := make([]CacheSession, 0, b.sessions.Len())
-	for _, cs := range b.sessions.All() {
-		c := cs.CacheSession
-		c.Busts = append([]CacheBust{}, cs.Busts...)
-		out = append(out, c)
-	}
-	b.mu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var out []CacheSession
+	if s.db != nil {
+		// The database's: every process's sessions, not only this one's.
+		rows, err := s.db.readCache()
+		if err != nil {
+			s.db.fail(err)
+		}
+		for _, sc := range rows {
+			out = append(out, sc.CacheSession)
+		}
+	}
+	if out == nil {
+		b := &s.cache
+		b.mu.Lock()
+		out = make([]CacheSession, 0, b.sessions.Len())
+		for _, cs := range b.sessions.All() {
+			c := cs.CacheSession
+			c.Busts = append([]CacheBust{}, cs.Busts...)
+			out = append(out, c)
+		}
+		b.mu.Unlock()
+	}
 	for i := range out {
 		c := &out[i]
+		if c.Busts == nil {
+			c.Busts = []CacheBust{}
+		}
 		parent, agent := s.parentAndAgent(c.Session)
 		if parent != "" {
 			c.Parent = parent
@@ -298,7 +326,7 @@ func (s *Store) CacheList() []CacheSession {
 // agent it runs, as far as the store knows them ("" where not); the
 // caller holds mu.
 func (s *Store) parentAndAgent(session string) (parent, agent string) {
-	if sa, ok := s.agents.Get(session); ok {
+	if sa := s.cachedAgent(session); sa != nil {
 		agent = sa.agent
 	}
 	for e := range s.byTaskID[session] {
@@ -306,13 +334,20 @@ func (s *Store) parentAndAgent(session string) (parent, agent string) {
 		if agent == "" {
 			agent = e.agent.name
 		}
-		break
+		return parent, agent
+	}
+	if s.db != nil {
+		if ps := s.db.parentsOfTask(session); len(ps) > 0 {
+			parent = ps[0]
+		}
 	}
 	return parent, agent
 }
 
-// forgetCache drops session's figures (session.deleted).
+// forgetCache drops session's figures (session.deleted); the caller
+// holds mu.
 func (s *Store) forgetCache(session string) {
+	s.cacheDelete(session)
 	b := &s.cache
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -348,13 +383,41 @@ func (b *cacheBook) snapshot() []snapshotCache {
 	defer b.mu.Unlock()
 	out := make([]snapshotCache, 0, b.sessions.Len())
 	for _, cs := range b.sessions.All() {
-		sc := snapshotCache{CacheSession: cs.CacheSession}
-		if r := cs.last; r != nil {
-			sc.Last = &snapshotRequest{Message: r.usage.Message, Model: r.usage.Model, CacheRead: r.usage.CacheRead, Print: encodePrint(r.print)}
-		}
-		out = append(out, sc)
+		out = append(out, cs.save())
 	}
 	return out
+}
+
+// save is cs as the state keeps it.
+func (cs *cacheSession) save() snapshotCache {
+	sc := snapshotCache{CacheSession: cs.CacheSession}
+	if r := cs.last; r != nil {
+		sc.Last = &snapshotRequest{Message: r.usage.Message, Model: r.usage.Model, CacheRead: r.usage.CacheRead, Print: encodePrint(r.print)}
+	}
+	return sc
+}
+
+// loadCacheSession is sc as the book keeps it: bounded, its last request
+// restored to be compared with (never counted again). An error (a print
+// this build cannot read) still returns the figures, without the print.
+func loadCacheSession(sc *snapshotCache) (*cacheSession, error) {
+	cs := &cacheSession{CacheSession: sc.CacheSession}
+	if len(cs.Parent) > MaxIDBytes || len(cs.Agent) > MaxAgentNameBytes {
+		cs.Parent, cs.Agent = "", ""
+	}
+	if len(cs.Busts) > MaxBustsPerSession {
+		cs.Busts = cs.Busts[len(cs.Busts)-MaxBustsPerSession:]
+	}
+	l := sc.Last
+	if l == nil || l.Message == "" {
+		return cs, nil
+	}
+	p, err := decodePrint(l.Print)
+	cs.last = &cacheRequest{usage: Usage{Session: sc.Session, Message: l.Message, Model: l.Model, CacheRead: l.CacheRead}, print: p, restored: true}
+	if err != nil {
+		return cs, fmt.Errorf("cache of session %s: %w", sc.Session, err)
+	}
+	return cs, nil
 }
 
 // restore fills the empty book from a state file's "cache" member, the
@@ -370,20 +433,9 @@ func (b *cacheBook) restore(list []snapshotCache) error {
 		if b.sessions.Len() >= MaxCacheSessions {
 			break
 		}
-		cs := &cacheSession{CacheSession: sc.CacheSession}
-		if len(cs.Parent) > MaxIDBytes || len(cs.Agent) > MaxAgentNameBytes {
-			cs.Parent, cs.Agent = "", ""
-		}
-		if len(cs.Busts) > MaxBustsPerSession {
-			cs.Busts = cs.Busts[len(cs.Busts)-MaxBustsPerSession:]
-		}
-		if l := sc.Last; l != nil && l.Message != "" {
-			p, err := decodePrint(l.Print)
-			if err != nil {
-				return fmt.Errorf("cache of session %s: %w", sc.Session, err)
-			}
-			// The restored last request is compared with, never counted again.
-			cs.last = &cacheRequest{usage: Usage{Session: sc.Session, Message: l.Message, Model: l.Model, CacheRead: l.CacheRead}, print: p, restored: true}
+		cs, err := loadCacheSession(sc)
+		if err != nil {
+			return err
 		}
 		b.sessions.PushBack(cs.Session, cs)
 	}

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"fmt"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -304,4 +305,49 @@ func TestCacheKeepsParentOfForgottenTask(t *testing.T) {
 		}
 		assert.Equal(t, map[string][2]string{"ses_c1": {"ses_p", "explorer"}, "ses_top": {"", ""}}, got)
 	}
+}
+
+// In the state database: the figures are written through, a second
+// process (the next `opencode run --session`) reads them through and
+// compares its first request with the first process's last, and readers
+// (hookwire sessions) list every process's rows. session.deleted removes
+// the row.
+func TestCacheInDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	first := New(Config{})
+	d1, _ := openTestDB(t, path, first)
+	require.Equal(t, StateFilePersistent, d1.StateFile().Mode)
+	first.SetAgent("ses_p", "orchestrator")
+	playCache(t, first, []cacheStep{
+		{prompt: []string{"u1"}, sys: 1, block: 5}, {usage: use("a1", 100)},
+		{prompt: []string{"u1", "a1"}, sys: 1, block: 6},
+		{usage: use("a2", 10), bust: &core.Bust{Cause: core.CauseSystem, ByHookwire: true, Detail: "system prompt changed by hookwire (its Resumable Sessions block)"}},
+	})
+
+	second := New(Config{})
+	openTestDB(t, path, second)
+	second.CachePrompt("ses_p", promptOf(cacheStep{prompt: []string{"u1", "a1", "a2"}}))
+	second.CacheSystem("ses_p", 1, 7)
+	bust, inARow := second.CacheUsage(*use("a3", 5))
+	require.NotNil(t, bust, "compared with the first process's last request")
+	assert.True(t, bust.ByHookwire)
+	assert.True(t, inARow)
+	second.CacheUsage(Usage{Session: "ses_other", Message: "b1", CacheRead: 7})
+
+	got, err := ReadStateFile(path)
+	require.NoError(t, err)
+	require.Len(t, got.Cache, 2)
+	assert.Equal(t, "ses_other", got.Cache[0].Session, "the most recently used first")
+	p := got.Cache[1]
+	assert.Equal(t, "orchestrator", p.Agent)
+	assert.Equal(t, int64(3), p.Requests)
+	assert.Equal(t, int64(115), p.CacheReadTokens)
+	assert.Len(t, p.Busts, 2)
+	assert.Equal(t, got.Cache, first.CacheList(), "a process lists every process's figures")
+
+	first.DeleteSession("ses_p")
+	got, err = ReadStateFile(path)
+	require.NoError(t, err)
+	require.Len(t, got.Cache, 1)
+	assert.Equal(t, "ses_other", got.Cache[0].Session)
 }

@@ -84,6 +84,13 @@ func (d *storeDB) readAll() (*Store, error) {
 			reader.putHealth(h)
 		}
 	}
+	caches, err := d.readCache()
+	if err != nil {
+		return nil, err
+	}
+	if err := reader.cache.restore(caches); err != nil {
+		return nil, err
+	}
 	reader.db = nil
 	return reader, nil
 }

@@ -1,0 +1,120 @@
+package sessions
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+)
+
+// The cache book in the state database: one row per session, its figures
+// as the JSON of snapshotCache, written through on each usage counted and
+// read through when a process first meets the session (the next `opencode
+// run --session` compares its first request with the last one of the
+// previous process). The table is made when first written, so a database
+// made before it (same schema version) gains it then; a reader finds none
+// and lists nothing. The caller of each function holds the store's mu.
+
+const cacheTableSQL = `CREATE TABLE IF NOT EXISTS cache(session TEXT PRIMARY KEY, used INTEGER NOT NULL, data TEXT NOT NULL) WITHOUT ROWID`
+
+// cacheWritable reports whether the figures go to a database, making its
+// table once per connection.
+func (s *Store) cacheWritable() bool {
+	d := s.db
+	if d == nil || d.readOnly {
+		return false
+	}
+	if s.cache.tableOn == d.c {
+		return true
+	}
+	if err := d.c.exec(cacheTableSQL); err != nil {
+		d.fail(classify(err))
+		return false
+	}
+	s.cache.tableOn = d.c
+	return true
+}
+
+// noCacheTable: a database no process has written figures to yet.
+func noCacheTable(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no such table: cache")
+}
+
+// cacheLoad reads session's figures from the database, nil when it has
+// none (or there is no database).
+func (s *Store) cacheLoad(session string) *snapshotCache {
+	d := s.db
+	if d == nil {
+		return nil
+	}
+	var data string
+	err := d.c.queryRow("SELECT data FROM cache WHERE session=?", session).Scan(&data)
+	switch {
+	case err != nil && (noCacheTable(err) || errors.Is(err, sql.ErrNoRows)):
+		return nil
+	case err != nil:
+		d.fail(classify(err))
+		return nil
+	}
+	var sc snapshotCache
+	if json.Unmarshal([]byte(data), &sc) != nil || sc.Session != session {
+		return nil // a row this build cannot read is replaced at the next write
+	}
+	return &sc
+}
+
+// cacheSave writes cs's figures, and forgets the rows beyond
+// MaxCacheSessions, least recently used first.
+func (s *Store) cacheSave(cs *cacheSession) {
+	if !s.cacheWritable() {
+		return
+	}
+	data, err := json.Marshal(cs.save())
+	if err != nil {
+		return
+	}
+	d := s.db
+	if err := d.c.exec("INSERT INTO cache(session, used, data) VALUES(?,?,?) ON CONFLICT(session) DO UPDATE SET used=excluded.used, data=excluded.data",
+		cs.Session, time.Now().UnixNano(), string(data)); err != nil {
+		d.fail(classify(err))
+		return
+	}
+	if err := d.c.exec("DELETE FROM cache WHERE session IN (SELECT session FROM cache ORDER BY used DESC LIMIT -1 OFFSET ?)", MaxCacheSessions); err != nil {
+		d.fail(classify(err))
+	}
+}
+
+// cacheDelete forgets session's row (session.deleted).
+func (s *Store) cacheDelete(session string) {
+	if s.db == nil || s.db.readOnly {
+		return
+	}
+	if err := s.db.c.exec("DELETE FROM cache WHERE session=?", session); err != nil && !noCacheTable(err) {
+		s.db.fail(classify(err))
+	}
+}
+
+// readCache reads every session's figures, the most recently used first.
+func (d *storeDB) readCache() ([]snapshotCache, error) {
+	rows, err := d.c.query("SELECT data FROM cache ORDER BY used DESC, session")
+	if noCacheTable(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var out []snapshotCache
+	for rows.Next() {
+		var data string
+		if err := rows.Scan(&data); err != nil {
+			return nil, classify(err)
+		}
+		var sc snapshotCache
+		if json.Unmarshal([]byte(data), &sc) == nil && sc.Session != "" {
+			out = append(out, sc)
+		}
+	}
+	return out, classify(rows.Err())
+}
