@@ -27,6 +27,12 @@ type ObservedFile interface {
 	Status() ObservedFileStatus
 }
 
+// ObservedCache is what an ObservedFile may also give: the sessions'
+// prompt-cache figures (PROTOCOL.md 4.8), for status.cache.
+type ObservedCache interface {
+	Cache() []sessions.CacheSession
+}
+
 // ObservedFileStatus is status.observer (PROTOCOL.md 9).
 type ObservedFileStatus struct {
 	File     string `json:"file"`
@@ -202,6 +208,7 @@ type observerStatus struct {
 	State         string             `json:"state"`
 	StateFile     stateFile          `json:"stateFile"`
 	Observer      ObservedFileStatus `json:"observer"`
+	Cache         cacheStatus        `json:"cache"`
 }
 
 type observedStore struct {
@@ -233,5 +240,14 @@ func (o *Observer) status() observerStatus {
 		State:         "observing: " + fs.File + " (" + fs.LastLoad + ")",
 		StateFile:     stateFile{Mode: StateFileObserver, Path: fs.File},
 		Observer:      fs,
+		Cache:         cacheStatusOf(o.cache()),
 	}
+}
+
+// cache is the observed file's prompt-cache figures, if it gives them.
+func (o *Observer) cache() []sessions.CacheSession {
+	if c, ok := o.file.(ObservedCache); ok {
+		return c.Cache()
+	}
+	return nil
 }

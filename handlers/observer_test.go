@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
 )
@@ -143,4 +144,44 @@ func TestObserverSessionsChanged(t *testing.T) {
 		o.SessionsChanged(3) // a client far behind never blocks the watcher
 	}
 	assert.Len(t, o.Notifications(), cap(o.notes))
+}
+
+type fakeObservedCache struct {
+	*fakeObserved
+	cache []sessions.CacheSession
+}
+
+func (f fakeObservedCache) Cache() []sessions.CacheSession { return f.cache }
+
+// An observer's status.cache sums the file's prompt-cache figures up
+// (PROTOCOL.md 4.8), per session for the editors' views.
+func TestObserverStatusCache(t *testing.T) {
+	bust := sessions.CacheBust{Message: "msg_9", TokensLost: 40, Bust: core.Bust{Cause: "system", ByHookwire: true, Detail: "d"}}
+	file := fakeObservedCache{observed(), []sessions.CacheSession{
+		{Session: "ses_a", Agent: "orchestrator", Requests: 4, InputTokens: 100, CacheReadTokens: 300, BustCount: 2, TokensLost: 60, BustsInARow: 2,
+			Busts: []sessions.CacheBust{{Message: "msg_8", TokensLost: 20}, bust}},
+		{Session: "ses_c2", Parent: "ses_a", Agent: "explorer", Requests: 1, InputTokens: 50, CacheWriteTokens: 50, Busts: []sessions.CacheBust{}},
+	}}
+	o := NewObserver(Options{Version: "v9", Log: zerolog.Nop()}, file)
+	_, rerr := observe(t, o, "initialize", map[string]any{"protocolVersion": 1})
+	require.Nil(t, rerr)
+	got, rerr := observe(t, o, "status", nil)
+	require.Nil(t, rerr)
+	var st struct {
+		Cache json.RawMessage `json:"cache"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(got), &st))
+	assert.JSONEq(t, `{"sessions":2,"requests":5,"inputTokens":150,"cacheReadTokens":300,"cacheWriteTokens":50,"busts":2,"tokensLost":60,"cacheShare":0.6,
+		"perSession":[
+		  {"session":"ses_a","agent":"orchestrator","requests":4,"cacheShare":0.75,"busts":2,"bustsInARow":2,
+		   "lastBust":{"message":"msg_9","tokensLost":40,"cause":"system","byHookwire":true,"detail":"d"}},
+		  {"session":"ses_c2","parent":"ses_a","agent":"explorer","requests":1,"cacheShare":0,"busts":0,"bustsInARow":0}]}`, string(st.Cache))
+
+	// A file without figures: an empty summary, not null.
+	plain := NewObserver(Options{Version: "v9", Log: zerolog.Nop()}, observed())
+	_, rerr = observe(t, plain, "initialize", map[string]any{"protocolVersion": 1})
+	require.Nil(t, rerr)
+	got, rerr = observe(t, plain, "status", nil)
+	require.Nil(t, rerr)
+	assert.Contains(t, got, `"cache":{"sessions":0,"requests":0,"inputTokens":0,"cacheReadTokens":0,"cacheWriteTokens":0,"busts":0,"tokensLost":0,"cacheShare":0,"perSession":[]}`)
 }

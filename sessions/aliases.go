@@ -117,6 +117,7 @@ func (s *Store) CompleteCall(callID string, out core.TaskOutcome) {
 		return
 	}
 
+	s.cacheParent(id, pc.parent, pc.agent)
 	var e *entry
 	if pc.resumes != "" && pc.resumes != id {
 		if pred := s.lookup(pc.parent, pc.agent, pc.resumes); pred != nil {

@@ -344,6 +344,36 @@ func (s *Store) parentAndAgent(session string) (parent, agent string) {
 	return parent, agent
 }
 
+// cacheParent records that a task call from parent, for agent, ran in
+// session (tool.execute.after): a task session's usage comes before its
+// entry is made, and the entry may be forgotten later (maxSessionsPerAgent),
+// so its figures keep both. Only a session with figures is written; the
+// caller holds mu.
+func (s *Store) cacheParent(session, parent, agent string) {
+	b := &s.cache
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cs, ok := b.sessions.Get(session)
+	if !ok {
+		if s.db == nil {
+			return
+		}
+		if s.cacheLoad(session) == nil {
+			return
+		}
+		cs = s.cacheSession(session)
+	}
+	if cs.Parent == parent && (cs.Agent == agent || agent == "") {
+		return
+	}
+	cs.Parent = keep(parent)
+	if agent != "" {
+		cs.Agent = keep(agent)
+	}
+	b.changes++
+	s.cacheSave(cs)
+}
+
 // forgetCache drops session's figures (session.deleted); the caller
 // holds mu.
 func (s *Store) forgetCache(session string) {

@@ -351,3 +351,25 @@ func TestCacheInDatabase(t *testing.T) {
 	require.Len(t, got.Cache, 1)
 	assert.Equal(t, "ses_other", got.Cache[0].Session)
 }
+
+// A task session's requests come before its tool.execute.after makes its
+// entry: the parent is recorded with its figures then.
+func TestCacheParentFromCompletedCall(t *testing.T) {
+	for _, withDB := range []bool{false, true} {
+		t.Run(fmt.Sprintf("database=%v", withDB), func(t *testing.T) {
+			s := New(Config{MaxSessionsPerAgent: 1})
+			if withDB {
+				openTestDB(t, filepath.Join(t.TempDir(), "state.db"), s)
+			}
+			s.BeginCall("c1", "ses_p", "explorer", "look", "")
+			s.CacheUsage(Usage{Session: "ses_c1", Message: "a1", CacheRead: 5}) // the child runs: no entry yet
+			s.CompleteCall("c1", core.TaskOutcome{TaskID: "ses_c1"})
+			s.BeginCall("c2", "ses_p", "explorer", "look again", "")
+			s.CompleteCall("c2", core.TaskOutcome{TaskID: "ses_c2"}) // ses_c1's entry is forgotten
+			list := s.CacheList()
+			require.Len(t, list, 1)
+			assert.Equal(t, "ses_p", list[0].Parent)
+			assert.Equal(t, "explorer", list[0].Agent)
+		})
+	}
+}

@@ -51,7 +51,8 @@ type Options struct {
 	// Poll forces the fallback (for tests and file systems without events).
 	Poll bool
 	// OnChange is called, from the watcher's goroutine, after a read that
-	// changed the entries, with how many there are now.
+	// changed the entries or the prompt-cache figures, with how many
+	// entries there are now.
 	OnChange func(count int)
 }
 
@@ -76,6 +77,7 @@ type Watcher struct {
 
 	mu      sync.Mutex
 	entries []sessions.Entry
+	cache   []sessions.CacheSession
 	status  Status
 }
 
@@ -136,6 +138,14 @@ func (w *Watcher) Entries() []sessions.Entry {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.entries
+}
+
+// Cache returns the sessions' prompt-cache figures the last good read
+// found (PROTOCOL.md 4.8), the most recently used first.
+func (w *Watcher) Cache() []sessions.CacheSession {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.cache
 }
 
 // Status reports the file and the latest read's outcome.
@@ -281,8 +291,9 @@ func (w *Watcher) load() (count int, changed bool) {
 	}
 	// Newest use first across parents, as sessions.list orders them.
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].LastUse.After(entries[j].LastUse) })
-	changed = !reflect.DeepEqual(entries, w.entries)
+	changed = !reflect.DeepEqual(entries, w.entries) || !reflect.DeepEqual(got.Cache, w.cache)
 	w.entries = entries
+	w.cache = got.Cache
 	w.status.Parents = got.Parents
 	return len(entries), changed
 }

@@ -182,6 +182,33 @@ guarded(function()
 
   check(fired >= 4, ("User HookwireSessionsChanged fired on each change (%d times)"):format(fired))
 
+  -- The prompt cache (PROTOCOL.md 4.8): usage forwarded as OpenCode's
+  -- message.updated; the parent's cache read falls twice in a row.
+  local function usage(session, id, read, input)
+    serve.call("event", { input = { event = { type = "message.updated", properties = { info = {
+      id = id, sessionID = session, role = "assistant", providerID = "fake", modelID = "m",
+      tokens = { input = input, output = 5, cache = { read = read, write = 0 } },
+    } } } } })
+  end
+  usage("ses_parent", "msg_a1", 0, 100)
+  usage("ses_parent", "msg_a2", 300, 100)
+  usage("ses_parent", "msg_a3", 200, 200)
+  usage("ses_parent", "msg_a4", 100, 300)
+  usage("ses_child_1", "msg_c1", 300, 100)
+  check(wait_for(buf, "parent ses_parent  46% cached !!2 (unknown)", 3000) ~= nil, "the parent's line shows its cache share and two busts in a row")
+  check(wait_for(buf, "75% cached", 3000) ~= nil and line_of(buf, "75% cached") == line_of(buf, "exp-1"), "exp-1's line shows its session's cache share")
+  local render_lines = require("hookwire.buffer").render(
+    { { parent = "ses_p", agent = "explorer", alias = "exp-1", taskId = "ses_c", label = "x", lastUse = "2026-01-01T00:00:00Z", run = { state = "completed" } } },
+    os.time(),
+    require("hookwire.buffer").cache_of({ cache = { perSession = {
+      { session = "ses_p", requests = 3, cacheShare = 0.5, busts = 1, bustsInARow = 1, lastBust = { cause = "system", byHookwire = true } },
+      { session = "ses_c", requests = 0, cacheShare = 0, busts = 0, bustsInARow = 0 },
+      vim.NIL,
+    } } })
+  )
+  check(render_lines[2] == "parent ses_p  50% cached !1 (system, hookwire)", "render: a bust marker with its cause: " .. tostring(render_lines[2]))
+  check(render_lines[3]:find("cached", 1, true) == nil, "render: no figures before a session's first request")
+
   -- Mappings on the exp-1 line.
   local ln = line_of(buf, "exp-1")
   vim.api.nvim_win_set_cursor(0, { ln, 0 })

@@ -14,6 +14,9 @@ import {
   type AgentGroup,
   type ParentGroup,
   type SessionEntry,
+  readCache,
+  cacheTooltip,
+  type CacheFigures,
 } from "./entries.js";
 import { Observer, type ObserverOptions, type ObserverState } from "./observer.js";
 
@@ -45,6 +48,8 @@ interface Folder {
   name: string;
   observer: Observer;
   entries: SessionEntry[];
+  /** Prompt-cache figures by session (status.cache, PROTOCOL.md 4.8). */
+  cache: Map<string, CacheFigures>;
   listing: boolean;
   dirty: boolean;
   subs: Disposable[];
@@ -165,7 +170,7 @@ export class App {
       log: (line) => this.output.appendLine(`[${name}] ${line}`),
       ...this.options.observer,
     });
-    const folder: Folder = { path, name, observer, entries: [], listing: false, dirty: false, subs: [] };
+    const folder: Folder = { path, name, observer, entries: [], cache: new Map(), listing: false, dirty: false, subs: [] };
     let reportedStartFailure = false;
     let everReady = false;
     folder.subs.push(
@@ -216,6 +221,11 @@ export class App {
           this.output.appendLine(`[${f.name}] sessions.list failed: ${err instanceof Error ? err.message : String(err)}`);
           break;
         }
+        try {
+          f.cache = readCache(await f.observer.status());
+        } catch {
+          // an older sidecar or a failed status: the view shows no cache figures
+        }
         if (this.folders.get(f.path) === f) this.render();
       } while (f.dirty);
     } finally {
@@ -254,6 +264,11 @@ export class App {
     return [];
   }
 
+  /** A session's prompt-cache figures, as its folder's observer last reported them. */
+  private cacheOf(project: string, session: string): CacheFigures | undefined {
+    return this.folders.get(project)?.cache.get(session);
+  }
+
   private treeItem(n: Node): TreeItem {
     const v = this.vscode;
     const now = this.now();
@@ -261,8 +276,9 @@ export class App {
       const item = new v.TreeItem(n.group.parent || "(unknown parent)", v.TreeItemCollapsibleState.Expanded);
       item.id = `p:${n.group.parent}`;
       const folder = this.folders.size > 1 ? ` · ${this.folders.get(n.group.project)?.name ?? n.group.project}` : "";
-      item.description = parentDescription(n.group, now) + folder;
-      item.tooltip = `parent session ${n.group.parent}\nproject ${n.group.project}`;
+      const cache = this.cacheOf(n.group.project, n.group.parent);
+      item.description = parentDescription(n.group, now, cache) + folder;
+      item.tooltip = [`parent session ${n.group.parent}`, `project ${n.group.project}`, ...cacheTooltip(cache)].join("\n");
       item.iconPath = new v.ThemeIcon("comment-discussion");
       item.contextValue = "hookwire.parent";
       return item;
@@ -278,8 +294,9 @@ export class App {
     const e = n.entry;
     const item = new v.TreeItem(e.alias, v.TreeItemCollapsibleState.None);
     item.id = `s:${e.parent}:${e.agent}:${e.taskId}`;
-    item.description = entryDescription(e, now);
-    item.tooltip = entryTooltip(e);
+    const cache = this.cacheOf(e.project, e.taskId);
+    item.description = entryDescription(e, now, cache);
+    item.tooltip = [entryTooltip(e), ...cacheTooltip(cache)].join("\n");
     item.iconPath = new v.ThemeIcon(runIcon(e.run));
     item.contextValue = "hookwire.session";
     return item;

@@ -221,11 +221,60 @@ export function formatModel(m?: ModelDecision): string {
   return m.variant ? `${m.model} (${m.variant})` : m.model;
 }
 
-/** The description beside an entry's alias: label · model (and the model it left) · run state · age, blanks left out. */
-export function entryDescription(e: SessionEntry, now: Date): string {
+/** A session's prompt-cache figures, from status.cache.perSession (PROTOCOL.md 4.9). */
+export interface CacheFigures {
+  /** Share of prompt tokens read from the cache, 0 to 1. */
+  share: number;
+  requests: number;
+  busts: number;
+  bustsInARow: number;
+  /** The newest bust's cause and detail, when there was one. */
+  lastCause?: string;
+  lastDetail?: string;
+  lastByHookwire?: boolean;
+}
+
+/** Reads status.cache.perSession into figures by session id; anything unreadable is left out. */
+export function readCache(status: unknown): Map<string, CacheFigures> {
+  const out = new Map<string, CacheFigures>();
+  const per = (status as { cache?: { perSession?: unknown } } | null)?.cache?.perSession;
+  if (!Array.isArray(per)) return out;
+  const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0);
+  for (const raw of per) {
+    if (!isObject(raw) || typeof raw.session !== "string" || raw.session === "") continue;
+    const c: CacheFigures = { share: Math.min(num(raw.cacheShare), 1), requests: num(raw.requests), busts: num(raw.busts), bustsInARow: num(raw.bustsInARow) };
+    const last = raw.lastBust;
+    if (isObject(last)) {
+      if (typeof last.cause === "string") c.lastCause = last.cause;
+      if (typeof last.detail === "string") c.lastDetail = last.detail;
+      if (typeof last.byHookwire === "boolean") c.lastByHookwire = last.byHookwire;
+    }
+    out.set(raw.session, c);
+  }
+  return out;
+}
+
+/** "83% cached", with a bust marker: "83% cached ⚠2" ("⚠⚠" prefix when the last two busted in a row); "" without requests. */
+export function cacheText(c?: CacheFigures): string {
+  if (!c || c.requests === 0) return "";
+  const share = `${Math.round(c.share * 100)}% cached`;
+  if (c.busts === 0) return share;
+  return `${share} ${c.bustsInARow >= 2 ? "⚠⚠" : "⚠"}${c.busts}`;
+}
+
+/** The hover lines of a session's cache figures. */
+export function cacheTooltip(c?: CacheFigures): string[] {
+  if (!c || c.requests === 0) return [];
+  const lines = [`prompt cache: ${Math.round(c.share * 100)}% of prompt tokens read from cache over ${c.requests} request${c.requests === 1 ? "" : "s"}; ${c.busts} bust${c.busts === 1 ? "" : "s"}`];
+  if (c.lastCause) lines.push(`last bust: ${c.lastCause}${c.lastByHookwire ? " (hookwire)" : ""}${c.lastDetail ? `: ${c.lastDetail}` : ""}`);
+  return lines;
+}
+
+/** The description beside an entry's alias: label · model (and the model it left) · run state · cache · age, blanks left out. */
+export function entryDescription(e: SessionEntry, now: Date, cache?: CacheFigures): string {
   const last = e.switches?.at(-1);
   const model = formatModel(e.model) + (last ? ` (from ${last.from})` : "");
-  return [e.label, model.trim(), e.run?.state ?? "", formatAge(e.lastUse, now)].filter((s) => s !== "").join(" · ");
+  return [e.label, model.trim(), e.run?.state ?? "", cacheText(cache), formatAge(e.lastUse, now)].filter((s) => s !== "").join(" · ");
 }
 
 /** The hover text of an entry: every field on its own line. */
@@ -238,11 +287,10 @@ export function entryTooltip(e: SessionEntry): string {
   return lines.join("\n");
 }
 
-/** The description beside a parent session: how many sessions, and when last used. */
-export function parentDescription(p: ParentGroup, now: Date): string {
+/** The description beside a parent session: how many sessions, its own prompt cache, and when last used. */
+export function parentDescription(p: ParentGroup, now: Date, cache?: CacheFigures): string {
   const n = `${p.count} session${p.count === 1 ? "" : "s"}`;
-  const age = formatAge(p.lastUse, now);
-  return age ? `${n} · ${age}` : n;
+  return [n, cacheText(cache), formatAge(p.lastUse, now)].filter((s) => s !== "").join(" · ");
 }
 
 /** A codicon name for a run state. */

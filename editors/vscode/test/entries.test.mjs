@@ -121,3 +121,37 @@ test("openCommand quotes only what needs it", () => {
   assert.equal(openCommand("opencode", "ses_abc123"), "opencode --session ses_abc123");
   assert.equal(openCommand("/opt/my tools/opencode", "ses_x'y"), "'/opt/my tools/opencode' --session 'ses_x'\\''y'");
 });
+
+test("prompt cache: status.cache.perSession read by session, a share and a bust marker per line", () => {
+  const { readCache, cacheText, cacheTooltip, parentDescription } = entries;
+  const status = {
+    cache: {
+      perSession: [
+        { session: "ses_P", agent: "orchestrator", requests: 11, cacheShare: 0.831, busts: 5, bustsInARow: 2, lastBust: { message: "m", tokensLost: 564, cause: "system", byHookwire: true, detail: "system prompt changed by hookwire (its Resumable Sessions block)" } },
+        { session: "ses_C", parent: "ses_P", requests: 2, cacheShare: 0.5, busts: 1, bustsInARow: 0, lastBust: { cause: "unknown" } },
+        { session: "ses_Q", requests: 3, cacheShare: 0.95, busts: 0, bustsInARow: 0 },
+        { session: "ses_N", requests: 0, cacheShare: 0, busts: 0, bustsInARow: 0 },
+        { session: "", requests: 1 },
+        { requests: 1 },
+        "junk",
+      ],
+    },
+  };
+  const c = readCache(status);
+  assert.deepEqual([...c.keys()], ["ses_P", "ses_C", "ses_Q", "ses_N"]);
+  const rows = [
+    ["two busts in a row: a double marker", "ses_P", "83% cached ⚠⚠5"],
+    ["a bust, not in a row", "ses_C", "50% cached ⚠1"],
+    ["no bust: the share only", "ses_Q", "95% cached"],
+    ["no request yet: nothing", "ses_N", ""],
+    ["unknown session: nothing", "ses_X", ""],
+  ];
+  for (const [name, session, want] of rows) assert.equal(cacheText(c.get(session)), want, name);
+  assert.deepEqual(cacheTooltip(c.get("ses_P")), [
+    "prompt cache: 83% of prompt tokens read from cache over 11 requests; 5 busts",
+    "last bust: system (hookwire): system prompt changed by hookwire (its Resumable Sessions block)",
+  ]);
+  assert.equal(parentDescription({ parent: "ses_P", project: "/w", agents: [], count: 2, lastUse: new Date(NOW.getTime() - 120_000) }, NOW, c.get("ses_P")), "2 sessions · 83% cached ⚠⚠5 · 2m");
+  assert.equal(entryDescription({ parent: "ses_P", agent: "explorer", alias: "exp-1", taskId: "ses_C", label: "Map", project: "/w" }, NOW, c.get("ses_C")), "Map · 50% cached ⚠1");
+  for (const bad of [null, {}, { cache: null }, { cache: { perSession: "x" } }]) assert.equal(readCache(bad).size, 0);
+});

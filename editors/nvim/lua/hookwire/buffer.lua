@@ -69,9 +69,47 @@ local function pad(s, n)
   return s .. string.rep(" ", n - w)
 end
 
+--- A session's prompt-cache figures by session id, from the observer's
+--- status (status.cache.perSession, PROTOCOL.md 4.8).
+function M.cache_of(status)
+  local out = {}
+  local c = type(status) == "table" and status.cache
+  local per = type(c) == "table" and c.perSession
+  if type(per) ~= "table" then
+    return out
+  end
+  for _, p in ipairs(per) do
+    if type(p) == "table" and type(p.session) == "string" and p.session ~= "" then
+      out[p.session] = p
+    end
+  end
+  return out
+end
+
+--- "83% cached", with a bust marker ("!2", "!!2" when the last two busted
+--- in a row) and the last bust's cause; "" before any request.
+function M.cache_text(c)
+  if type(c) ~= "table" or (tonumber(c.requests) or 0) == 0 then
+    return ""
+  end
+  local s = ("%d%% cached"):format(math.floor((tonumber(c.cacheShare) or 0) * 100 + 0.5))
+  local busts = tonumber(c.busts) or 0
+  if busts > 0 then
+    s = s .. " " .. ((tonumber(c.bustsInARow) or 0) >= 2 and "!!" or "!") .. busts
+    local last = c.lastBust
+    if type(last) == "table" and type(last.cause) == "string" then
+      s = s .. " (" .. last.cause .. (last.byHookwire == true and ", hookwire" or "") .. ")"
+    end
+  end
+  return s
+end
+
 --- The buffer's lines for entries (as sessions.list gives them) and, for
---- each line that shows an entry, that entry.
-function M.render(entries, now)
+--- each line that shows an entry, that entry. cache (M.cache_of) adds each
+--- session's prompt cache: the parent's on its line, a task's at the end of
+--- its own.
+function M.render(entries, now, cache)
+  cache = cache or {}
   local lines, by_line = { HELP }, {}
   if #entries == 0 then
     table.insert(lines, "(no remembered task sessions yet)")
@@ -94,15 +132,18 @@ function M.render(entries, now)
     w.model = math.max(w.model, vim.fn.strdisplaywidth(model_of(e)))
   end
   for _, p in ipairs(parents) do
-    table.insert(lines, "parent " .. p)
+    local pc = M.cache_text(cache[p])
+    table.insert(lines, "parent " .. p .. (pc ~= "" and "  " .. pc or ""))
     for _, e in ipairs(rows[p]) do
-      table.insert(lines, ("  %s  %s  %s  %s  %4s  %s"):format(
+      local ec = M.cache_text(cache[e.taskId])
+      table.insert(lines, ("  %s  %s  %s  %s  %4s  %s%s"):format(
         pad(e.alias, w.alias),
         pad(e.agent, w.agent),
         pad(e.label, w.label),
         pad(model_of(e), w.model),
         M.age(e.lastUse, now),
-        run_of(e)
+        run_of(e),
+        ec ~= "" and "  " .. ec or ""
       ))
       by_line[#lines] = e
       -- Model switches (runtime fallback), newest last, under their entry.
@@ -136,9 +177,17 @@ function M.refresh(buf)
         entries_by_line[buf] = {}
         return
       end
-      local lines, by_line = M.render(entries)
-      set_lines(buf, lines)
-      entries_by_line[buf] = by_line
+      -- The prompt cache comes with status; without it the lines show none.
+      require("hookwire").status(function(st)
+        vim.schedule(function()
+          if not vim.api.nvim_buf_is_valid(buf) then
+            return
+          end
+          local lines, by_line = M.render(entries, nil, M.cache_of(st))
+          set_lines(buf, lines)
+          entries_by_line[buf] = by_line
+        end)
+      end)
     end)
   end)
 end
