@@ -5,7 +5,7 @@ import (
 	"hash/fnv"
 )
 
-// Prompt-cache accounting (PROTOCOL.md 4.8): what one request's prompt
+// Prompt-cache accounting (PROTOCOL.md 4.9): what one request's prompt
 // looked like to hookwire, cut down to hashes, and why a request whose
 // cached prefix shrank lost it.
 

@@ -2,7 +2,7 @@ package handlers
 
 import "github.com/hookwire/hookwire/sessions"
 
-// cacheStatus is status.cache (PROTOCOL.md 4.8, 5): the prompt-cache
+// cacheStatus is status.cache (PROTOCOL.md 4.9, 5): the prompt-cache
 // figures summed over the sessions held, and per session a line for a
 // view (the editors show share and busts per session).
 type cacheStatus struct {

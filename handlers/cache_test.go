@@ -17,7 +17,7 @@ import (
 // request, a token a byte) and reports its usage as OpenCode forwards it
 // (message.updated). hookwire's figures must be the provider's: the busts
 // its usage implies, each attributed to hookwire's own change with
-// cacheStable off, none with it on (PROTOCOL.md 4.8).
+// cacheStable off, none with it on (PROTOCOL.md 4.9).
 func TestCacheAccounting(t *testing.T) {
 	for _, stable := range []bool{false, true} {
 		t.Run(fmt.Sprintf("cacheStable=%v", stable), func(t *testing.T) {

@@ -162,7 +162,7 @@ func (s *Server) chatMessagesTransform(_ context.Context, req rpc.Request) (any,
 }
 
 // notePromptMessages records the history of a request, as it leaves
-// hookwire, for prompt-cache accounting (4.8): per message its id, its
+// hookwire, for prompt-cache accounting (4.9): per message its id, its
 // content and hookwire's ops, hashed. The session is sync's, else the
 // newest message's.
 func (s *Server) notePromptMessages(p *transformParams, history []entry, per [][]incremental.Op) {

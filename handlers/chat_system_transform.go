@@ -46,7 +46,7 @@ func (s *Server) chatSystemTransform(_ context.Context, req rpc.Request) (any, e
 }
 
 // notePromptSystem records the system prompt of session's request for
-// prompt-cache accounting (4.8): a hash of the parts that came to
+// prompt-cache accounting (4.9): a hash of the parts that came to
 // hookwire, and one of the block hookwire adds (a part equal to the block
 // is hookwire's, from an earlier pass).
 func (s *Server) notePromptSystem(session string, system []jsontext.Value, block string) {

@@ -33,7 +33,7 @@ type eventParams struct {
 }
 
 // event forgets a deleted session and everything remembered under it
-// (4.2), and counts an assistant message's usage (message.updated, 4.8).
+// (4.2), and counts an assistant message's usage (message.updated, 4.9).
 // Other event types are accepted and ignored.
 func (s *Server) event(_ context.Context, req rpc.Request) (any, error) {
 	var p eventParams
@@ -84,7 +84,7 @@ type tokens struct {
 }
 
 // usage counts an assistant message's usage for its session's cache
-// figures (4.8). A message that is not an assistant's, has no tokens yet
+// figures (4.9). A message that is not an assistant's, has no tokens yet
 // (OpenCode reports a message when it starts) or has tokens of the wrong
 // shape is skipped.
 func (s *Server) usage(session, message, role, provider, model string, raw jsontext.Value) {

@@ -28,7 +28,7 @@ type ObservedFile interface {
 }
 
 // ObservedCache is what an ObservedFile may also give: the sessions'
-// prompt-cache figures (PROTOCOL.md 4.8), for status.cache.
+// prompt-cache figures (PROTOCOL.md 4.9), for status.cache.
 type ObservedCache interface {
 	Cache() []sessions.CacheSession
 }

@@ -104,7 +104,7 @@ func fnvUint64(h, v uint64) uint64 {
 
 // ContentHash is the message's content hash over what a transform reads
 // (hashMessage), worked out once per message held. Prompt-cache accounting
-// (PROTOCOL.md 4.8) compares it between two requests.
+// (PROTOCOL.md 4.9) compares it between two requests.
 func (c *Content[D]) ContentHash() uint64 {
 	if c.bytes == 0 {
 		c.hash, c.bytes = hashMessage(&c.Wire)

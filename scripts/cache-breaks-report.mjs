@@ -34,7 +34,7 @@
 // does): for the orchestrator session of each run, OpenCode's own record
 // (`opencode export`, export.json: each assistant message's
 // tokens.cache.read) against what hookwire counted (`hookwire sessions
-// --json`, sessions.json, PROTOCOL.md 4.8). Busts implied by OpenCode's
+// --json`, sessions.json, PROTOCOL.md 4.9). Busts implied by OpenCode's
 // usage: assistant messages, in order, whose cache read is fewer than the
 // previous one's.
 

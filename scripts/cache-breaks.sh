@@ -12,7 +12,7 @@
 # breaks the cache no more often than OpenCode itself. The fake LLM reports
 # cached tokens as a prefix cache does (server.mjs --prefix-cache), and after
 # the last turn of each hookwire run the script keeps `hookwire sessions
-# --json` (what hookwire counted, PROTOCOL.md 4.8) beside `opencode export` of
+# --json` (what hookwire counted, PROTOCOL.md 4.9) beside `opencode export` of
 # the orchestrator session (what OpenCode recorded): the report checks one
 # against the other
 # (scripts/cache-breaks-report.mjs; the definitions are there and in

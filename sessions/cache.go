@@ -12,7 +12,7 @@ import (
 	"github.com/hookwire/hookwire/internal/lru"
 )
 
-// The prompt-cache figures of each session (PROTOCOL.md 4.8): requests,
+// The prompt-cache figures of each session (PROTOCOL.md 4.9): requests,
 // tokens, busts and their causes. They are kept in a book of their own
 // beside the store's other parts, with their own lock, bound and member of
 // the state file ("cache"), and forgotten with the session.
@@ -327,7 +327,10 @@ func (s *Store) CacheList() []CacheSession {
 // caller holds mu.
 func (s *Store) parentAndAgent(session string) (parent, agent string) {
 	if sa := s.cachedAgent(session); sa != nil {
-		agent = sa.agent
+		agent, parent = sa.agent, sa.parent // the parent session.created named (health.go)
+		if parent != "" {
+			return parent, agent
+		}
 	}
 	for e := range s.byTaskID[session] {
 		parent = e.parent.id

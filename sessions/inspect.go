@@ -24,7 +24,7 @@ type StateContents struct {
 	TrackedSessions int // sessions whose agent is remembered
 	// Health is every model's health the file keeps, latest failure first.
 	Health []Health
-	// Cache is each session's prompt-cache figures (PROTOCOL.md 4.8), the
+	// Cache is each session's prompt-cache figures (PROTOCOL.md 4.9), the
 	// most recently used first.
 	Cache []CacheSession
 }

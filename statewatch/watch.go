@@ -141,7 +141,7 @@ func (w *Watcher) Entries() []sessions.Entry {
 }
 
 // Cache returns the sessions' prompt-cache figures the last good read
-// found (PROTOCOL.md 4.8), the most recently used first.
+// found (PROTOCOL.md 4.9), the most recently used first.
 func (w *Watcher) Cache() []sessions.CacheSession {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -25,13 +25,13 @@ type sessionsList struct {
 	Sessions        []sessions.Entry `json:"sessions"` // never null
 	// Health is the models' health (PROTOCOL.md 4.8), latest failure first; never null.
 	Health []sessions.Health `json:"health"`
-	// Cache is each session's prompt-cache figures (PROTOCOL.md 4.8),
+	// Cache is each session's prompt-cache figures (PROTOCOL.md 4.9),
 	// the most recently used first; never null.
 	Cache []cacheEntry `json:"cache"`
 }
 
 // cacheEntry is one session of sessions --json's cache list, in the shape
-// PROTOCOL.md 4.8 gives (issue 24).
+// PROTOCOL.md 4.9 gives (issue 24).
 type cacheEntry struct {
 	Session          string               `json:"session"`
 	Parent           *string              `json:"parent"` // null: a top-level session

@@ -85,7 +85,7 @@ export type EventOptions = {
   maxWaiting?: number;
   /** Called after a session.deleted went out (the trace's inspection). */
   afterDelete?: (event: { type: string }) => Promise<void>;
-  /** Called after a usage went out whose cache read was the second in a row to fall (PROTOCOL.md 4.8). */
+  /** Called after a usage went out whose cache read was the second in a row to fall (PROTOCOL.md 4.9). */
   onBustsInARow?: (session: string) => void;
 };
 
@@ -99,7 +99,7 @@ export type EventOptions = {
 const USAGE_MEMORY = 256;
 
 /**
- * What goes out of a `message.updated` event (PROTOCOL.md 4.8): an assistant
+ * What goes out of a `message.updated` event (PROTOCOL.md 4.9): an assistant
  * message's usage, cut down to the session, message id, provider, model and
  * token counts (no content, no error text, no paths); undefined for any
  * other message, and for one whose tokens are still all zero (OpenCode
@@ -170,7 +170,7 @@ export class EventForwarder {
     return true;
   }
 
-  /** Counts a session's cache reads that fell (busts, PROTOCOL.md 4.8), and says when two came in a row. */
+  /** Counts a session's cache reads that fell (busts, PROTOCOL.md 4.9), and says when two came in a row. */
   private watchCache(usage: { properties: unknown }): void {
     const info = (usage.properties as { info: { id: string; sessionID: string; tokens: { cache: { read: number } } } }).info;
     const read = info.tokens.cache.read;

@@ -257,7 +257,7 @@ function afterChatMessage(caps: HostCapabilities, output: unknown): void {
 
 /**
  * A session's prompt cache fell twice in a row: asks the sidecar why
- * (status.cache, PROTOCOL.md 4.8; the usage went out before this request on
+ * (status.cache, PROTOCOL.md 4.9; the usage went out before this request on
  * the same pipe) and shows it once per session as a toast.
  */
 export async function toastBusts(sidecar: Sidecar, log: Logger, session: string, timeoutMs: number): Promise<void> {

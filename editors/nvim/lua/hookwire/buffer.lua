@@ -70,7 +70,7 @@ local function pad(s, n)
 end
 
 --- A session's prompt-cache figures by session id, from the observer's
---- status (status.cache.perSession, PROTOCOL.md 4.8).
+--- status (status.cache.perSession, PROTOCOL.md 4.9).
 function M.cache_of(status)
   local out = {}
   local c = type(status) == "table" and status.cache
