@@ -1,7 +1,6 @@
 package sessions
 
-import (
-)
+import ()
 
 // The store's database side. With a database attached (Database), the
 // store's maps are a cache in front of it and the database is the truth:
