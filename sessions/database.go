@@ -97,6 +97,14 @@ func OpenDatabase(ctx context.Context, path string, store *Store, log zerolog.Lo
 	return d, nil
 }
 
+// HasState reports whether there is state at path for Forget to change:
+// the database, or a JSON state file of an earlier release beside it
+// (legacyPath), which opening the database imports.
+func HasState(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, fs.ErrNotExist) || legacyPath(path) != ""
+}
+
 // legacyPath is the JSON state file an earlier release kept for the
 // database at path (PROTOCOL.md 6), when there is one to import.
 func legacyPath(path string) string {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 
 	"github.com/rs/zerolog"
 )
@@ -46,7 +44,7 @@ func Forget(path string, spec ForgetSpec) (Forgotten, error) {
 	if err := CheckStatePath(path); err != nil {
 		return done, err
 	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && legacyPath(path) == "" {
+	if !HasState(path) {
 		return done, nil // nothing to forget; create nothing
 	}
 	s := New(unbounded)

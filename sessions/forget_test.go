@@ -115,3 +115,35 @@ func TestForgetMissingFileAndBadSpecs(t *testing.T) {
 	_, err = Forget(path, ForgetSpec{All: true, Alias: "exp-1"})
 	assert.Error(t, err)
 }
+
+// TestHasState: Forget (and `hookwire forget`) finds state to change where
+// the database is, or where a release's JSON state file lies beside it to
+// be imported; a JSON file that is not regular, or beside a path that does
+// not end in .db, is none.
+func TestHasState(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string // name in the directory → contents ("" : a directory)
+		path  string
+		want  bool
+	}{
+		{"nothing", nil, "hookwire.db", false},
+		{"the database", map[string]string{"hookwire.db": "x"}, "hookwire.db", true},
+		{"a legacy file beside it", map[string]string{"hookwire.json": "{}"}, "hookwire.db", true},
+		{"a legacy name that is a directory", map[string]string{"hookwire.json": ""}, "hookwire.db", false},
+		{"no .db suffix, no legacy file", map[string]string{"state.json": "{}"}, "state", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, data := range tt.files {
+				if data == "" {
+					require.NoError(t, os.Mkdir(filepath.Join(dir, name), 0o700))
+					continue
+				}
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600))
+			}
+			assert.Equal(t, tt.want, HasState(filepath.Join(dir, tt.path)))
+		})
+	}
+}

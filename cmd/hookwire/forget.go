@@ -1,12 +1,9 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 
 	"github.com/hookwire/hookwire/sessions"
 )
@@ -41,28 +38,16 @@ func forgetCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "hookwire forget:", err)
 		return 1
 	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && !legacyExists(path) {
+	if !sessions.HasState(path) {
 		fmt.Fprintf(stdout, "%s: no state database, nothing to forget\n", path)
 		return 0
 	}
 
 	done, err := sessions.Forget(path, sessions.ForgetSpec{All: *all, Parent: *parent, Alias: *alias})
-	switch {
-	case err != nil:
+	if err != nil {
 		fmt.Fprintln(stderr, "hookwire forget:", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: forgot %d parent sessions, %d entries, %d session agents\n", path, done.Parents, done.Entries, done.Sessions)
 	return 0
-}
-
-// legacyExists: a JSON state file of an earlier release lies beside the
-// database path (PROTOCOL.md 6), which Forget imports first.
-func legacyExists(path string) bool {
-	base, ok := strings.CutSuffix(path, ".db")
-	if !ok {
-		return false
-	}
-	_, err := os.Lstat(base + ".json")
-	return err == nil
 }
