@@ -1,6 +1,7 @@
 // Package lru is a map that keeps its keys in order of recent use: the
 // one bounded-memory structure behind the session store's parents, tracked
-// sessions, pending calls, entries per agent and frozen blocks. It decides
+// sessions, pending calls, entries per agent, frozen blocks and
+// prompt-cache figures, and the incremental sync's bases. It decides
 // nothing about bounds: a caller evicts what it wants with Back and Remove.
 // It is not safe for concurrent use; its owner holds the lock.
 package lru
