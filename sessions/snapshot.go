@@ -85,7 +85,7 @@ func (s *Store) Snapshot() ([]byte, error) {
 		src = all
 	}
 	s.mu.Unlock()
-	doc, _ := src.snapshot()
+	doc := src.snapshot()
 	var buf bytes.Buffer
 	if err := doc.encode(&buf); err != nil {
 		return nil, err
@@ -93,10 +93,8 @@ func (s *Store) Snapshot() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// snapshot copies the store's state (its strings are shared, not copied)
-// and returns changeCount as of the copy, so a writer knows exactly which
-// state it wrote.
-func (s *Store) snapshot() (*snapshotDoc, uint64) {
+// snapshot copies the store's state (its strings are shared, not copied).
+func (s *Store) snapshot() *snapshotDoc {
 	s.mu.Lock()
 	doc := snapshotDoc{Version: snapshotVersion, Clock: s.clock, Parents: []snapshotParent{}, SessionAgents: []snapshotAgent{}}
 	for _, p := range s.parents.All() {
@@ -129,10 +127,9 @@ func (s *Store) snapshot() (*snapshotDoc, uint64) {
 			Parent: sa.parent, Running: sa.running, Switches: sa.switches})
 	}
 	doc.Health = s.healthList()
-	changes := s.changes + s.cacheChanges()
 	doc.Cache = s.cache.snapshot()
 	s.mu.Unlock()
-	return &doc, changes
+	return &doc
 }
 
 // encode writes doc as compact JSON, one parent at a time, so that writing

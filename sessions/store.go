@@ -161,6 +161,8 @@ type Store struct {
 	// two uses share a wall-clock instant.
 	clock uint64
 	// changes counts mutations of the persisted state (changeCount).
+	// Since the state lives in the database (dirty parents and tracked
+	// sessions say what to write, dbstore.go) only the tests read it.
 	changes uint64
 
 	pending     *lru.List[string, *pendingCall]  // by call id
@@ -383,10 +385,9 @@ func (s *Store) Stats() Stats {
 	}
 }
 
-// changeCount counts the mutations of the state Snapshot saves; a writer
-// compares it with the value it last wrote to know whether to write again.
-// Marking a parent or session as active without changing what it holds
-// does not count.
+// changeCount counts the mutations of the state Snapshot saves (the
+// tests' check that each one is seen as a change). Marking a parent or
+// session as active without changing what it holds does not count.
 func (s *Store) changeCount() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
