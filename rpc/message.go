@@ -80,10 +80,12 @@ func (d *decoder) reset(data []byte, opts ...jsontext.Options) {
 
 // decode classifies data as a request, a client response, or an invalid
 // message with the error that answers it (PROTOCOL.md 1). Escaped lone
-// surrogates in data are rewritten to \ufffd in place (data is the
-// caller's frame, which is not reused): real clients send them (Node's
-// JSON.stringify of a string cut inside a UTF-16 pair), and the handlers'
-// decoder would reject them. The id keeps the bytes it was sent with.
+// surrogates in data are rewritten to \ufffd in place (the caller lets
+// it: a frame's buffer is read into again only once its message was
+// handled, and ReadEnvelope copies a message that has one): real clients
+// send them (Node's JSON.stringify of a string cut inside a UTF-16 pair),
+// and the handlers' decoder would reject them. The id keeps the bytes it
+// was sent with.
 //
 // The scan rejects a lone surrogate as a syntax error, so data is looked
 // at for them only after a scan failed: a valid message is read once
@@ -207,7 +209,7 @@ func stringEnd(data []byte, start int) int {
 }
 
 func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+	for i < len(data) && isBlank(data[i]) {
 		i++
 	}
 	return i
