@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/hookwire/hookwire/contract"
 )
 
 // A diagnostic must be safe to run in a checkout nobody has looked at yet
@@ -200,8 +202,12 @@ func (d *doctor) noSidecar(lvl level) {
 		d.add(lvl, "sidecar", none, fmt.Sprintf(`add the plugin (see above): OpenCode installs %s, and npm the sidecar with it.`, pluginPackage))
 	case len(installed) > 0:
 		pj, _ := installedPackage(installed[0].spec)
+		platformPackage := "for " + runtime.GOOS + "/" + runtime.GOARCH + " (none is published)"
+		if name := platformPackageName(); name != "" {
+			platformPackage = name
+		}
 		d.add(levelFail, "sidecar", fmt.Sprintf("%s is installed (%s) without its platform package %s, which holds the sidecar: every hook passes through.",
-			installed[0].spec, pj, platformPackageName()),
+			installed[0].spec, pj, platformPackage),
 			fmt.Sprintf("reinstall it: remove %s and start OpenCode again (npm must not leave out optional dependencies).", filepath.Dir(filepath.Dir(filepath.Dir(pj)))))
 	case len(byName) > 0 && len(notInstalled) == len(byName):
 		d.add(levelWarn, "sidecar", fmt.Sprintf("%s is not installed yet, nor the sidecar that comes with it: until then every hook passes through.", byName[0].spec),
@@ -338,17 +344,12 @@ func pinnedVersion(spec string) string {
 	return v
 }
 
-// platformPackageName is the platform package for this machine, named as
-// Node names the platform (win32, x64).
+// platformPackageName is the platform package for this machine, as the
+// contract lists them (the shim installs and looks for the same one); ""
+// when none is published for it.
 func platformPackageName() string {
-	platform, arch := runtime.GOOS, runtime.GOARCH
-	if platform == "windows" {
-		platform = "win32"
-	}
-	if arch == "amd64" {
-		arch = "x64"
-	}
-	return pluginPackage + "-" + platform + "-" + arch
+	p, _ := contract.PlatformFor(runtime.GOOS, runtime.GOARCH)
+	return p.Package
 }
 
 // platformBinary is the sidecar of the platform package npm installed
@@ -366,8 +367,12 @@ func (d *doctor) platformBinary() (bin, pkgJSON string) {
 		if pj == "" {
 			continue
 		}
+		name := platformPackageName()
+		if name == "" {
+			return "", ""
+		}
 		// <dir>/node_modules/hookwire-opencode/package.json -> <dir>/node_modules/<platform package>/bin/hookwire
-		pkg := filepath.Join(filepath.Dir(filepath.Dir(pj)), platformPackageName())
+		pkg := filepath.Join(filepath.Dir(filepath.Dir(pj)), name)
 		bin := filepath.Join(pkg, "bin", exe)
 		if st, err := os.Stat(bin); err == nil && !st.IsDir() {
 			return bin, filepath.Join(pkg, "package.json")
