@@ -55,12 +55,18 @@ func (s *Store) SetAgent(session, agent string) {
 	sa := &sessionAgent{session: keep(session), agent: keep(agent), epoch: s.fresh()}
 	s.track(sa, false)
 	s.markTracked(sa)
+	s.evictTracked()
+	s.changed()
+	s.enforceBudget()
+}
+
+// evictTracked forgets the least recently active sessions beyond
+// MaxTrackedSessions.
+func (s *Store) evictTracked() {
 	for s.agents.Len() > s.cfg.MaxTrackedSessions {
 		oldest, _, _ := s.agents.Back()
 		s.untrack(oldest)
 	}
-	s.changed()
-	s.enforceBudget()
 }
 
 // track adds sa, not yet tracked, as the most (or, oldest, the least)

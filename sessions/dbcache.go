@@ -117,10 +117,7 @@ func (s *Store) readParent(id string, rev int64) (*parentState, error) {
 	}
 	p.rev, p.epoch = rev, d.epoch
 	s.parents.Touch(id)
-	for s.parents.Len() > s.cfg.MaxParents {
-		_, oldest, _ := s.parents.Back()
-		s.dropParent(oldest)
-	}
+	s.evictParents()
 	return p, nil
 }
 
@@ -159,9 +156,6 @@ func (s *Store) cachedAgent(session string) *sessionAgent {
 		restoreTrackedColumn(sa, model.String) // health.go
 	}
 	s.track(sa, false)
-	for s.agents.Len() > s.cfg.MaxTrackedSessions {
-		oldest, _, _ := s.agents.Back()
-		s.untrack(oldest)
-	}
+	s.evictTracked()
 	return sa
 }

@@ -251,11 +251,17 @@ func (s *Store) parent(id string) *parentState {
 	}
 	s.parents.PushFront(id, p)
 	s.addParentBytes(p, parentCost(id))
+	s.evictParents()
+	return p
+}
+
+// evictParents forgets the least recently active parents beyond
+// MaxParents.
+func (s *Store) evictParents() {
 	for s.parents.Len() > s.cfg.MaxParents {
 		_, oldest, _ := s.parents.Back()
 		s.dropParent(oldest)
 	}
-	return p
 }
 
 // dropParent forgets p with its counters, entries and frozen blocks.
