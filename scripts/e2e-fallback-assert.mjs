@@ -127,4 +127,21 @@ check("H9 the sidecar logged each switch at info (from, to, reason); the shim ab
     trace.some((r) => r.ev === "fallback-rescue" && r.ok === true && r.stored === true),
   `${switched.length} switches logged; trace ${JSON.stringify(trace.filter((r) => r.ev?.startsWith?.("fallback")))}`);
 
+// --- The user's own session under `opencode serve` ------------------------------------
+const serveDir = join(work, "serve");
+const served = load(serveDir);
+let messages = [];
+try {
+  messages = JSON.parse(readText(join(serveDir, "messages.json")) || "[]");
+} catch {}
+const users = messages.filter((m) => m.info?.role === "user");
+const lastText = messages.filter((m) => m.info?.role === "assistant").at(-1)?.parts?.filter((p) => p.type === "text").map((p) => p.text).join("") ?? "";
+const orchestrator429 = served.limited.filter((r) => r.agent === "orchestrator").length;
+check("U1 opencode serve: the user's session on a 429 model is aborted and its message sent again on its fallback, once",
+  users.length === 2 && users[0].info.model?.modelID === "fake-model-3" && users[1].info.model?.modelID === "fake-model-2" &&
+    users[1].parts?.some((p) => p.type === "text" && p.text.includes("TURN3")) && orchestrator429 === 1 &&
+    /FALLBACK_TURN3_DONE/.test(lastText) &&
+    JSON.stringify(modelsOf(served.requests, "orchestrator", (r) => r.body.model !== LIMITED_MODEL)) === JSON.stringify(["fake-model-2"]),
+  `user messages on ${JSON.stringify(users.map((u) => u.info.model?.modelID))}; orchestrator 429s ${orchestrator429}; last text ${short(lastText)}`);
+
 finish("e2e-fallback");

@@ -14,6 +14,10 @@
 #          answer from fake-model-2, every later request avoids fake-model-3,
 #          the resume of exp-1 in turn 2 runs the same child, and
 #          `hookwire sessions --json` shows the switches
+#   serve/ the user's own session under `opencode serve`: the orchestrator
+#          (with an agentModels entry) is prompted on fake-model-3 over
+#          HTTP; hookwire aborts it at the first retry and sends the message
+#          again on fake-model-2
 #
 # Env: HOOKWIRE_CACHE, HOOKWIRE_BIN, HOOKWIRE_E2E_KEEP=1, the shim deadlines
 # HOOKWIRE_E2E_TIMEOUT_MS / HOOKWIRE_E2E_TRANSFORM_TIMEOUT_MS as for
@@ -67,5 +71,37 @@ fallback_runs "$WORK/hw"
 "$SIDECAR" sessions --json --project "$WORK/hw/project" >"$WORK/hw/sessions.json" 2>"$WORK/hw/sessions.err" || true
 "$SIDECAR" sessions --project "$WORK/hw/project" >"$WORK/hw/sessions.txt" 2>&1 || true
 sed 's/^/[e2e-fallback] sessions: /' "$WORK/hw/sessions.txt" >&2
+# serve_run DIR: `opencode serve` with the shim (the orchestrator has a
+# fallback too), one session prompted over HTTP on fake-model-3; its
+# messages afterwards in DIR/messages.json.
+serve_run() {
+  local dir=$1 port sid serve_pid
+  oc_home "$dir"
+  export FAKELLM_EVENTS=$dir/fakellm-events.jsonl HOOKWIRE_SHIM_TRACE=$dir/trace-run.jsonl
+  oc_project "$dir/project" '# e2e fallback project'
+  oc_fakellm_start "$dir" $((RUN_TIMEOUT + 60)) --scenario "$ROOT/scripts/fakellm/fallback-scenario.mjs"
+  oc_config "$ROOT/scripts/e2e-fallback-config.mjs" --user-fallback
+  port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+  (cd "$dir/project" && exec timeout -k 5 "$RUN_TIMEOUT" "$OPENCODE" serve --port "$port" --hostname 127.0.0.1 </dev/null >"$dir/serve.out" 2>&1) &
+  serve_pid=$!
+  for _ in $(seq 150); do grep -q listening "$dir/serve.out" 2>/dev/null && break; sleep 0.2; done
+  sid=$(curl -s -m 30 -X POST -H 'content-type: application/json' -d '{}' "http://127.0.0.1:$port/session" |
+    node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{try{console.log(JSON.parse(s).id)}catch{}})')
+  log "serve: session $sid"
+  curl -s -m 60 -X POST -H 'content-type: application/json' \
+    -d '{"agent":"orchestrator","model":{"providerID":"fake","modelID":"fake-model-3"},"parts":[{"type":"text","text":"Hello. TURN3 AGENT_MARKER:orchestrator"}]}' \
+    "http://127.0.0.1:$port/session/$sid/message" >"$dir/first.json" || true
+  # The message sent again runs on after the first prompt's answer (the abort): wait for its final text.
+  for _ in $(seq 60); do
+    curl -s -m 10 "http://127.0.0.1:$port/session/$sid/message" >"$dir/messages.json" || true
+    grep -q FALLBACK_TURN3_DONE "$dir/messages.json" && break
+    sleep 0.5
+  done
+  kill "$serve_pid" 2>/dev/null || true
+  wait "$serve_pid" 2>/dev/null || true
+  oc_fakellm_stop
+}
+serve_run "$WORK/serve"
+
 
 node "$ROOT/scripts/e2e-fallback-assert.mjs" "$WORK"

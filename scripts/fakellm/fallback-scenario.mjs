@@ -8,7 +8,7 @@
 //   TURN2  0 task explorer task_id "exp-1" (resume)                     1 final text
 //   TURN3  0 task explorer (a new child)   1 task oracle (a new child)   2 final text
 // Both subagents are configured on fake/fake-model-3, which always answers
-// HTTP 429 (retry-after: FALLBACK_RETRY_AFTER seconds, default 2) with an
+// (for any agent but the title generator) HTTP 429 (retry-after: FALLBACK_RETRY_AFTER seconds, default 2) with an
 // OpenAI-style rate_limit_exceeded body. On any other model a subagent
 // answers with text naming the model it ran on.
 
@@ -39,8 +39,16 @@ function turnOf(messages) {
   return "TURN1";
 }
 
+/** The answer of fake-model-3: always HTTP 429. */
+const rateLimited = () => ({
+  status: 429,
+  headers: { "retry-after": process.env.FALLBACK_RETRY_AFTER ?? "2" },
+  error: { message: `Rate limit reached for ${LIMITED_MODEL}`, type: "rate_limit_exceeded", code: "rate_limit_exceeded" },
+});
+
 export function reply(body, { agent }) {
   const messages = body.messages ?? [];
+  if (agent !== "title" && body.model === LIMITED_MODEL) return rateLimited();
   switch (agent) {
     case "title":
       return { text: "Fallback session" };
@@ -53,13 +61,6 @@ export function reply(body, { agent }) {
     }
     case "explorer":
     case "oracle":
-      if (body.model === LIMITED_MODEL) {
-        return {
-          status: 429,
-          headers: { "retry-after": process.env.FALLBACK_RETRY_AFTER ?? "2" },
-          error: { message: `Rate limit reached for ${LIMITED_MODEL}`, type: "rate_limit_exceeded", code: "rate_limit_exceeded" },
-        };
-      }
       return { text: `${agent.toUpperCase()}_REPLY on ${body.model}: user messages ${messages.filter((m) => m.role === "user").length}` };
     default:
       return { text: "UNKNOWN_AGENT_REPLY" };

@@ -101,6 +101,11 @@ export type FallbackOptions = {
   rescueTimeoutMs: number;
   /** The task tools (lower-cased). */
   taskTools: () => string[];
+  /**
+   * `opencode run`: an abort ends the run, so the user's own session is not
+   * resent (its next message gets the healthy model at chat.message).
+   */
+  oneShot?: boolean;
   /** Finishes a rescued task call as tool.execute.after would have (aliases, 4.2); output is patched in place. */
   afterTask: (input: { tool: string; sessionID: string; callID: string; args: unknown }, output: { title: string; output: string; metadata: unknown }) => Promise<void>;
 };
@@ -170,12 +175,14 @@ export class RuntimeFallback {
     const from = res.model ?? "?";
     const reason = res.reason ?? res.class ?? "failed";
     this.trace?.write({ ev: "fallback", action: res.action, session: sessionID, from, to, reason });
-    this.log.notice("info", `hookwire: ${from} failed (${reason}); switching to ${to}`, { session: sessionID, from, to, reason, action: res.action });
+    const when = res.action === "resend" && this.opts.oneShot ? " at the next message" : "";
+    this.log.notice("info", `hookwire: ${from} failed (${reason}); switching to ${to}${when}`, { session: sessionID, from, to, reason, action: res.action });
     if (res.action === "abort") {
       this.plans.set(sessionID, { fallback: res.fallback, from, reason });
       await this.client?.session?.abort?.({ path: { id: sessionID } });
       return;
     }
+    if (this.opts.oneShot) return;
     await this.resend(sessionID, res.fallback);
   }
 

@@ -177,6 +177,7 @@ export function createHookwire(
     {
       timeoutMs: settings.timeoutMs,
       rescueTimeoutMs: settings.fallbackTimeoutMs,
+      oneShot: process.argv[2] === "run",
       taskTools: () => sidecar.capabilities?.taskTools ?? ["task"],
       afterTask: (i, o) => forwardHook(ctx, "tool.execute.after", i, o),
     },

@@ -178,3 +178,51 @@ test("a task error with no fallback plan is left as it is", async () => {
     s.cleanup();
   }
 });
+
+/** The user's own session (an agent with an agentModels entry) failing on its model. */
+async function userSessionFails(oneShot) {
+  const s = scratch();
+  const { client, calls } = fallbackClient();
+  calls.promptAsync = [];
+  client.session.messages = async () => ({
+    data: [
+      { info: { role: "user", agent: "orchestrator" }, parts: [{ type: "text", text: "Do it." }, { type: "text", text: "reminder", synthetic: true }] },
+      { info: { role: "assistant" }, parts: [] },
+    ],
+  });
+  client.session.promptAsync = async (o) => (calls.promptAsync.push(o), {});
+  const argv = process.argv;
+  if (oneShot) process.argv = [argv[0], argv[1], "run"];
+  const config = { agentModels: { orchestrator: { fallbackModels: ["fake/fake-model-2"] } } };
+  const h = createHookwire({ client }, { binary: realSidecar(), trace: s.trace, logFile: s.log, timeoutMs: 3000, state: false, ...config }, { ...process.env, HOME: s.dir });
+  process.argv = argv;
+  try {
+    const msg = { message: { id: "m", role: "user", sessionID: "ses_u", agent: "orchestrator", model: { providerID: "fake", modelID: "fake-model-3" } }, parts: [] };
+    await h.hooks["chat.message"]({ sessionID: "ses_u", agent: "orchestrator" }, msg);
+    await h.hooks.event({ event: { type: "session.status", properties: { sessionID: "ses_u", status: { type: "retry", attempt: 1, message: "Rate limit reached", next: Date.now() + 2000 } } } });
+    await waitFor(() => calls.toasts.length > 0, 3000);
+    await waitFor(() => oneShot || calls.promptAsync.length > 0, 3000);
+    return calls;
+  } finally {
+    const pid = h.sidecar.pid;
+    await h.dispose();
+    await waitFor(() => !alive(pid), 3000);
+    s.cleanup();
+  }
+}
+
+test("real sidecar: the user's own session is aborted and its last message sent again on the fallback", async () => {
+  const calls = await userSessionFails(false);
+  assert.deepEqual(calls.abort, ["ses_u"]);
+  assert.equal(calls.promptAsync.length, 1);
+  assert.deepEqual(calls.promptAsync[0].body.model, { providerID: "fake", modelID: "fake-model-2" });
+  assert.equal(calls.promptAsync[0].body.agent, "orchestrator");
+  assert.deepEqual(calls.promptAsync[0].body.parts, [{ type: "text", text: "Do it." }], "the user's words, not hookwire's synthetic parts");
+});
+
+test("real sidecar: under `opencode run` the user's session is left (an abort would end the run)", async () => {
+  const calls = await userSessionFails(true);
+  assert.deepEqual(calls.abort, []);
+  assert.equal(calls.promptAsync.length, 0);
+  assert.match(calls.toasts[0], /switching to fake\/fake-model-2 at the next message/);
+});
