@@ -274,10 +274,7 @@ func (d *Database) migrateInPlace(ctx context.Context) error {
 		os.Remove(tmp)
 		// Serve what the file holds, read-only, rather than nothing.
 		d.store.mu.Lock()
-		src.mu.Lock()
-		d.store.clock, d.store.parents, d.store.byTaskID, d.store.agents = src.clock, src.parents, src.byTaskID, src.agents
-		d.store.entryCount, d.store.frozenCount, d.store.parentBytes, d.store.trackedBytes = src.entryCount, src.frozenCount, src.parentBytes, src.trackedBytes
-		src.mu.Unlock()
+		d.store.adopt(src)
 		d.store.mu.Unlock()
 		d.mode, d.reason = StateFileReadOnly, "the JSON state file of an earlier release could not be made a database ("+err.Error()+"): read, never written"
 		d.log.Warn().Str("state", d.path).Str("reason", d.reason).Msg("state file is read-only: existing aliases resolve, new ones last as long as this process")

@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/hookwire/hookwire/core"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -437,6 +439,36 @@ func TestMigrateInPlace(t *testing.T) {
 	got, err = ReadStateFile(path)
 	require.NoError(t, err)
 	assert.Len(t, got.Sessions, 5)
+}
+
+// --state FILE naming an earlier release's JSON file where no database can
+// be built beside it: the file is served read-only, all of it (entries,
+// model health), never written.
+func TestMigrateInPlaceFallsBackToReadOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hookwire.json")
+	w := newHarness(t, Config{})
+	w.task("p1", "explorer", "one", "ses_a")
+	until := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	w.s.SetModelHealth("openai/gpt-5", core.ModelHealth{Until: until, Strikes: 2, Last: until.Add(-time.Minute), Class: "rate_limit"})
+	doc, err := w.s.Snapshot()
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, doc, 0o600))
+	// A non-empty directory where the database is built: it cannot be
+	// removed, and SQLite cannot open it.
+	tmp := path + ".migrating-" + strconv.Itoa(os.Getpid())
+	require.NoError(t, os.MkdirAll(filepath.Join(tmp, "x"), 0o700))
+
+	r := newHarness(t, Config{})
+	d, _ := openTestDB(t, path, r.s)
+	assert.Equal(t, StateFileReadOnly, d.StateFile().Mode)
+	assert.True(t, isJSONFile(path), "the JSON file is left as it was")
+	act, id := r.resolve("p1", "explorer", "exp-1")
+	assert.Equal(t, TaskIDReplace, act)
+	assert.Equal(t, "ses_a", id)
+	h, ok := r.s.ModelHealth("openai/gpt-5")
+	require.True(t, ok, "the file's model health is served too")
+	assert.Equal(t, 2, h.Strikes)
+	assert.True(t, r.s.Cooling("openai/gpt-5", until.Add(-time.Hour)))
 }
 
 // A database that cannot be written is read: existing aliases resolve,

@@ -237,6 +237,15 @@ func (s *Store) restore(ctx context.Context, r io.Reader) error {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.adopt(n)
+	s.changed()
+	return nil
+}
+
+// adopt makes what n holds s's: the swap by which a store built aside (from
+// a document) becomes the one served. n is the caller's alone and is not
+// used after; the caller holds s.mu.
+func (s *Store) adopt(n *Store) {
 	s.clock = n.clock
 	s.pending, s.parents, s.byTaskID, s.agents = n.pending, n.parents, n.byTaskID, n.agents
 	s.health = n.health
@@ -245,8 +254,6 @@ func (s *Store) restore(ctx context.Context, r io.Reader) error {
 	s.cache.mu.Lock()
 	s.cache.sessions = n.cache.sessions
 	s.cache.mu.Unlock()
-	s.changed()
-	return nil
 }
 
 // decode fills the empty store s, owned by the caller alone, from the
