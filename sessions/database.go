@@ -201,8 +201,8 @@ func (d *Database) importLegacy(ctx context.Context, lp string) {
 // importInto writes everything src holds into c, inside c's write
 // transaction, keeping src's recency order, and marks the import done.
 func importInto(c *dbConn, src *Store) error {
-	var seq, clock int64
-	if err := c.queryRow("SELECT coalesce((SELECT value FROM meta WHERE key='seq'),0), coalesce((SELECT value FROM meta WHERE key='clock'),0)").Scan(&seq, &clock); err != nil {
+	seq, clock, err := c.seqClock()
+	if err != nil {
 		return err
 	}
 	src.mu.Lock()

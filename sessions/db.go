@@ -414,6 +414,14 @@ func (c *dbConn) dataVersion() (int64, error) {
 	return v, err
 }
 
+// seqClock reads the database's write sequence and logical clock (0 in a
+// new database); inside a write transaction they are the ones it goes on
+// from.
+func (c *dbConn) seqClock() (seq, clock int64, err error) {
+	err = c.queryRow("SELECT coalesce((SELECT value FROM meta WHERE key='seq'),0), coalesce((SELECT value FROM meta WHERE key='clock'),0)").Scan(&seq, &clock)
+	return seq, clock, err
+}
+
 // close releases the connection. A writer that is the last one on the
 // database checkpoints it and leaves it in rollback mode, a single file a
 // read-only open can read without making a -shm; with others still on it

@@ -96,8 +96,8 @@ func (s *Store) begin() {
 	}
 	d.inTx = true
 	s.refresh()
-	var seq, clock int64
-	if err := d.c.queryRow("SELECT coalesce((SELECT value FROM meta WHERE key='seq'),0), coalesce((SELECT value FROM meta WHERE key='clock'),0)").Scan(&seq, &clock); err != nil {
+	seq, clock, err := d.c.seqClock()
+	if err != nil {
 		d.fail(err)
 		d.rollback()
 		return
