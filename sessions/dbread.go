@@ -24,15 +24,14 @@ var unbounded = Config{
 // caller holds the store's mu (or owns d alone). It reads in one
 // transaction, so it sees one state however others write.
 func (d *storeDB) readAll() (*Store, error) {
-	out := New(unbounded)
 	if !d.inTx {
 		if err := d.c.exec("BEGIN"); err != nil {
 			return nil, classify(err)
 		}
 		defer d.c.exec("COMMIT")
 	}
-	reader := &Store{cfg: out.cfg, now: out.now, db: &storeDB{c: d.c, readOnly: true, report: func(error) {}, epoch: 1}}
-	reader.reset()
+	reader := New(unbounded)
+	reader.db = &storeDB{c: d.c, readOnly: true, report: func(error) {}, epoch: 1}
 	rows, err := d.c.query("SELECT id, rev FROM parents ORDER BY rev DESC, id")
 	if err != nil {
 		return nil, classify(err)
