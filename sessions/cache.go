@@ -294,12 +294,31 @@ func (s *Store) CacheList() []CacheSession {
 		for _, sc := range rows {
 			out = append(out, sc.CacheSession)
 		}
+		// This process's own figures the database lacks (read only, or
+		// a write failed), after the database's.
+		seen := make(map[string]bool, len(out))
+		for _, c := range out {
+			seen[c.Session] = true
+		}
+		b := &s.cache
+		b.mu.Lock()
+		for _, cs := range b.sessions.All() {
+			if !seen[cs.Session] && cs.Requests > 0 {
+				c := cs.CacheSession
+				c.Busts = append([]CacheBust{}, cs.Busts...)
+				out = append(out, c)
+			}
+		}
+		b.mu.Unlock()
 	}
 	if out == nil {
 		b := &s.cache
 		b.mu.Lock()
 		out = make([]CacheSession, 0, b.sessions.Len())
 		for _, cs := range b.sessions.All() {
+			if cs.Requests == 0 && cs.last == nil {
+				continue // a prompt seen, no usage yet
+			}
 			c := cs.CacheSession
 			c.Busts = append([]CacheBust{}, cs.Busts...)
 			out = append(out, c)

@@ -373,3 +373,21 @@ func TestCacheParentFromCompletedCall(t *testing.T) {
 		})
 	}
 }
+
+// A session whose prompt was seen but whose usage has not come is not
+// listed, in memory or beside a database.
+func TestCacheListsSessionsWithUsage(t *testing.T) {
+	for _, withDB := range []bool{false, true} {
+		t.Run(fmt.Sprintf("database=%v", withDB), func(t *testing.T) {
+			s := New(Config{})
+			if withDB {
+				openTestDB(t, filepath.Join(t.TempDir(), "state.db"), s)
+			}
+			s.CachePrompt("ses_waiting", &core.PromptPrint{})
+			assert.Empty(t, s.CacheList())
+			s.CacheUsage(Usage{Session: "ses_waiting", Message: "a1", Input: 3})
+			require.Len(t, s.CacheList(), 1)
+			assert.Equal(t, int64(3), s.CacheList()[0].InputTokens)
+		})
+	}
+}
