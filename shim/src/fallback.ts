@@ -115,6 +115,8 @@ export class RuntimeFallback {
   private readonly plans = new Map<string, Plan>();
   /** Task calls rescued: callID → completed output (applied again to later copies of the history). */
   private readonly done = new Map<string, string>();
+  /** Task calls whose rescue failed: callID → the error text naming the alias to resume. */
+  private readonly failed = new Map<string, string>();
   /** Sessions with a model.failed call in flight (one failure arrives as several events). */
   private readonly asking = new Set<string>();
   private readonly rescuing = new Map<string, Promise<string | undefined>>();
@@ -215,7 +217,7 @@ export class RuntimeFallback {
    */
   async beforeTransform(output: unknown): Promise<void> {
     try {
-      if (this.plans.size === 0 && this.done.size === 0) return;
+      if (this.plans.size === 0 && this.done.size === 0 && this.failed.size === 0) return;
       const messages = (output as { messages?: Message[] } | undefined)?.messages;
       if (!Array.isArray(messages)) return;
       const tools = this.opts.taskTools();
@@ -228,10 +230,16 @@ export class RuntimeFallback {
             complete(part, known);
             continue;
           }
+          const error = this.failed.get(callID);
+          if (error !== undefined) {
+            part.state.error = error;
+            continue;
+          }
           const child = childOf(part.state);
           if (!child || !this.plans.has(child)) continue;
           const text = await this.rescue(child, m, part);
           if (text !== undefined) complete(part, text);
+          else if (this.failed.has(callID)) part.state.error = this.failed.get(callID);
         }
       }
     } catch (err) {
@@ -275,10 +283,12 @@ export class RuntimeFallback {
       .join("\n")
       .trim();
     if (!reply || reply.error || reply.data?.info?.error || !text) {
-      this.log.notice("warn", `hookwire: the fallback run of ${child} on ${plan.fallback.providerID}/${plan.fallback.modelID} did not finish; the task call stays failed`, {
+      const to = `${plan.fallback.providerID}/${plan.fallback.modelID}`;
+      this.log.notice("warn", `hookwire: the fallback run of ${child} on ${to} did not finish; the task call names the alias to resume it`, {
         child,
         error: String(reply?.error ?? (reply ? "no answer" : "timeout")),
       });
+      await this.keepResumable(child, m, part, plan, to);
       this.trace?.write({ ev: "fallback-rescue", child, ok: false, ms: Date.now() - started });
       return undefined;
     }
@@ -288,24 +298,43 @@ export class RuntimeFallback {
       after,
     );
     this.done.set(part.callID ?? "", after.output);
-    const stored = await this.store(part, after);
+    const stored = await this.store(part, {
+      status: "completed",
+      input: part.state?.input ?? {},
+      output: after.output,
+      title: after.title,
+      metadata: after.metadata,
+      time: { start: part.state?.time?.start ?? Date.now(), end: Date.now() },
+    });
     this.trace?.write({ ev: "fallback-rescue", child, ok: true, ms: Date.now() - started, stored });
     return after.output;
   }
 
+  /**
+   * The rescue failed: the child keeps its work, so the call is remembered
+   * as tool.execute.after would have (the child gets its alias), and the
+   * task part's error names the alias to resume it with (a resume runs on a
+   * healthy model: chat.message, 4.7).
+   */
+  private async keepResumable(child: string, m: Message, part: ToolPart, plan: Plan, to: string): Promise<void> {
+    const parent = m.info?.sessionID ?? part.sessionID ?? "";
+    const after = { title: String(part.state?.input?.description ?? ""), output: `<task id="${child}" state="error">\n</task>`, metadata: {} };
+    await this.opts.afterTask({ tool: String(part.tool), sessionID: parent, callID: part.callID ?? "", args: part.state?.input ?? {} }, after);
+    const list = await this.sidecar.request("sessions.list", { sessionID: parent }, this.opts.timeoutMs);
+    const entries = list.ok && Array.isArray(list.result) ? (list.result as { taskId?: string; alias?: string }[]) : [];
+    const alias = entries.find((e) => e.taskId === child)?.alias ?? child;
+    const error =
+      `${String(part.state?.error ?? "Task failed")}\n[hookwire runtime fallback] ${plan.from} failed (${plan.reason}) and the run on ${to} did not finish. ` +
+      `The subagent's session keeps its work: resume it with task_id: "${alias}"; it will run on a model that is not cooling down.`;
+    this.failed.set(part.callID ?? "", error);
+    await this.store(part, { status: "error", input: part.state?.input ?? {}, error, metadata: part.state?.metadata ?? {}, time: { start: part.state?.time?.start ?? Date.now(), end: Date.now() } });
+  }
+
   /** Writes the completed call into OpenCode's history (PATCH .../part/{partID}); false when it could not. */
-  private async store(part: ToolPart, after: { title: string; output: string; metadata: unknown }): Promise<boolean> {
+  private async store(part: ToolPart, state: Record<string, unknown>): Promise<boolean> {
     const patch = this.client?.session?._client?.patch;
     if (!patch || !part.sessionID || !part.messageID || !part.id) return false;
     try {
-      const state = {
-        status: "completed",
-        input: part.state?.input ?? {},
-        output: after.output,
-        title: after.title,
-        metadata: after.metadata,
-        time: { start: part.state?.time?.start ?? Date.now(), end: Date.now() },
-      };
       const r = await patch({
         url: "/session/{sessionID}/message/{messageID}/part/{partID}",
         path: { sessionID: part.sessionID, messageID: part.messageID, partID: part.id },

@@ -226,3 +226,40 @@ test("real sidecar: under `opencode run` the user's session is left (an abort wo
   assert.equal(calls.promptAsync.length, 0);
   assert.match(calls.toasts[0], /switching to fake\/fake-model-2 at the next message/);
 });
+
+test("real sidecar: when the run on the fallback fails too, the task call names the alias to resume", async () => {
+  const s = scratch();
+  const { client, calls } = fallbackClient();
+  client.session.prompt = async (o) => (calls.prompt.push(o), { error: { name: "APIError", data: { message: "overloaded" } } });
+  const config = { agentModels: { explorer: { fallbackModels: ["fake/fake-model-2"] } } };
+  const h = createHookwire({ client }, { binary: realSidecar(), trace: s.trace, logFile: s.log, timeoutMs: 3000, state: false, ...config }, { ...process.env, HOME: s.dir });
+  try {
+    const msg = (session, agent, modelID) => ({ message: { id: "m", role: "user", sessionID: session, agent, model: { providerID: "fake", modelID } }, parts: [] });
+    await h.hooks["chat.message"]({ sessionID: "ses_p", agent: "orchestrator" }, msg("ses_p", "orchestrator", "fake-model"));
+    await h.hooks["tool.execute.before"]({ tool: "task", sessionID: "ses_p", callID: "call_1" }, { args: { description: "Explore the repo", prompt: "List the files.", subagent_type: "explorer" } });
+    await h.hooks.event({ event: { type: "session.created", properties: { sessionID: "ses_c", info: { id: "ses_c", parentID: "ses_p", agent: "explorer" } } } });
+    await h.hooks["chat.message"]({ sessionID: "ses_c", agent: "explorer" }, msg("ses_c", "explorer", "fake-model-3"));
+    await h.hooks.event({ event: { type: "session.status", properties: { sessionID: "ses_c", status: { type: "retry", attempt: 1, message: "Rate limit reached for fake-model-3", next: Date.now() + 2000 } } } });
+    await waitFor(() => calls.abort.length > 0, 3000);
+
+    const out = erroredHistory();
+    await h.hooks["experimental.chat.messages.transform"]({}, out);
+    const part = out.messages[1].parts[0];
+    assert.equal(part.state.status, "error");
+    assert.match(part.state.error, /^Task cancelled\n\[hookwire runtime fallback\] fake\/fake-model-3 failed \(rate-limit: Rate limit reached for fake-model-3\) and the run on fake\/fake-model-2 did not finish/);
+    assert.match(part.state.error, /resume it with task_id: "exp-1"/);
+    assert.equal(calls.patch.length, 1, "the error text is stored in OpenCode's history");
+    assert.equal(calls.patch[0].body.state.error, part.state.error);
+
+    // Later copies get the same text, without another run.
+    const again = erroredHistory();
+    await h.hooks["experimental.chat.messages.transform"]({}, again);
+    assert.equal(again.messages[1].parts[0].state.error, part.state.error);
+    assert.equal(calls.prompt.length, 1);
+  } finally {
+    const pid = h.sidecar.pid;
+    await h.dispose();
+    await waitFor(() => !alive(pid), 3000);
+    s.cleanup();
+  }
+});
