@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -390,4 +391,25 @@ func TestCacheListsSessionsWithUsage(t *testing.T) {
 			assert.Equal(t, int64(3), s.CacheList()[0].InputTokens)
 		})
 	}
+}
+
+// A JSON state file of an earlier build with figures is imported into the
+// database with them (hookwire replay starts a recording from one).
+func TestCacheImportedFromJSON(t *testing.T) {
+	s := New(Config{})
+	s.CacheUsage(Usage{Session: "ses_old", Message: "a1", Input: 4, CacheRead: 6})
+	s.CacheUsage(Usage{Session: "ses_new", Message: "a1", Input: 1})
+	data, err := s.Snapshot()
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "state.json")
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+
+	r := New(Config{})
+	openTestDB(t, path, r) // migrated in place
+	got, err := ReadStateFile(path)
+	require.NoError(t, err)
+	require.Len(t, got.Cache, 2)
+	assert.Equal(t, []string{"ses_new", "ses_old"}, []string{got.Cache[0].Session, got.Cache[1].Session})
+	assert.Equal(t, int64(6), got.Cache[1].CacheReadTokens)
+	assert.Equal(t, got.Cache, r.CacheList())
 }

@@ -118,3 +118,29 @@ func (d *storeDB) readCache() ([]snapshotCache, error) {
 	}
 	return out, classify(rows.Err())
 }
+
+// importCache writes every session's figures into the database the store
+// is being imported into (importInto), the least recently used first; the
+// caller holds mu.
+func (s *Store) importCache() error {
+	b := &s.cache
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sessions.Len() == 0 {
+		return nil
+	}
+	if !s.cacheWritable() {
+		return errors.New("the prompt-cache table cannot be made")
+	}
+	for _, cs := range b.sessions.Backward() {
+		data, err := json.Marshal(cs.save())
+		if err != nil {
+			return err
+		}
+		if err := s.db.c.exec("INSERT INTO cache(session, used, data) VALUES(?,?,?) ON CONFLICT(session) DO UPDATE SET used=excluded.used, data=excluded.data",
+			cs.Session, time.Now().UnixNano(), string(data)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

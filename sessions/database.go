@@ -228,6 +228,9 @@ func importInto(c *dbConn, src *Store) error {
 			return err
 		}
 	}
+	if err := src.importCache(); err != nil {
+		return err
+	}
 	if err := src.prune(); err != nil {
 		return err
 	}
