@@ -109,3 +109,49 @@ func (s *Server) statusForTest(t *testing.T) any {
 	require.NoError(t, err)
 	return res
 }
+
+// BenchmarkCacheAccounting compares what the prompt-cache accounting of a
+// request costs (hashing the history as it leaves hookwire, 4.9) with the
+// whole chat.messages.transform of the same 200-message history, in one
+// run: report the ratio, not the times.
+func BenchmarkCacheAccounting(b *testing.B) {
+	s := newServer(b, map[string]any{"cacheStable": true})
+	h := &history{session: "ses_orc"}
+	for turn := range 50 {
+		h.user(fmt.Sprintf("turn %d: %s", turn, strings.Repeat("words ", 40)))
+		for step := range 3 {
+			h.assistantTask(fmt.Sprintf("c%d_%d", turn, step), strings.Repeat("output ", 100))
+		}
+	}
+	var params strings.Builder
+	params.WriteString(`{"input":{},"output":{"messages":[`)
+	for i, m := range h.msgs {
+		if i > 0 {
+			params.WriteByte(',')
+		}
+		params.Write(m)
+	}
+	params.WriteString(`]}}`)
+	raw := []byte(params.String())
+	b.Run("transform", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Dispatch(b.Context(), rpc.Request{Method: "chat.messages.transform", Params: raw}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("accounting", func(b *testing.B) {
+		p, err := decodeTransform(false, raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		hist := s.bases.Full(p.Output.Messages)
+		for i := range hist.Entries {
+			s.derive(&hist.Entries[i]) // the session each message names, as the transform reads it
+		}
+		per := s.bases.PerMessage(len(hist.Entries))
+		for b.Loop() {
+			s.notePromptMessages(p, hist.Entries, per)
+		}
+	})
+}
