@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -35,4 +37,32 @@ func TestReadmeOrder(t *testing.T) {
 	for _, cmd := range []string{"make demo   #", "make test   #", "(cd shim && npm ci && npm run build)"} {
 		assert.Greater(t, at(cmd), contrib, "%q comes before the contributors' section", cmd)
 	}
+}
+
+// TestReadmeSessionsJSONMembers: the README's `sessions --json` shape names
+// every top-level member the command prints, and no other (a list added to
+// the output, such as health, once went unmentioned).
+func TestReadmeSessionsJSONMembers(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	readme := string(data)
+	const intro = "With `--json`: `{"
+	i := strings.Index(readme, intro)
+	require.GreaterOrEqual(t, i, 0, "README has no %q", intro)
+	shape := readme[i+len(intro):]
+	shape = shape[:strings.Index(shape, "}`")]
+	var documented []string
+	for _, m := range regexp.MustCompile(`"([A-Za-z]+)"`).FindAllStringSubmatch(shape, -1) {
+		documented = append(documented, m[1])
+	}
+
+	out, err := json.Marshal(sessionsList{})
+	require.NoError(t, err)
+	var members map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(out, &members))
+	var printed []string
+	for name := range members {
+		printed = append(printed, name)
+	}
+	assert.ElementsMatch(t, printed, documented, "README's sessions --json shape: %s", shape)
 }
