@@ -125,6 +125,10 @@ type dbConn struct {
 	// could be made; other processes' changes are not seen.
 	immutable bool
 	stmts     map[string]*sql.Stmt
+	// writers orders this process's write transactions on the file
+	// (dbwriters.go); writing: this connection holds its turn.
+	writers *writerQueue
+	writing bool
 }
 
 // dbURI is path as an SQLite URI filename with the given parameters.
@@ -252,6 +256,9 @@ func connect(ctx context.Context, path string, params url.Values, readOnly bool)
 		return nil, err
 	}
 	c := &dbConn{path: path, db: db, conn: conn, readOnly: readOnly, stmts: map[string]*sql.Stmt{}}
+	if !readOnly {
+		c.writers = joinWriters(path)
+	}
 	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.Itoa(int(busyTimeout/time.Millisecond))); err != nil {
 		c.close()
 		return nil, err
@@ -341,18 +348,63 @@ func (c *dbConn) setUp(ctx context.Context) error {
 // inTx runs fn in a write transaction (BEGIN IMMEDIATE: the write lock is
 // taken first, so what fn reads stays true until it commits).
 func (c *dbConn) inTx(ctx context.Context, fn func() error) error {
-	if _, err := c.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+	if err := c.beginWrite(ctx); err != nil {
 		return classify(err)
 	}
 	if err := fn(); err != nil {
-		c.conn.ExecContext(context.Background(), "ROLLBACK")
+		c.rollback()
 		return classify(err)
 	}
-	if _, err := c.conn.ExecContext(ctx, "COMMIT"); err != nil {
-		c.conn.ExecContext(context.Background(), "ROLLBACK")
+	if err := c.commit(ctx); err != nil {
+		c.rollback()
 		return classify(err)
 	}
 	return nil
+}
+
+// beginWrite starts a write transaction: it waits for this process's
+// earlier writers on the file (dbwriters.go), then for other processes
+// (BEGIN IMMEDIATE, within the busy timeout). commit or rollback ends it.
+func (c *dbConn) beginWrite(ctx context.Context) error {
+	if c.writing {
+		return errors.New("a write transaction is already open on this connection")
+	}
+	if c.writers != nil {
+		if err := c.writers.lock(ctx, busyTimeout); err != nil {
+			return err
+		}
+		c.writing = true
+	}
+	if _, err := c.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		c.endWrite()
+		return err
+	}
+	return nil
+}
+
+// commit commits the write transaction; when it fails the transaction is
+// still this connection's, for rollback to end.
+func (c *dbConn) commit(ctx context.Context) error {
+	if _, err := c.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	c.endWrite()
+	return nil
+}
+
+// rollback ends the write transaction, if one is open, and gives the turn
+// to the next writer.
+func (c *dbConn) rollback() {
+	c.conn.ExecContext(context.Background(), "ROLLBACK")
+	c.endWrite()
+}
+
+// endWrite gives this process's next writer on the file its turn.
+func (c *dbConn) endWrite() {
+	if c.writing {
+		c.writing = false
+		c.writers.unlock()
+	}
 }
 
 // stmt returns the statement for query, prepared once.
@@ -437,7 +489,13 @@ func (c *dbConn) close() error {
 		c.conn.QueryRowContext(context.Background(), "PRAGMA journal_mode = DELETE").Scan(&mode)
 	}
 	c.conn.Close()
-	return c.db.Close()
+	err := c.db.Close()
+	c.endWrite()
+	if c.writers != nil {
+		leaveWriters(c.path)
+		c.writers = nil
+	}
+	return err
 }
 
 // classify gives SQLite's errors that matter here their meaning.

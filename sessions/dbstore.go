@@ -89,7 +89,7 @@ func (s *Store) begin() {
 		s.refresh()
 		return
 	}
-	if err := d.c.exec("BEGIN IMMEDIATE"); err != nil {
+	if err := d.c.beginWrite(bg); err != nil {
 		d.fail(classify(err))
 		s.refresh()
 		return
@@ -116,7 +116,7 @@ func (s *Store) finish() {
 		return
 	}
 	if len(d.dirtyParents) == 0 && len(d.dirtyTracked) == 0 && len(d.deleted) == 0 && len(d.untracked) == 0 {
-		if err := d.c.exec("COMMIT"); err != nil {
+		if err := d.c.commit(bg); err != nil {
 			d.fail(err)
 			d.rollback()
 		}
@@ -128,7 +128,7 @@ func (s *Store) finish() {
 		d.rollback()
 		return
 	}
-	if err := d.c.exec("COMMIT"); err != nil {
+	if err := d.c.commit(bg); err != nil {
 		d.fail(classify(err))
 		d.rollback()
 		return
@@ -161,7 +161,7 @@ func (d *storeDB) fail(err error) {
 // changed that parent or session, read again otherwise, so a later write
 // never overwrites another process's change with a stale parent.
 func (d *storeDB) rollback() {
-	d.c.exec("ROLLBACK")
+	d.c.rollback()
 	d.inTx = false
 	for _, p := range d.dirtyParents {
 		p.dirty, p.epoch, p.newFrozen, p.goneFrozen = false, 0, nil, nil
