@@ -6,7 +6,8 @@ import ()
 // store's maps are a cache in front of it and the database is the truth:
 //
 //   - A method that may change what is kept runs in one write transaction
-//     (begin ... finish, BEGIN IMMEDIATE), so it decides on the latest
+//     (begin ... finish, BEGIN IMMEDIATE, after this process's earlier
+//     writers on the file: dbwriters.go), so it decides on the latest
 //     state: alias numbers are allocated under the write lock, and two
 //     processes never hand out the same one.
 //   - Before reading, the store asks SQLite whether another process
