@@ -78,7 +78,7 @@ func usage(w io.Writer) {
   hookwire doctor [--project DIR]
                               check the binary, OpenCode's plugin config, the state file and the plugin's version
   hookwire forget [--project DIR | --state FILE] [--all | --parent ID | --alias A]
-                              forget remembered task sessions (refused while a sidecar holds the file)
+                              forget remembered task sessions (works while a sidecar serves the file)
   hookwire version            (also --version, -v) this build's version
   hookwire help               (also --help, -h) this text
 

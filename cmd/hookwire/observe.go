@@ -20,7 +20,7 @@ const observeUsage = `usage: hookwire observe [--project DIR | --state FILE] [--
 // observeCmd is `hookwire observe`: a read-only peer of `hookwire serve`
 // for editors (PROTOCOL.md 9). It answers sessions.list and status from a
 // state file another process serves, tells the client sessions.changed
-// when the file changes, and never writes the file or takes its lock.
+// when the file changes, and never writes the file.
 func observeCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("observe", flag.ContinueOnError)
 	wire := addWireFlags(fs, "message framing: auto, header or line (editors send Content-Length headers)")

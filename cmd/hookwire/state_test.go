@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -374,6 +375,14 @@ func TestFaultForgetWhileRunning(t *testing.T) {
 	p.stdin.Close()
 	require.Equal(t, 0, p.waitExit())
 	assert.Equal(t, 1, loadedStats(t, state).Entries)
+
+	// The usage says what this test shows (it once said forget was refused
+	// while a sidecar held the file).
+	help, err := exec.Command(binPath, "--help").Output()
+	require.NoError(t, err)
+	line := regexp.MustCompile(`(?m)^\s+forget remembered.*$`).FindString(string(help))
+	assert.Contains(t, line, "works while a sidecar serves the file")
+	assert.NotContains(t, line, "refused")
 }
 
 // writeManyAgentsState writes a JSON state file (an earlier release's)
