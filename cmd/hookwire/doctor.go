@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hookwire/hookwire/contract"
@@ -64,8 +65,14 @@ type doctor struct {
 	sideVer  string        // its version, "" unknown
 }
 
+// A finding equal to one already made (the same plugin listed in two
+// config files gets one version check) is not repeated nor counted twice.
 func (d *doctor) add(l level, what, text, fix string) {
-	d.findings = append(d.findings, finding{l, what, text, fix})
+	f := finding{l, what, text, fix}
+	if slices.Contains(d.findings, f) {
+		return
+	}
+	d.findings = append(d.findings, f)
 }
 
 // doctorCmd is `hookwire doctor`: one line per check, with what to do

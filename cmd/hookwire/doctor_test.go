@@ -502,3 +502,19 @@ func TestShimOptionProblem(t *testing.T) {
 		assert.Equal(t, tt.bad, got != "", "%s=%s: %q", tt.name, tt.value, got)
 	}
 }
+
+// TestDoctorSamePluginInTwoConfigs: the plugin listed by name in the global
+// config and in the project's, one install: one version line, not two
+// identical ones (seen on a by-name install that added the project line).
+func TestDoctorSamePluginInTwoConfigs(t *testing.T) {
+	e := newDoctorEnv(t)
+	e.sidecar("v0.3.0")
+	e.installed("hookwire-opencode@latest", "0.3.0")
+	e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
+	e.write(filepath.Join(e.project, "opencode.json"), `{"plugin":[["hookwire-opencode",{"managedAgent":["build"]}]]}`, 0o600)
+	code, stdout, stderr := runCmd("doctor", "--project", e.project)
+	assert.Equal(t, 0, code, "stderr: %s\n%s", stderr, stdout)
+	assert.Len(t, regexp.MustCompile(`(?m)^ok +opencode config `).FindAllString(stdout, -1), 2, "each config file has its line:\n%s", stdout)
+	assert.Len(t, regexp.MustCompile(`(?m)^ok +plugin version +hookwire-opencode 0\.3\.0 .* matches`).FindAllString(stdout, -1), 1, "one version line:\n%s", stdout)
+	assert.Regexp(t, `(?m)^0 failures, 1 warning$`, stdout, "the option typo counted once")
+}
