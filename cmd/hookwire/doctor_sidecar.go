@@ -382,10 +382,29 @@ func (d *doctor) platformBinary() (bin, pkgJSON string) {
 }
 
 // installedPackage finds the package.json OpenCode installed for a
-// by-name spec under <cache>/packages/<name>@<version or latest>/: a
-// pinned spec only at its own version. others: the specs installed there
-// otherwise (for a pinned spec that is missing).
+// by-name spec under <cache>/packages/<name>@<version or latest>/ (1.14
+// and later), else in <cache>/node_modules/ (1.3 and older install with
+// `bun add` there, docs/OPENCODE.md): a pinned spec only at its own
+// version. others: the specs installed under packages/ otherwise (for a
+// pinned spec that is missing).
 func installedPackage(spec string) (pkgJSON string, others []string) {
+	pkgJSON, others = installedPackageDir(spec)
+	if pkgJSON != "" {
+		return pkgJSON, others
+	}
+	pj := filepath.Join(cacheDir(), "node_modules", pluginPackage, "package.json")
+	if st, err := os.Stat(pj); err == nil && st.Mode().IsRegular() {
+		if pinned := pinnedVersion(spec); pinned == "" {
+			return pj, others
+		} else if _, ver, err := readPackageJSON(pj); err == nil && ver == pinned {
+			return pj, others
+		}
+	}
+	return "", others
+}
+
+// installedPackageDir is installedPackage's look under <cache>/packages/.
+func installedPackageDir(spec string) (pkgJSON string, others []string) {
 	base := filepath.Join(cacheDir(), "packages")
 	want := spec
 	if want == pluginPackage {

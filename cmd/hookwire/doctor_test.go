@@ -518,3 +518,54 @@ func TestDoctorSamePluginInTwoConfigs(t *testing.T) {
 	assert.Len(t, regexp.MustCompile(`(?m)^ok +plugin version +hookwire-opencode 0\.3\.0 .* matches`).FindAllString(stdout, -1), 1, "one version line:\n%s", stdout)
 	assert.Regexp(t, `(?m)^0 failures, 1 warning$`, stdout, "the option typo counted once")
 }
+
+// TestDoctorBunInstallLayout: OpenCode 1.1 to 1.3 install a by-name plugin
+// with `bun add` into <cache>/opencode/node_modules/, not packages/. After
+// their first start doctor once said the plugin was "not installed yet"
+// while its sidecar ran; it finds the plugin and its sidecar there.
+func TestDoctorBunInstallLayout(t *testing.T) {
+	platform := platformPackageName()
+	if platform == "" {
+		t.Skip("no platform package for this machine")
+	}
+	tests := []struct {
+		name, spec, installed string
+		want, absent          []string
+	}{
+		{
+			name: "unpinned", spec: "hookwire-opencode", installed: "0.3.0",
+			want: []string{
+				`^ok +sidecar +the shim would run .*/cache/opencode/node_modules/` + platform + `/bin/hookwire, from the installed platform package`,
+				`^ok +plugin version +hookwire-opencode 0\.3\.0 \(.*/cache/opencode/node_modules/hookwire-opencode/package\.json\)`,
+			},
+			absent: []string{`not installed`},
+		},
+		{
+			name: "pinned to the installed version", spec: "hookwire-opencode@0.3.0", installed: "0.3.0",
+			want:   []string{`^ok +plugin version +hookwire-opencode 0\.3\.0 `},
+			absent: []string{`not installed`},
+		},
+		{
+			name: "pinned to another version", spec: "hookwire-opencode@0.2.0", installed: "0.3.0",
+			want: []string{`^warn +plugin version +hookwire-opencode@0\.2\.0 is not installed`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newDoctorEnv(t)
+			nm := filepath.Join(e.cache, "opencode", "node_modules")
+			e.write(filepath.Join(nm, pluginPackage, "package.json"), `{"name":"hookwire-opencode","version":"`+tt.installed+`"}`, 0o600)
+			e.write(filepath.Join(nm, platform, "package.json"), `{"name":"`+platform+`","version":"`+tt.installed+`"}`, 0o600)
+			e.write(filepath.Join(nm, platform, "bin", "hookwire"), "#!/bin/sh\nexit 0\n", 0o755)
+			e.globalJSON(`{"plugin":["` + tt.spec + `"]}`)
+			_, stdout, stderr := runCmd("doctor", "--project", e.project)
+			assert.Empty(t, stderr)
+			for _, want := range tt.want {
+				assert.Regexp(t, regexp.MustCompile(`(?m)`+want), stdout)
+			}
+			for _, absent := range tt.absent {
+				assert.NotRegexp(t, regexp.MustCompile(`(?m)`+absent), stdout)
+			}
+		})
+	}
+}
