@@ -5,7 +5,7 @@
 // as the fallback. No vscode imports: the extension and the tests drive it
 // alike.
 import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from "node:child_process";
-import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from "vscode-jsonrpc/node";
+import { createMessageConnection, ErrorCodes, ResponseError, StreamMessageReader, StreamMessageWriter, type MessageConnection } from "vscode-jsonrpc/node";
 
 export type ObserverState = "starting" | "ready" | "restarting" | "stopped";
 
@@ -211,7 +211,9 @@ export class Observer {
       },
       (err) => {
         if (this.child !== child || this.disposed) return;
-        this.initFailure = `initialize failed: ${message(err)}`;
+        // A write to a process that is dying fails (EPIPE) before its exit
+        // event: the exit and its stderr say why, the failed write does not.
+        if (!writeFailed(err)) this.initFailure = `initialize failed: ${message(err)}`;
         child.kill("SIGKILL"); // its exit schedules the restart
       },
     );
@@ -272,6 +274,11 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
       timer = setTimeout(() => reject(new Error(`${what} got no answer within ${ms} ms`)), ms);
     }),
   ]).finally(() => clearTimeout(timer));
+}
+
+/** The request never reached the process: writing it failed. */
+function writeFailed(err: unknown): boolean {
+  return err instanceof ResponseError && err.code === ErrorCodes.MessageWriteError;
 }
 
 function message(err: unknown): string {

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { PassThrough } from "node:stream";
+import { PassThrough, Writable } from "node:stream";
 import { after, mock, test } from "node:test";
 import observerModule from "../dist/observer.js";
 import { alive, observer, sandbox, Serving, waitFor, watchedFile } from "./helpers.mjs";
@@ -117,6 +117,41 @@ class SilentChild extends EventEmitter {
     return true;
   }
 }
+
+/** A process that said why on stderr and is already gone: writing to it fails with EPIPE before its exit event arrives. */
+class DeadChild extends EventEmitter {
+  constructor(stderrLine, code) {
+    super();
+    this.pid = 4242;
+    this.stdout = new PassThrough();
+    this.stderr = new PassThrough();
+    this.stderr.write(`${stderrLine}\n`);
+    this.stdin = new Writable({
+      write: (_chunk, _enc, done) => {
+        const err = Object.assign(new Error("write EPIPE"), { code: "EPIPE" });
+        done(err);
+        setImmediate(() => this.emit("exit", code, null)); // the exit event comes after the failed write
+      },
+    });
+  }
+  kill() {
+    return false; // already gone: the kill changes nothing
+  }
+}
+
+test("a process gone before initialize is written: the error is its exit and stderr, not the failed write", async () => {
+  const o = new Observer({
+    binary: "hookwire",
+    project: "/w",
+    clientVersion: "0",
+    initialBackoffMs: 60_000,
+    spawn: () => new DeadChild('hookwire: unknown command "observe"', 2),
+  });
+  cleanups.push(() => o.dispose());
+  o.start();
+  await waitFor(() => o.state === "restarting", 2000);
+  assert.equal(o.lastError, 'exited with code 2: hookwire: unknown command "observe"');
+});
 
 test("restarts back off: doubling delays up to the cap, reset after a run that stayed up", async (t) => {
   t.mock.timers.enable({ apis: ["setTimeout", "Date"] });
