@@ -5,21 +5,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/hookwire/hookwire/rpc"
 )
-
-type chatMessageParams struct {
-	Input *struct {
-		SessionID string         `json:"sessionID"`
-		Agent     jsontext.Value `json:"agent"`
-		Model     jsontext.Value `json:"model"`
-		Variant   jsontext.Value `json:"variant"`
-	} `json:"input"`
-	Output *struct {
-		Message jsontext.Value `json:"message"`
-	} `json:"output"`
-}
 
 // chatMessageInfo is what chat.message reads of output.message.
 type chatMessageInfo struct {
@@ -30,14 +16,7 @@ type chatMessageInfo struct {
 // chatMessage learns which agent a session runs: input.agent, else
 // output.message.agent (4); for an agent listed in config.agentModels it
 // chooses the session's model (4.7).
-func (s *Server) chatMessage(_ context.Context, req rpc.Request) (any, error) {
-	var p chatMessageParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
-	if p.Input == nil {
-		return nil, missing("input")
-	}
+func (s *Server) chatMessage(_ context.Context, p *chatMessageParams) (PatchResult, error) {
 	var msg chatMessageInfo
 	hasMessage := p.Output != nil && p.Output.Message.Kind() == '{'
 	if hasMessage {

@@ -9,22 +9,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/hookwire/hookwire/contract"
 	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/incremental"
 	"github.com/hookwire/hookwire/rpc"
 )
-
-// transformParams is chat.messages.transform's params: the full form
-// (output), optionally with sync naming the session to keep it for, or
-// the incremental form (sync with a base, no output).
-type transformParams struct {
-	Input  *jsontext.Value     `json:"input" reads:"kind"` // only required to be there
-	Output *incremental.Output `json:"output"`
-	Sync   *incremental.Sync   `json:"sync"`
-}
 
 // CodeUnknownBase answers an incremental request whose base the sidecar
 // does not hold (PROTOCOL.md 8): after a restart, after an eviction, or
@@ -100,11 +89,7 @@ const addedPart = -1
 // (4.3) or, in cache-stable mode, the frozen blocks and reminders (4.4).
 // A request may carry only what changed since a base (4.6): the history is
 // rebuilt from it first, so both forms take the same path from here.
-func (s *Server) chatMessagesTransform(_ context.Context, req rpc.Request) (any, error) {
-	p, err := decodeTransform(req.Validated, req.Params)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) chatMessagesTransform(_ context.Context, p *chatMessagesTransformParams) (any, error) {
 	if s.bases == nil {
 		s.bases = incremental.NewStore[local, derived](incremental.DefaultMaxBytes)
 	}
@@ -165,7 +150,7 @@ func (s *Server) chatMessagesTransform(_ context.Context, req rpc.Request) (any,
 // hookwire, for prompt-cache accounting (4.9): per message its id, its
 // content and hookwire's ops, hashed. The session is sync's, else the
 // newest message's.
-func (s *Server) notePromptMessages(p *transformParams, history []entry, per [][]incremental.Op) {
+func (s *Server) notePromptMessages(p *chatMessagesTransformParams, history []entry, per [][]incremental.Op) {
 	session := ""
 	if p.Sync != nil {
 		session = p.Sync.Session
@@ -188,7 +173,7 @@ func (s *Server) notePromptMessages(p *transformParams, history []entry, per [][
 // history returns the history a request stands for: output's, or its
 // base's with its items applied. A request that does not fit changes
 // nothing.
-func (s *Server) history(p *transformParams) (*incremental.History[local, derived], error) {
+func (s *Server) history(p *chatMessagesTransformParams) (*incremental.History[local, derived], error) {
 	if p.Sync == nil || p.Sync.Base == nil {
 		if p.Output == nil {
 			return nil, missing("output")
@@ -377,7 +362,16 @@ func materialize(per [][]incremental.Op, runs []incremental.Run, budget int64) (
 // blanked (pruneStrings): most of a history's bytes, which the decoder
 // would otherwise scan only to skip them. The result is the same; so are
 // the errors, as any error is taken from decoding raw itself.
-func decodeTransform(validated bool, raw json.RawMessage) (*transformParams, error) {
+// decodeChatMessagesTransformParams decodes chat.messages.transform's
+// params (the contract's custom decoding): the full form (output),
+// optionally with sync naming the session to keep it for, or the
+// incremental form (sync with a base, no output); input is only required
+// to be there.
+func decodeChatMessagesTransformParams(req rpc.Request) (*chatMessagesTransformParams, error) {
+	return decodeTransform(req.Validated, req.Params)
+}
+
+func decodeTransform(validated bool, raw json.RawMessage) (*chatMessagesTransformParams, error) {
 	if validated {
 		if p, err := decodeTransformParams(pruneStrings(raw, incremental.Reads)); err == nil {
 			return p, nil
@@ -388,8 +382,8 @@ func decodeTransform(validated bool, raw json.RawMessage) (*transformParams, err
 
 // decodeTransformParams decodes either form (4.6); input is required, and
 // output unless sync names a base (Server.history checks that).
-func decodeTransformParams(raw json.RawMessage) (*transformParams, error) {
-	var p transformParams
+func decodeTransformParams(raw json.RawMessage) (*chatMessagesTransformParams, error) {
+	var p chatMessagesTransformParams
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, err
 	}

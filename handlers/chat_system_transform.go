@@ -6,25 +6,13 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hookwire/hookwire/core"
-	"github.com/hookwire/hookwire/rpc"
 )
-
-type systemInput struct {
-	SessionID string `json:"sessionID"`
-}
-
-type systemOutput struct {
-	System []jsontext.Value `json:"system"`
-}
 
 // chatSystemTransform appends the Resumable Sessions block to a managed
 // session's system prompt (4.2). In cache-stable mode the block travels
 // with the user messages instead (4.4), so nothing is added here.
-func (s *Server) chatSystemTransform(_ context.Context, req rpc.Request) (any, error) {
-	in, out, err := decodeHook[systemInput, systemOutput](req.Params)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) chatSystemTransform(_ context.Context, p *chatSystemTransformParams) (PatchResult, error) {
+	in, out := p.Input, p.Output
 	block := ""
 	if s.cfg.TaskSessions.Enabled && !s.cfg.CacheStable && s.managed(in.SessionID) {
 		block = core.ResumableSessionsBlock(s.store.ResumableSessions(in.SessionID))

@@ -2,9 +2,13 @@
 // Each handler decodes its params, asks core (decisions) and sessions
 // (state), and returns a JSON Patch or a result.
 //
-// Which methods exist, their kinds and the OpenCode hook each hook
-// forwards are the contract's (package contract): server.go pairs each
-// with its handler, and nothing here spells a method's name.
+// Which methods exist, their kinds, the OpenCode hook each hook forwards
+// and the shapes of their params are the contract's (package contract):
+// protocol_gen.go, generated from it, holds the params types, the typed
+// interface (methodHandlers) each handler is a function of, and the
+// routes that decode a method's params, check its required members and
+// call its handler. Nothing here spells a method's name or keeps a map
+// of the methods.
 //
 // handlers never touch the transport (framing, ids, writing replies: that
 // is rpc's) and never hold decision logic that belongs in core.

@@ -7,61 +7,29 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hookwire/hookwire/contract"
-	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
 )
-
-type eventParams struct {
-	Input *struct {
-		Event *struct {
-			Type       string `json:"type"`
-			Properties struct {
-				SessionID jsontext.Value `json:"sessionID"`
-				Info      struct {
-					ID         jsontext.Value `json:"id"`
-					ParentID   jsontext.Value `json:"parentID"`
-					Agent      jsontext.Value `json:"agent"`
-					SessionID  jsontext.Value `json:"sessionID"`
-					Role       jsontext.Value `json:"role"`
-					ProviderID jsontext.Value `json:"providerID"`
-					ModelID    jsontext.Value `json:"modelID"`
-					Tokens     jsontext.Value `json:"tokens"`
-				} `json:"info"`
-			} `json:"properties"`
-		} `json:"event"`
-	} `json:"input"`
-}
 
 // event forgets a deleted session and everything remembered under it
 // (4.2), and counts an assistant message's usage (message.updated, 4.9).
 // Other event types are accepted and ignored.
-func (s *Server) event(_ context.Context, req rpc.Request) (any, error) {
-	var p eventParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
-	if p.Input == nil {
-		return nil, missing("input")
-	}
-	if p.Input.Event == nil {
-		return nil, missing("input.event")
-	}
+func (s *Server) event(_ context.Context, p *eventParams) error {
 	ev := p.Input.Event
 	info := ev.Properties.Info
 	id := rawString(info.ID)
 	if ev.Type == contract.EventMessageUpdated {
 		s.usage(rawString(info.SessionID), id, rawString(info.Role), rawString(info.ProviderID), rawString(info.ModelID), info.Tokens)
-		return nil, nil
+		return nil
 	}
 	if ev.Type == contract.EventSessionCreated {
 		if id == "" {
 			id = rawString(ev.Properties.SessionID)
 		}
 		s.sessionCreated(id, rawString(info.ParentID), rawString(info.Agent))
-		return nil, nil
+		return nil
 	}
 	if ev.Type != contract.EventSessionDeleted {
-		return nil, nil
+		return nil
 	}
 	if id == "" {
 		id = rawString(ev.Properties.SessionID)
@@ -70,7 +38,7 @@ func (s *Server) event(_ context.Context, req rpc.Request) (any, error) {
 		s.store.DeleteSession(id)
 		s.log.Debug().Str("session", id).Msg("session deleted")
 	}
-	return nil, nil
+	return nil
 }
 
 // tokens is an assistant message's info.tokens.

@@ -311,10 +311,9 @@ func TestCacheStableCompactionFreesRoom(t *testing.T) {
 	assert.LessOrEqual(t, s.Store().Stats().FrozenBlocks, 11)
 }
 
-// fakePersistence counts Notify calls.
-type fakePersistence struct{ notified int }
+// fakePersistence is a state file that is always written.
+type fakePersistence struct{}
 
-func (f *fakePersistence) Notify()        { f.notified++ }
 func (f *fakePersistence) Flush() error   { return nil }
 func (f *fakePersistence) Close() error   { return nil }
 func (f *fakePersistence) Status() string { return "persistent: /state/hookwire.json" }
@@ -322,8 +321,8 @@ func (f *fakePersistence) StateFile() sessions.StateFileStatus {
 	return sessions.StateFileStatus{Mode: sessions.StateFilePersistent, Path: "/state/hookwire.json"}
 }
 
-// TestRouteTable: the one route table gives initialize's capabilities,
-// status's counters and the state file's nudges.
+// TestRouteTable: the one route table gives initialize's capabilities and
+// status's counters.
 func TestRouteTable(t *testing.T) {
 	persist := &fakePersistence{}
 	s := New(Options{Version: "test", Log: zerolog.Nop(), OpenState: func(*sessions.Store) Persistence { return persist }})
@@ -334,42 +333,29 @@ func TestRouteTable(t *testing.T) {
 		"chat.messages.transform", "chat.message", "event"}, caps.Hooks)
 	assert.Equal(t, []string{"delegate.resolveModel", "delegate.detectError", "sessions.list", "agents.update", "providers.update", "status", "model.failed"}, caps.Methods)
 
-	// One successful call of every hook and method; the state file is
-	// nudged after exactly the ones that may change the store.
-	calls := []struct {
-		method, params string
-		nudges         bool
-	}{
-		{"tool.execute.before", `{"input":{"tool":"bash","sessionID":"s","callID":"c"},"output":{"args":{}}}`, true},
-		{"tool.execute.after", `{"input":{"tool":"bash","sessionID":"s","callID":"c"},"output":{"output":"x"}}`, true},
-		{"chat.system.transform", `{"input":{"sessionID":"s"},"output":{"system":[]}}`, false},
-		{"chat.messages.transform", `{"input":{},"output":{"messages":[]}}`, true},
-		{"chat.message", `{"input":{"sessionID":"s","agent":"orchestrator"},"output":{"message":{},"parts":[]}}`, true},
-		{"event", `{"input":{"event":{"type":"session.updated","properties":{}}}}`, true},
-		{"delegate.resolveModel", `{"input":{"availableModels":[]},"deps":{"connectedProviders":null}}`, false},
-		{"delegate.detectError", `{"output":"fine"}`, false},
-		{"sessions.list", `{}`, false},
-		{"agents.update", `{"subagents":["explore"]}`, false},
-		{"providers.update", `{"availableModels":["fake/fake-model"]}`, false},
-		{"status", `null`, false},
-		{"model.failed", `{"sessionID":"s","error":{"statusCode":429}}`, true},
+	// One successful call of every hook and method.
+	calls := []struct{ method, params string }{
+		{"tool.execute.before", `{"input":{"tool":"bash","sessionID":"s","callID":"c"},"output":{"args":{}}}`},
+		{"tool.execute.after", `{"input":{"tool":"bash","sessionID":"s","callID":"c"},"output":{"output":"x"}}`},
+		{"chat.system.transform", `{"input":{"sessionID":"s"},"output":{"system":[]}}`},
+		{"chat.messages.transform", `{"input":{},"output":{"messages":[]}}`},
+		{"chat.message", `{"input":{"sessionID":"s","agent":"orchestrator"},"output":{"message":{},"parts":[]}}`},
+		{"event", `{"input":{"event":{"type":"session.updated","properties":{}}}}`},
+		{"delegate.resolveModel", `{"input":{"availableModels":[]},"deps":{"connectedProviders":null}}`},
+		{"delegate.detectError", `{"output":"fine"}`},
+		{"sessions.list", `{}`},
+		{"agents.update", `{"subagents":["explore"]}`},
+		{"providers.update", `{"availableModels":["fake/fake-model"]}`},
+		{"status", `null`},
+		{"model.failed", `{"sessionID":"s","error":{"statusCode":429}}`},
 	}
 	require.Len(t, calls, len(caps.Hooks)+len(caps.Methods), "every announced method is called once")
 	for _, c := range calls {
-		before := persist.notified
 		_, err := s.Dispatch(context.Background(), rpc.Request{Method: c.method, Params: json.RawMessage(c.params)})
 		require.NoError(t, err, c.method)
-		if c.nudges {
-			assert.Equal(t, before+1, persist.notified, "%s nudges the state file", c.method)
-		} else {
-			assert.Equal(t, before, persist.notified, "%s leaves the state file alone", c.method)
-		}
 	}
-	// A failed call nudges nothing, even for a method that changes state.
-	before := persist.notified
 	_, err = s.Dispatch(context.Background(), rpc.Request{Method: "chat.message", Params: json.RawMessage(`[]`)})
 	require.Error(t, err)
-	assert.Equal(t, before, persist.notified)
 
 	res, err = s.Dispatch(context.Background(), rpc.Request{Method: "status"})
 	require.NoError(t, err)

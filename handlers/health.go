@@ -6,10 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/hookwire/hookwire/core"
-	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -79,18 +76,6 @@ const (
 	rungParentModel = "parent-model"
 )
 
-type modelFailedParams struct {
-	SessionID string         `json:"sessionID"`
-	Model     jsontext.Value `json:"model"`
-	Error     *struct {
-		StatusCode jsontext.Value `json:"statusCode"`
-		Name       jsontext.Value `json:"name"`
-		Message    jsontext.Value `json:"message"`
-	} `json:"error"`
-	RetryAfter jsontext.Value `json:"retryAfter"`
-	RetryAt    jsontext.Value `json:"retryAt"`
-}
-
 type modelFailedResult struct {
 	Counted  bool          `json:"counted"`
 	Class    string        `json:"class"`
@@ -102,17 +87,7 @@ type modelFailedResult struct {
 }
 
 // modelFailed answers model.failed (4.8).
-func (s *Server) modelFailed(_ context.Context, req rpc.Request) (any, error) {
-	var p modelFailedParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
-	if p.SessionID == "" {
-		return nil, missing("sessionID")
-	}
-	if p.Error == nil {
-		return nil, missing("error")
-	}
+func (s *Server) modelFailed(_ context.Context, p *modelFailedParams) (modelFailedResult, error) {
 	f := core.ProviderFailure{Name: rawString(p.Error.Name), Message: rawString(p.Error.Message)}
 	if n, ok := rawNumber(p.Error.StatusCode); ok {
 		f.StatusCode = int(n)

@@ -10,7 +10,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/hookwire/hookwire/core"
-	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -82,21 +81,11 @@ type modelState struct {
 // rungNone counts the decisions where no rung answered (status).
 const rungNone = "none"
 
-type providersUpdateParams struct {
-	ConnectedProviders []string `json:"connectedProviders"`
-	AvailableModels    []string `json:"availableModels"`
-	DefaultModel       string   `json:"defaultModel"`
-}
-
 // providersUpdate takes what OpenCode can reach now: it replaces the last
 // update whole. Blank strings, and strings over the store's model cap
 // (a decision could not be kept), are dropped. Sent as a notification; a
 // request gets result null.
-func (s *Server) providersUpdate(_ context.Context, req rpc.Request) (any, error) {
-	var p providersUpdateParams
-	if err := decodeParams(req.Params, &p); err != nil {
-		return nil, err
-	}
+func (s *Server) providersUpdate(_ context.Context, p *providersUpdateParams) error {
 	m := &s.models
 	m.received = true
 	m.connected = nil
@@ -110,7 +99,7 @@ func (s *Server) providersUpdate(_ context.Context, req rpc.Request) (any, error
 	}
 	s.log.Info().Int("connectedProviders", len(m.connected)).Int("availableModels", len(m.available)).
 		Str("defaultModel", m.defaultModel).Msg("providers updated")
-	return nil, nil
+	return nil
 }
 
 // usableModelNames keeps the non-blank names within the model cap, trimmed.

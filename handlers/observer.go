@@ -182,11 +182,9 @@ func (o *Observer) initialize(ctx context.Context, req rpc.Request) (any, error)
 }
 
 func (o *Observer) sessionsList(req rpc.Request) (any, error) {
-	var p sessionsListParams
-	if len(req.Params) > 0 && string(req.Params) != "null" {
-		if err := decodeParams(req.Params, &p); err != nil {
-			return nil, err
-		}
+	p, err := decodeSessionsListParams(req)
+	if err != nil {
+		return nil, err
 	}
 	all := o.file.Entries()
 	out := make([]sessions.Entry, 0, len(all))

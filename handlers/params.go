@@ -28,27 +28,6 @@ func decodeParams(raw json.RawMessage, v any, opts ...jsonv2.Options) error {
 	return nil
 }
 
-// hookParams is the shape every hook's params share (PROTOCOL.md 3).
-type hookParams[I, O any] struct {
-	Input  *I `json:"input"`
-	Output *O `json:"output"`
-}
-
-// decodeHook decodes a hook's params; input and output are required.
-func decodeHook[I, O any](raw json.RawMessage) (*I, *O, error) {
-	var p hookParams[I, O]
-	if err := decodeParams(raw, &p); err != nil {
-		return nil, nil, err
-	}
-	if p.Input == nil {
-		return nil, nil, missing("input")
-	}
-	if p.Output == nil {
-		return nil, nil, missing("output")
-	}
-	return p.Input, p.Output, nil
-}
-
 // missing is the error for a required field that is absent or null.
 func missing(field string) error {
 	return invalidParams("missing field %q", field)

@@ -59,7 +59,7 @@ func FuzzPruneTransform(f *testing.F) {
 
 // readView is what the handler uses of decoded params: agent and error
 // count only as strings, so an object there may differ inside.
-func readView(p *transformParams) any {
+func readView(p *chatMessagesTransformParams) any {
 	type itemView struct {
 		Keep, Count, Edit *int
 		Message, Info     []core.Message

@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/hookwire/hookwire/contract"
 	"github.com/hookwire/hookwire/incremental"
 )
 
@@ -27,26 +26,8 @@ const RedactMask = '*'
 // incremental). A field typed jsontext.Value, any or a map is read whole,
 // unless tagged `reads:"kind"`: then only its kind and presence matter.
 //
-// paramTypes is the params type of each method; nil: the method reads no
-// params.
-var paramTypes = map[string]reflect.Type{
-	contract.MethodInitialize:            reflect.TypeFor[initializeParams](),
-	contract.MethodShutdown:              nil,
-	contract.MethodExit:                  nil,
-	contract.MethodToolExecuteBefore:     reflect.TypeFor[hookParams[toolInput, toolBeforeOutput]](),
-	contract.MethodToolExecuteAfter:      reflect.TypeFor[hookParams[toolInput, toolAfterOutput]](),
-	contract.MethodChatSystemTransform:   reflect.TypeFor[hookParams[systemInput, systemOutput]](),
-	contract.MethodChatMessagesTransform: reflect.TypeFor[transformParams](),
-	contract.MethodChatMessage:           reflect.TypeFor[chatMessageParams](),
-	contract.MethodEvent:                 reflect.TypeFor[eventParams](),
-	contract.MethodDelegateResolveModel:  reflect.TypeFor[resolveModelParams](),
-	contract.MethodDelegateDetectError:   reflect.TypeFor[detectErrorParams](),
-	contract.MethodSessionsList:          reflect.TypeFor[sessionsListParams](),
-	contract.MethodAgentsUpdate:          reflect.TypeFor[agentsUpdateParams](),
-	contract.MethodProvidersUpdate:       reflect.TypeFor[providersUpdateParams](),
-	contract.MethodStatus:                nil,
-	contract.MethodModelFailed:           reflect.TypeFor[modelFailedParams](),
-}
+// The params type of each method is its route's (generated from the
+// contract); nil: the method reads no params.
 
 // readTree is what a handler reads of one JSON value.
 type readTree struct {
@@ -137,12 +118,12 @@ func treeOf(t reflect.Type, seen map[reflect.Type]*readTree) *readTree {
 func methodTrees() map[string]*readTree {
 	treesOnce.Do(func() {
 		trees = map[string]*readTree{}
-		for m, t := range paramTypes {
-			if t == nil {
-				trees[m] = unread
+		for _, r := range routes {
+			if r.params == nil {
+				trees[r.Name] = unread
 				continue
 			}
-			trees[m] = treeOf(t, map[reflect.Type]*readTree{})
+			trees[r.Name] = treeOf(r.params, map[reflect.Type]*readTree{})
 		}
 	})
 	return trees
@@ -153,7 +134,7 @@ func methodTrees() map[string]*readTree {
 // string's encoded form held: the params keep their length, and the
 // sidecar answers the copy exactly as it answers the original (errors
 // included, as they name members and kinds, never other strings). What is
-// read is the fields of the method's params type (paramTypes); inside a
+// read is the fields of the method's params type (its route's); inside a
 // value that is not read at all, member names are masked too (distinct
 // names stay distinct, equal ones equal, so the decoder's verdict on
 // repeated names is the same). Names of the members of an object that is

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,12 +17,11 @@ import (
 // ProtocolVersion is the protocol version this sidecar speaks.
 const ProtocolVersion = contract.ProtocolVersion
 
-// Persistence is what the server needs of the state file: a nudge after
-// requests that may have changed the store, a flush on shutdown, a close at
-// exit, and for status a line for humans and the same as fields for
-// clients.
+// Persistence is what the server needs of the state file: a flush on
+// shutdown, a close at exit, and for status a line for humans and the same
+// as fields for clients. (Every change is written in its request's own
+// transaction, so nothing is nudged after a request.)
 type Persistence interface {
-	Notify()
 	Flush() error
 	Close() error
 	Status() string
@@ -94,56 +94,14 @@ func New(opts Options) *Server {
 	return s
 }
 
-// route is one method the server answers: a method of the contract and
-// its handler.
+// route is one method the server answers: a method of the contract, its
+// params type (nil: it reads none) and the function that decodes them and
+// calls its handler. The routes are generated (protocol_gen.go).
 type route struct {
 	contract.Method
-	// changesState: the store may have changed, so the state file is
-	// nudged after a successful call.
-	changesState bool
-	handle       func(*Server, context.Context, rpc.Request) (any, error)
+	params reflect.Type
+	handle func(*Server, context.Context, rpc.Request) (any, error)
 }
-
-// handler is what the server does for one method of the contract.
-type handler struct {
-	changesState bool
-	handle       func(*Server, context.Context, rpc.Request) (any, error)
-}
-
-// handlerOf is the handler of every method of the contract
-// (contract.Methods); a test checks that each method has one and each
-// handler a method.
-var handlerOf = map[string]handler{
-	contract.MethodInitialize:            {false, (*Server).initialize},
-	contract.MethodShutdown:              {false, (*Server).shutdown},
-	contract.MethodExit:                  {false, (*Server).exit},
-	contract.MethodToolExecuteBefore:     {true, (*Server).toolExecuteBefore},
-	contract.MethodToolExecuteAfter:      {true, (*Server).toolExecuteAfter},
-	contract.MethodChatSystemTransform:   {false, (*Server).chatSystemTransform},
-	contract.MethodChatMessagesTransform: {true, (*Server).chatMessagesTransform},
-	contract.MethodChatMessage:           {true, (*Server).chatMessage},
-	contract.MethodEvent:                 {true, (*Server).event},
-	contract.MethodDelegateResolveModel:  {false, (*Server).resolveModel},
-	contract.MethodDelegateDetectError:   {false, (*Server).detectError},
-	contract.MethodSessionsList:          {false, (*Server).sessionsList},
-	contract.MethodAgentsUpdate:          {false, (*Server).agentsUpdate},
-	contract.MethodProvidersUpdate:       {false, (*Server).providersUpdate},
-	contract.MethodStatus:                {false, (*Server).status},
-	contract.MethodModelFailed:           {true, (*Server).modelFailed},
-}
-
-// routes is every method the server answers, in the contract's order: the
-// one list that dispatch, initialize's capabilities (in this order),
-// status's request counters and the fuzz target's methods all come from.
-var routes = func() []route {
-	rs := make([]route, 0, len(contract.Methods))
-	for _, m := range contract.Methods {
-		if h, ok := handlerOf[m.Name]; ok {
-			rs = append(rs, route{m, h.changesState, h.handle})
-		}
-	}
-	return rs
-}()
 
 // routeByName indexes routes.
 var routeByName = func() map[string]*route {
@@ -176,8 +134,8 @@ func (s *Server) MaxMessageBytes() int64 { return s.maxBytes.Load() }
 // Store exposes the session store (for the demo and tests).
 func (s *Server) Store() *sessions.Store { return s.store }
 
-// Dispatch implements rpc.Dispatcher: it enforces initialize-first, counts
-// requests and errors, and nudges persistence after state changes.
+// Dispatch implements rpc.Dispatcher: it enforces initialize-first and
+// counts requests and errors.
 func (s *Server) Dispatch(ctx context.Context, req rpc.Request) (any, error) {
 	method := req.Method
 	s.mu.Lock()
@@ -188,9 +146,6 @@ func (s *Server) Dispatch(ctx context.Context, req rpc.Request) (any, error) {
 	}
 	result, err := s.mux.Dispatch(ctx, req)
 	s.count(method, err != nil)
-	if err == nil && s.persist != nil && routeByName[method] != nil && routeByName[method].changesState {
-		s.persist.Notify()
-	}
 	if err != nil {
 		s.log.Debug().Str("method", method).Err(err).Msg("request failed")
 	}

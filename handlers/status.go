@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -48,7 +47,7 @@ type memoryStats struct {
 }
 
 // status reports what the sidecar holds and has done (5).
-func (s *Server) status(context.Context, rpc.Request) (any, error) {
+func (s *Server) status(context.Context) (statusResult, error) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	s.statsMu.Lock()

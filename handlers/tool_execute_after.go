@@ -3,23 +3,13 @@ package handlers
 import (
 	"context"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/hookwire/hookwire/core"
-	"github.com/hookwire/hookwire/rpc"
 )
-
-type toolAfterOutput struct {
-	Output jsontext.Value `json:"output"`
-}
 
 // toolExecuteAfter records the task session a call created or resumed, and
 // appends retry guidance to a delegate tool's returned error (4.1, 4.2).
-func (s *Server) toolExecuteAfter(_ context.Context, req rpc.Request) (any, error) {
-	in, out, err := decodeHook[toolInput, toolAfterOutput](req.Params)
-	if err != nil {
-		return nil, err
-	}
+func (s *Server) toolExecuteAfter(_ context.Context, p *toolExecuteAfterParams) (PatchResult, error) {
+	in, out := p.Input, p.Output
 	text, ok := stringValue(out.Output)
 	if !ok {
 		// Not a string: there is nothing to parse, but the pending call is

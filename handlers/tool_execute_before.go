@@ -4,33 +4,16 @@ import (
 	"context"
 	"strings"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/hookwire/hookwire/core"
-	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
 )
-
-type toolInput struct {
-	Tool      string `json:"tool"`
-	SessionID string `json:"sessionID"`
-	CallID    string `json:"callID"`
-}
-
-type toolBeforeOutput struct {
-	Args map[string]jsontext.Value `json:"args"`
-}
 
 // toolExecuteBefore remembers a task call from a managed session and turns
 // an alias in args.task_id into the real session id (PROTOCOL.md 4.2). A
 // call without a callID still gets its task_id resolved, trimmed or
 // removed; only remembering the pending call needs the callID.
-func (s *Server) toolExecuteBefore(_ context.Context, req rpc.Request) (any, error) {
-	in, out, err := decodeHook[toolInput, toolBeforeOutput](req.Params)
-	if err != nil {
-		return nil, err
-	}
-	args := out.Args
+func (s *Server) toolExecuteBefore(_ context.Context, p *toolExecuteBeforeParams) (PatchResult, error) {
+	in, args := p.Input, p.Output.Args
 	if !s.cfg.TaskSessions.Enabled || !s.cfg.isTaskTool(in.Tool) || !s.managed(in.SessionID) {
 		return noChange(), nil
 	}

@@ -333,10 +333,6 @@ func keepCopy(src, dst string) error {
 	return out.Close()
 }
 
-// Notify is part of handlers.Persistence: every change is written in the
-// request's own transaction, so there is nothing left to schedule.
-func (d *Database) Notify() {}
-
 // Flush is part of handlers.Persistence: changes are already written.
 func (d *Database) Flush() error { return nil }
 

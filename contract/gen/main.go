@@ -30,6 +30,9 @@ const (
 	specPath = "contract/contract.json"
 	goPath   = "contract/contract_gen.go"
 	tsPath   = "shim/src/contract.gen.ts"
+	// handlersPath holds the params and result types, the typed handler
+	// interface and the dispatch of package handlers.
+	handlersPath = "handlers/protocol_gen.go"
 )
 
 func main() {
@@ -69,7 +72,11 @@ func generateFrom(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string][]byte{goPath: goSrc, tsPath: tsSource(s)}, nil
+	handlersSrc, err := handlersSource(s)
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{goPath: goSrc, tsPath: tsSource(s), handlersPath: handlersSrc}, nil
 }
 
 // spec is contract.json.
@@ -77,6 +84,7 @@ type spec struct {
 	Comment         string       `json:"$comment"`
 	ProtocolVersion int          `json:"protocolVersion"`
 	Methods         []method     `json:"methods"`
+	Types           []namedType  `json:"types"`
 	Events          []string     `json:"events"`
 	Observer        observer     `json:"observer"`
 	Errors          []errorCode  `json:"errors"`
@@ -91,6 +99,50 @@ type method struct {
 	OpenCodeHook string `json:"opencodeHook"`
 	ToolCall     bool   `json:"toolCall"`
 	Transform    bool   `json:"transform"`
+	// Params describes the params object; nil: the method reads none.
+	Params *params `json:"params"`
+	// Result names the result's type; "": the result is null.
+	Result string `json:"result"`
+	// Nullable: the result may be null instead.
+	Nullable bool `json:"nullable"`
+}
+
+// params is a method's params object: its members, and how it is decoded.
+type params struct {
+	// Decode is "" (an object, decoded by decodeParams), "duplicateNames"
+	// (the same, allowing a member given twice), "optional" (absent or
+	// null params read as {}) or "custom" (the handler's own
+	// decode<Type>(rpc.Request)).
+	Decode string   `json:"decode"`
+	Fields []member `json:"fields"`
+}
+
+// namedType is a type of the contract: an object with its members, or a
+// type defined in Go by hand (Go names it).
+type namedType struct {
+	Name   string   `json:"name"`
+	Go     string   `json:"go"`
+	Fields []member `json:"fields"`
+}
+
+// member is one member of an object. Type is a scalar (string, boolean,
+// integer, number), any (a JSON value read whole), kind (a JSON value
+// of which only the kind and presence matter), a type's name, T[] (an
+// array) or {T} (an object of Ts); without a type, fields describe an
+// object inline.
+type member struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// Required: absent or null is a -32602 naming the member.
+	Required bool `json:"required"`
+	// NonEmpty: a string that is absent or empty is a -32602 naming it.
+	NonEmpty bool `json:"nonEmpty"`
+	// Optional: the member may be absent or null, and the handler tells
+	// that from present.
+	Optional bool `json:"optional"`
+	// OmitEmpty: a result's member left out when empty.
+	OmitEmpty bool     `json:"omitEmpty"`
+	Fields    []member `json:"fields"`
 }
 
 type observer struct {
@@ -208,6 +260,7 @@ func (s *spec) check() error {
 		}
 		ident("Method"+goName(n), n)
 	}
+	s.checkTypes(bad)
 	codes := map[int64]bool{}
 	for _, e := range s.Errors {
 		if codes[e.Code] {
@@ -246,6 +299,86 @@ func (s *spec) check() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkTypes checks the types and every member's type.
+func (s *spec) checkTypes(bad func(string, ...any)) {
+	known := map[string]bool{}
+	for _, t := range s.Types {
+		if !validIdent(t.Name) || known[t.Name] {
+			bad("type %q: a name starts upper-case and is defined once", t.Name)
+		}
+		known[t.Name] = true
+		if (t.Go == "") == (t.Fields == nil) {
+			bad("type %q: either go or fields", t.Name)
+		}
+	}
+	var members func(at string, ms []member)
+	typ := func(at, t string) {
+		for {
+			switch {
+			case strings.HasSuffix(t, "[]"):
+				t = strings.TrimSuffix(t, "[]")
+				continue
+			case strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}"):
+				t = t[1 : len(t)-1]
+				continue
+			}
+			break
+		}
+		if scalarGo[t] == "" && !known[t] {
+			bad("%s: unknown type %q", at, t)
+		}
+	}
+	members = func(at string, ms []member) {
+		seen := map[string]bool{}
+		for _, m := range ms {
+			where := at + "." + m.Name
+			if !validName(m.Name) || strings.Contains(m.Name, ".") || seen[m.Name] {
+				bad("%s: a member's name is letters and digits, once per object", where)
+			}
+			seen[m.Name] = true
+			if (m.Type == "") == (m.Fields == nil) {
+				bad("%s: either type or fields", where)
+			}
+			if m.Required && m.Optional || m.NonEmpty && m.Type != "string" {
+				bad("%s: required and optional exclude each other; nonEmpty is for strings", where)
+			}
+			if m.Type != "" {
+				typ(where, m.Type)
+			}
+			members(where, m.Fields)
+		}
+	}
+	for _, t := range s.Types {
+		members(t.Name, t.Fields)
+	}
+	for _, m := range s.Methods {
+		if m.Params != nil {
+			switch m.Params.Decode {
+			case "", "duplicateNames", "optional", "custom":
+			default:
+				bad("method %q: params.decode %q is not one of duplicateNames, optional, custom", m.Name, m.Params.Decode)
+			}
+			members(m.Name+" params", m.Params.Fields)
+		}
+		if m.Result != "" {
+			typ(m.Name+" result", m.Result)
+		}
+		if m.Kind == "notification" && (m.Result != "" || m.Nullable) {
+			bad("method %q: a notification has no result", m.Name)
+		}
+	}
+}
+
+// scalarGo is the Go type of each scalar member type.
+var scalarGo = map[string]string{
+	"string":  "string",
+	"boolean": "bool",
+	"integer": "int",
+	"number":  "float64",
+	"any":     "jsontext.Value",
+	"kind":    "jsontext.Value",
 }
 
 func validName(s string) bool {
