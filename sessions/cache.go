@@ -74,6 +74,15 @@ func (c CacheSession) CacheShare() float64 {
 	return float64(c.CacheReadTokens) / float64(prompt)
 }
 
+// NoCacheFigures is true when the session had requests but every one
+// reported cache read 0 and cache write 0: the provider reports no cache
+// figures (OpenCode then stores zeros), so the share says nothing. A
+// session that wrote to the cache and never read from it has figures: a
+// real 0% (PROTOCOL.md 4.9).
+func (c CacheSession) NoCacheFigures() bool {
+	return c.Requests > 0 && c.CacheReadTokens == 0 && c.CacheWriteTokens == 0
+}
+
 // cacheRequest is a request counted for a session: its usage and prompt,
 // and what it was compared with, so a later update of the same message
 // is counted again rather than twice.

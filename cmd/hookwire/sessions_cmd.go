@@ -33,14 +33,17 @@ type sessionsList struct {
 // cacheEntry is one session of sessions --json's cache list, in the shape
 // PROTOCOL.md 4.9 gives (issue 24).
 type cacheEntry struct {
-	Session          string               `json:"session"`
-	Parent           *string              `json:"parent"` // null: a top-level session
-	Agent            string               `json:"agent"`
-	Requests         int64                `json:"requests"`
-	InputTokens      int64                `json:"inputTokens"`
-	CacheReadTokens  int64                `json:"cacheReadTokens"`
-	CacheWriteTokens int64                `json:"cacheWriteTokens"`
-	Busts            []sessions.CacheBust `json:"busts"` // never null
+	Session          string  `json:"session"`
+	Parent           *string `json:"parent"` // null: a top-level session
+	Agent            string  `json:"agent"`
+	Requests         int64   `json:"requests"`
+	InputTokens      int64   `json:"inputTokens"`
+	CacheReadTokens  int64   `json:"cacheReadTokens"`
+	CacheWriteTokens int64   `json:"cacheWriteTokens"`
+	// NoCacheFigures: requests, and every one reported cache read 0 and
+	// cache write 0 (the provider reports no cache figures, PROTOCOL.md 4.9).
+	NoCacheFigures bool                 `json:"noCacheFigures,omitempty"`
+	Busts          []sessions.CacheBust `json:"busts"` // never null
 
 	share float64
 }
@@ -49,7 +52,7 @@ func cacheEntries(list []sessions.CacheSession) []cacheEntry {
 	out := make([]cacheEntry, 0, len(list))
 	for _, c := range list {
 		e := cacheEntry{Session: c.Session, Agent: c.Agent, Requests: c.Requests, InputTokens: c.InputTokens,
-			CacheReadTokens: c.CacheReadTokens, CacheWriteTokens: c.CacheWriteTokens, Busts: c.Busts, share: c.CacheShare()}
+			CacheReadTokens: c.CacheReadTokens, CacheWriteTokens: c.CacheWriteTokens, NoCacheFigures: c.NoCacheFigures(), Busts: c.Busts, share: c.CacheShare()}
 		if c.Parent != "" {
 			e.Parent = &c.Parent
 		}
@@ -179,10 +182,14 @@ func switchWhy(class, message string) string {
 }
 
 // cacheCell is a session's cache share and busts: "87% cached, 2 busts";
+// "no cache figures" when the provider reported none (no share to give);
 // "-" when no usage was counted for it.
 func cacheCell(c *cacheEntry) string {
 	if c == nil || c.Requests == 0 {
 		return "-"
+	}
+	if c.NoCacheFigures {
+		return "no cache figures"
 	}
 	return fmt.Sprintf("%d%% cached, %s", int(c.share*100+0.5), plural(len(c.Busts), "bust"))
 }

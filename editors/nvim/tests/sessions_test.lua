@@ -208,6 +208,9 @@ guarded(function()
   )
   check(render_lines[2] == "parent ses_p  50% cached !1 (system, hookwire)", "render: a bust marker with its cause: " .. tostring(render_lines[2]))
   check(render_lines[3]:find("cached", 1, true) == nil, "render: no figures before a session's first request")
+  local text = require("hookwire.buffer").cache_text
+  check(text({ requests = 3, cacheShare = vim.NIL, noCacheFigures = true, busts = 0 }) == "no cache figures", "a provider without cache figures: said, never 0%")
+  check(text({ requests = 1, cacheShare = 0, busts = 0 }) == "0% cached", "a real 0% (writes, no reads) keeps its share")
 
   -- Mappings on the exp-1 line.
   local ln = line_of(buf, "exp-1")

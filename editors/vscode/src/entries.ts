@@ -225,6 +225,8 @@ export function formatModel(m?: ModelDecision): string {
 export interface CacheFigures {
   /** Share of prompt tokens read from the cache, 0 to 1. */
   share: number;
+  /** The provider reported no cache figures (every request read and wrote 0): there is no share to show. */
+  noFigures?: boolean;
   requests: number;
   busts: number;
   bustsInARow: number;
@@ -243,6 +245,7 @@ export function readCache(status: unknown): Map<string, CacheFigures> {
   for (const raw of per) {
     if (!isObject(raw) || typeof raw.session !== "string" || raw.session === "") continue;
     const c: CacheFigures = { share: Math.min(num(raw.cacheShare), 1), requests: num(raw.requests), busts: num(raw.busts), bustsInARow: num(raw.bustsInARow) };
+    if (raw.noCacheFigures === true || (raw.cacheShare === null && c.requests > 0)) c.noFigures = true;
     const last = raw.lastBust;
     if (isObject(last)) {
       if (typeof last.cause === "string") c.lastCause = last.cause;
@@ -254,9 +257,10 @@ export function readCache(status: unknown): Map<string, CacheFigures> {
   return out;
 }
 
-/** "83% cached", with a bust marker: "83% cached ⚠2" ("⚠⚠" prefix when the last two busted in a row); "" without requests. */
+/** "83% cached", with a bust marker: "83% cached ⚠2" ("⚠⚠" prefix when the last two busted in a row); "no cache figures" when the provider reported none; "" without requests. */
 export function cacheText(c?: CacheFigures): string {
   if (!c || c.requests === 0) return "";
+  if (c.noFigures) return "no cache figures";
   const share = `${Math.round(c.share * 100)}% cached`;
   if (c.busts === 0) return share;
   return `${share} ${c.bustsInARow >= 2 ? "⚠⚠" : "⚠"}${c.busts}`;
@@ -265,6 +269,7 @@ export function cacheText(c?: CacheFigures): string {
 /** The hover lines of a session's cache figures. */
 export function cacheTooltip(c?: CacheFigures): string[] {
   if (!c || c.requests === 0) return [];
+  if (c.noFigures) return [`prompt cache: the provider reported no cache figures over ${c.requests} request${c.requests === 1 ? "" : "s"} (every cache read and write was 0)`];
   const lines = [`prompt cache: ${Math.round(c.share * 100)}% of prompt tokens read from cache over ${c.requests} request${c.requests === 1 ? "" : "s"}; ${c.busts} bust${c.busts === 1 ? "" : "s"}`];
   if (c.lastCause) lines.push(`last bust: ${c.lastCause}${c.lastByHookwire ? " (hookwire)" : ""}${c.lastDetail ? `: ${c.lastDetail}` : ""}`);
   return lines;

@@ -131,6 +131,8 @@ test("prompt cache: status.cache.perSession read by session, a share and a bust 
         { session: "ses_C", parent: "ses_P", requests: 2, cacheShare: 0.5, busts: 1, bustsInARow: 0, lastBust: { cause: "unknown" } },
         { session: "ses_Q", requests: 3, cacheShare: 0.95, busts: 0, bustsInARow: 0 },
         { session: "ses_N", requests: 0, cacheShare: 0, busts: 0, bustsInARow: 0 },
+        { session: "ses_F", requests: 3, cacheShare: null, noCacheFigures: true, busts: 0, bustsInARow: 0 },
+        { session: "ses_Z", requests: 1, cacheShare: 0, busts: 0, bustsInARow: 0 },
         { session: "", requests: 1 },
         { requests: 1 },
         "junk",
@@ -138,12 +140,14 @@ test("prompt cache: status.cache.perSession read by session, a share and a bust 
     },
   };
   const c = readCache(status);
-  assert.deepEqual([...c.keys()], ["ses_P", "ses_C", "ses_Q", "ses_N"]);
+  assert.deepEqual([...c.keys()], ["ses_P", "ses_C", "ses_Q", "ses_N", "ses_F", "ses_Z"]);
   const rows = [
     ["two busts in a row: a double marker", "ses_P", "83% cached ⚠⚠5"],
     ["a bust, not in a row", "ses_C", "50% cached ⚠1"],
     ["no bust: the share only", "ses_Q", "95% cached"],
     ["no request yet: nothing", "ses_N", ""],
+    ["the provider reports no cache figures: said, never 0%", "ses_F", "no cache figures"],
+    ["a real 0% (writes, no reads): the share", "ses_Z", "0% cached"],
     ["unknown session: nothing", "ses_X", ""],
   ];
   for (const [name, session, want] of rows) assert.equal(cacheText(c.get(session)), want, name);
@@ -151,6 +155,7 @@ test("prompt cache: status.cache.perSession read by session, a share and a bust 
     "prompt cache: 83% of prompt tokens read from cache over 11 requests; 5 busts",
     "last bust: system (hookwire): system prompt changed by hookwire (its Resumable Sessions block)",
   ]);
+  assert.deepEqual(cacheTooltip(c.get("ses_F")), ["prompt cache: the provider reported no cache figures over 3 requests (every cache read and write was 0)"]);
   assert.equal(parentDescription({ parent: "ses_P", project: "/w", agents: [], count: 2, lastUse: new Date(NOW.getTime() - 120_000) }, NOW, c.get("ses_P")), "2 sessions · 83% cached ⚠⚠5 · 2m");
   assert.equal(entryDescription({ parent: "ses_P", agent: "explorer", alias: "exp-1", taskId: "ses_C", label: "Map", project: "/w" }, NOW, c.get("ses_C")), "Map · 50% cached ⚠1");
   for (const bad of [null, {}, { cache: null }, { cache: { perSession: "x" } }]) assert.equal(readCache(bad).size, 0);

@@ -87,10 +87,15 @@ function M.cache_of(status)
 end
 
 --- "83% cached", with a bust marker ("!2", "!!2" when the last two busted
---- in a row) and the last bust's cause; "" before any request.
+--- in a row) and the last bust's cause; "no cache figures" when the
+--- provider reported none (every request read and wrote 0: no share to
+--- give); "" before any request.
 function M.cache_text(c)
   if type(c) ~= "table" or (tonumber(c.requests) or 0) == 0 then
     return ""
+  end
+  if c.noCacheFigures == true or c.cacheShare == vim.NIL then
+    return "no cache figures"
   end
   local s = ("%d%% cached"):format(math.floor((tonumber(c.cacheShare) or 0) * 100 + 0.5))
   local busts = tonumber(c.busts) or 0
