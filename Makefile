@@ -58,8 +58,17 @@ demo: build
 ## reproducibility and OpenCode installing the plugin by name from a local
 ## npm registry. The real-OpenCode runs use OpenCode $(OPENCODE_OLDEST) and
 ## $(OPENCODE_LATEST); `make test-compat` adds the versions in between.
-test: lint test-go fuzz-short test-shim test-vscode test-nvim test-e2e test-cache test-dist test-registry
-	@echo "make test: all passed"
+## Each part runs as its own make and prints its time, so a slow CI run
+## says where its minutes went.
+TEST_PARTS := lint test-go fuzz-short test-shim test-vscode test-nvim test-e2e test-cache test-dist test-registry
+test:
+	@set -e; all=$$(date +%s); \
+	  for t in $(TEST_PARTS); do \
+	    s=$$(date +%s); \
+	    $(MAKE) --no-print-directory $$t || { echo "make test: $$t FAILED after $$(($$(date +%s) - s)) s"; exit 1; }; \
+	    echo "make test: $$t took $$(($$(date +%s) - s)) s"; \
+	  done; \
+	  echo "make test: all passed in $$(($$(date +%s) - all)) s"
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
