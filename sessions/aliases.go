@@ -235,13 +235,17 @@ func (s *Store) link(e *entry) {
 	s.addParentBytes(e.parent, entryCost(e))
 }
 
-// use marks e as the newest use with label.
+// use marks e as the newest use. An entry keeps the label of the call
+// that made it (a resume's description says what that call asks, not
+// what the session is); label is taken only by an entry without one.
 func (s *Store) use(e *entry, label string) {
 	s.clock++
 	e.tick = s.clock
 	e.lastUse = s.now()
-	s.addParentBytes(e.parent, jsonLen(label)-jsonLen(e.label))
-	e.label = label
+	if e.label == "" {
+		s.addParentBytes(e.parent, jsonLen(label)-jsonLen(e.label))
+		e.label = label
+	}
 	e.agent.entries.Touch(e.alias)
 	s.changed()
 }

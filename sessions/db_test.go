@@ -89,7 +89,7 @@ func TestDatabaseRoundTrip(t *testing.T) {
 
 	b, _ := dbHarness(t, path, Config{})
 	assert.Equal(t, want, b.s.List(""))
-	assert.Equal(t, []string{"exp-2=ses_b two again", "ora-1=ses_o four", "exp-3=ses_c three"}, b.aliases("p1"))
+	assert.Equal(t, []string{"exp-2=ses_b two", "ora-1=ses_o four", "exp-3=ses_c three"}, b.aliases("p1"))
 	assert.Equal(t, "### Resumable Sessions\n- explorer: exp-1 one", b.s.FrozenBlock("p1", "m1", noCompute(t)))
 	assert.Equal(t, "", b.s.FrozenBlock("p1", "m2", noCompute(t)))
 	assert.Equal(t, "orchestrator", b.s.Agent("p1"))

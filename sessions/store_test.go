@@ -180,16 +180,16 @@ func TestCompleteCall(t *testing.T) {
 				h.task("p1", "explorer", "two", "ses_b")
 				h.task("p1", "explorer", "one again", "ses_a")
 			},
-			want: map[string][]string{"p1": {"exp-1=ses_a one again", "exp-2=ses_b two"}},
+			want: map[string][]string{"p1": {"exp-1=ses_a one", "exp-2=ses_b two"}},
 		},
 		{
-			name: "resume by alias returning the same id",
+			name: "resume by alias returning the same id keeps the label of the call that made it",
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
 				h.task("p1", "explorer", "two", "ses_b")
 				h.resume("p1", "explorer", "one more", "exp-1", out("ses_a"))
 			},
-			want: map[string][]string{"p1": {"exp-1=ses_a one more", "exp-2=ses_b two"}},
+			want: map[string][]string{"p1": {"exp-1=ses_a one", "exp-2=ses_b two"}},
 		},
 		{
 			name: "resume returning a new id keeps the alias",
@@ -198,7 +198,7 @@ func TestCompleteCall(t *testing.T) {
 				h.task("p1", "explorer", "two", "ses_b")
 				h.resume("p1", "explorer", "continued", "exp-1", out("ses_c"))
 			},
-			want: map[string][]string{"p1": {"exp-1=ses_c continued", "exp-2=ses_b two"}},
+			want: map[string][]string{"p1": {"exp-1=ses_c one", "exp-2=ses_b two"}},
 		},
 		{
 			name: "resume by real id returning a new id keeps the alias",
@@ -206,7 +206,7 @@ func TestCompleteCall(t *testing.T) {
 				h.task("p1", "explorer", "one", "ses_a")
 				h.resume("p1", "explorer", "continued", "ses_a", out("ses_c"))
 			},
-			want: map[string][]string{"p1": {"exp-1=ses_c continued"}},
+			want: map[string][]string{"p1": {"exp-1=ses_c one"}},
 		},
 		{
 			name: "resume returning an id already remembered forgets the predecessor",
@@ -216,7 +216,7 @@ func TestCompleteCall(t *testing.T) {
 				h.task("p1", "oracle", "three", "ses_o")
 				h.resume("p1", "explorer", "merged", "exp-1", out("ses_b"))
 			},
-			want: map[string][]string{"p1": {"exp-2=ses_b merged", "ora-1=ses_o three"}},
+			want: map[string][]string{"p1": {"exp-2=ses_b two", "ora-1=ses_o three"}},
 		},
 		{
 			name: "resume returning an id remembered only under another agent gets a new entry",
@@ -225,7 +225,7 @@ func TestCompleteCall(t *testing.T) {
 				h.task("p1", "oracle", "two", "ses_o")
 				h.resume("p1", "explorer", "moved", "exp-1", out("ses_o"))
 			},
-			want: map[string][]string{"p1": {"exp-1=ses_o moved", "ora-1=ses_o two"}},
+			want: map[string][]string{"p1": {"exp-1=ses_o one", "ora-1=ses_o two"}},
 		},
 		{
 			name: "session not found forgets the resumed entry",
@@ -277,7 +277,7 @@ func TestCompleteCall(t *testing.T) {
 				h.task("p1", "explorer", "three", "ses_c")
 				h.task("p1", "oracle", "four", "ses_o")
 			},
-			want: map[string][]string{"p1": {"ora-1=ses_o four", "exp-3=ses_c three", "exp-1=ses_a one again"}},
+			want: map[string][]string{"p1": {"ora-1=ses_o four", "exp-3=ses_c three", "exp-1=ses_a one"}},
 		},
 		{
 			name: "maxSessionsPerAgent from config",
@@ -425,7 +425,7 @@ func TestCompleteCall(t *testing.T) {
 				h.task("p1", "oracle", "two", "ses_o")
 				h.s.DeleteSession("ses_o")
 			},
-			want: map[string][]string{"p1": {"exp-1=ses_c continued"}},
+			want: map[string][]string{"p1": {"exp-1=ses_c one"}},
 		},
 	}
 	for _, tt := range tests {
@@ -503,7 +503,7 @@ func TestResumableSessions(t *testing.T) {
 			},
 		},
 		{
-			name: "a resume moves its agent and entry first",
+			name: "a resume moves its agent and entry first, each keeping its first label",
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
 				h.task("p1", "oracle", "two", "ses_o")
@@ -513,8 +513,8 @@ func TestResumableSessions(t *testing.T) {
 				h.resolve("p1", "oracle", "ora-1")
 			},
 			want: []core.BlockAgent{
-				{Agent: "oracle", Entries: []core.BlockEntry{{Alias: "ora-1", Label: "two more"}}},
-				{Agent: "explorer", Entries: []core.BlockEntry{{Alias: "exp-1", Label: "one more"}, {Alias: "exp-2", Label: "three"}}},
+				{Agent: "oracle", Entries: []core.BlockEntry{{Alias: "ora-1", Label: "two"}}},
+				{Agent: "explorer", Entries: []core.BlockEntry{{Alias: "exp-1", Label: "one"}, {Alias: "exp-2", Label: "three"}}},
 			},
 		},
 		{
