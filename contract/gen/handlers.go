@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"go/format"
 	"strings"
@@ -96,7 +97,11 @@ func handlersSource(s *spec) ([]byte, error) {
 	}
 	q("}\n")
 
-	p("%s\npackage handlers\n\nimport (\n\t\"context\"\n\t\"reflect\"\n\n", header)
+	p("%s\npackage handlers\n\nimport (\n\t\"context\"\n\t\"reflect\"\n", header)
+	if bytes.Contains(body.Bytes(), []byte("time.")) {
+		p("\t\"time\"\n")
+	}
+	p("\n")
 	p("\t\"github.com/go-json-experiment/json/jsontext\"\n\n")
 	for _, pkg := range []string{"contract", "core", "incremental", "rpc", "sessions"} {
 		if bytes.Contains(body.Bytes(), []byte(pkg+".")) {
@@ -213,4 +218,155 @@ func fieldName(name string) string {
 	r := []rune(name)
 	r[0] = unicode.ToUpper(r[0])
 	return string(r)
+}
+
+// shapesSource is handlers/protocol_gen_test.go: for each type Go defines
+// by hand that the contract also describes, the Go type and the
+// contract's members, which a test holds equal to the Go type's JSON
+// members.
+func shapesSource(s *spec) ([]byte, error) {
+	var b bytes.Buffer
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("%s\npackage handlers\n\nimport (\n\t\"reflect\"\n\n", header)
+	var body bytes.Buffer
+	fmt.Fprintf(&body, "// contractShapes is each type the contract describes and Go defines by\n// hand: its Go type and the contract's members (JSON).\n")
+	fmt.Fprintf(&body, "var contractShapes = []struct {\n\tname    string\n\ttyp     reflect.Type\n\tmembers string\n}{\n")
+	for _, t := range s.Types {
+		if t.Go == "" || t.Fields == nil || t.Go == "any" {
+			continue
+		}
+		members, err := json.Marshal(t.Fields)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&body, "\t{%q, reflect.TypeFor[%s](), %s},\n", t.Name, t.Go, "`"+string(members)+"`")
+	}
+	body.WriteString("}\n")
+	for _, pkg := range []string{"core", "sessions"} {
+		if bytes.Contains(body.Bytes(), []byte(pkg+".")) {
+			p("\t\"github.com/hookwire/hookwire/%s\"\n", pkg)
+		}
+	}
+	p(")\n\n")
+	b.Write(body.Bytes())
+	out, err := format.Source(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("formatting %s: %w", shapesPath, err)
+	}
+	return out, nil
+}
+
+// protocolTS is shim/src/protocol.gen.ts: the params and result types of
+// the methods, as the shim sends and reads them. A member a request may
+// leave out, or a reply leaves out when empty, is optional.
+func protocolTS(s *spec) []byte {
+	types := map[string]namedType{}
+	for _, t := range s.Types {
+		types[t.Name] = t
+	}
+	// inResults: the types a result reaches (their members are optional
+	// only when left out empty); the others are the params'.
+	inResults := map[string]bool{}
+	var reach func(t string)
+	var reachMembers func(ms []member)
+	reach = func(t string) {
+		t = strings.TrimSuffix(strings.Trim(t, "{}"), "[]")
+		if nt, ok := types[t]; ok && !inResults[t] {
+			inResults[t] = true
+			reachMembers(nt.Fields)
+		}
+	}
+	reachMembers = func(ms []member) {
+		for _, m := range ms {
+			if m.Type != "" {
+				reach(m.Type)
+			}
+			reachMembers(m.Fields)
+		}
+	}
+	for _, m := range s.Methods {
+		if m.Result != "" {
+			reach(m.Result)
+		}
+	}
+	var tsType func(t string) string
+	tsType = func(t string) string {
+		switch {
+		case strings.HasSuffix(t, "[]"):
+			return tsType(strings.TrimSuffix(t, "[]")) + "[]"
+		case strings.HasPrefix(t, "{"):
+			return "Record<string, " + tsType(t[1:len(t)-1]) + ">"
+		}
+		switch t {
+		case "string", "time":
+			return "string"
+		case "boolean":
+			return "boolean"
+		case "integer", "number":
+			return "number"
+		case "any", "kind":
+			return "unknown"
+		}
+		return t
+	}
+	var object func(ms []member, result bool, indent string) string
+	object = func(ms []member, result bool, indent string) string {
+		var b strings.Builder
+		b.WriteString("{\n")
+		for _, m := range ms {
+			t := ""
+			if m.Fields != nil {
+				t = object(m.Fields, result, indent+"  ")
+			} else {
+				t = tsType(m.Type)
+			}
+			opt := ""
+			if !m.Required && !m.NonEmpty && (!result || m.OmitEmpty) {
+				opt = "?"
+			}
+			fmt.Fprintf(&b, "%s  %s%s: %s;\n", indent, m.Name, opt, t)
+		}
+		b.WriteString(indent + "}")
+		return b.String()
+	}
+	var b bytes.Buffer
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("%s", header)
+	p("// The params and results of the sidecar's methods (docs/PROTOCOL.md); regenerate with `go generate ./contract`.\n\n")
+	for _, m := range s.Methods {
+		if m.Params != nil {
+			p("/** %s's params. */\nexport type %sParams = %s;\n\n", m.Name, goName(m.Name), object(m.Params.Fields, false, ""))
+		}
+	}
+	for _, t := range s.Types {
+		if t.Fields == nil {
+			p("/** Defined by the sidecar's Go (%s); not described here. */\nexport type %s = unknown;\n\n", t.Go, t.Name)
+			continue
+		}
+		p("export type %s = %s;\n\n", t.Name, object(t.Fields, inResults[t.Name], ""))
+	}
+	p("/** Each method's params: a method without params takes none (an empty object or nothing). */\nexport interface Params {\n")
+	for _, m := range s.Methods {
+		if m.Params != nil {
+			p("  %s: %sParams;\n", js(m.Name), goName(m.Name))
+		} else {
+			p("  %s: Record<string, never> | undefined;\n", js(m.Name))
+		}
+	}
+	p("}\n\n/** Each request's result. */\nexport interface Results {\n")
+	for _, m := range s.Methods {
+		if m.Kind != "request" {
+			continue
+		}
+		t := "null"
+		if m.Result != "" {
+			t = tsType(m.Result)
+			if m.Nullable {
+				t += " | null"
+			}
+		}
+		p("  %s: %s;\n", js(m.Name), t)
+	}
+	p("}\n")
+	return b.Bytes()
 }

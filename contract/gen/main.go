@@ -33,6 +33,11 @@ const (
 	// handlersPath holds the params and result types, the typed handler
 	// interface and the dispatch of package handlers.
 	handlersPath = "handlers/protocol_gen.go"
+	// shapesPath holds, for a handlers test, the members the contract
+	// gives each type Go defines by hand.
+	shapesPath = "handlers/protocol_gen_test.go"
+	// protocolTSPath holds the shim's params and result types.
+	protocolTSPath = "shim/src/protocol.gen.ts"
 )
 
 func main() {
@@ -76,7 +81,12 @@ func generateFrom(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string][]byte{goPath: goSrc, tsPath: tsSource(s), handlersPath: handlersSrc}, nil
+	shapesSrc, err := shapesSource(s)
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{goPath: goSrc, tsPath: tsSource(s), handlersPath: handlersSrc,
+		shapesPath: shapesSrc, protocolTSPath: protocolTS(s)}, nil
 }
 
 // spec is contract.json.
@@ -132,17 +142,17 @@ type namedType struct {
 // object inline.
 type member struct {
 	Name string `json:"name"`
-	Type string `json:"type"`
+	Type string `json:"type,omitempty"`
 	// Required: absent or null is a -32602 naming the member.
-	Required bool `json:"required"`
+	Required bool `json:"required,omitempty"`
 	// NonEmpty: a string that is absent or empty is a -32602 naming it.
-	NonEmpty bool `json:"nonEmpty"`
+	NonEmpty bool `json:"nonEmpty,omitempty"`
 	// Optional: the member may be absent or null, and the handler tells
 	// that from present.
-	Optional bool `json:"optional"`
+	Optional bool `json:"optional,omitempty"`
 	// OmitEmpty: a result's member left out when empty.
-	OmitEmpty bool     `json:"omitEmpty"`
-	Fields    []member `json:"fields"`
+	OmitEmpty bool     `json:"omitEmpty,omitempty"`
+	Fields    []member `json:"fields,omitempty"`
 }
 
 type observer struct {
@@ -309,8 +319,8 @@ func (s *spec) checkTypes(bad func(string, ...any)) {
 			bad("type %q: a name starts upper-case and is defined once", t.Name)
 		}
 		known[t.Name] = true
-		if (t.Go == "") == (t.Fields == nil) {
-			bad("type %q: either go or fields", t.Name)
+		if t.Go == "" && t.Fields == nil {
+			bad("type %q: go or fields (or both: Go defines it, the fields describe it)", t.Name)
 		}
 	}
 	var members func(at string, ms []member)
@@ -379,6 +389,7 @@ var scalarGo = map[string]string{
 	"number":  "float64",
 	"any":     "jsontext.Value",
 	"kind":    "jsontext.Value",
+	"time":    "time.Time",
 }
 
 func validName(s string) bool {

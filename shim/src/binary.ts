@@ -11,6 +11,7 @@ import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { PLATFORMS, PLUGIN_PACKAGE } from "./contract.gen.js";
+import type { ServerInfo } from "./protocol.gen.js";
 
 /**
  * The platform package's name for this platform, from the contract's
@@ -60,8 +61,8 @@ export const UNSTAMPED_VERSION = "0.0.0-dev";
  * (its package.json says 0.0.0-dev) or a sidecar built outside make
  * (`devel...`, no version stamped) pairs with anything.
  */
-export function versionMismatch(pluginVersion: string, serverInfo: unknown, binary: string): string | undefined {
-  const version = (serverInfo as { version?: unknown } | null | undefined)?.version;
+export function versionMismatch(pluginVersion: string, serverInfo: ServerInfo | null | undefined, binary: string): string | undefined {
+  const version: unknown = serverInfo?.version;
   if (typeof version !== "string" || version === "") return undefined;
   if (pluginVersion === UNSTAMPED_VERSION || version.startsWith("devel")) return undefined;
   if (comparableVersion(version) === comparableVersion(pluginVersion)) return undefined;

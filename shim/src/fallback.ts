@@ -19,6 +19,7 @@
 // Measured on OpenCode 1.18.33: docs/OPENCODE.md.
 
 import type { Logger } from "./log.js";
+import type { ModelFailedResult } from "./protocol.gen.js";
 import type { Sidecar } from "./sidecar.js";
 import type { Trace } from "./trace.js";
 
@@ -44,15 +45,6 @@ export interface FallbackClient {
     };
   };
 }
-
-type FailedResult = {
-  counted?: boolean;
-  class?: string;
-  model?: string;
-  action?: "none" | "abort" | "resend";
-  fallback?: FallbackModel;
-  reason?: string;
-};
 
 type Plan = { fallback: FallbackModel; from: string; reason: string };
 
@@ -147,7 +139,7 @@ export class RuntimeFallback {
       try {
         const r = await this.sidecar.request("model.failed", failure, this.opts.timeoutMs);
         if (!r.ok) return;
-        await this.act(failure.sessionID, r.result as FailedResult | null);
+        await this.act(failure.sessionID, r.result);
       } finally {
         this.asking.delete(failure.sessionID);
       }
@@ -171,7 +163,7 @@ export class RuntimeFallback {
     if (this.models.size > MAX_TRACKED) this.models.delete(this.models.keys().next().value as string);
   }
 
-  private async act(sessionID: string, res: FailedResult | null): Promise<void> {
+  private async act(sessionID: string, res: ModelFailedResult | null): Promise<void> {
     if (!res || !res.fallback || (res.action !== "abort" && res.action !== "resend")) return;
     const to = `${res.fallback.providerID}/${res.fallback.modelID}`;
     const from = res.model ?? "?";
@@ -321,7 +313,7 @@ export class RuntimeFallback {
     const after = { title: String(part.state?.input?.description ?? ""), output: `<task id="${child}" state="error">\n</task>`, metadata: {} };
     await this.opts.afterTask({ tool: String(part.tool), sessionID: parent, callID: part.callID ?? "", args: part.state?.input ?? {} }, after);
     const list = await this.sidecar.request("sessions.list", { sessionID: parent }, this.opts.timeoutMs);
-    const entries = list.ok && Array.isArray(list.result) ? (list.result as { taskId?: string; alias?: string }[]) : [];
+    const entries = list.ok && Array.isArray(list.result) ? list.result : [];
     const alias = entries.find((e) => e.taskId === child)?.alias ?? child;
     const error =
       `${String(part.state?.error ?? "Task failed")}\n[hookwire runtime fallback] ${plan.from} failed (${plan.reason}) and the run on ${to} did not finish. ` +

@@ -5,6 +5,7 @@
 
 import { HOOKS, type OpenCodeHook } from "./contract.gen.js";
 import type { Logger } from "./log.js";
+import type { Params } from "./protocol.gen.js";
 import { applyPatchInPlace } from "./patch.js";
 import { errorText, type Sidecar } from "./sidecar.js";
 import type { Trace } from "./trace.js";
@@ -39,6 +40,14 @@ export function deadlineOf(method: HookMethod, d: Deadlines): number {
   return TRANSFORMS.has(method) ? d.transformTimeoutMs : d.timeoutMs;
 }
 
+/**
+ * A hook's params: OpenCode's own input and output, sent as they are; the
+ * sidecar checks them (a -32602 names what is wrong) and the shim does not.
+ */
+function hookParams<M extends HookMethod>(input: unknown, output: unknown): Params[M] {
+  return { input: input ?? {}, output } as Params[M];
+}
+
 /** One hook call: forward, wait at most the deadline, patch output in place or leave it. */
 export async function forwardHook(ctx: ForwardContext, method: HookMethod, hookInput: unknown, output: unknown): Promise<void> {
   const { sidecar, log, trace } = ctx;
@@ -57,13 +66,13 @@ export async function forwardHook(ctx: ForwardContext, method: HookMethod, hookI
     const r =
       method === "chat.messages.transform"
         ? await ctx.transforms.request(sidecar, method, hookInput, output, deadline - (Date.now() - started))
-        : await sidecar.request(method, { input: hookInput ?? {}, output }, deadline - (Date.now() - started));
+        : await sidecar.request(method, hookParams<typeof method>(hookInput, output), deadline - (Date.now() - started));
     if (!r) return;
     if (!r.ok) {
       log.once(`${r.reason}:${method}`, "warn", `hookwire: ${method} ${r.reason}${r.detail ? ` (${r.detail})` : ""}; passed through`);
       return;
     }
-    const patch = (r.result as { patch?: unknown } | null)?.patch;
+    const patch: unknown = r.result?.patch;
     if (patch === undefined) {
       log.once(`no-patch:${method}`, "warn", `hookwire: ${method} reply has no patch; passed through`);
       return;

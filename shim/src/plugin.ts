@@ -265,8 +265,7 @@ export async function toastBusts(sidecar: Sidecar, log: Logger, session: string,
   try {
     const r = await sidecar.request("status", {}, timeoutMs);
     if (!r.ok) return;
-    type Summary = { session?: unknown; bustsInARow?: unknown; lastBust?: { detail?: unknown; cause?: unknown; tokensLost?: unknown } };
-    const per = (r.result as { cache?: { perSession?: Summary[] } } | null)?.cache?.perSession;
+    const per = r.result?.cache?.perSession;
     const s = Array.isArray(per) ? per.find((x) => x?.session === session) : undefined;
     if (!s || typeof s.bustsInARow !== "number" || s.bustsInARow < 2 || typeof s.lastBust?.detail !== "string") return;
     log.alert(

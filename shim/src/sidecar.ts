@@ -11,26 +11,33 @@ import { dirname } from "node:path";
 import { CancelledError, ClosedError, EncodeError, LineConnection, OverloadedError, OversizedError, RpcError } from "./rpc.js";
 import type { Logger } from "./log.js";
 import { openAppendNoFollow, type Trace } from "./trace.js";
-import { PROTOCOL_VERSION } from "./contract.gen.js";
+import { PROTOCOL_VERSION, type Method } from "./contract.gen.js";
+import type { Capabilities as ServedCapabilities, InitializeResult, Params, Results, ServerInfo } from "./protocol.gen.js";
 
 export { PROTOCOL_VERSION };
 
-export type Capabilities = {
-  hooks: string[];
-  events: string[];
-  methods: string[];
+/** initialize's capabilities as the shim keeps them: taskTools undefined means all tools. */
+export type Capabilities = Omit<ServedCapabilities, "taskTools"> & {
   /** Tools whose tool.execute.* calls the sidecar acts on; undefined: all. */
   taskTools?: string[];
 };
 
-export type InitializeParams = {
-  protocolVersion: number;
+/** initialize's params as the shim builds them (Params["initialize"], with what it always sends). */
+export type InitializeParams = Params["initialize"] & {
   clientInfo: { name: string; version: string };
   config: Record<string, unknown>;
 };
 
-export type CallResult =
-  | { ok: true; result: unknown }
+/** A request method: one that has a reply (the contract's Results). */
+export type RequestMethod = keyof Results;
+
+/**
+ * A call's outcome; result is the method's result type (protocol.gen.ts).
+ * A reply comes from another process, maybe another version: a reader
+ * still checks what it uses.
+ */
+export type CallResult<R = unknown> =
+  | { ok: true; result: R }
   | {
       ok: false;
       reason: "not-ready" | "timeout" | "error" | "closed" | "unserialisable" | "overloaded" | "oversized";
@@ -125,7 +132,7 @@ export class Sidecar {
   /** Deadlines missed in a row with nothing read from the child meanwhile. */
   private misses = 0;
   capabilities?: Capabilities;
-  serverInfo?: unknown;
+  serverInfo?: ServerInfo;
 
   constructor(private readonly opts: SidecarOptions) {}
 
@@ -195,7 +202,7 @@ export class Sidecar {
    * Sends a request and waits at most deadlineMs, counting the wait for
    * initialize. Never rejects.
    */
-  request(method: string, params: unknown, deadlineMs: number): Promise<CallResult> {
+  request<M extends RequestMethod>(method: M, params: Params[M], deadlineMs: number): Promise<CallResult<Results[M]>> {
     // Ready: write at once, so calls leave in the order they were made.
     if (this._state === "ready") return this.send(method, params, deadlineMs);
     const start = Date.now();
@@ -205,7 +212,7 @@ export class Sidecar {
   }
 
   /** Sends a notification if the sidecar is up; drops it otherwise. */
-  notify(method: string, params: unknown): boolean {
+  notify<M extends Method>(method: M, params?: Params[M]): boolean {
     const conn = this.conn;
     if (this._state !== "ready" || !conn) return false;
     const sent = conn.notify(method, params, this.maxInFlightBytes);
@@ -213,15 +220,15 @@ export class Sidecar {
     return sent;
   }
 
-  private send(method: string, params: unknown, ms: number, conn = this.conn): Promise<CallResult> {
+  private send<M extends RequestMethod>(method: M, params: Params[M], ms: number, conn = this.conn): Promise<CallResult<Results[M]>> {
     if (!conn || ms <= 0) return Promise.resolve({ ok: false, reason: conn ? "timeout" : "closed" });
     const pid = this.pid;
     const gen = this.gen;
     const trace = this.opts.trace;
     const started = Date.now();
-    return new Promise<CallResult>((resolve) => {
+    return new Promise<CallResult<Results[M]>>((resolve) => {
       let settled = false;
-      const finish = (r: CallResult) => {
+      const finish = (r: CallResult<Results[M]>) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
@@ -245,7 +252,8 @@ export class Sidecar {
       );
       const onSent = trace ? () => trace.write({ ev: "call", pid, method, params }) : undefined;
       conn.request(method, params, { signal: cancel.signal, maxBufferedBytes: this.maxInFlightBytes, onSent }).then(
-        (result) => finish({ ok: true, result }),
+        // The one place a reply takes its method's type (the contract's).
+        (result) => finish({ ok: true, result: result as Results[M] }),
         (err: unknown) => {
           if (err instanceof CancelledError) return;
           const reason =
@@ -370,7 +378,7 @@ export class Sidecar {
       return;
     }
     this.capabilities = caps;
-    this.serverInfo = (r.result as Record<string, unknown>).serverInfo;
+    this.serverInfo = r.result.serverInfo;
     // Problems of the config that did not stop it (PROTOCOL.md 2): a typo
     // would otherwise only change behaviour silently.
     const warnings = configWarnings(r.result);
@@ -486,11 +494,10 @@ function afterPendingIO(fn: () => void): void {
   setImmediate(fn);
 }
 
-function parseCapabilities(result: unknown): Capabilities | undefined {
+function parseCapabilities(result: InitializeResult | null): Capabilities | undefined {
   if (!result || typeof result !== "object") return undefined;
-  const r = result as Record<string, unknown>;
-  if (r.protocolVersion !== undefined && r.protocolVersion !== PROTOCOL_VERSION) return undefined;
-  const c = r.capabilities as Record<string, unknown> | undefined;
+  if (result.protocolVersion !== undefined && result.protocolVersion !== PROTOCOL_VERSION) return undefined;
+  const c = result.capabilities;
   if (!c || typeof c !== "object") return undefined;
   const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
   const caps: Capabilities = { hooks: strings(c.hooks), events: strings(c.events), methods: strings(c.methods) };
@@ -499,8 +506,8 @@ function parseCapabilities(result: unknown): Capabilities | undefined {
 }
 
 /** The initialize result's `warnings`, strings only. */
-export function configWarnings(result: unknown): string[] {
-  const w = (result as { warnings?: unknown } | null)?.warnings;
+export function configWarnings(result: InitializeResult | null): string[] {
+  const w: unknown = result?.warnings;
   return Array.isArray(w) ? w.filter((x): x is string => typeof x === "string") : [];
 }
 

@@ -6,6 +6,7 @@
 
 import type { Logger } from "./log.js";
 import { hasStateArg, type ShimSettings } from "./options.js";
+import type { StatusResult } from "./protocol.gen.js";
 import type { Sidecar } from "./sidecar.js";
 
 /**
@@ -31,11 +32,11 @@ export function sidecarArgs(settings: Pick<ShimSettings, "args" | "state" | "pro
  * database moved aside). Reads `stateFile` (PROTOCOL.md 5, 6); a sidecar too
  * old to send it is read from its `state` text instead.
  */
-export function stateFileWarnings(status: unknown): { key: string; message: string }[] {
-  const r = status as { stateFile?: unknown; state?: unknown } | null;
+export function stateFileWarnings(status: Partial<Pick<StatusResult, "stateFile" | "state">> | null | undefined): { key: string; message: string }[] {
+  const r = status;
   if (!r || typeof r !== "object") return [];
   if (r.stateFile && typeof r.stateFile === "object") {
-    const f = r.stateFile as { mode?: unknown; path?: unknown; reason?: unknown; warnings?: unknown };
+    const f = r.stateFile;
     const out: { key: string; message: string }[] = [];
     const why = [f.path, f.reason].filter((x): x is string => typeof x === "string" && x !== "").join(": ");
     if (f.mode === "memory-only") {
@@ -55,7 +56,7 @@ export function stateFileWarnings(status: unknown): { key: string; message: stri
 }
 
 /** The first of stateFileWarnings, or undefined. */
-export function stateFileWarning(status: unknown): string | undefined {
+export function stateFileWarning(status: Parameters<typeof stateFileWarnings>[0]): string | undefined {
   return stateFileWarnings(status)[0]?.message;
 }
 

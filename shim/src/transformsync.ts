@@ -10,6 +10,7 @@
 import { CODE_INVALID_PARAMS, CODE_UNKNOWN_BASE } from "./contract.gen.js";
 import { projectMessage, record, str, type ProjectedMessage, type ProjectedPart } from "./projection.js";
 import type { CallResult, Sidecar } from "./sidecar.js";
+import type { ChatMessagesTransformParams, TransformResult } from "./protocol.gen.js";
 
 /** The sidecar does not hold the base an incremental request named (the contract's error code). */
 export { CODE_UNKNOWN_BASE };
@@ -50,11 +51,11 @@ type PartItem = { keep: number; count: number } | { part: ProjectedPart };
 
 /** One transform call's params, and how to take its reply. */
 export type Prepared = {
-  params: unknown;
+  params: ChatMessagesTransformParams;
   /** Whether params is the incremental form (so a refusal means: resend in full). */
   incremental: boolean;
   /** The full form, with sync, for the resend. */
-  full(): unknown;
+  full(): ChatMessagesTransformParams;
   /**
    * Takes a successful reply: holds its base (or forgets the session when it
    * has none) and returns the patch to apply, reapply runs expanded; or an
@@ -395,7 +396,13 @@ export class TransformSync {
    * full (within the same deadline) when the sidecar does not hold that
    * base or cannot apply the change. undefined: nothing to send.
    */
-  async request(sidecar: Pick<Sidecar, "request">, method: string, input: unknown, output: unknown, deadlineMs: number): Promise<CallResult | undefined> {
+  async request(
+    sidecar: Pick<Sidecar, "request">,
+    method: "chat.messages.transform",
+    input: unknown,
+    output: unknown,
+    deadlineMs: number,
+  ): Promise<CallResult<TransformResult> | undefined> {
     const started = Date.now();
     const prepared = this.prepare(input, output);
     if (!prepared) return undefined;
@@ -406,7 +413,8 @@ export class TransformSync {
     if (!r.ok) return r;
     const taken = prepared.commit(r.result);
     if (!taken.ok) return { ok: false, reason: "error", detail: taken.error };
-    return { ok: true, result: { ...(r.result as Record<string, unknown>), patch: taken.patch } };
+    // The patch with the runs expanded: the shim's own, checked where it is applied.
+    return { ok: true, result: { ...r.result, patch: taken.patch as TransformResult["patch"] } };
   }
 }
 
