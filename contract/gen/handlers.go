@@ -149,7 +149,7 @@ func (g *goGen) object(ms []member, indent string) string {
 		} else {
 			t = g.goType(m.Type)
 		}
-		if (m.Required || m.Optional) && !strings.HasPrefix(t, "[]") && !strings.HasPrefix(t, "map[") && t != "any" {
+		if (m.Required || m.Optional || m.Nullable) && !strings.HasPrefix(t, "[]") && !strings.HasPrefix(t, "map[") && t != "any" {
 			t = "*" + t
 		}
 		tag := m.Name
@@ -323,6 +323,9 @@ func protocolTS(s *spec) []byte {
 			opt := ""
 			if !m.Required && !m.NonEmpty && (!result || m.OmitEmpty) {
 				opt = "?"
+			}
+			if m.Nullable {
+				t += " | null"
 			}
 			fmt.Fprintf(&b, "%s  %s%s: %s;\n", indent, m.Name, opt, t)
 		}

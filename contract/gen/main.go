@@ -150,6 +150,8 @@ type member struct {
 	// Optional: the member may be absent or null, and the handler tells
 	// that from present.
 	Optional bool `json:"optional,omitempty"`
+	// Nullable: the member may be null.
+	Nullable bool `json:"nullable,omitempty"`
 	// OmitEmpty: a result's member left out when empty.
 	OmitEmpty bool     `json:"omitEmpty,omitempty"`
 	Fields    []member `json:"fields,omitempty"`

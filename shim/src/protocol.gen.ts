@@ -277,7 +277,8 @@ export type CacheStatus = {
   cacheWriteTokens: number;
   busts: number;
   tokensLost: number;
-  cacheShare: number;
+  cacheShare: number | null;
+  noCacheFigures?: boolean;
   perSession: CacheSummary[];
 };
 
@@ -286,7 +287,8 @@ export type CacheSummary = {
   parent?: string;
   agent?: string;
   requests: number;
-  cacheShare: number;
+  cacheShare: number | null;
+  noCacheFigures?: boolean;
   busts: number;
   bustsInARow: number;
   lastBust?: CacheBust;
