@@ -6,8 +6,10 @@
 #      decoding the same bytes into any, alternating round by round.
 #   2. The Node client over real pipes: the 500 B tool.execute.before round
 #      trip against a line-echo floor, pinned to one CPU (headline) and on
-#      both CPUs; then the large histories against echo -len, and the
-#      sidecar's RSS; then a history grown by one message at 100 KB, 1 MB
+#      both CPUs; then the large histories against echo -len, the
+#      sidecar's CPU and the wall time OpenCode waits (the whole history
+#      sent, and the shim's first request of a new process) against Node's
+#      deep copy, and the sidecar's RSS; then a history grown by one message at 100 KB, 1 MB
 #      and 5 MB, incremental and full form through the shim's code, against
 #      Node's deep copy of that history.
 #   3. A summary of ratios against the targets (PASS/MISS).
@@ -47,11 +49,15 @@ if grep -qs '^func Benchmark' rpc/*_test.go; then
 	rpc_pkg=(./rpc/)
 fi
 HOOKWIRE_BENCH_HISTORIES=$tmp HOOKWIRE_BENCH_ROUNDS=${BENCH_ROUNDS:-3} \
-	"$GO" test -run '^$' -bench 'LargeHistory|SmallCall|ReadRequest|DecodeAny' -benchmem -benchtime 0.5s \
+	"$GO" test -run '^$' -bench 'LargeHistory|SmallCall|ReadRequest|ScanRequest|DecodeAny' -benchmem -benchtime 0.5s \
 	./handlers/ "${rpc_pkg[@]}" | tee "$tmp/go-bench.txt"
 # The state database: opening it with 10k task sessions against an empty
 # one (what initialize costs), and a task call's store work against memory.
 "$GO" test -run '^$' -bench 'OpenDatabase|StoreCall' -benchtime 20x ./sessions/ | tee -a "$tmp/go-bench.txt"
+
+# The large and grow modes run the shim's own code (shim/dist).
+if [[ ! -d shim/node_modules ]]; then (cd shim && npm ci --no-audit --no-fund >/dev/null); fi
+(cd shim && npm run --silent build)
 
 client=(node --expose-gc scripts/bench/client.mjs --echo "$tmp/echo" --hookwire bin/hookwire)
 rounds=${BENCH_SMALL_ROUNDS:-20}
@@ -62,9 +68,7 @@ echo "== Node client over stdio pipes =="
 "${client[@]}" --mode small --rounds "$rounds" --label "2 CPUs" --state "$tmp/small-2cpu.db" --json "$tmp/small-2cpu.json"
 "${client[@]}" --mode large --histories "$tmp" --label "2 CPUs" --json "$tmp/large.json"
 # The grown-by-one-message transform, incremental (PROTOCOL.md 4.6) and full,
-# through the shim's own code (shim/dist).
-if [[ ! -d shim/node_modules ]]; then (cd shim && npm ci --no-audit --no-fund >/dev/null); fi
-(cd shim && npm run --silent build)
+# through the shim's own code.
 "${client[@]}" --mode grow --rounds "${BENCH_GROW_ROUNDS:-30}" --label "2 CPUs" --json "$tmp/grow.json"
 
 node scripts/bench/summary.mjs --load "$load" --go "$tmp/go-bench.txt" \

@@ -17,14 +17,24 @@
 //   OpenCode's shim does it. Each round also reads the sidecar's CPU time
 //   for its request and Node's for a deep copy of the history
 //   (JSON.parse(JSON.stringify(messages))): their median per-round ratio is
-//   the full form's target. Then the sidecar's VmRSS/VmHWM a second after
-//   the last large request.
+//   the full form's CPU figure. Wall time, as OpenCode waits for it, in
+//   the same rounds (median of per-round ratios over the deep copy's wall
+//   time): the whole history sent as it is (the JSON.stringify of the
+//   request to its parsed reply), and the shim's own first request of a
+//   new OpenCode process (shim/dist: TransformSync projecting OpenCode's
+//   fresh copy, the full form with sync, the reply parsed and taken, the
+//   patch applied) to a sidecar started for it on a state database that
+//   already holds the session. Beside them, what the wall time is made of:
+//   the client's JSON.stringify, the echo -len floor (stringify + pipe),
+//   JSON.parse of the reply, and in the shim's request its projection.
+//   Then the sidecar's VmRSS/VmHWM a second after the last large request.
 //
 // Pin it with `taskset -c 1 node ...` for single-CPU figures: the children
 // inherit the CPU mask.
 
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
+import { readFileSync, writeFileSync, existsSync, readdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -150,10 +160,10 @@ function checkResult(peer, line) {
   return reply.result;
 }
 
-async function startSidecar() {
+async function startSidecar(state = opt.state) {
   // --state: the sidecar keeps its store in that database, as the shim's
   // always does (PROTOCOL.md 6).
-  const side = new Peer('hookwire', opt.hookwire, ['--log-level', 'warn', ...(opt.state ? ['--state', opt.state] : [])]);
+  const side = new Peer('hookwire', opt.hookwire, ['--log-level', 'warn', ...(state ? ['--state', state] : [])]);
   checkResult(side, (await side.roundTrip((id) => request(id, 'initialize', { protocolVersion: 1 }))).line);
   // ses_b runs the orchestrator, so its task calls are remembered.
   checkResult(side, (await side.roundTrip((id) => request(id, 'chat.message', {
@@ -253,6 +263,11 @@ async function small() {
 }
 
 async function large() {
+  const shim = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'shim', 'dist');
+  const { TransformSync } = await import(join(shim, 'transformsync.js'));
+  const { projectMessages } = await import(join(shim, 'projection.js'));
+  const { applyPatchInPlace } = await import(join(shim, 'patch.js'));
+  const stateDir = mkdtempSync(join(tmpdir(), 'hookwire-bench-first-'));
   const floor = new Peer('echo -len', opt.echo, ['-len']);
   const side = await startSidecar();
   const defaultRounds = { '1MB': 15, '5MB': 7 };
@@ -272,16 +287,60 @@ async function large() {
     let ops = 0;
     let sideCpu = 0;
     let lastCpu = 0;
+    let lastParse = 0;
     const viaSide = async () => {
       const cpu0 = side.cpuNs();
       const { line, ns } = await side.roundTrip((id) => request(id, 'chat.messages.transform', params));
+      // The client's wall time ends with the reply parsed.
+      const p0 = process.hrtime.bigint();
+      const result = checkResult(side, line);
+      lastParse = Number(process.hrtime.bigint() - p0);
       // The collector's and the runtime's other threads may still be
       // finishing this request's work: give them a moment before reading.
       await new Promise((resolve) => setTimeout(resolve, 20));
       lastCpu = side.cpuNs() - cpu0;
       sideCpu += lastCpu;
-      ops = checkResult(side, line).patch.length;
-      return ns;
+      ops = result.patch.length;
+      return ns + lastParse;
+    };
+    // The client's JSON.stringify of the request alone.
+    const stringify = () => {
+      const t0 = process.hrtime.bigint();
+      request(1, 'chat.messages.transform', params);
+      return Number(process.hrtime.bigint() - t0);
+    };
+    // The shim's first transform in a new OpenCode process: a sidecar
+    // started for it (untimed) on a state database that holds the session
+    // (the frozen blocks of an earlier process), and OpenCode's fresh copy
+    // of the history (JSON.parse, as OpenCode 1.18 reads each part from
+    // SQLite) moved out of the young generation before t0 (see grow).
+    const firstDB = join(stateDir, `first-${name}.db`);
+    const shimFirst = async () => {
+      const fresh = await startSidecar(firstDB);
+      await new Promise((resolve) => setTimeout(resolve, 20)); // its start-up work done
+      const sidecar = {
+        async request(method, p) {
+          const { line } = await fresh.roundTrip((id) => request(id, method, p));
+          const reply = JSON.parse(line);
+          return reply.error ? { ok: false, reason: 'error', code: reply.error.code, detail: reply.error.message } : { ok: true, result: reply.result };
+        },
+      };
+      global.gc();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      const output = { messages: JSON.parse(JSON.stringify(params.output.messages)) };
+      global.gc({ type: 'minor' });
+      global.gc({ type: 'minor' });
+      const t0 = process.hrtime.bigint();
+      const r = await new TransformSync().request(sidecar, 'chat.messages.transform', params.input, output, 60_000);
+      const t1 = process.hrtime.bigint();
+      if (!r?.ok || !r.result.base || !applyPatchInPlace(output, r.result.patch).ok) throw new Error(`shim first request: ${JSON.stringify(r).slice(0, 300)}`);
+      const t2 = process.hrtime.bigint();
+      // Its projection alone, on the same copy, after the call.
+      const p0 = process.hrtime.bigint();
+      projectMessages(output);
+      const proj = Number(process.hrtime.bigint() - p0);
+      await fresh.close();
+      return { wall: Number(t2 - t0), reply: Number(t1 - t0), apply: Number(t2 - t1), proj };
     };
     // Node's deep copy of the history, timed and its CPU time read (all of
     // Node's threads: process.cpuUsage), in ns.
@@ -293,9 +352,10 @@ async function large() {
       const u = process.cpuUsage(u0);
       return { wall, cpu: (u.user + u.system) * 1000 };
     };
-    for (let i = 0; i < 2; i++) { // warm up
+    for (let i = 0; i < 2; i++) { // warm up (the first also fills the state database)
       await viaFloor();
       await viaSide();
+      await shimFirst();
     }
     sideCpu = 0;
     const f = [];
@@ -304,6 +364,7 @@ async function large() {
     const nCpu = [];
     const ratio = [];
     const cpuRatio = [];
+    const w = { raw: [], shim: [], stringify: [], floor: [], parse: [], shimMs: [], shimApply: [], shimProj: [], strMs: [], parseMs: [] };
     for (let r = 0; r < rounds; r++) {
       global.gc();
       f.push(await viaFloor());
@@ -311,10 +372,23 @@ async function large() {
       s.push(await viaSide());
       ratio.push(s[r] / f[r]);
       global.gc();
+      const str = stringify();
+      global.gc();
       const copy = nodeCopy();
       n.push(copy.wall);
       nCpu.push(copy.cpu);
       cpuRatio.push(lastCpu / copy.cpu);
+      const first = await shimFirst();
+      w.raw.push(s[r] / copy.wall);
+      w.shim.push(first.wall / copy.wall);
+      w.stringify.push(str / copy.wall);
+      w.floor.push(f[r] / copy.wall);
+      w.parse.push(lastParse / copy.wall);
+      w.shimMs.push(first.wall);
+      w.shimApply.push(first.apply);
+      w.shimProj.push(first.proj);
+      w.strMs.push(str);
+      w.parseMs.push(lastParse);
     }
     results[name] = {
       requestBytes: lineBytes, messages: params.output.messages.length, patchOps: ops, rounds,
@@ -324,12 +398,23 @@ async function large() {
       // time for the request (all its threads) over Node's CPU time for a
       // deep copy of the same history, median of per-round ratios.
       nodeJSONCopyCpuMs: ms(median(nCpu)), sideCpuVsCopy: median(cpuRatio),
+      // Wall time as OpenCode waits for it, over the deep copy's wall time,
+      // median of per-round ratios: the whole history sent as it is (from
+      // the request's JSON.stringify to its parsed reply), and the shim's
+      // first request of a new process (projection, full form with sync,
+      // reply taken, patch applied). Beside them what the first is made of.
+      wallVsCopy: median(w.raw), shimFirstVsCopy: median(w.shim), shimFirstMs: ms(median(w.shimMs)),
+      shimFirstApplyMs: ms(median(w.shimApply)), shimProjectionMs: ms(median(w.shimProj)),
+      shimRequestBytes: Buffer.byteLength(request(1, 'chat.messages.transform', { input: params.input, output: projectMessages(params.output), sync: { session: params.output.messages[0].info.sessionID } })),
+      stringifyVsCopy: median(w.stringify), floorVsCopy: median(w.floor), parseVsCopy: median(w.parse),
+      stringifyMs: ms(median(w.strMs)), parseMs: ms(median(w.parseMs)),
     };
   }
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const memory = { hookwire: side.memory(), echo: floor.memory() };
   await floor.close();
   await side.close();
+  rmSync(stateDir, { recursive: true, force: true });
 
   console.log(`\nchat.messages.transform, full round trip over pipes (stringify + pipe + sidecar + reply), ${opt.label}`);
   console.log('                 msgs  ops   echo -len ms   hookwire ms   ratio (median per round)   node JSON copy ms (CPU)   hookwire CPU ms   CPU / copy CPU');
@@ -337,6 +422,12 @@ async function large() {
     console.log(`  ${name.padEnd(4)} ${String(r.requestBytes).padStart(8)} B ${String(r.messages).padStart(4)} ${String(r.patchOps).padStart(4)}` +
       `   ${r.floorMs.toFixed(2).padStart(10)}   ${r.sideMs.toFixed(2).padStart(11)}   ${r.ratio.toFixed(2).padStart(8)}x` +
       `                 ${r.nodeJSONCopyMs.toFixed(2).padStart(8)} (${r.nodeJSONCopyCpuMs.toFixed(2)})   ${r.sideCpuMs.toFixed(2).padStart(15)}   ${r.sideCpuVsCopy.toFixed(2).padStart(12)}x`);
+  }
+  console.log('  wall time over Node\'s deep copy (median per round): whole history sent = client stringify + pipe (the echo -len floor) + sidecar + reply parse; the shim\'s first request');
+  for (const [name, r] of Object.entries(results)) {
+    console.log(`  ${name.padEnd(4)} whole history ${r.wallVsCopy.toFixed(2)}x (stringify ${r.stringifyVsCopy.toFixed(2)}x = ${r.stringifyMs.toFixed(2)} ms, floor ${r.floorVsCopy.toFixed(2)}x,` +
+      ` reply parse ${r.parseVsCopy.toFixed(3)}x = ${r.parseMs.toFixed(2)} ms);` +
+      ` shim first request ${r.shimFirstVsCopy.toFixed(2)}x (${r.shimFirstMs.toFixed(2)} ms, ${r.shimRequestBytes} B sent, projection ${r.shimProjectionMs.toFixed(2)} ms, patch applied ${r.shimFirstApplyMs.toFixed(2)} ms)`);
   }
   const mib = (kib) => (kib / 1024).toFixed(1);
   console.log(`  RSS 1 s after the last request: hookwire VmRSS ${mib(memory.hookwire.vmRSSKiB)} MiB, VmHWM ${mib(memory.hookwire.vmHWMKiB)} MiB;` +
