@@ -20,7 +20,9 @@
 // The files follow the concepts: framing.go splits bytes into messages
 // (detection, the header and line framers, the size limit); message.go
 // scans one message (syntax, UTF-8, depth), reads escaped lone surrogates
-// as U+FFFD, and picks out its members; serve.go is the loop (frame,
+// as U+FFFD, and picks out its members; scan.go is the fast scan that
+// reads most messages (eight bytes at a time through strings), leaving
+// what it does not accept to jsontext's; serve.go is the loop (frame,
 // decode, dispatch, reply) and its stopping; writer.go writes one whole
 // framed message at a time (replies, the transport's own error answers,
 // notify.go's notifications); mux.go defines Request, Dispatcher and

@@ -2,7 +2,11 @@ package rpc
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/rs/zerolog"
@@ -54,5 +58,45 @@ func BenchmarkServeSmall(b *testing.B) {
 	in := &countReader{loopReader: loopReader{line: line}, left: b.N}
 	if err := Serve(context.Background(), in, io.Discard, benchDispatcher{}, Options{Framing: FramingLine, Log: zerolog.Nop()}); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// BenchmarkScanRequest is the scan of one chat.messages.transform request
+// line of a 1 MB and a 5 MB history ($HOOKWIRE_BENCH_HISTORIES, from
+// scripts/bench/gen.mjs; skipped without it): jsontext's scan alone (the
+// decoder's, decodeSlow) and decode (the fast scan), round by round.
+func BenchmarkScanRequest(b *testing.B) {
+	dir := os.Getenv("HOOKWIRE_BENCH_HISTORIES")
+	if dir == "" {
+		b.Skip("set HOOKWIRE_BENCH_HISTORIES to the directory of gen.mjs --out")
+	}
+	rounds, err := strconv.Atoi(os.Getenv("HOOKWIRE_BENCH_ROUNDS"))
+	if err != nil || rounds <= 0 {
+		rounds = 3
+	}
+	for _, size := range []string{"1MB", "5MB"} {
+		params, err := os.ReadFile(filepath.Join(dir, "history-"+size+".json"))
+		if err != nil {
+			b.Skip(err)
+		}
+		line := append(append([]byte(`{"jsonrpc":"2.0","id":1,"method":"chat.messages.transform","params":`), params...), '}')
+		for r := 1; r <= rounds; r++ {
+			for _, v := range []struct {
+				name   string
+				decode func(*decoder, []byte) message
+			}{{"jsontext", (*decoder).decodeSlow}, {"scan", (*decoder).decode}} {
+				b.Run(fmt.Sprintf("%s/round=%d/%s", size, r, v.name), func(b *testing.B) {
+					var d decoder
+					b.SetBytes(int64(len(line)))
+					b.ReportAllocs()
+					defer reportCPU(b)()
+					for b.Loop() {
+						if m := v.decode(&d, line); m.kind != kindRequest {
+							b.Fatalf("not a request: %+v", m.reply)
+						}
+					}
+				})
+			}
+		}
 	}
 }
