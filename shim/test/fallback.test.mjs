@@ -162,6 +162,40 @@ test("real sidecar: a subagent's 429 aborts it; the parent's next request gets i
   }
 });
 
+test("real sidecar: the run on the fallback has its own deadline, not the hook's: a child slower than the hook deadline is rescued", async () => {
+  const s = scratch();
+  const { client, calls } = fallbackClient();
+  const timeoutMs = 1000;
+  const answer = client.session.prompt;
+  // A model run takes longer than any hook may: the prompt answers after the hook deadline has passed.
+  client.session.prompt = async (o) => (await new Promise((r) => setTimeout(r, timeoutMs + 500)), answer(o));
+  const config = { agentModels: { explorer: { fallbackModels: ["fake/fake-model-2"] } } };
+  const h = createHookwire({ client }, { binary: realSidecar(), trace: s.trace, logFile: s.log, timeoutMs, state: false, ...config }, { ...process.env, HOME: s.dir });
+  try {
+    const msg = (session, agent, modelID) => ({ message: { id: "m", role: "user", sessionID: session, agent, model: { providerID: "fake", modelID } }, parts: [] });
+    await h.hooks["chat.message"]({ sessionID: "ses_p", agent: "orchestrator" }, msg("ses_p", "orchestrator", "fake-model"));
+    await h.hooks["tool.execute.before"]({ tool: "task", sessionID: "ses_p", callID: "call_1" }, { args: { description: "Explore the repo", prompt: "List the files.", subagent_type: "explorer" } });
+    await h.hooks.event({ event: { type: "session.created", properties: { sessionID: "ses_c", info: { id: "ses_c", parentID: "ses_p", agent: "explorer" } } } });
+    await h.hooks["chat.message"]({ sessionID: "ses_c", agent: "explorer" }, msg("ses_c", "explorer", "fake-model-3"));
+    await h.hooks.event({ event: { type: "session.status", properties: { sessionID: "ses_c", status: { type: "retry", attempt: 1, message: "Rate limit reached for fake-model-3", next: Date.now() + 2000 } } } });
+    await waitFor(() => calls.abort.length > 0, 5000);
+
+    const out = erroredHistory();
+    const started = Date.now();
+    await h.hooks["experimental.chat.messages.transform"]({}, out);
+    assert.ok(Date.now() - started >= timeoutMs, "the request waited for the run, past the hook deadline");
+    assert.equal(calls.prompt.length, 1);
+    const part = out.messages[1].parts[0];
+    assert.equal(part.state.status, "completed", part.state.error);
+    assert.equal(part.state.output, taskOutput("ses_c", "EXPLORER_REPLY on fake-model-2"));
+  } finally {
+    const pid = h.sidecar.pid;
+    await h.dispose();
+    await waitFor(() => !alive(pid), 3000);
+    s.cleanup();
+  }
+});
+
 test("a task error with no fallback plan is left as it is", async () => {
   const s = scratch();
   const { client, calls } = fallbackClient();
