@@ -1,6 +1,10 @@
 package handlers
 
-import "context"
+import (
+	"context"
+
+	"github.com/hookwire/hookwire/config"
+)
 
 // agentsUpdate takes OpenCode's agent list when it arrives after
 // initialize (PROTOCOL.md 2): the subagents that fill retry guidance's
@@ -9,15 +13,14 @@ import "context"
 // replaces the one initialize's config gave. Blank names are dropped. Sent as a
 // notification; a request gets result null.
 func (s *Server) agentsUpdate(_ context.Context, p *agentsUpdateParams) error {
-	drop := &warnings{} // blank names from the client: dropped quietly
 	if p.Subagents != nil {
-		s.cfg.Subagents = agentNames(p.Subagents, "subagents", drop)
+		s.cfg.Subagents = config.AgentNames(p.Subagents)
 	}
 	if p.PrimaryAgents != nil {
-		s.cfg.PrimaryAgents = agentNames(p.PrimaryAgents, "primaryAgents", drop)
+		s.cfg.PrimaryAgents = config.AgentNames(p.PrimaryAgents)
 	}
 	s.configChanged()
 	s.log.Info().Int("primaryAgents", len(s.cfg.PrimaryAgents)).Int("subagents", len(s.cfg.Subagents)).
-		Strs("managedAgents", s.cfg.managedSet()).Msg("agents updated")
+		Strs("managedAgents", s.cfg.ManagedSet()).Msg("agents updated")
 	return nil
 }

@@ -124,7 +124,7 @@ func (s *Server) chatMessagesTransform(_ context.Context, p *chatMessagesTransfo
 	if s.cfg.CacheStable {
 		s.stableParts(history, per)
 	} else if i := reminderTarget(history); i >= 0 {
-		per[i] = history[i].AddOp(per[i], incremental.Op{Part: addedPart, Text: s.cfg.reminderConfig().ReminderText()})
+		per[i] = history[i].AddOp(per[i], incremental.Op{Part: addedPart, Text: s.cfg.ReminderConfig().ReminderText()})
 	}
 	s.notePromptMessages(p, history, per)
 	if p.Sync == nil {
@@ -209,7 +209,7 @@ func (s *Server) derive(m *entry) {
 	c := &d.core
 	d.thrown, d.guidance = nil, nil
 	for _, p := range m.Wire.Parts {
-		if p.Type != "tool" || p.CallID == "" || p.State == nil || p.State.Status != "error" || !s.cfg.isTaskTool(p.Tool) {
+		if p.Type != "tool" || p.CallID == "" || p.State == nil || p.State.Status != "error" || !s.cfg.IsTaskTool(p.Tool) {
 			continue
 		}
 		text, _ := p.State.Error.(string)
@@ -218,7 +218,7 @@ func (s *Server) derive(m *entry) {
 	if s.cfg.DelegateRetry.Enabled {
 		d.guidance = slices.Clip(s.guidance(c))
 	}
-	d.wantsReminder = core.WantsReminder(*c, s.cfg.reminderConfig())
+	d.wantsReminder = core.WantsReminder(*c, s.cfg.ReminderConfig())
 	m.Local.session = s.intern(c.SessionID)
 	var flags uint8
 	if c.Role == "user" {
@@ -428,7 +428,7 @@ func toCoreMessage(w incremental.Message) core.Message {
 func (s *Server) guidance(m *core.Message) []incremental.Op {
 	var ops []incremental.Op
 	for j, part := range m.Parts {
-		if part.Type != "tool" || !s.cfg.isTaskTool(part.Tool) || part.StateStatus != "error" || !part.HasError {
+		if part.Type != "tool" || !s.cfg.IsTaskTool(part.Tool) || part.StateStatus != "error" || !part.HasError {
 			continue
 		}
 		if guided, ok := s.guidedError(part.StateError); ok {
@@ -457,7 +457,7 @@ func (s *Server) guidedError(text string) (string, bool) {
 		return g.text, g.ok
 	}
 	var g guidedError
-	if d := core.DetectTaskError(text, true, s.cfg.retryOptions()); d != nil && !strings.Contains(text, d.Guidance) {
+	if d := core.DetectTaskError(text, true, s.cfg.RetryOptions()); d != nil && !strings.Contains(text, d.Guidance) {
 		g = guidedError{core.WithGuidance(text, d), true}
 	}
 	if len(text) <= maxGuidedErrorLen {
@@ -473,7 +473,7 @@ func (s *Server) guidedError(text string) (string, bool) {
 // what each user message with a parts array carries; the store freezes a
 // message's block when it is first asked for.
 func (s *Server) stableParts(history []entry, per [][]incremental.Op) {
-	rule := core.StableRule{Blocks: s.cfg.TaskSessions.Enabled, Reminder: s.cfg.reminderConfig()}
+	rule := core.StableRule{Blocks: s.cfg.TaskSessions.Enabled, Reminder: s.cfg.ReminderConfig()}
 	reminder := rule.Reminder.ReminderText()
 	s.retainFrozen(history)
 	for i := range history {
@@ -483,7 +483,7 @@ func (s *Server) stableParts(history []entry, per [][]incremental.Op) {
 		}
 		c := &m.Derived.core
 		agent := s.messageAgent(c)
-		if rule.CarriesBlock(c.ID, c.SessionID, s.cfg.isManagedAgent(agent)) {
+		if rule.CarriesBlock(c.ID, c.SessionID, s.cfg.IsManagedAgent(agent)) {
 			block := s.store.FrozenBlock(c.SessionID, c.ID, func() string {
 				return core.ResumableSessionsBlock(s.store.ResumableSessions(c.SessionID))
 			})

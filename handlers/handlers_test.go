@@ -454,7 +454,7 @@ func TestPhaseReminderOnlyOnTheLastUserMessage(t *testing.T) {
 	text := func(s string) map[string]any { return map[string]any{"type": "text", "text": s} }
 	reply := map[string]any{"info": map[string]any{"id": "a1", "role": "assistant", "sessionID": "ses_1"}, "parts": []any{text("done")}}
 	wanted := user("u1", "orchestrator", text("do the thing"))
-	reminder := newServer(t, nil).cfg.reminderConfig().ReminderText()
+	reminder := newServer(t, nil).cfg.ReminderConfig().ReminderText()
 
 	tests := []struct {
 		name     string

@@ -16,48 +16,6 @@ import (
 // session in flight; chat.message (4.7) moves a session off a model that
 // cools down.
 
-// RuntimeFallback is config.runtimeFallback.
-type RuntimeFallback struct {
-	Enabled            bool    `json:"enabled"`
-	CooldownSeconds    float64 `json:"cooldownSeconds"`
-	WindowSeconds      float64 `json:"windowSeconds"`
-	MaxCooldownSeconds float64 `json:"maxCooldownSeconds"`
-}
-
-// Defaults of config.runtimeFallback.
-func defaultRuntimeFallback() RuntimeFallback {
-	return RuntimeFallback{
-		Enabled:            true,
-		CooldownSeconds:    core.DefaultCooldown.Seconds(),
-		WindowSeconds:      core.DefaultHealthWindow.Seconds(),
-		MaxCooldownSeconds: core.DefaultMaxCooldown.Seconds(),
-	}
-}
-
-// validate puts back the default of a duration that is not positive.
-func (r *RuntimeFallback) validate(w *warnings) {
-	def := defaultRuntimeFallback()
-	for _, d := range []struct {
-		name string
-		v    *float64
-		def  float64
-	}{
-		{"cooldownSeconds", &r.CooldownSeconds, def.CooldownSeconds},
-		{"windowSeconds", &r.WindowSeconds, def.WindowSeconds},
-		{"maxCooldownSeconds", &r.MaxCooldownSeconds, def.MaxCooldownSeconds},
-	} {
-		if !(*d.v > 0) || *d.v > 7*24*3600 {
-			w.add("config.runtimeFallback.%s must be a number of seconds between 0 and a week, got %g; using the default %g", d.name, *d.v, d.def)
-			*d.v = d.def
-		}
-	}
-}
-
-func (r RuntimeFallback) policy() core.HealthPolicy {
-	sec := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
-	return core.HealthPolicy{Cooldown: sec(r.CooldownSeconds), Window: sec(r.WindowSeconds), MaxCooldown: sec(r.MaxCooldownSeconds)}
-}
-
 // Actions model.failed asks of the client.
 const (
 	actionNone = "none"
@@ -115,7 +73,7 @@ func (s *Server) modelFailed(_ context.Context, p *modelFailedParams) (modelFail
 	// Moved off this model in its current cooldown already: OpenCode's
 	// retries and its events report one failure several times.
 	dup := prev.Cooling(now) && s.switchedFrom(p.SessionID, model)
-	next := core.NextHealth(prev, now, retryAfter, class, f.Message, s.cfg.RuntimeFallback.policy())
+	next := core.NextHealth(prev, now, retryAfter, class, f.Message, s.cfg.RuntimeFallback.Policy())
 	s.store.SetModelHealth(model, next)
 	until := next.Until
 	res.Until = &until

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookwire/hookwire/config"
 	"github.com/hookwire/hookwire/rpc"
 )
 
@@ -224,7 +225,7 @@ func TestModelFailedBadParams(t *testing.T) {
 }
 
 func TestRuntimeFallbackConfig(t *testing.T) {
-	cfg, warnings, err := ParseConfig([]byte(`{"runtimeFallback":{"cooldownSeconds":-1,"windowSeconds":60,"enabled":false}}`))
+	cfg, warnings, err := config.Parse([]byte(`{"runtimeFallback":{"cooldownSeconds":-1,"windowSeconds":60,"enabled":false}}`))
 	require.NoError(t, err)
 	assert.False(t, cfg.RuntimeFallback.Enabled)
 	assert.Equal(t, 300.0, cfg.RuntimeFallback.CooldownSeconds)

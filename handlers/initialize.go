@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 
+	"github.com/hookwire/hookwire/config"
 	"github.com/hookwire/hookwire/contract"
 	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
@@ -24,7 +25,7 @@ func (s *Server) initialize(_ context.Context, p *initializeParams) (initializeR
 		return initializeResult{}, rpc.Errorf(rpc.CodeInvalidParams,
 			"unsupported protocolVersion %d: this sidecar speaks [%d]", *p.ProtocolVersion, ProtocolVersion)
 	}
-	cfg, warnings, err := ParseConfig(p.Config)
+	cfg, warnings, err := config.Parse(p.Config)
 	if err != nil {
 		return initializeResult{}, err
 	}
@@ -35,13 +36,13 @@ func (s *Server) initialize(_ context.Context, p *initializeParams) (initializeR
 	}
 	s.cfg = cfg
 	s.guided, s.bases = nil, nil // both were worked out under the config
-	s.store = sessions.New(cfg.storeConfig())
+	s.store = sessions.New(cfg.StoreConfig())
 	if s.opts.OpenState != nil {
 		s.persist = s.opts.OpenState(s.store)
 	}
 	s.maxBytes.Store(cfg.MaxMessageBytes)
 	s.initialized = true
-	s.log.Info().Strs("managedAgents", cfg.managedSet()).Strs("reminderAgents", cfg.reminderAgents()).
+	s.log.Info().Strs("managedAgents", cfg.ManagedSet()).Strs("reminderAgents", cfg.ReminderAgents()).
 		Bool("cacheStable", cfg.CacheStable).Int("subagents", len(cfg.Subagents)).
 		Int("warnings", len(warnings)).Msg("initialized")
 	return initializeResult{

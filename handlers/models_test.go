@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookwire/hookwire/config"
 	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
@@ -19,14 +20,14 @@ func TestParseAgentModels(t *testing.T) {
 		name     string
 		raw      string
 		warnings []string
-		want     map[string]AgentModel
+		want     map[string]config.AgentModel
 	}{
-		{"absent: none", `{}`, nil, map[string]AgentModel{}},
+		{"absent: none", `{}`, nil, map[string]config.AgentModel{}},
 		{"every member", `{"agentModels":{"explorer":{"model":"a/b high","fallbackModels":["c/d"],
 			"fallbackChain":[{"providers":["fake"],"model":"m2","variant":"high"}]}}}`, nil,
-			map[string]AgentModel{"explorer": {Model: "a/b high", FallbackModels: []string{"c/d"},
+			map[string]config.AgentModel{"explorer": {Model: "a/b high", FallbackModels: []string{"c/d"},
 				FallbackChain: []core.FallbackEntry{{Providers: []string{"fake"}, Model: "m2", Variant: "high"}}}}},
-		{"an empty entry is kept", `{"agentModels":{"general":{}}}`, nil, map[string]AgentModel{"general": {}}},
+		{"an empty entry is kept", `{"agentModels":{"general":{}}}`, nil, map[string]config.AgentModel{"general": {}}},
 		{"bad members cost only themselves", `{"agentModels":{
 			"explorer":{"modle":"x/y","fallbackModels":"c/d","fallbackChain":[{"providers":["fake"],"model":"m2"}]},
 			"oracle":"fake/fake-model",
@@ -45,7 +46,7 @@ func TestParseAgentModels(t *testing.T) {
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
-			c, warnings, err := ParseConfig(jsontext.Value(row.raw))
+			c, warnings, err := config.Parse(jsontext.Value(row.raw))
 			require.NoError(t, err)
 			if row.want != nil {
 				assert.Equal(t, row.warnings, warnings)
@@ -53,7 +54,7 @@ func TestParseAgentModels(t *testing.T) {
 				return
 			}
 			// The last row: what is left, and one warning per problem.
-			assert.Equal(t, map[string]AgentModel{
+			assert.Equal(t, map[string]config.AgentModel{
 				"explorer": {FallbackChain: []core.FallbackEntry{{Providers: []string{"fake"}, Model: "m2"}}},
 				"fixer":    {FallbackModels: []string{"c/d"}, FallbackChain: []core.FallbackEntry{{Model: "m3"}}},
 			}, c.AgentModels)

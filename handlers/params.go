@@ -9,6 +9,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/hookwire/hookwire/internal/jsonkind"
 	"github.com/hookwire/hookwire/rpc"
 )
 
@@ -23,7 +24,7 @@ func decodeParams(raw json.RawMessage, v any, opts ...jsonv2.Options) error {
 		return invalidParams("params must be an object")
 	}
 	if err := jsonv2.Unmarshal(trimmed, v, opts...); err != nil {
-		return invalidParams("%s", describeDecodeError(err, ""))
+		return invalidParams("%s", jsonkind.Describe(err, ""))
 	}
 	return nil
 }

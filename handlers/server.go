@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/hookwire/hookwire/config"
 	"github.com/hookwire/hookwire/contract"
 	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
@@ -65,7 +66,7 @@ type Server struct {
 	// the request in flight.
 	mu          sync.Mutex
 	initialized bool
-	cfg         Config
+	cfg         config.Config
 	maxBytes    atomic.Int64
 	models      modelState // providers.update and decisions (models.go)
 	clock       func() time.Time
@@ -82,7 +83,7 @@ func New(opts Options) *Server {
 		log:      opts.Log,
 		mux:      rpc.NewMux(),
 		started:  time.Now(),
-		cfg:      DefaultConfig(),
+		cfg:      config.DefaultConfig(),
 		requests: map[string]uint64{},
 	}
 	s.maxBytes.Store(s.cfg.MaxMessageBytes)
@@ -180,5 +181,5 @@ func (s *Server) Close() error {
 // managed reports whether session runs one of the managed agents
 // (config.managedAgents, PROTOCOL.md 4).
 func (s *Server) managed(session string) bool {
-	return session != "" && s.cfg.isManagedAgent(s.store.Agent(session))
+	return session != "" && s.cfg.IsManagedAgent(s.store.Agent(session))
 }

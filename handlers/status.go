@@ -71,7 +71,7 @@ func (s *Server) status(context.Context) (statusResult, error) {
 		State:         state,
 		StateFile:     file,
 		CacheStable:   s.cfg.CacheStable,
-		Agents: statusAgents{Managed: s.cfg.managedSet(), Reminder: s.cfg.reminderAgents(),
+		Agents: statusAgents{Managed: s.cfg.ManagedSet(), Reminder: s.cfg.ReminderAgents(),
 			Primary: s.cfg.PrimaryAgents, Subagents: s.cfg.Subagents},
 		Models: s.modelStatus(),
 		Cache:  cacheStatusOf(s.store.CacheList()),

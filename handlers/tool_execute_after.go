@@ -22,10 +22,10 @@ func (s *Server) toolExecuteAfter(_ context.Context, p *toolExecuteAfterParams) 
 	if s.cfg.TaskSessions.Enabled && in.CallID != "" {
 		s.store.CompleteCall(in.CallID, core.ParseTaskOutput(text))
 	}
-	if !s.cfg.DelegateRetry.Enabled || !s.cfg.isTaskTool(in.Tool) {
+	if !s.cfg.DelegateRetry.Enabled || !s.cfg.IsTaskTool(in.Tool) {
 		return noChange(), nil
 	}
-	d := core.DetectTaskError(text, false, s.cfg.retryOptions())
+	d := core.DetectTaskError(text, false, s.cfg.RetryOptions())
 	if d == nil {
 		return noChange(), nil
 	}

@@ -14,7 +14,7 @@ import (
 // removed; only remembering the pending call needs the callID.
 func (s *Server) toolExecuteBefore(_ context.Context, p *toolExecuteBeforeParams) (PatchResult, error) {
 	in, args := p.Input, p.Output.Args
-	if !s.cfg.TaskSessions.Enabled || !s.cfg.isTaskTool(in.Tool) || !s.managed(in.SessionID) {
+	if !s.cfg.TaskSessions.Enabled || !s.cfg.IsTaskTool(in.Tool) || !s.managed(in.SessionID) {
 		return noChange(), nil
 	}
 	agent, _ := stringArg(args, "subagent_type")

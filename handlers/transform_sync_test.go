@@ -930,7 +930,7 @@ func TestReminderTarget(t *testing.T) {
 		return m
 	}
 	reply := msg("a1", "assistant", "ses_1", textPart("done"))
-	reminder := newServer(t, nil).cfg.reminderConfig().ReminderText()
+	reminder := newServer(t, nil).cfg.ReminderConfig().ReminderText()
 	rows := []struct {
 		name    string
 		history []incremental.Message

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hookwire/hookwire/internal/jsonkind"
 )
 
 // A Step is one value of a transcript: exactly one of its members is set.
@@ -135,7 +137,7 @@ func Parse(data []byte) ([]Step, error) {
 func decodeStep(dec *jsontext.Decoder) (Step, error) {
 	var st Step
 	if kind := dec.PeekKind(); kind != '{' {
-		return st, fmt.Errorf("a step is a JSON object, not %s", kindName(kind))
+		return st, fmt.Errorf("a step is a JSON object, not %s", jsonkind.Name(kind))
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return st, err
@@ -161,7 +163,7 @@ func decodeStep(dec *jsontext.Decoder) (Step, error) {
 			st.State = json.RawMessage(val.Clone())
 		case "note":
 			if val.Kind() != '"' {
-				return st, fmt.Errorf("note must be a string, not %s", kindName(val.Kind()))
+				return st, fmt.Errorf("note must be a string, not %s", jsonkind.Name(val.Kind()))
 			}
 			text, err := jsontext.AppendUnquote(nil, val)
 			if err != nil {
@@ -173,25 +175,6 @@ func decodeStep(dec *jsontext.Decoder) (Step, error) {
 		}
 	}
 	return st, nil
-}
-
-// kindName names a JSON value of kind k for an error.
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a value of kind " + k.String()
 }
 
 // lineCounter turns offsets into line numbers, counting each byte once

@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/hookwire/hookwire/handlers"
+	sidecarconfig "github.com/hookwire/hookwire/config"
 )
 
 // shimOptions are the plugin options the shim consumes itself and never
@@ -28,7 +28,7 @@ func nearShimOption(name string) string {
 		if o == name {
 			return ""
 		}
-		d := handlers.EditDistance(name, o)
+		d := sidecarconfig.EditDistance(name, o)
 		if strings.EqualFold(name, o) {
 			d = 0
 		}
@@ -46,7 +46,7 @@ func nearShimOption(name string) string {
 // checkOptions: each hookwire entry's options, read as the shim and the
 // sidecar read them: a name that looks like a misspelt shim option is
 // dropped by the shim; the rest is the sidecar's config, decoded by the
-// sidecar's own decoder (handlers.ParseConfig), whose warnings (did-you-
+// sidecar's own decoder (config.Parse), whose warnings (did-you-
 // mean included) are what OpenCode would show as a toast.
 func (d *doctor) checkOptions() {
 	for _, e := range d.entries {
@@ -82,7 +82,7 @@ func (d *doctor) checkOptions() {
 			config.Write(m.value)
 		}
 		config.WriteByte('}')
-		_, warnings, err := handlers.ParseConfig(jsontext.Value(config.String()))
+		_, warnings, err := sidecarconfig.Parse(jsontext.Value(config.String()))
 		if err != nil {
 			d.add(levelFail, "plugin options", fmt.Sprintf("%s: the sidecar refuses the options of %s: %v; every hook would pass through.", e.config, e.spec, err),
 				"correct the options.")

@@ -1,4 +1,4 @@
-package handlers
+package config
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hookwire/hookwire/internal/jsonkind"
 )
 
 // decodeConfig reads the config object raw into cfg, one member at a
@@ -56,13 +58,13 @@ func configMember(raw jsontext.Value, f reflect.Value, path string, w *warnings)
 	switch {
 	case t.Kind() == reflect.Struct:
 		if kind != '{' {
-			w.add("%s must be an object, got %s; using the default", path, kindName(kind))
+			w.add("%s must be an object, got %s; using the default", path, jsonkind.Name(kind))
 			return nil
 		}
 		return configObject(raw, f, path, w)
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
 		if kind != '[' {
-			w.add("%s must be an array, got %s; using %s", path, kindName(kind), defaultText(f.Interface()))
+			w.add("%s must be an array, got %s; using %s", path, jsonkind.Name(kind), defaultText(f.Interface()))
 			return nil
 		}
 		list := reflect.MakeSlice(t, 0, 0)
@@ -71,7 +73,7 @@ func configMember(raw jsontext.Value, f reflect.Value, path string, w *warnings)
 			at := path + "[" + strconv.Itoa(i) + "]"
 			i++
 			if elem.Kind() != '{' {
-				w.add("%s must be an object, got %s; ignored", at, kindName(elem.Kind()))
+				w.add("%s must be an object, got %s; ignored", at, jsonkind.Name(elem.Kind()))
 				return nil
 			}
 			item := reflect.New(t.Elem()).Elem()
@@ -89,7 +91,7 @@ func configMember(raw jsontext.Value, f reflect.Value, path string, w *warnings)
 		// A map's keys are free (taskSessions.agents); each value is
 		// read on its own.
 		if kind != '{' {
-			w.add("%s must be an object, got %s; using %s", path, kindName(kind), defaultText(f.Interface()))
+			w.add("%s must be an object, got %s; using %s", path, jsonkind.Name(kind), defaultText(f.Interface()))
 			return nil
 		}
 		m := reflect.MakeMap(t)
@@ -99,7 +101,7 @@ func configMember(raw jsontext.Value, f reflect.Value, path string, w *warnings)
 				// one by one like any config object.
 				at := path + "." + displayName(name)
 				if value.Kind() != '{' {
-					w.add("%s must be an object, got %s; ignored", at, kindName(value.Kind()))
+					w.add("%s must be an object, got %s; ignored", at, jsonkind.Name(value.Kind()))
 					return nil
 				}
 				item := reflect.New(t.Elem()).Elem()
@@ -111,7 +113,7 @@ func configMember(raw jsontext.Value, f reflect.Value, path string, w *warnings)
 			}
 			elem := reflect.New(t.Elem())
 			if err := jsonv2.Unmarshal(value, elem.Interface()); err != nil {
-				w.add("%s; ignored", describeDecodeError(err, path+"."+displayName(name)))
+				w.add("%s; ignored", jsonkind.Describe(err, path+"."+displayName(name)))
 				return nil
 			}
 			m.SetMapIndex(reflect.ValueOf(name), elem.Elem())
@@ -124,7 +126,7 @@ func configMember(raw jsontext.Value, f reflect.Value, path string, w *warnings)
 	}
 	v := reflect.New(t)
 	if err := jsonv2.Unmarshal(raw, v.Interface()); err != nil {
-		w.add("%s; using %s", describeDecodeError(err, path), defaultText(f.Interface()))
+		w.add("%s; using %s", jsonkind.Describe(err, path), defaultText(f.Interface()))
 		return nil
 	}
 	f.Set(v.Elem())
@@ -289,3 +291,7 @@ func editDistance(a, b string) int {
 // EditDistance is the distance the config's did-you-mean uses, for
 // callers that suggest names the same way (hookwire doctor).
 func EditDistance(a, b string) int { return editDistance(a, b) }
+
+// Nearest is the config's did-you-mean: the known name closest to name
+// when one is close enough to be the one meant, else "".
+func Nearest(name string, known []string) string { return nearestName(name, known) }

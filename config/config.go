@@ -1,4 +1,9 @@
-package handlers
+// Package config reads initialize's config (PROTOCOL.md 7): the Go types
+// are the one list of what it may carry, decoded member by member so a
+// bad member costs only itself, with a warning naming its path and, for an
+// unknown name, the known one meant (did you mean). It holds no behaviour
+// of the hooks: handlers read the result.
+package config
 
 import (
 	"bytes"
@@ -92,13 +97,13 @@ func DefaultConfig() Config {
 	}
 }
 
-// ParseConfig reads initialize's config over the defaults. Only a config
+// Parse reads initialize's config over the defaults. Only a config
 // that is not an object (nor absent or null) is an error. Everything else
 // applies as far as it can: an unknown member is ignored, a member with a
 // bad type or value keeps its default, and each gets a warning naming its
 // path (config.phaseReminder.txt), in the order the members came. JSON
 // null leaves a member's default in place.
-func ParseConfig(raw jsontext.Value) (Config, []string, error) {
+func Parse(raw jsontext.Value) (Config, []string, error) {
 	cfg := DefaultConfig()
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
@@ -173,6 +178,10 @@ func (c *Config) validate(w *warnings) {
 	}
 }
 
+// AgentNames drops the blank names of a list of agents the client sent
+// (agents.update), quietly: nil stays nil (not given).
+func AgentNames(names []string) []string { return agentNames(names, "", &warnings{}) }
+
 // agentNames drops the blank names of a list of agents, with a warning
 // for each. Names are kept exactly as given: they are case-sensitive.
 func agentNames(names []string, path string, w *warnings) []string {
@@ -193,7 +202,7 @@ func agentNames(names []string, path string, w *warnings) []string {
 // managedSet is the agents whose sessions are managed (PROTOCOL.md 4):
 // managedAgents when given, else [orchestratorAgent] when given, else the
 // primary agents the client learned, else [orchestrator].
-func (c *Config) managedSet() []string {
+func (c *Config) ManagedSet() []string {
 	switch {
 	case c.ManagedAgents != nil:
 		return c.ManagedAgents
@@ -208,7 +217,7 @@ func (c *Config) managedSet() []string {
 // reminderAgents is the agents the phase reminder is for:
 // phaseReminder.agents when given, else [orchestratorAgent] when given,
 // else [orchestrator].
-func (c *Config) reminderAgents() []string {
+func (c *Config) ReminderAgents() []string {
 	switch {
 	case c.PhaseReminder.Agents != nil:
 		return c.PhaseReminder.Agents
@@ -219,12 +228,12 @@ func (c *Config) reminderAgents() []string {
 }
 
 // isManagedAgent reports whether agent's sessions are managed.
-func (c *Config) isManagedAgent(agent string) bool {
-	return agent != "" && slices.Contains(c.managedSet(), agent)
+func (c *Config) IsManagedAgent(agent string) bool {
+	return agent != "" && slices.Contains(c.ManagedSet(), agent)
 }
 
 // reminderConfig is the core view of the phase reminder settings.
-func (c *Config) reminderConfig() core.ReminderConfig {
+func (c *Config) ReminderConfig() core.ReminderConfig {
 	text := ""
 	if c.PhaseReminder.Text != nil {
 		text = *c.PhaseReminder.Text
@@ -233,15 +242,15 @@ func (c *Config) reminderConfig() core.ReminderConfig {
 		Enabled:     c.PhaseReminder.Enabled,
 		Text:        text,
 		SkipMarkers: c.PhaseReminder.SkipMarkers,
-		Agents:      c.reminderAgents(),
+		Agents:      c.ReminderAgents(),
 	}
 }
 
-func (c *Config) retryOptions() core.RetryOptions {
+func (c *Config) RetryOptions() core.RetryOptions {
 	return core.RetryOptions{Extra: c.DelegateRetry.Patterns, Subagents: c.Subagents}
 }
 
-func (c *Config) storeConfig() sessions.Config {
+func (c *Config) StoreConfig() sessions.Config {
 	return sessions.Config{
 		MaxSessionsPerAgent: c.TaskSessions.MaxSessionsPerAgent,
 		MaxPendingCalls:     c.TaskSessions.MaxPendingCalls,
@@ -251,7 +260,7 @@ func (c *Config) storeConfig() sessions.Config {
 	}
 }
 
-func (c *Config) isTaskTool(tool string) bool {
+func (c *Config) IsTaskTool(tool string) bool {
 	return slices.Contains(c.TaskTools, strings.ToLower(tool))
 }
 

@@ -1,4 +1,4 @@
-package handlers
+package jsonkind
 
 import (
 	"errors"
@@ -10,10 +10,10 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// describeDecodeError turns a JSON v2 decoding error into a sentence that
+// Describe turns a JSON v2 decoding error into a sentence that
 // names the member (root.a.b[0].c) and what it must be:
 // "config.maxParents must be an integer, got a string".
-func describeDecodeError(err error, root string) string {
+func Describe(err error, root string) string {
 	var se *jsonv2.SemanticError
 	if !errors.As(err, &se) || (se.JSONPointer == "" && root == "") {
 		return err.Error()
@@ -27,7 +27,7 @@ func describeDecodeError(err error, root string) string {
 		// A number that is not a whole number in range: say which.
 		return field + " must be " + want + ", got " + string(se.JSONValue)
 	}
-	return field + " must be " + want + ", got " + kindName(se.JSONKind)
+	return field + " must be " + want + ", got " + Name(se.JSONKind)
 }
 
 // memberPath writes a JSON Pointer as root.member.member[index]: a token
@@ -77,23 +77,4 @@ func isInteger(t reflect.Type) bool {
 		return true
 	}
 	return false
-}
-
-// kindName names a JSON kind for an error message.
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	}
-	return "something else"
 }
