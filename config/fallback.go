@@ -50,3 +50,16 @@ func (r RuntimeFallback) Policy() core.HealthPolicy {
 	sec := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
 	return core.HealthPolicy{Cooldown: sec(r.CooldownSeconds), Window: sec(r.WindowSeconds), MaxCooldown: sec(r.MaxCooldownSeconds)}
 }
+
+// FallbackEnabled reports whether runtime fallback (4.8) is on for agent:
+// on in config.runtimeFallback, and not turned off by the agent's
+// agentModels entry.
+func (c *Config) FallbackEnabled(agent string) bool {
+	if !c.RuntimeFallback.Enabled {
+		return false
+	}
+	if e, ok := c.AgentModels[agent]; ok && e.RuntimeFallback != nil && !*e.RuntimeFallback {
+		return false
+	}
+	return true
+}

@@ -55,3 +55,8 @@ func (c *Config) validateAgentModels(w *warnings) {
 		c.AgentModels[name] = entry
 	}
 }
+
+// Choice is the entry as core's model decisions read it.
+func (a AgentModel) Choice() core.AgentChoice {
+	return core.AgentChoice{Model: a.Model, FallbackModels: a.FallbackModels, FallbackChain: a.FallbackChain}
+}

@@ -71,6 +71,10 @@ var Methods = []Method{
 // Events is capabilities.events.
 var Events = []string{EventSessionDeleted, EventSessionCreated, EventMessageUpdated}
 
+// ShimOptions are the plugin options the shim consumes itself and never
+// sends to the sidecar; every other option is the sidecar's config.
+var ShimOptions = []string{"binary", "args", "timeoutMs", "transformTimeoutMs", "fallbackTimeoutMs", "hungAfterMisses", "maxInFlightBytes", "maxReplyBytes", "logFile", "trace", "state", "record"}
+
 // ObserverMethods is capabilities.methods of an observer (PROTOCOL.md 9).
 var ObserverMethods = []string{MethodSessionsList, MethodStatus, MethodDelegateResolveModel, MethodDelegateDetectError}
 

@@ -29,19 +29,14 @@ const (
 	actionResend = "resend"
 )
 
-// The rung names of a switch's decision.
-const (
-	rungParentModel = "parent-model"
-)
-
 type modelFailedResult struct {
-	Counted  bool          `json:"counted"`
-	Class    string        `json:"class"`
-	Model    string        `json:"model,omitempty"`
-	Until    *time.Time    `json:"until,omitempty"`
-	Action   string        `json:"action"`
-	Fallback *messageModel `json:"fallback,omitempty"`
-	Reason   string        `json:"reason,omitempty"`
+	Counted  bool           `json:"counted"`
+	Class    string         `json:"class"`
+	Model    string         `json:"model,omitempty"`
+	Until    *time.Time     `json:"until,omitempty"`
+	Action   string         `json:"action"`
+	Fallback *core.ModelRef `json:"fallback,omitempty"`
+	Reason   string         `json:"reason,omitempty"`
 }
 
 // modelFailed answers model.failed (4.8).
@@ -54,7 +49,7 @@ func (s *Server) modelFailed(_ context.Context, p *modelFailedParams) (modelFail
 	res := modelFailedResult{Counted: counted, Class: class, Action: actionNone}
 	model := ""
 	if m, ok := parseMessageModel(p.Model); ok {
-		model = m.name()
+		model = m.Name()
 	} else if name := strings.TrimSpace(rawString(p.Model)); name != "" {
 		model = name
 	} else {
@@ -83,7 +78,7 @@ func (s *Server) modelFailed(_ context.Context, p *modelFailedParams) (modelFail
 	}
 
 	agent := s.store.Agent(p.SessionID)
-	if !s.fallbackEnabled(agent) || dup {
+	if !s.cfg.FallbackEnabled(agent) || dup {
 		return res, nil
 	}
 	parent := s.store.Parent(p.SessionID)
@@ -113,84 +108,20 @@ func (s *Server) switchedFrom(session, model string) bool {
 	return len(sw) > 0 && sw[len(sw)-1].From == model
 }
 
-// fallbackEnabled: runtime fallback is on, and agent's entry (if any) does
-// not turn it off.
-func (s *Server) fallbackEnabled(agent string) bool {
-	if !s.cfg.RuntimeFallback.Enabled {
-		return false
+// fallbackFor asks core for the next healthy model for session (agent)
+// instead of failed (4.8): the agent's agentModels entry over the models
+// that do not cool down, else the parent session's model.
+func (s *Server) fallbackFor(session, agent, failed string, now time.Time) (core.ModelRef, string, bool) {
+	var entry *core.AgentChoice
+	if e, ok := s.cfg.AgentModels[agent]; ok {
+		c := e.Choice()
+		entry = &c
 	}
-	if e, ok := s.cfg.AgentModels[agent]; ok && e.RuntimeFallback != nil && !*e.RuntimeFallback {
-		return false
-	}
-	return true
-}
-
-// fallbackFor is the next healthy model for session (agent) instead of
-// failed: the agent's agentModels entry resolved over the models that do
-// not cool down (4.7, with failed and every cooling model left out), else
-// the parent session's model when that one is healthy.
-func (s *Server) fallbackFor(session, agent, failed string, now time.Time) (messageModel, string, bool) {
-	healthy := func(model string) bool { return model != failed && !s.store.Cooling(model, now) }
-	keepHealthy := func(models []string) []string {
-		var out []string
-		for _, m := range models {
-			base := m
-			if e, ok := parseModelName(m); ok {
-				base = e
-			}
-			if healthy(base) {
-				out = append(out, m)
-			}
-		}
-		return out
-	}
-	if entry, ok := s.cfg.AgentModels[agent]; ok {
-		m := &s.models
-		in := core.ModelInput{
-			UserFallbackModels: keepHealthy(entry.FallbackModels),
-			FallbackChain:      entry.FallbackChain,
-			AvailableModels:    keepHealthy(m.available),
-		}
-		if base, ok := parseModelName(entry.Model); ok && healthy(base) {
-			in.UserModel = entry.Model
-		}
-		if healthy(m.defaultModel) {
-			in.SystemDefaultModel = m.defaultModel
-		}
-		deps := core.ModelDeps{ConnectedProviders: m.connected, HasProviderModelsCache: true, HasConnectedProvidersCache: true}
-		if answer := core.ResolveModel(in, deps); answer != nil && !answer.Skipped && healthy(answer.Model) {
-			if to, ok := parseModelName(answer.Model); ok {
-				provider, id, _ := strings.Cut(to, "/")
-				return messageModel{ProviderID: provider, ModelID: id, Variant: answer.Variant}, answer.Rung, true
-			}
-		}
-	}
+	parentModel := ""
 	if parent := s.store.Parent(session); parent != "" {
-		if model := s.store.Running(parent); model != "" && healthy(model) {
-			provider, id, ok := strings.Cut(model, "/")
-			if ok && provider != "" && id != "" {
-				return messageModel{ProviderID: provider, ModelID: id}, rungParentModel, true
-			}
-		}
+		parentModel = s.store.Running(parent)
 	}
-	return messageModel{}, "", false
-}
-
-// parseModelName is the provider/model base of an entry such as
-// "openai/gpt-5.4 high" (variant dropped); false when it names no provider.
-func parseModelName(entry string) (string, bool) {
-	entry = strings.TrimSpace(entry)
-	provider, rest, ok := strings.Cut(entry, "/")
-	if !ok || strings.TrimSpace(provider) == "" {
-		return "", false
-	}
-	if i := strings.LastIndexAny(rest, " ("); i > 0 {
-		rest = strings.TrimSpace(rest[:i])
-	}
-	if strings.TrimSpace(rest) == "" {
-		return "", false
-	}
-	return strings.TrimSpace(provider) + "/" + rest, true
+	return core.FallbackModel(entry, s.models.reach(), failed, parentModel, func(model string) bool { return s.store.Cooling(model, now) })
 }
 
 // switchReason is a switch's why: the failure's class and message.
@@ -204,11 +135,11 @@ func switchReason(class, message string) string {
 
 // recordSwitch keeps a switch of session from one model to another, with
 // its model decision, and logs it.
-func (s *Server) recordSwitch(session, agent, from string, to messageModel, rung, reason string, now time.Time) {
-	s.store.AddSwitch(session, sessions.Switch{From: from, To: to.name(), Reason: reason, At: now})
-	s.store.SetModelDecision(session, sessions.ModelDecision{Model: to.name(), Variant: to.Variant, Rung: rung, Changed: true})
+func (s *Server) recordSwitch(session, agent, from string, to core.ModelRef, rung, reason string, now time.Time) {
+	s.store.AddSwitch(session, sessions.Switch{From: from, To: to.Name(), Reason: reason, At: now})
+	s.store.SetModelDecision(session, sessions.ModelDecision{Model: to.Name(), Variant: to.Variant, Rung: rung, Changed: true})
 	s.models.switches++
-	s.log.Info().Str("session", session).Str("agent", agent).Str("from", from).Str("to", to.name()).
+	s.log.Info().Str("session", session).Str("agent", agent).Str("from", from).Str("to", to.Name()).
 		Str("rung", rung).Str("reason", reason).Msg("model switched")
 }
 
@@ -221,10 +152,10 @@ func (s *Server) avoidCooling(c chatMessageModel, ops []Op) []Op {
 	}
 	model := c.current
 	if !c.ok {
-		model = messageModel{}
+		model = core.ModelRef{}
 	}
 	for _, op := range ops {
-		if m, ok := op.Value.(messageModel); ok {
+		if m, ok := op.Value.(core.ModelRef); ok {
 			model = m
 		}
 	}
@@ -232,12 +163,12 @@ func (s *Server) avoidCooling(c chatMessageModel, ops []Op) []Op {
 		return ops
 	}
 	now := s.clock()
-	name := model.name()
-	if h, ok := s.store.ModelHealth(name); ok && h.Cooling(now) && s.fallbackEnabled(c.agent) {
+	name := model.Name()
+	if h, ok := s.store.ModelHealth(name); ok && h.Cooling(now) && s.cfg.FallbackEnabled(c.agent) {
 		if to, rung, ok := s.fallbackFor(c.session, c.agent, name, now); ok {
 			reason := fmt.Sprintf("cooling until %s (%s)", h.Until.UTC().Format(time.RFC3339), switchReason(h.Class, h.Message))
 			s.recordSwitch(c.session, c.agent, name, to, rung, reason, now)
-			s.store.SetRunning(c.session, to.name())
+			s.store.SetRunning(c.session, to.Name())
 			path := "/message/model"
 			op := "replace"
 			if !c.onMessage {

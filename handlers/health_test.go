@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookwire/hookwire/config"
+	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/rpc"
 )
 
@@ -48,13 +49,13 @@ func (r *fallbackRig) child(parent, session, agent, model string) []map[string]a
 }
 
 type failedResult struct {
-	Counted  bool          `json:"counted"`
-	Class    string        `json:"class"`
-	Model    string        `json:"model"`
-	Until    *time.Time    `json:"until"`
-	Action   string        `json:"action"`
-	Fallback *messageModel `json:"fallback"`
-	Reason   string        `json:"reason"`
+	Counted  bool           `json:"counted"`
+	Class    string         `json:"class"`
+	Model    string         `json:"model"`
+	Until    *time.Time     `json:"until"`
+	Action   string         `json:"action"`
+	Fallback *core.ModelRef `json:"fallback"`
+	Reason   string         `json:"reason"`
 }
 
 func (r *fallbackRig) failed(params map[string]any) failedResult {
@@ -78,11 +79,11 @@ func TestModelFailedSubagent(t *testing.T) {
 		name   string
 		config map[string]any
 		agent  string
-		want   *messageModel // nil: no action
+		want   *core.ModelRef // nil: no action
 		rung   string
 	}{
-		{"agentModels fallback", explorerFallback, "explorer", &messageModel{ProviderID: "fake", ModelID: "fake-model-2"}, "user-fallback"},
-		{"no entry: the parent's model", nil, "oracle", &messageModel{ProviderID: "fake", ModelID: "fake-model"}, rungParentModel},
+		{"agentModels fallback", explorerFallback, "explorer", &core.ModelRef{ProviderID: "fake", ModelID: "fake-model-2"}, "user-fallback"},
+		{"no entry: the parent's model", nil, "oracle", &core.ModelRef{ProviderID: "fake", ModelID: "fake-model"}, core.RungParentModel},
 		{"turned off for the agent", map[string]any{"agentModels": map[string]any{"explorer": map[string]any{
 			"fallbackModels": []string{"fake/fake-model-2"}, "runtimeFallback": false}}}, "explorer", nil, ""},
 		{"turned off", map[string]any{"runtimeFallback": map[string]any{"enabled": false}}, "oracle", nil, ""},
@@ -110,10 +111,10 @@ func TestModelFailedSubagent(t *testing.T) {
 			sw := r.s.store.Switches("ses_c")
 			require.Len(t, sw, 1)
 			assert.Equal(t, "fake/fake-model-3", sw[0].From)
-			assert.Equal(t, tt.want.name(), sw[0].To)
+			assert.Equal(t, tt.want.Name(), sw[0].To)
 			d, ok := r.s.store.ModelDecision("ses_c")
 			require.True(t, ok)
-			assert.Equal(t, tt.want.name(), d.Model)
+			assert.Equal(t, tt.want.Name(), d.Model)
 			assert.Equal(t, tt.rung, d.Rung)
 
 			// OpenCode's next retry event, and the message's error, for the same failure: nothing more.
@@ -153,7 +154,7 @@ func TestModelFailedRetryAfterAndModel(t *testing.T) {
 	require.NotNil(t, res.Until)
 	assert.Equal(t, r.now.Add(15*time.Minute), *res.Until)
 	assert.Equal(t, actionAbort, res.Action)
-	assert.Equal(t, &messageModel{ProviderID: "fake", ModelID: "fake-model"}, res.Fallback)
+	assert.Equal(t, &core.ModelRef{ProviderID: "fake", ModelID: "fake-model"}, res.Fallback)
 }
 
 func TestModelFailedUserSession(t *testing.T) {
@@ -162,7 +163,7 @@ func TestModelFailedUserSession(t *testing.T) {
 	call(t, r.s, "chat.message", chatMessageOf("ses_u", "orchestrator", "fake", "fake-model", ""))
 	res := r.failed(map[string]any{"sessionID": "ses_u", "error": map[string]any{"statusCode": 429, "message": "slow down"}})
 	assert.Equal(t, actionResend, res.Action)
-	assert.Equal(t, &messageModel{ProviderID: "fake", ModelID: "fake-model-2"}, res.Fallback)
+	assert.Equal(t, &core.ModelRef{ProviderID: "fake", ModelID: "fake-model-2"}, res.Fallback)
 
 	// The message sent again on the fallback.
 	assert.Empty(t, call(t, r.s, "chat.message", chatMessageOf("ses_u", "orchestrator", "fake", "fake-model-2", "")))
@@ -181,7 +182,7 @@ func TestModelFailedUserSession(t *testing.T) {
 	call(t, r.s, "chat.message", chatMessageOf("ses_u", "orchestrator", "fake", "fake-model", ""))
 	res = r.failed(map[string]any{"sessionID": "ses_u", "error": map[string]any{"statusCode": 429, "message": "slow down"}})
 	assert.Equal(t, actionResend, res.Action)
-	assert.Equal(t, &messageModel{ProviderID: "fake", ModelID: "fake-model-2"}, res.Fallback)
+	assert.Equal(t, &core.ModelRef{ProviderID: "fake", ModelID: "fake-model-2"}, res.Fallback)
 }
 
 func TestChatMessageAvoidsCoolingModel(t *testing.T) {

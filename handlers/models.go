@@ -16,6 +16,11 @@ import (
 // OpenCode can reach; chat.message runs MODEL_RESOLUTION.md for such an
 // agent's session and patches the message's model when the answer differs.
 
+// reach is what the last providers.update said, for core's decisions.
+func (m *modelState) reach() core.Reach {
+	return core.Reach{Connected: m.connected, Available: m.available, Default: m.defaultModel}
+}
+
 // modelState is what the sidecar knows for model decisions: the last
 // providers.update, and counts for status. Dispatch serialises all access.
 type modelState struct {
@@ -66,19 +71,11 @@ func usableModelNames(names []string) []string {
 	return out
 }
 
-// messageModel is a chat.message's model as OpenCode 1.18 carries it on
-// the user message: {providerID, modelID, variant?}.
-type messageModel struct {
-	ProviderID string `json:"providerID"`
-	ModelID    string `json:"modelID"`
-	Variant    string `json:"variant,omitempty"`
-}
-
 // parseMessageModel reads raw leniently: anything that is not an object
 // with string providerID and modelID is no model.
-func parseMessageModel(raw jsontext.Value) (messageModel, bool) {
+func parseMessageModel(raw jsontext.Value) (core.ModelRef, bool) {
 	if raw.Kind() != '{' {
-		return messageModel{}, false
+		return core.ModelRef{}, false
 	}
 	var v struct {
 		ProviderID jsontext.Value `json:"providerID"`
@@ -86,21 +83,18 @@ func parseMessageModel(raw jsontext.Value) (messageModel, bool) {
 		Variant    jsontext.Value `json:"variant"`
 	}
 	if jsonv2.Unmarshal(raw, &v) != nil {
-		return messageModel{}, false
+		return core.ModelRef{}, false
 	}
-	m := messageModel{ProviderID: rawString(v.ProviderID), ModelID: rawString(v.ModelID), Variant: rawString(v.Variant)}
+	m := core.ModelRef{ProviderID: rawString(v.ProviderID), ModelID: rawString(v.ModelID), Variant: rawString(v.Variant)}
 	return m, m.ProviderID != "" && m.ModelID != ""
 }
-
-// name is the model as provider/model.
-func (m messageModel) name() string { return m.ProviderID + "/" + m.ModelID }
 
 // chatMessageModel is what decideModel needs of a chat.message.
 type chatMessageModel struct {
 	session, agent string
 	// current is the message's model (output.message.model, else
 	// input.model); ok false when neither is one.
-	current messageModel
+	current core.ModelRef
 	ok      bool
 	// variant is the message's variant when its model does not carry one
 	// (input.variant).
@@ -110,8 +104,9 @@ type chatMessageModel struct {
 	onMessage, hasMessage bool
 }
 
-// decideModel runs the model decision of 4.7 for one chat.message and
-// returns the patch ops (none: the model stays).
+// decideModel asks core for the model of 4.7 for one chat.message of an
+// agent listed in agentModels, records it and returns the patch ops
+// (none: the model stays, also when the message has no place for one).
 func (s *Server) decideModel(c chatMessageModel) []Op {
 	entry, listed := s.cfg.AgentModels[c.agent]
 	if !listed || c.session == "" {
@@ -125,47 +120,22 @@ func (s *Server) decideModel(c chatMessageModel) []Op {
 	}
 	current, variant := "", c.inputVariant
 	if c.ok {
-		current = c.current.name()
+		current = c.current.Name()
 		if c.current.Variant != "" {
 			variant = c.current.Variant
 		}
 	}
-	answer := core.ResolveModel(core.ModelInput{
-		UserModel:            entry.Model,
-		UserFallbackModels:   entry.FallbackModels,
-		CategoryDefaultModel: current,
-		FallbackChain:        entry.FallbackChain,
-		AvailableModels:      m.available,
-		SystemDefaultModel:   m.defaultModel,
-	}, core.ModelDeps{ConnectedProviders: m.connected, HasProviderModelsCache: true, HasConnectedProvidersCache: true})
-
-	d := sessions.ModelDecision{Model: current, Variant: variant}
+	choice := core.ChooseModel(entry.Choice(), m.reach(), current, variant)
 	var ops []Op
-	if answer != nil && !answer.Skipped {
-		d.Rung = answer.Rung
-		provider, id, split := strings.Cut(answer.Model, "/")
-		if split && strings.TrimSpace(provider) != "" && strings.TrimSpace(id) != "" {
-			d.Model = answer.Model
-			if answer.Variant != "" {
-				d.Variant = answer.Variant
-			} else if answer.Model != current {
-				d.Variant = "" // a variant belongs to its model
-			}
-			if d.Model != current || d.Variant != variant {
-				value := messageModel{ProviderID: provider, ModelID: id, Variant: d.Variant}
-				switch {
-				case c.onMessage:
-					ops = append(ops, Op{Op: "replace", Path: "/message/model", Value: value})
-				case c.hasMessage:
-					ops = append(ops, Op{Op: "add", Path: "/message/model", Value: value})
-				}
-			}
-		} else {
-			// Not provider/model (a bare system default): OpenCode could
-			// not take it, so the message's model stays.
-			d = sessions.ModelDecision{Model: current, Variant: variant, Rung: answer.Rung}
+	if to, ok := choice.Ref(); ok && choice.Changed {
+		switch {
+		case c.onMessage:
+			ops = append(ops, Op{Op: "replace", Path: "/message/model", Value: to})
+		case c.hasMessage:
+			ops = append(ops, Op{Op: "add", Path: "/message/model", Value: to})
 		}
 	}
+	d := sessions.ModelDecision{Model: choice.Model, Variant: choice.Variant, Rung: choice.Rung}
 	if len(ops) == 0 {
 		d.Model, d.Variant = current, variant
 	}
@@ -195,7 +165,7 @@ func (s *Server) recordDecision(c chatMessageModel, d sessions.ModelDecision) {
 	}
 	from := ""
 	if c.ok {
-		from = c.current.name()
+		from = c.current.Name()
 	}
 	s.log.Info().Str("session", c.session).Str("agent", c.agent).Str("from", from).
 		Str("model", d.Model).Str("variant", d.Variant).Str("rung", rung).Bool("changed", d.Changed).

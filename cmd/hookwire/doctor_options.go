@@ -8,15 +8,12 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	sidecarconfig "github.com/hookwire/hookwire/config"
+	"github.com/hookwire/hookwire/contract"
 )
 
 // shimOptions are the plugin options the shim consumes itself and never
-// sends to the sidecar (shim/src/options.ts SHIM_OPTIONS; a test keeps the
-// two lists equal).
-var shimOptions = []string{
-	"binary", "args", "timeoutMs", "transformTimeoutMs", "fallbackTimeoutMs", "hungAfterMisses",
-	"maxInFlightBytes", "maxReplyBytes", "logFile", "trace", "state", "record",
-}
+// sends to the sidecar: the contract's list, the shim's SHIM_OPTIONS.
+var shimOptions = contract.ShimOptions
 
 // nearShimOption is the shim option name is a likely misspelling of, as
 // the shim decides it (nearShimOption in shim/src/options.ts): equal but

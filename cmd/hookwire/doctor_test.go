@@ -424,18 +424,9 @@ var versioned struct {
 	bins map[string]string
 }
 
-// TestShimOptionsList: doctor's list of the shim's own options is the
-// shim's (shim/src/options.ts SHIM_OPTIONS).
-func TestShimOptionsList(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "..", "shim", "src", "options.ts"))
-	require.NoError(t, err)
-	m := regexp.MustCompile(`(?s)export const SHIM_OPTIONS = \[(.*?)\] as const`).FindSubmatch(src)
-	require.NotNil(t, m, "SHIM_OPTIONS not found in options.ts")
-	var names []string
-	for _, q := range regexp.MustCompile(`"([A-Za-z]+)"`).FindAllSubmatch(m[1], -1) {
-		names = append(names, string(q[1]))
-	}
-	assert.Equal(t, names, shimOptions)
+// TestNearShimOption: doctor's did-you-mean for the shim's own options
+// (the contract's list) decides as the shim's nearShimOption does.
+func TestNearShimOption(t *testing.T) {
 	for _, tt := range []struct{ name, want string }{
 		{"timeotMs", "timeoutMs"}, {"TimeoutMs", "timeoutMs"}, {"stat", "state"}, {"sate", "state"},
 		{"status", ""}, {"stale", "state"}, {"cacheStable", ""}, {"binary", ""}, {"arg", "args"}, {"maxReplyByte", "maxReplyBytes"},

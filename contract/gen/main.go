@@ -96,6 +96,7 @@ type spec struct {
 	Methods         []method     `json:"methods"`
 	Types           []namedType  `json:"types"`
 	Events          []string     `json:"events"`
+	ShimOptions     shimOptions  `json:"shimOptions"`
 	Observer        observer     `json:"observer"`
 	Errors          []errorCode  `json:"errors"`
 	TransformReads  reads        `json:"transformReads"`
@@ -155,6 +156,11 @@ type member struct {
 	// OmitEmpty: a result's member left out when empty.
 	OmitEmpty bool     `json:"omitEmpty,omitempty"`
 	Fields    []member `json:"fields,omitempty"`
+}
+
+type shimOptions struct {
+	Comment string   `json:"$comment"`
+	Names   []string `json:"names"`
 }
 
 type observer struct {
@@ -273,6 +279,13 @@ func (s *spec) check() error {
 		ident("Method"+goName(n), n)
 	}
 	s.checkTypes(bad)
+	options := map[string]bool{}
+	for _, o := range s.ShimOptions.Names {
+		if !validName(o) || strings.Contains(o, ".") || options[o] {
+			bad("shim option %q: a name of letters and digits, listed once", o)
+		}
+		options[o] = true
+	}
 	codes := map[int64]bool{}
 	for _, e := range s.Errors {
 		if codes[e.Code] {
@@ -477,6 +490,10 @@ func goSource(s *spec) ([]byte, error) {
 	for i, e := range s.Events {
 		p("%sEvent%s", sep(i), goName(e))
 	}
+	p("}\n\n// ShimOptions are the plugin options the shim consumes itself and never\n// sends to the sidecar; every other option is the sidecar's config.\nvar ShimOptions = []string{")
+	for i, o := range s.ShimOptions.Names {
+		p("%s%q", sep(i), o)
+	}
 	p("}\n\n// ObserverMethods is capabilities.methods of an observer (PROTOCOL.md 9).\nvar ObserverMethods = []string{")
 	for i, n := range s.Observer.Methods {
 		p("%sMethod%s", sep(i), goName(n))
@@ -562,6 +579,8 @@ func tsSource(s *spec) []byte {
 	p("export type HookMethod = (typeof HOOKS)[number][\"method\"];\n")
 	p("export type OpenCodeHook = (typeof HOOKS)[number][\"opencodeHook\"];\n\n")
 	p("/** capabilities.events: the event types the sidecar wants. */\nexport const EVENTS = %s as const;\n\n", jsList(s.Events))
+	p("/** The plugin options the shim consumes itself and never sends to the sidecar; every other option is the sidecar's config. */\n")
+	p("export const SHIM_OPTIONS = %s as const;\n\n", jsList(s.ShimOptions.Names))
 	p("/** An observer's capabilities.methods and capabilities.notifications (PROTOCOL.md 9). */\n")
 	p("export const OBSERVER_METHODS = %s as const;\n", jsList(s.Observer.Methods))
 	p("export const OBSERVER_NOTIFICATIONS = %s as const;\n\n", jsList(s.Observer.Notifications))

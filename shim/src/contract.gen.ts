@@ -41,6 +41,9 @@ export type OpenCodeHook = (typeof HOOKS)[number]["opencodeHook"];
 /** capabilities.events: the event types the sidecar wants. */
 export const EVENTS = ["session.deleted", "session.created", "message.updated"] as const;
 
+/** The plugin options the shim consumes itself and never sends to the sidecar; every other option is the sidecar's config. */
+export const SHIM_OPTIONS = ["binary", "args", "timeoutMs", "transformTimeoutMs", "fallbackTimeoutMs", "hungAfterMisses", "maxInFlightBytes", "maxReplyBytes", "logFile", "trace", "state", "record"] as const;
+
 /** An observer's capabilities.methods and capabilities.notifications (PROTOCOL.md 9). */
 export const OBSERVER_METHODS = ["sessions.list", "status", "delegate.resolveModel", "delegate.detectError"] as const;
 export const OBSERVER_NOTIFICATIONS = ["sessions.changed"] as const;

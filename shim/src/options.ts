@@ -11,6 +11,7 @@ import { homedir } from "node:os";
 import { delimiter, isAbsolute, join, parse, resolve } from "node:path";
 import { DEFAULT_HUNG_AFTER_MISSES, DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_MAX_REPLY_BYTES } from "./sidecar.js";
 import { platformBinary } from "./binary.js";
+import { SHIM_OPTIONS } from "./contract.gen.js";
 
 export type ShimSettings = {
   /** Path of the hookwire binary; null when none was found. */
@@ -53,21 +54,8 @@ export type ShimSettings = {
   config: Record<string, unknown>;
 };
 
-/** Option names the shim consumes; they are never sent to the sidecar. */
-export const SHIM_OPTIONS = [
-  "binary",
-  "args",
-  "timeoutMs",
-  "transformTimeoutMs",
-  "fallbackTimeoutMs",
-  "hungAfterMisses",
-  "maxInFlightBytes",
-  "maxReplyBytes",
-  "logFile",
-  "trace",
-  "state",
-  "record",
-] as const;
+/** Option names the shim consumes; they are never sent to the sidecar (the contract's list). */
+export { SHIM_OPTIONS };
 
 /** The directories OpenCode's plugin input names (PluginInput.worktree, .directory). */
 export type ProjectDirs = { worktree?: unknown; directory?: unknown };
