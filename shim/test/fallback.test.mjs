@@ -165,13 +165,14 @@ test("real sidecar: a subagent's 429 aborts it; the parent's next request gets i
 test("real sidecar: the run on the fallback has its own deadline, not the hook's: a child slower than the hook deadline is rescued", async () => {
   const s = scratch();
   const { client, calls } = fallbackClient();
-  const timeoutMs = 1000;
+  const timeoutMs = 2000;
   const answer = client.session.prompt;
   // A model run takes longer than any hook may: the prompt answers after the hook deadline has passed.
   client.session.prompt = async (o) => (await new Promise((r) => setTimeout(r, timeoutMs + 500)), answer(o));
   const config = { agentModels: { explorer: { fallbackModels: ["fake/fake-model-2"] } } };
   const h = createHookwire({ client }, { binary: realSidecar(), trace: s.trace, logFile: s.log, timeoutMs, state: false, ...config }, { ...process.env, HOME: s.dir });
   try {
+    await waitFor(() => h.sidecar.state === "ready", 30_000); // the hooks below must not fail open on a slow start
     const msg = (session, agent, modelID) => ({ message: { id: "m", role: "user", sessionID: session, agent, model: { providerID: "fake", modelID } }, parts: [] });
     await h.hooks["chat.message"]({ sessionID: "ses_p", agent: "orchestrator" }, msg("ses_p", "orchestrator", "fake-model"));
     await h.hooks["tool.execute.before"]({ tool: "task", sessionID: "ses_p", callID: "call_1" }, { args: { description: "Explore the repo", prompt: "List the files.", subagent_type: "explorer" } });

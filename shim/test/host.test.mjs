@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { belowMinimum, compareVersions, HostCapabilities, MIN_OPENCODE, versionBesideBinary } from "../dist/host.js";
 import { createHookwire } from "../dist/plugin.js";
-import { fakeClient, fakeSidecar, scratch } from "./helpers.mjs";
+import { fakeClient, fakeSidecar, scratch, waitFor } from "./helpers.mjs";
 
 test("versions compare numerically; only a known version below the minimum is refused", () => {
   const cases = [
@@ -78,6 +78,8 @@ test("on a host that keeps the variant beside the model, a variant the sidecar s
     { host: { generation: 1, version: "1.3.2" } },
   );
   try {
+    // Ready first: the test is about the reply, not about a start slower than the hook's deadline.
+    await waitFor(() => h.sidecar.state === "ready", 30_000);
     const old = { message: { id: "m1", role: "user", model: { providerID: "fake", modelID: "small" }, variant: undefined }, parts: [] };
     await h.hooks["chat.message"]({ sessionID: "ses_1", agent: "explorer" }, old);
     assert.deepEqual(old.message.model, { providerID: "fake", modelID: "big" }, "the model changed, without the variant");
@@ -89,6 +91,7 @@ test("on a host that keeps the variant beside the model, a variant the sidecar s
       { ...process.env, FAKE_PATCH: JSON.stringify(patch) },
       { host: { generation: 1, version: "1.18.33" } },
     );
+    await waitFor(() => h2.sidecar.state === "ready", 30_000);
     const now = { message: { id: "m1", role: "user", model: { providerID: "fake", modelID: "small" } }, parts: [] };
     await h2.hooks["chat.message"]({ sessionID: "ses_1", agent: "explorer" }, now);
     assert.deepEqual(now.message.model, { providerID: "fake", modelID: "big", variant: "high" }, "1.14+: the variant stays");
