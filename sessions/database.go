@@ -62,6 +62,10 @@ func OpenDatabase(ctx context.Context, path string, store *Store, log zerolog.Lo
 		}
 	}
 	c, ro, err := openDB(ctx, path, openReadWrite)
+	if err != nil && ctx.Err() != nil {
+		d.stopping(err)
+		return d, nil
+	}
 	if err != nil && isBadFile(err) {
 		aside, merr := moveAside(path)
 		if merr != nil {
@@ -122,6 +126,16 @@ func legacyPath(path string) string {
 func (d *Database) memoryOnly(reason string) {
 	d.mode, d.reason = StateFileMemoryOnly, reason
 	d.log.Warn().Str("state", d.path).Str("reason", reason).Msg("state database not used: running in memory only")
+}
+
+// stopping is the process being stopped (exit, SIGTERM) while the
+// database was being opened, as when OpenCode runs a command that starts
+// no session (`opencode session list`, `opencode export`) and disposes the
+// plugin at once: nothing is wrong with the file, so it is said at debug
+// level, not as a warning; the store is in memory for the moments left.
+func (d *Database) stopping(err error) {
+	d.mode, d.reason = StateFileMemoryOnly, "stopped before the state database was opened: "+err.Error()
+	d.log.Debug().Str("state", d.path).Err(err).Msg("state database not opened: the sidecar is stopping")
 }
 
 func (d *Database) warn(w string) {
@@ -253,7 +267,7 @@ func (d *Database) migrateInPlace(ctx context.Context) error {
 	src, err := decodeJSONState(ctx, d.path, d.store.cfg)
 	if err != nil {
 		if ctx.Err() != nil {
-			d.memoryOnly("loading stopped: " + err.Error())
+			d.stopping(err)
 			return err
 		}
 		aside, merr := moveAside(d.path)
