@@ -1,7 +1,9 @@
 // The slim copy of OpenCode's message history sent with
 // chat.messages.transform (PROTOCOL.md 4.5). Only the fields the sidecar
 // reads are copied; tool outputs and file contents, most of the bytes, stay
-// behind. Array positions are kept one for one, so a patch path such as
+// behind, and so does a reasoning part's text (the sidecar reads no part's
+// text whose type is "reasoning": a model's thinking can be as long as its
+// answers). Array positions are kept one for one, so a patch path such as
 // /messages/4/parts/2/state/error points at the same place in the real history.
 
 export type ProjectedPart = {
@@ -28,13 +30,18 @@ export function record(v: unknown): Record<string, unknown> | undefined {
   return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }
 
+/** Whether the sidecar reads the text of a part of this type (PROTOCOL.md 4.5): not a reasoning part's. */
+export function textRead(type: unknown): boolean {
+  return type !== "reasoning";
+}
+
 export function projectPart(raw: unknown): ProjectedPart {
   const p = record(raw);
   if (!p) return {};
   const out: ProjectedPart = {};
   const type = str(p.type);
   if (type !== undefined) out.type = type;
-  const text = str(p.text);
+  const text = textRead(type) ? str(p.text) : undefined;
   if (text !== undefined) out.text = text;
   if (typeof p.synthetic === "boolean") out.synthetic = p.synthetic;
   const tool = str(p.tool);

@@ -8,7 +8,7 @@
 // the shim resends in full. Patch paths index OpenCode's array either way.
 
 import { CODE_INVALID_PARAMS, CODE_UNKNOWN_BASE } from "./contract.gen.js";
-import { projectMessage, record, str, type ProjectedMessage, type ProjectedPart } from "./projection.js";
+import { projectMessage, record, str, textRead, type ProjectedMessage, type ProjectedPart } from "./projection.js";
 import type { CallResult, Sidecar } from "./sidecar.js";
 import type { ChatMessagesTransformParams, TransformResult } from "./protocol.gen.js";
 
@@ -188,7 +188,8 @@ function samePart(fp: unknown[], j: number, raw: unknown): boolean {
     return fp[o] === undefined && fp[o + 1] === undefined && fp[o + 2] === undefined && fp[o + 3] === undefined && fp[o + 4] === undefined && fp[o + 5] === NO_STATE;
   }
   const r = raw as Record<string, unknown>;
-  if (fp[o] !== r.type || fp[o + 1] !== r.text || fp[o + 2] !== r.synthetic || fp[o + 3] !== r.tool || fp[o + 4] !== r.callID) return false;
+  // A reasoning part's text is not projected (textRead): held undefined, not compared.
+  if (fp[o] !== r.type || (fp[o + 1] !== r.text && textRead(r.type)) || fp[o + 2] !== r.synthetic || fp[o + 3] !== r.tool || fp[o + 4] !== r.callID) return false;
   const state = r.state;
   if (fp[o + 5] === NO_STATE) return state === undefined || state === null || typeof state !== "object" || Array.isArray(state);
   if (state === null || typeof state !== "object") return false;

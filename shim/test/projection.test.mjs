@@ -39,5 +39,8 @@ test("odd histories project without throwing and keep positions", () => {
   assert.deepEqual(p.messages[0], { info: {}, parts: [] });
   assert.deepEqual(p.messages[3], { info: { role: "user" }, parts: [{}, {}, {}, { type: "tool", state: { status: "error" } }] });
   assert.equal(projectMessages(null), undefined);
+  // A reasoning part's text is left out (PROTOCOL.md 4.5: the sidecar does not read it); other texts stay.
+  const thought = projectMessages({ messages: [{ info: { id: "m" }, parts: [{ type: "reasoning", text: "hmm" }, { type: "text", text: "hi" }, { text: "no type" }] }] });
+  assert.deepEqual(thought.messages[0].parts, [{ type: "reasoning" }, { type: "text", text: "hi" }, { text: "no type" }]);
   assert.equal(projectMessages({ messages: "no" }), undefined);
 });

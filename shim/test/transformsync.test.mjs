@@ -99,6 +99,20 @@ test("TransformSync: odd parts (null, a state that is not an object, odd field t
   assert.deepEqual(edited.parts[1], { part: { type: "tool", tool: "task", callID: "c", state: { status: "error", error: "Unknown agent type: x" } } });
 });
 
+test("TransformSync: a reasoning part's text is not sent (the sidecar does not read it, PROTOCOL.md 4.5), so its change is no edit", () => {
+  const { send } = acked();
+  const thinking = (t) => ({ id: "r1", type: "reasoning", text: t, time: { start: 1 } });
+  const h = [message("m1", "user", [text("p1", "hi")]), message("m2", "assistant", [thinking("let me think ".repeat(200)), text("p2", "ok")])];
+  const first = send({ messages: clone(h) });
+  assert.deepEqual(first.output.messages[1].parts, [{ type: "reasoning" }, { type: "text", text: "ok" }]);
+  assert.ok(!JSON.stringify(first).includes("let me think"));
+  h[1].parts[0] = thinking("thought again");
+  assert.deepEqual(send({ messages: clone(h) }).sync.messages, [{ keep: 0, count: 2 }]);
+  // A part that becomes reasoning, or stops being, is an edit as any type change is.
+  h[1].parts[0].type = "text";
+  assert.deepEqual(send({ messages: clone(h) }).sync.messages[1], { edit: 1, parts: [{ part: { type: "text", text: "thought again" } }, { keep: 1, count: 1 }] });
+});
+
 test("TransformSync: the id index carried from base to base stays right through growth, take-backs and reorders", () => {
   const { send } = acked();
   const m = (id) => message(id, "user", [text(`p${id}`, id)]);
