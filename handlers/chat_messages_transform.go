@@ -105,9 +105,19 @@ func (s *Server) chatMessagesTransform(_ context.Context, p *chatMessagesTransfo
 		}
 	}
 	s.failThrownTasks(history)
+	// A session's user messages mostly name the same agent: the store is
+	// told each session's agent once per run of equal ones (each call is a
+	// look at the database, PROTOCOL.md 6), which leaves it as telling it
+	// every message would.
+	var setSession, setAgent string
 	for i := range history {
 		if m := &history[i]; m.Local.flags&flagSetsAgent != 0 {
-			s.store.SetAgent(m.Derived.core.SessionID, m.Derived.core.Agent)
+			c := &m.Derived.core
+			if c.SessionID == setSession && c.Agent == setAgent {
+				continue
+			}
+			setSession, setAgent = c.SessionID, c.Agent
+			s.store.SetAgent(c.SessionID, c.Agent)
 		}
 	}
 	// Each message's ops, relative to it; a base keeps them, so that a
