@@ -132,6 +132,36 @@ check("R4. the entry OpenCode loaded from the package: ./server (default {id, se
   return { ok: true, why: `OpenCode ${opencode} loaded ${what}${hosts[0].host?.version ? `; the shim read its version ${hosts[0].host.version}` : ""}` };
 });
 
+check("R5. one OpenCode process, one sidecar: run 1 (over a minute on 1.17+, where OpenCode also calls the ./server entry's setup) had exactly one hookwire sidecar throughout", () => {
+  const opencode = readText(join(work, "opencode-version")).trim();
+  const [major, minor] = opencode.split(".").map(Number);
+  const late = major > 1 || (major === 1 && minor >= 17);
+  const ms = Number(readText(join(stock, "run1.end"))) - Number(readText(join(stock, "run1.start")));
+  if (late && !(ms > 60_000)) return { ok: false, why: `run 1 lasted ${ms} ms; it must last over a minute (FAKELLM_HOLD_FINAL_MS)` };
+  const trace = readJsonl(join(stock, "trace-run1.jsonl"));
+  const spawns = trace.filter((r) => r.ev === "spawn");
+  if (spawns.length !== 1) return { ok: false, why: `the shim spawned ${spawns.length} sidecars: ${JSON.stringify(spawns.map((r) => r.pid))}` };
+  const setups = trace.filter((r) => r.ev === "host" && r.how === "setup");
+  if (setups.length) return { ok: false, why: `setup built a second instance: ${JSON.stringify(setups)}` };
+  const skipped = trace.filter((r) => r.ev === "setup-skipped");
+  if (late && skipped.length !== 1) return { ok: false, why: `OpenCode ${opencode}: ${skipped.length} setup-skipped records (want 1: setup called with the registration-only context)` };
+  // The samples of the sidecars running from this home's plugin cache, once a second.
+  const samples = readText(join(stock, "sidecars-run1.txt"))
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => l.trim().split(/\s+/).slice(1));
+  const running = samples.filter((s) => s.length > 0);
+  const many = running.filter((s) => s.length > 1);
+  if (many.length) return { ok: false, why: `${many.length} samples saw more than one sidecar: ${JSON.stringify(many[0])}` };
+  const distinct = [...new Set(running.map((s) => s[0]))];
+  if (distinct.length !== 1) return { ok: false, why: `sidecars seen (pid:ppid): ${JSON.stringify(distinct)} in ${samples.length} samples` };
+  if (String(spawns[0].pid) !== distinct[0].split(":")[0]) return { ok: false, why: `sampled ${distinct[0]}, the trace spawned ${spawns[0].pid}` };
+  return {
+    ok: true,
+    why: `run 1 lasted ${Math.round(ms / 1000)} s; sidecar ${distinct[0]} (pid:OpenCode's pid) in ${running.length} of ${samples.length} one-second samples, no other${skipped.length ? `; setup called at +${Math.round((skipped[0].t - Number(readText(join(stock, "run1.start")))) / 1000)} s with keys ${skipped[0].keys.join(",")}, skipped` : ""}`,
+  };
+});
+
 const skipped = readText(join(cmd, "skipped")).trim();
 if (skipped) console.log(`SKIP P1-P2: ${skipped}`);
 else check("P1. opencode plugin hookwire-opencode: exit 0, the project's config gets the plugin, the packages come from the local registry", () => {

@@ -16,7 +16,9 @@
 #   4. `opencode plugin hookwire-opencode` in a fresh home and project: it
 #      installs from the same registry and adds the plugin to the project's
 #      config; one run there loads it
-# Checks R1-R3 and P1-P2 are scripts/e2e-registry-assert.mjs.
+#      On OpenCode 1.17+ run 1 lasts over a minute (the fake LLM holds its
+#      final answer) and R5 checks one sidecar for the whole OpenCode process
+# Checks R1-R5 and P1-P2 are scripts/e2e-registry-assert.mjs.
 #
 #   scripts/e2e-registry.sh [NPM_DIR]   (default dist/npm)
 #
@@ -129,17 +131,37 @@ home() {
   unset npm_config_registry
 }
 
+# watch_sidecars DIR FILE: until DIR/watching is removed, every second one
+# line "<epoch ms> <pid>:<ppid> ..." of the hookwire processes running from
+# DIR's plugin cache (the platform package's binary OpenCode installed), for
+# R5: one OpenCode process, one sidecar, for the whole run.
+watch_sidecars() {
+  local dir=$1 out=$2
+  while [ -e "$dir/watching" ]; do
+    printf '%s %s\n' "$(date +%s%3N)" \
+      "$(ps -eo pid=,ppid=,args= | awk -v p="$dir/xdg/cache/opencode/" 'index($3, p) == 1 && $3 ~ /\/bin\/hookwire$/ { printf "%s:%s ", $1, $2 }')" >>"$out"
+    sleep 1
+  done
+}
+
 # run DIR N PROMPT [opencode run options...]: one `opencode run` of build in DIR/project.
 run() {
-  local dir=$1 n=$2 prompt=$3
+  local dir=$1 n=$2 prompt=$3 watcher limit=${RUN_LIMIT:-$RUN_TIMEOUT}
   shift 3
-  log "opencode run $n in $(basename "$dir") (at most ${RUN_TIMEOUT}s)"
+  log "opencode run $n in $(basename "$dir") (at most ${limit}s)"
+  touch "$dir/watching"
+  watch_sidecars "$dir" "$dir/sidecars-run$n.txt" &
+  watcher=$!
   set +e
-  (cd "$dir/project" && HOOKWIRE_SHIM_TRACE=$dir/trace-run$n.jsonl timeout -k 5 "$RUN_TIMEOUT" "$OPENCODE" run --format json \
+  date +%s%3N >"$dir/run$n.start"
+  (cd "$dir/project" && HOOKWIRE_SHIM_TRACE=$dir/trace-run$n.jsonl timeout -k 5 "$limit" "$OPENCODE" run --format json \
     --agent build --model fake/fake-model "$@" "$prompt" </dev/null >"$dir/run$n.jsonl" 2>"$dir/run$n.err")
   echo $? >"$dir/run$n.rc"
+  date +%s%3N >"$dir/run$n.end"
   set -e
-  log "opencode run $n exited $(cat "$dir/run$n.rc")"
+  rm -f "$dir/watching"
+  wait "$watcher" 2>/dev/null || true
+  log "opencode run $n exited $(cat "$dir/run$n.rc") after $(( ($(cat "$dir/run$n.end") - $(cat "$dir/run$n.start")) / 1000 )) s"
 }
 
 # --- 4. The plugin by name in opencode.json: the e2e stock setup ----------------------
@@ -148,9 +170,15 @@ STOCK=$WORK/stock
 home "$STOCK"
 export FAKELLM_EVENTS=$STOCK/fakellm-events.jsonl
 oc_project "$STOCK/project" '# registry stock project'
-oc_fakellm_start "$STOCK" $((2 * RUN_TIMEOUT + 60))
+# OpenCode 1.17+ call the ./server entry's setup about 30 s into a process
+# (docs/OPENCODE.md): run 1's final answer is held so that the run lasts
+# over a minute, and R5 checks it had one sidecar throughout.
+HOLD_S=0
+if ! oc_version_below 1.17; then HOLD_S=$(( ${HOOKWIRE_E2E_HOLD_MS:-65000} / 1000 )); export FAKELLM_HOLD_FINAL_MS=$((HOLD_S * 1000)); fi
+oc_fakellm_start "$STOCK" $((2 * RUN_TIMEOUT + HOLD_S + 60))
+unset FAKELLM_HOLD_FINAL_MS
 node "$ROOT/scripts/e2e-registry-config.mjs" --dir "$XDG_CONFIG_HOME/opencode" --port "$FAKELLM_PORT" --version "$OPENCODE_VERSION"
-run "$STOCK" 1 "STOCK_RUN1: Look around the repo. AGENT_MARKER:build"
+RUN_LIMIT=$((RUN_TIMEOUT + HOLD_S)) run "$STOCK" 1 "STOCK_RUN1: Look around the repo. AGENT_MARKER:build"
 PARENT=$(oc_session_of "$STOCK/run1.jsonl")
 echo "$PARENT" >"$STOCK/parent"
 if [ -n "$PARENT" ]; then

@@ -22,6 +22,7 @@
 //
 //   STOCK_RUN1  0 task explore (exp-1)  1 task general (gen-1)
 //               2 task subagent_type "nonexistent"  3 final text
+//               (FAKELLM_HOLD_FINAL_MS: the final text waits that long)
 //   STOCK_RUN2  0 task explore task_id "exp-1"  1 task general task_id "gen-1"
 //               2 final text
 
@@ -49,7 +50,7 @@ const BUILD_STEPS = {
     () => task({ description: "Look around", prompt: "AGENT_MARKER:explore List the files in the repo.", subagent_type: "explore" }),
     () => task({ description: "Summarise the README", prompt: "AGENT_MARKER:general Summarise README.md.", subagent_type: "general" }),
     () => task({ description: "Bad subagent", prompt: "Do something.", subagent_type: "nonexistent" }),
-    () => ({ text: "BUILD_RUN1_DONE: looked, summarised." }),
+    async () => (await hold(), { text: "BUILD_RUN1_DONE: looked, summarised." }),
   ],
   STOCK_RUN2: [
     () => task({ description: "Look again", prompt: "Check again.", subagent_type: "explore", task_id: "exp-1" }),
@@ -57,6 +58,21 @@ const BUILD_STEPS = {
     () => ({ text: "BUILD_RUN2_DONE: both resumed." }),
   ],
 };
+
+/**
+ * With FAKELLM_HOLD_FINAL_MS=N the final answer of STOCK_RUN1 waits N ms
+ * first, so the run lasts long enough for what OpenCode does late in a
+ * process (1.17+ call the ./server entry's setup about 30 s in); noted in
+ * FAKELLM_EVENTS.
+ */
+async function hold() {
+  const ms = Number(process.env.FAKELLM_HOLD_FINAL_MS ?? 0);
+  if (!(ms > 0)) return;
+  const events = process.env.FAKELLM_EVENTS;
+  if (events) appendFileSync(events, JSON.stringify({ ev: "hold", ms, t: Date.now() }) + "\n");
+  await new Promise((r) => setTimeout(r, ms));
+  if (events) appendFileSync(events, JSON.stringify({ ev: "held", ms, t: Date.now() }) + "\n");
+}
 
 /** Tool results after the newest user message. */
 function stepOf(body) {

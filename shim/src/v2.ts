@@ -263,16 +263,33 @@ export async function setupV2(ctx: V2PluginContext, hooks: Hooks): Promise<() =>
         // Fail open, as every 1.x hook does: a throw would abort the request.
       }
     };
-  registrations.push(
+  const disposeAll = async () => {
+    for (const r of registrations.splice(0)) {
+      try {
+        await r?.dispose?.();
+      } catch {
+        // a registration that will not go is the host's to drop
+      }
+    }
+  };
+  let stopped = false;
+  let events: AsyncIterator<V2Event>;
+  try {
     // Messages first: the user messages tell the sidecar the session's agent
     // (v2 has no chat.message), which decides whether the system block applies.
-    await ctx.session.hook("context", guard<V2Context>(async (h, d) => (await bridgeMessages(h, d), await bridgeSystem(h, d)))),
-  );
-  registrations.push(await ctx.tool.hook("execute.before", guard(bridgeToolBefore)));
-  registrations.push(await ctx.tool.hook("execute.after", guard(bridgeToolAfter)));
+    registrations.push(
+      await ctx.session.hook("context", guard<V2Context>(async (h, d) => (await bridgeMessages(h, d), await bridgeSystem(h, d)))),
+    );
+    registrations.push(await ctx.tool.hook("execute.before", guard(bridgeToolBefore)));
+    registrations.push(await ctx.tool.hook("execute.after", guard(bridgeToolAfter)));
+    events = ctx.event.subscribe()[Symbol.asyncIterator]();
+    if (typeof events?.next !== "function") throw new TypeError("the event stream is not an async iterator");
+  } catch (err) {
+    // What was registered goes again; the caller stops the sidecar.
+    await disposeAll();
+    throw err;
+  }
 
-  let stopped = false;
-  const events = ctx.event.subscribe()[Symbol.asyncIterator]();
   const loop = (async () => {
     try {
       for (;;) {
@@ -292,9 +309,13 @@ export async function setupV2(ctx: V2PluginContext, hooks: Hooks): Promise<() =>
 
   return async () => {
     stopped = true;
-    await events.return?.().catch(() => {});
+    try {
+      await events.return?.();
+    } catch {
+      // a stream that will not end is left to the host
+    }
     await Promise.race([loop, new Promise((r) => setTimeout(r, 1000).unref?.())]);
-    for (const r of registrations) await r.dispose().catch(() => {});
+    await disposeAll();
     await hooks.dispose?.();
   };
 }
