@@ -250,6 +250,22 @@ func (c *Config) RetryOptions() core.RetryOptions {
 	return core.RetryOptions{Extra: c.DelegateRetry.Patterns, Subagents: c.Subagents}
 }
 
+// RetryOptionsFor is RetryOptions for a call of tool (its core.Delegation row).
+func (c *Config) RetryOptionsFor(tool string) core.RetryOptions {
+	o := c.RetryOptions()
+	o.Tool = core.DelegationFor(tool)
+	return o
+}
+
+// ResumeArg is the resume argument the Resumable Sessions block teaches:
+// that of the first configured task tool (1.x task_id by default).
+func (c *Config) ResumeArg() string {
+	if len(c.TaskTools) == 0 {
+		return core.TaskDelegation.ResumeArg
+	}
+	return core.DelegationFor(c.TaskTools[0]).ResumeArg
+}
+
 func (c *Config) StoreConfig() sessions.Config {
 	return sessions.Config{
 		MaxSessionsPerAgent: c.TaskSessions.MaxSessionsPerAgent,

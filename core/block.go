@@ -19,6 +19,18 @@ const ResumableSessionsHeading = "### Resumable Sessions"
 const resumeAdvice = "Pass an alias below as task_id only to continue that same thread of work; " +
 	"for anything new, leave task_id out to start a fresh task."
 
+// ResumableSessionsBlockFor renders the block for a delegation tool whose
+// resume argument is resumeArg (OpenCode 2's subagent: sessionID); for
+// task_id it is ResumableSessionsBlock.
+func ResumableSessionsBlockFor(agents []BlockAgent, resumeArg string) string {
+	b := ResumableSessionsBlock(agents)
+	if b == "" || resumeArg == "" || resumeArg == TaskDelegation.ResumeArg {
+		return b
+	}
+	advice := strings.ReplaceAll(strings.ReplaceAll(resumeAdvice, "task_id", resumeArg), "a fresh task", "a fresh subagent")
+	return strings.Replace(b, resumeAdvice, advice, 1)
+}
+
 // ResumableSessionsBlock renders the block; "" when agents is empty. Agents
 // without entries are left out (and "" when none has any); an entry without
 // a label shows its alias alone. The block has no trailing newline.

@@ -33,6 +33,48 @@ type DetectedError struct {
 type RetryOptions struct {
 	Extra     []RetryPattern // config.delegateRetry.patterns, tried after the built-in rows
 	Subagents []string       // config.subagents, the fallback available list
+	// Tool is the delegation tool that failed (DelegationFor); its zero
+	// value is 1.x's task tool. OpenCode 2's subagent tool has its own rows
+	// (subagentPatterns) and its own example call.
+	Tool Delegation
+	// Resume is what the example passes to resume the failed call's child
+	// (its alias, else its session id), for the rows of a child that ran
+	// and failed; "" leaves it out.
+	Resume string
+}
+
+// FlavorSubagent: OpenCode 2's subagent tool.
+const FlavorSubagent Flavor = "subagent"
+
+// subagentPatterns is the error table of OpenCode 2's subagent tool
+// (PROTOCOL.md 4.1), from its failure texts (packages/core/src/tool/plugin/subagent.ts)
+// and the tool runtime's input check (packages/core/src/tool/runtime.ts).
+// First match wins.
+var subagentPatterns = []RetryPattern{
+	{"Unknown agent: ", "unknown_agent",
+		"Set agent to an available subagent, spelled exactly as listed (names are case-sensitive).", FlavorSubagent},
+	{"cannot run as a subagent", "primary_agent",
+		"Primary agents cannot be delegated to: pick a subagent instead.", FlavorSubagent},
+	{"Subagent session not found:", "session_not_found",
+		"sessionID named no session: pass an alias Resumable Sessions lists, or leave sessionID out to start fresh.", FlavorSubagent},
+	{`Expected a string starting with "ses"`, "invalid_session_id",
+		"sessionID was not a session id: resume with a real one, or start a fresh subagent.", FlavorSubagent},
+	{"is not a child of the current session", "not_child",
+		"That session is not one of this session's subagents: resume only what Resumable Sessions lists, or leave sessionID out.", FlavorSubagent},
+	{"Subagent depth limit reached", "depth_limit",
+		"The delegation depth limit is reached: do this part of the work yourself instead of delegating further.", FlavorSubagent},
+	{"Subagent denied:", "denied",
+		"Delegating to this agent is not permitted here: pick another subagent, or do the work yourself.", FlavorSubagent},
+	{`Invalid model "`, "invalid_model",
+		"Leave model out (the agent's configured model applies) unless the user asked for one; the models tool names the exact reference.", FlavorSubagent},
+	{"is not available. Use the models tool", "invalid_model",
+		"Leave model out (the agent's configured model applies) unless the user asked for one; the models tool names the exact reference.", FlavorSubagent},
+	{"Subagent failed (sessionID:", "subagent_failed",
+		"The subagent's run failed: continue the same child by passing its sessionID, or start a fresh one.", FlavorSubagent},
+	{"Subagent cancelled (sessionID:", "subagent_cancelled",
+		"The subagent was cancelled: continue the same child by passing its sessionID if the work is still wanted.", FlavorSubagent},
+	{"Invalid tool input", "invalid_input",
+		"Pass agent, description and prompt as strings, and sessionID only as a session id or an alias Resumable Sessions lists.", FlavorSubagent},
 }
 
 // GuidanceHeader is the first line of every guidance block, so a reader
@@ -95,10 +137,17 @@ const genericFixHint = "Correct the task call's arguments as the error above say
 // every error); an empty Flavor means FlavorDelegate and an empty FixHint
 // gets a generic one.
 func DetectTaskError(output string, failed bool, opts RetryOptions) *DetectedError {
-	if !failed && !containsAny(output, retrySignals) {
+	v2 := opts.Tool.Generation == 2
+	// OpenCode 2 reports a failed call as failed (execute.after status
+	// error); a completed one's text is the child's answer, never an error.
+	if !failed && (v2 || !containsAny(output, retrySignals)) {
 		return nil
 	}
-	row, ok := matchRetryPattern(output, opts.Extra)
+	table := builtinPatterns
+	if v2 {
+		table = subagentPatterns
+	}
+	row, ok := matchRetryPattern(table, output, opts.Extra)
 	if !ok {
 		return nil
 	}
@@ -114,15 +163,15 @@ func DetectTaskError(output string, failed bool, opts RetryOptions) *DetectedErr
 		ErrorType: row.ErrorType,
 		FixHint:   hint,
 		Available: available,
-		Guidance:  retryGuidance(row, hint, available, opts.Subagents),
+		Guidance:  retryGuidance(row, hint, available, opts),
 	}
 }
 
 // WithGuidance returns text, a newline, and d.Guidance.
 func WithGuidance(text string, d *DetectedError) string { return text + "\n" + d.Guidance }
 
-func matchRetryPattern(output string, extra []RetryPattern) (RetryPattern, bool) {
-	for _, p := range builtinPatterns {
+func matchRetryPattern(table []RetryPattern, output string, extra []RetryPattern) (RetryPattern, bool) {
+	for _, p := range table {
 		if strings.Contains(output, p.Pattern) {
 			return p, true
 		}
@@ -160,7 +209,8 @@ func availableOptions(output string) string {
 // example call is written for the tool that failed: the native task tool
 // rejects run_in_background, load_skills and category, so its users must
 // never be taught them.
-func retryGuidance(row RetryPattern, hint, available string, subagents []string) string {
+func retryGuidance(row RetryPattern, hint, available string, opts RetryOptions) string {
+	subagents := opts.Subagents
 	var b strings.Builder
 	b.WriteString(GuidanceHeader)
 	b.WriteString("\nError type: " + row.ErrorType)
@@ -168,12 +218,19 @@ func retryGuidance(row RetryPattern, hint, available string, subagents []string)
 	if available != "" {
 		b.WriteString("\nAvailable: " + available)
 	}
-	if row.ErrorType == "invalid_task_id" {
+	if row.ErrorType == "invalid_session_id" {
+		b.WriteString(`
+Session id: sessionID must be a real session id starting with "ses" (as printed in <subagent sessionID="ses_...">); an alias such as exp-1 works only while Resumable Sessions lists it. Omit sessionID to start fresh.`)
+	} else if row.ErrorType == "invalid_task_id" {
 		b.WriteString(`
 Task id: task_id must be a real session id starting with "ses" (as printed in <task id="ses_...">); an alias such as exp-1 works only while Resumable Sessions lists it. Omit task_id to start fresh.`)
 	}
 	b.WriteString("\nExample: ")
-	b.WriteString(exampleCall(row, available, subagents))
+	if row.Flavor == FlavorSubagent {
+		b.WriteString(subagentExample(row, available, opts))
+	} else {
+		b.WriteString(exampleCall(row, available, subagents))
+	}
 	return b.String()
 }
 
@@ -197,6 +254,21 @@ func exampleCall(row RetryPattern, available string, subagents []string) string 
 	}
 	return `task(` + exampleDescription + `, ` + examplePrompt + `, ` + selector +
 		`, run_in_background=false, load_skills=[])`
+}
+
+// subagentExample is the example call of OpenCode 2's subagent tool
+// (input agent, description, prompt, optional sessionID): the child to
+// continue for a child that ran and failed, when opts.Resume names it.
+func subagentExample(row RetryPattern, available string, opts RetryOptions) string {
+	agent := exampleAgent(row.ErrorType, available, opts.Subagents)
+	if agent == "explorer" && !strings.Contains(available+","+strings.Join(opts.Subagents, ","), "explorer") {
+		agent = "general" // explorer is 1.x plugins' agent; every OpenCode 2 has general
+	}
+	call := `subagent(agent="` + agent + `", ` + exampleDescription + `, ` + examplePrompt
+	if (row.ErrorType == "subagent_failed" || row.ErrorType == "subagent_cancelled") && opts.Resume != "" {
+		call += `, sessionID="` + opts.Resume + `"`
+	}
+	return call + `)`
 }
 
 // exampleAgent picks the agent the example delegates to: the first listed

@@ -22,6 +22,13 @@ type TaskOutcome struct {
 	// SessionNotFound says the output is the error of resuming a session
 	// that is gone; only meaningful when TaskID is "".
 	SessionNotFound bool
+	// Running says the child goes on after the call returned (OpenCode 2's
+	// background subagent): its run is running, not completed.
+	Running bool
+	// Error is the failed call's error text when the call failed after its
+	// child ran (OpenCode 2's `Subagent failed (sessionID: ...)`): the
+	// child is remembered, its run is an error.
+	Error string
 }
 
 // ParseTaskOutput reads a task tool's output: the task id it names, else

@@ -441,7 +441,7 @@ func (s *Server) guidance(m *core.Message) []incremental.Op {
 		if part.Type != "tool" || !s.cfg.IsTaskTool(part.Tool) || part.StateStatus != "error" || !part.HasError {
 			continue
 		}
-		if guided, ok := s.guidedError(part.StateError); ok {
+		if guided, ok := s.guidedError(part.Tool, part.StateError); ok {
 			ops = append(ops, incremental.Op{Part: j, Text: guided})
 		}
 	}
@@ -462,19 +462,28 @@ type guidedError struct {
 
 // guidedError returns an errored task part's error with guidance added,
 // and whether there is any to add.
-func (s *Server) guidedError(text string) (string, bool) {
-	if g, ok := s.guided[text]; ok {
+func (s *Server) guidedError(tool, text string) (string, bool) {
+	// 1.x's rows are keyed by the text alone, as before; another
+	// generation's tool has its own rows (core.DelegationFor).
+	opts := s.cfg.RetryOptionsFor(tool)
+	key := text
+	if opts.Tool.Generation != core.TaskDelegation.Generation {
+		key = opts.Tool.Tool + "\x00" + text
+	}
+	if g, ok := s.guided[key]; ok {
 		return g.text, g.ok
 	}
 	var g guidedError
-	if d := core.DetectTaskError(text, true, s.cfg.RetryOptions()); d != nil && !strings.Contains(text, d.Guidance) {
+	// OpenCode 2's failed call got its guidance in execute.after already.
+	already := key != text && strings.Contains(text, core.GuidanceHeader)
+	if d := core.DetectTaskError(text, true, opts); d != nil && !already && !strings.Contains(text, d.Guidance) {
 		g = guidedError{core.WithGuidance(text, d), true}
 	}
 	if len(text) <= maxGuidedErrorLen {
 		if s.guided == nil || len(s.guided) >= maxGuidedErrors {
 			s.guided = map[string]guidedError{}
 		}
-		s.guided[text] = g
+		s.guided[key] = g
 	}
 	return g.text, g.ok
 }
@@ -495,7 +504,7 @@ func (s *Server) stableParts(history []entry, per [][]incremental.Op) {
 		agent := s.messageAgent(c)
 		if rule.CarriesBlock(c.ID, c.SessionID, s.cfg.IsManagedAgent(agent)) {
 			block := s.store.FrozenBlock(c.SessionID, c.ID, func() string {
-				return core.ResumableSessionsBlock(s.store.ResumableSessions(c.SessionID))
+				return core.ResumableSessionsBlockFor(s.store.ResumableSessions(c.SessionID), s.cfg.ResumeArg())
 			})
 			if core.AddsBlock(block, block != "" && m.Derived.hasPartText(block)) {
 				per[i] = m.AddOp(per[i], incremental.Op{Part: addedPart, Text: block})

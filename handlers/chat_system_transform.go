@@ -15,7 +15,7 @@ func (s *Server) chatSystemTransform(_ context.Context, p *chatSystemTransformPa
 	in, out := p.Input, p.Output
 	block := ""
 	if s.cfg.TaskSessions.Enabled && !s.cfg.CacheStable && s.managed(in.SessionID) {
-		block = core.ResumableSessionsBlock(s.store.ResumableSessions(in.SessionID))
+		block = core.ResumableSessionsBlockFor(s.store.ResumableSessions(in.SessionID), s.cfg.ResumeArg())
 	}
 	s.notePromptSystem(in.SessionID, out.System, block)
 	if block == "" {

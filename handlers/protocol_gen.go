@@ -132,6 +132,7 @@ type toolInput struct {
 	Tool      string `json:"tool"`
 	SessionID string `json:"sessionID"`
 	CallID    string `json:"callID"`
+	Status    string `json:"status"`
 }
 
 type toolBeforeOutput struct {

@@ -2,14 +2,19 @@ package handlers
 
 import (
 	"context"
+	"strings"
 
 	"github.com/hookwire/hookwire/core"
 )
 
 // toolExecuteAfter records the task session a call created or resumed, and
 // appends retry guidance to a delegate tool's returned error (4.1, 4.2).
+// A failed call (input.status "error", OpenCode 2) carries its error text
+// as output: the errored-part rule applies to it, and a child it names is
+// remembered with its run failed.
 func (s *Server) toolExecuteAfter(_ context.Context, p *toolExecuteAfterParams) (PatchResult, error) {
 	in, out := p.Input, p.Output
+	failed := in.Status == "error"
 	text, ok := stringValue(out.Output)
 	if !ok {
 		// Not a string: there is nothing to parse, but the pending call is
@@ -19,15 +24,36 @@ func (s *Server) toolExecuteAfter(_ context.Context, p *toolExecuteAfterParams) 
 		}
 		return noChange(), nil
 	}
+	d := core.DelegationFor(in.Tool)
+	var outcome core.TaskOutcome
 	if s.cfg.TaskSessions.Enabled && in.CallID != "" {
-		s.store.CompleteCall(in.CallID, core.ParseTaskOutput(text))
+		outcome = d.ParseOutput(text)
+		if failed && outcome.TaskID != "" {
+			outcome.Error = text
+		}
+		s.store.CompleteCall(in.CallID, outcome)
 	}
 	if !s.cfg.DelegateRetry.Enabled || !s.cfg.IsTaskTool(in.Tool) {
 		return noChange(), nil
 	}
-	d := core.DetectTaskError(text, false, s.cfg.RetryOptions())
-	if d == nil {
+	opts := s.cfg.RetryOptionsFor(in.Tool)
+	if outcome.TaskID != "" {
+		opts.Resume = s.aliasOf(in.SessionID, outcome.TaskID)
+	}
+	det := core.DetectTaskError(text, failed, opts)
+	if det == nil || (failed && strings.Contains(text, det.Guidance)) {
 		return noChange(), nil
 	}
-	return patch(Op{Op: "replace", Path: "/output", Value: core.WithGuidance(text, d)}), nil
+	return patch(Op{Op: "replace", Path: "/output", Value: core.WithGuidance(text, det)}), nil
+}
+
+// aliasOf is the alias parent's remembered entry for task session id has,
+// else id itself.
+func (s *Server) aliasOf(parent, id string) string {
+	for _, e := range s.store.List(parent) {
+		if e.TaskID == id && e.Alias != "" {
+			return e.Alias
+		}
+	}
+	return id
 }

@@ -139,7 +139,14 @@ func (s *Store) CompleteCall(callID string, out core.TaskOutcome) {
 		e = s.remember(pc, id)
 	}
 	if e != nil {
-		s.setRun(e, Run{State: RunCompleted})
+		switch {
+		case out.Error != "":
+			s.setRun(e, Run{State: RunError, Error: cutBytes(out.Error, MaxRunErrorBytes)})
+		case out.Running:
+			s.setRun(e, Run{State: RunRunning}) // OpenCode 2's background subagent
+		default:
+			s.setRun(e, Run{State: RunCompleted})
+		}
 	}
 }
 

@@ -115,6 +115,7 @@ export type ToolInput = {
   tool?: string;
   sessionID?: string;
   callID?: string;
+  status?: string;
 };
 
 export type ToolBeforeOutput = {
