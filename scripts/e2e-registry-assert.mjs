@@ -132,7 +132,7 @@ check("R4. the entry OpenCode loaded from the package: ./server (default {id, se
   return { ok: true, why: `OpenCode ${opencode} loaded ${what}${hosts[0].host?.version ? `; the shim read its version ${hosts[0].host.version}` : ""}` };
 });
 
-check("R5. one OpenCode process, one sidecar: run 1 (over a minute on 1.17+, where OpenCode also calls the ./server entry's setup) had exactly one hookwire sidecar throughout", () => {
+check("R5. one OpenCode process, one sidecar: run 1 (over a minute on 1.17+) had exactly one hookwire sidecar throughout", () => {
   const opencode = readText(join(work, "opencode-version")).trim();
   const [major, minor] = opencode.split(".").map(Number);
   const late = major > 1 || (major === 1 && minor >= 17);
@@ -143,8 +143,11 @@ check("R5. one OpenCode process, one sidecar: run 1 (over a minute on 1.17+, whe
   if (spawns.length !== 1) return { ok: false, why: `the shim spawned ${spawns.length} sidecars: ${JSON.stringify(spawns.map((r) => r.pid))}` };
   const setups = trace.filter((r) => r.ev === "host" && r.how === "setup");
   if (setups.length) return { ok: false, why: `setup built a second instance: ${JSON.stringify(setups)}` };
+  // Whether OpenCode called setup in this run (1.18.33 does for a plugin its
+  // v2 core loads: the `plugins` key or a {plugin,plugins}/ file, docs/OPENCODE.md);
+  // either way there must be no second instance.
   const skipped = trace.filter((r) => r.ev === "setup-skipped");
-  if (late && skipped.length !== 1) return { ok: false, why: `OpenCode ${opencode}: ${skipped.length} setup-skipped records (want 1: setup called with the registration-only context)` };
+  if (skipped.length > 1) return { ok: false, why: `${skipped.length} setup-skipped records` };
   // The samples of the sidecars running from this home's plugin cache, once a second.
   const samples = readText(join(stock, "sidecars-run1.txt"))
     .split("\n")
@@ -158,7 +161,7 @@ check("R5. one OpenCode process, one sidecar: run 1 (over a minute on 1.17+, whe
   if (String(spawns[0].pid) !== distinct[0].split(":")[0]) return { ok: false, why: `sampled ${distinct[0]}, the trace spawned ${spawns[0].pid}` };
   return {
     ok: true,
-    why: `run 1 lasted ${Math.round(ms / 1000)} s; sidecar ${distinct[0]} (pid:OpenCode's pid) in ${running.length} of ${samples.length} one-second samples, no other${skipped.length ? `; setup called at +${Math.round((skipped[0].t - Number(readText(join(stock, "run1.start")))) / 1000)} s with keys ${skipped[0].keys.join(",")}, skipped` : ""}`,
+    why: `run 1 lasted ${Math.round(ms / 1000)} s; sidecar ${distinct[0]} (pid:OpenCode's pid) in ${running.length} of ${samples.length} one-second samples, no other; ${skipped.length ? `setup called at +${Math.round((skipped[0].t - Number(readText(join(stock, "run1.start")))) / 1000)} s with keys ${skipped[0].keys.join(",")}, skipped` : "setup not called"}`,
   };
 });
 
