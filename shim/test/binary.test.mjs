@@ -152,17 +152,23 @@ test("plugin and sidecar of different versions: a warning in the log and a toast
 });
 
 test("a sidecar that refuses the protocol version: the log and a toast name the plugin's and the binary's versions", async () => {
+  // `--version` answered by sh, the rest by the fake: the plugin gives
+  // --version 2 s, which a node start can take on a loaded machine.
+  const s = scratch();
+  scratches.push(s);
+  const binary = join(s.dir, "fake-sidecar.sh");
+  writeFileSync(binary, `#!/bin/sh\nif [ "$1" = --version ]; then echo "hookwire $FAKE_VERSION"; exit 0; fi\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(fakeSidecar)} "$@"\n`, { mode: 0o755 });
   const fc = fakeClient();
   const h = createHookwire(
     { client: fc.client },
-    { binary: fakeSidecar, args: ["reject"], logFile: null, subagents: [] },
+    { binary, args: ["reject"], logFile: null, subagents: [] },
     { ...process.env, FAKE_VERSION: "9.9.9", FAKE_REJECT: "unsupported protocolVersion 1: this sidecar speaks [2]" },
     { pluginVersion: "1.0.0" },
   );
   instances.push(h);
   await waitFor(() => h.sidecar.state === "failed");
   const entry = await waitFor(() => fc.logs.find((l) => l.level === "error"));
-  assert.match(entry.message, /sidecar .*fake-sidecar\.mjs \(version 9\.9\.9\) does not speak protocol 1, which the plugin hookwire-opencode 1\.0\.0 needs/);
+  assert.match(entry.message, /sidecar .*fake-sidecar\.sh \(version 9\.9\.9\) does not speak protocol 1, which the plugin hookwire-opencode 1\.0\.0 needs/);
   assert.match(entry.message, /this sidecar speaks \[2\]/);
   assert.equal(fc.toasts.length, 1);
   assert.equal(fc.toasts[0].variant, "error");

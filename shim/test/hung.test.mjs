@@ -92,7 +92,8 @@ test("kill -STOP: after 3 missed deadlines the sidecar is killed and restarted; 
 
 test("kill -STOP with 200 x 1 MB transforms: bytes in flight stay under the bound; after kill -CONT new calls are answered within their deadline", async () => {
   // Hang detection off, so the same stopped child takes the whole flood.
-  const { h, s } = await open({ hungAfterMisses: 0, transformTimeoutMs: 2000 });
+  // The call after SIGCONT waits behind the flood the child reads first: a 3 s deadline for it, so that a loaded machine does not fail it.
+  const { h, s } = await open({ hungAfterMisses: 0, transformTimeoutMs: 2000, timeoutMs: 3000 });
   const pid = h.sidecar.pid;
   await stop(pid);
   const big = "x".repeat(1 << 20);
