@@ -4,34 +4,38 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
-	"strconv"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/hookwire/hookwire/transcript"
 )
 
-// demo runs a scripted orchestrator session through the real server
-// (in-process, over pipes, line framing) and prints what each hook did.
+// demo plays a stock OpenCode session (build delegating to its explore
+// and general subagents) through the real server, in process over pipes
+// with a real state database in a temporary directory, and tells in plain
+// words what a user gets: aliases, a rate-limited subagent finishing on
+// its fallback, guidance on a failed call, a resume by alias from a later
+// process, and `hookwire sessions`. No network, no OpenCode.
 func demo(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-		fmt.Fprintln(stdout, "usage: hookwire demo\n  run a scripted orchestrator session in process and show what each hook did")
+		fmt.Fprintln(stdout, "usage: hookwire demo\n  play a stock OpenCode session (build, explore, general) through the sidecar in process and show what hookwire does")
 		return 0
 	}
 	if len(args) > 0 {
 		fmt.Fprintln(stderr, "hookwire demo takes no arguments")
 		return 2
 	}
-	c, stop, err := startInProcess()
+	dir, err := os.MkdirTemp("", "hookwire-demo-")
 	if err != nil {
 		fmt.Fprintln(stderr, "hookwire demo:", err)
 		return 1
 	}
-	defer stop()
-	d := &demoRun{c: c, w: stdout}
+	defer os.RemoveAll(dir)
+	d := &demoRun{w: stdout, state: filepath.Join(dir, "project.db")}
 	if err := d.script(); err != nil {
+		d.stop()
 		fmt.Fprintln(stderr, "hookwire demo:", err)
 		return 1
 	}
@@ -44,8 +48,10 @@ type inProcessClient struct {
 	nextID int
 }
 
-func startInProcess() (*inProcessClient, func(), error) {
-	c, err := transcript.Dial(transcript.InProcess(serveInProcess), "")
+// startInProcess starts a server in this process on the state database
+// at state ("" for none).
+func startInProcess(state string) (*inProcessClient, func(), error) {
+	c, err := transcript.Dial(transcript.InProcess(serveInProcess), state)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -98,9 +104,11 @@ type patchReply struct {
 }
 
 type demoRun struct {
-	c    *inProcessClient
-	w    io.Writer
-	step int
+	c     *inProcessClient
+	close func()
+	w     io.Writer
+	state string
+	step  int
 }
 
 func (d *demoRun) title(format string, args ...any) {
@@ -113,7 +121,7 @@ func (d *demoRun) say(format string, args ...any) {
 }
 
 func (d *demoRun) block(text string) {
-	for _, line := range strings.Split(text, "\n") {
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
 		fmt.Fprintf(d.w, "   | %s\n", line)
 	}
 }
@@ -122,6 +130,11 @@ func (d *demoRun) hook(method string, input, output any) (patchReply, error) {
 	var r patchReply
 	err := d.c.call(method, map[string]any{"input": input, "output": output}, &r)
 	return r, err
+}
+
+// event sends one OpenCode event as the shim forwards it.
+func (d *demoRun) event(typ string, properties map[string]any) error {
+	return d.c.call("event", map[string]any{"input": map[string]any{"event": map[string]any{"type": typ, "properties": properties}}}, nil)
 }
 
 func valueString(raw json.RawMessage) string {
@@ -139,235 +152,277 @@ func valueString(raw json.RawMessage) string {
 }
 
 const (
-	demoParent = "ses_demo_orchestrator"
-	demoChild  = "ses_demo_explorer_1"
+	demoParent  = "ses_demo_build"
+	demoExplore = "ses_demo_explore"
+	demoGeneral = "ses_demo_general"
+	// demoLimited is general's model, answering 429; demoFallback the
+	// model its agentModels entry falls back to.
+	demoLimited  = "anthropic/claude-sonnet-4-6"
+	demoFallback = "openai/gpt-5.4"
 )
 
-func (d *demoRun) script() error {
-	fmt.Fprintln(d.w, "hookwire demo: a scripted orchestrator session, sent through the real server over pipes.")
-
-	var init struct {
-		ServerInfo   struct{ Name, Version string } `json:"serverInfo"`
-		Capabilities struct {
-			Hooks []string `json:"hooks"`
-		} `json:"capabilities"`
+// start starts a sidecar on the demo's project database, as OpenCode
+// starting the plugin does, and initializes it with what the shim sends
+// for a stock OpenCode: its agents, and the user's one option.
+func (d *demoRun) start() error {
+	c, closeFn, err := startInProcess(d.state)
+	if err != nil {
+		return err
 	}
+	d.c, d.close = c, closeFn
 	if err := d.c.call("initialize", map[string]any{"protocolVersion": 1,
 		"clientInfo": map[string]any{"name": "hookwire-demo", "version": version},
-		"config": map[string]any{"subagents": []string{"explorer", "oracle"}, "agentModels": map[string]any{
-			"explorer": map[string]any{"fallbackChain": []any{
-				map[string]any{"providers": []string{"anthropic"}, "model": "claude-sonnet-4-6"},
-				map[string]any{"providers": []string{"github-copilot"}, "model": "claude-sonnet-4-6", "variant": "high"}}}}}}, &init); err != nil {
+		"config": map[string]any{
+			"primaryAgents": []string{"build", "plan"},
+			"subagents":     []string{"explore", "general"},
+			"agentModels":   map[string]any{"general": map[string]any{"fallbackModels": []string{demoFallback}}},
+		}}, nil); err != nil {
 		return err
 	}
-	d.title("initialize")
-	d.say("%s %s answers hooks: %s", init.ServerInfo.Name, init.ServerInfo.Version, strings.Join(init.Capabilities.Hooks, ", "))
+	return d.c.call("providers.update", map[string]any{"connectedProviders": []string{"anthropic", "openai"},
+		"availableModels": []string{demoLimited, demoFallback}, "defaultModel": demoLimited}, nil)
+}
 
-	if _, err := d.hook("chat.message", map[string]any{"sessionID": demoParent, "agent": "orchestrator"},
-		map[string]any{"message": map[string]any{"id": "msg_1", "role": "user"}, "parts": []any{}}); err != nil {
-		return err
+// stop ends the sidecar as OpenCode exiting does (shutdown, then its
+// input closes).
+func (d *demoRun) stop() {
+	if d.c == nil {
+		return
 	}
-	d.title("chat.message: the user talks to the orchestrator")
-	d.say("session %s is now managed (agent orchestrator)", demoParent)
+	_ = d.c.call("shutdown", nil, nil)
+	d.close()
+	d.c = nil
+}
 
-	first := map[string]any{"info": map[string]any{"id": "msg_1", "role": "user", "agent": "orchestrator", "sessionID": demoParent},
-		"parts": []any{map[string]any{"type": "text", "text": "Explore the repo and fix the flaky test."}}}
-	r, err := d.hook("chat.messages.transform", map[string]any{}, map[string]any{"messages": []any{first}})
-	if err != nil {
-		return err
-	}
-	d.title("chat.messages.transform: the orchestrator's first request (cache-stable, the default)")
-	d.parts(r, nil)
+// userTurn is the user's message to build: its chat.message, as OpenCode
+// sends it.
+func (d *demoRun) userTurn(id string) error {
+	_, err := d.hook("chat.message", map[string]any{"sessionID": demoParent, "agent": "build"},
+		map[string]any{"message": map[string]any{"id": id, "role": "user", "agent": "build",
+			"model": map[string]any{"providerID": "anthropic", "modelID": "claude-sonnet-4-6"}}, "parts": []any{}})
+	return err
+}
 
-	r, err = d.hook("tool.execute.before", map[string]any{"tool": "task", "sessionID": demoParent, "callID": "call_1"},
-		map[string]any{"args": map[string]any{"description": "Map the repository layout", "prompt": "List the packages.", "subagent_type": "explorer"}})
+// delegate is build's task call, its child session starting, and (unless
+// failed) the call finishing with the child's answer in OpenCode 1.18's
+// form. It returns the task_id the call went out with.
+func (d *demoRun) delegate(call, agent, description, taskID, child, answer string) (string, error) {
+	args := map[string]any{"description": description, "prompt": description + ".", "subagent_type": agent}
+	if taskID != "" {
+		args["task_id"] = taskID
+	}
+	out := map[string]any{"args": args}
+	r, err := d.hook("tool.execute.before", map[string]any{"tool": "task", "sessionID": demoParent, "callID": call}, out)
 	if err != nil {
-		return err
+		return "", err
 	}
-	d.title("tool.execute.before: task(subagent_type=explorer, \"Map the repository layout\")")
-	d.say("pending call call_1 remembered; patch %s", describePatch(r, "args left as they are"))
-
-	r, err = d.hook("tool.execute.after", map[string]any{"tool": "task", "sessionID": demoParent, "callID": "call_1"},
-		map[string]any{"title": "Map the repository layout", "output": "<task id=\"" + demoChild + "\" state=\"completed\">\n<task_result>\nThree packages.\n</task_result>\n</task>", "metadata": map[string]any{}})
-	if err != nil {
-		return err
-	}
-	var list []struct{ Alias, TaskID, Label string }
-	if err := d.c.call("sessions.list", map[string]any{"sessionID": demoParent}, &list); err != nil {
-		return err
-	}
-	d.title("tool.execute.after: OpenCode 1.18 output <task id=\"%s\" ...>", demoChild)
-	for _, e := range list {
-		d.say("alias created: %s -> %s (%q)", e.Alias, e.TaskID, e.Label)
-	}
-	d.say("patch %s", describePatch(r, "the output reaches the LLM as it is"))
-
-	reply := map[string]any{"info": map[string]any{"id": "msg_2", "role": "assistant", "sessionID": demoParent},
-		"parts": []any{map[string]any{"type": "tool", "tool": "task", "state": map[string]any{"status": "completed", "output": "<task id=\"" + demoChild + "\" ...>"}}}}
-	second := map[string]any{"info": map[string]any{"id": "msg_3", "role": "user", "agent": "orchestrator", "sessionID": demoParent},
-		"parts": []any{map[string]any{"type": "text", "text": "Good. Now find the tests."}}}
-	r, err = d.hook("chat.messages.transform", map[string]any{}, map[string]any{"messages": []any{first, reply, second}})
-	if err != nil {
-		return err
-	}
-	d.title("chat.messages.transform: the next request, with a new user message")
-	d.parts(r, map[int]bool{0: true})
-	r, err = d.hook("chat.system.transform", map[string]any{"sessionID": demoParent}, map[string]any{"system": []string{"You are the orchestrator."}})
-	if err != nil {
-		return err
-	}
-	d.say("chat.system.transform: patch %s", describePatch(r, "the system prompt is never touched"))
-	d.say("so each request repeats the previous one byte for byte up to its new message: the prompt cache holds")
-
-	r, err = d.hook("tool.execute.before", map[string]any{"tool": "task", "sessionID": demoParent, "callID": "call_2"},
-		map[string]any{"args": map[string]any{"description": "Find the tests", "prompt": "Where are the tests?", "subagent_type": "explorer", "task_id": "exp-1"}})
-	if err != nil {
-		return err
-	}
-	d.title("tool.execute.before: task(subagent_type=explorer, task_id=\"exp-1\")")
-	d.say("alias resolved: %s", describePatch(r, "args left as they are"))
-	if _, err := d.hook("tool.execute.after", map[string]any{"tool": "task", "sessionID": demoParent, "callID": "call_2"},
-		map[string]any{"output": "<task id=\"" + demoChild + "\" state=\"completed\">\n<task_result>\nIn ./testdata.\n</task_result>\n</task>"}); err != nil {
-		return err
-	}
-	d.say("the resume returned the same session: exp-1 keeps pointing at it")
-
-	history := []any{first, reply, second,
-		map[string]any{"info": map[string]any{"id": "msg_4", "role": "assistant", "sessionID": demoParent},
-			"parts": []any{map[string]any{"type": "tool", "tool": "task", "state": map[string]any{"status": "error",
-				"error": "Unknown agent type: explorr is not a valid agent type"}}}},
-	}
-	r, err = d.hook("chat.messages.transform", map[string]any{}, map[string]any{"messages": history})
-	if err != nil {
-		return err
-	}
-	d.title("chat.messages.transform: a history whose native task call failed (Unknown agent type)")
+	sent := taskID
 	for _, op := range r.Patch {
-		if strings.HasSuffix(op.Path, "/state/error") {
-			d.say("native task error part gets guidance (%s):", op.Path)
-			d.block(valueString(op.Value))
+		if op.Path == "/args/task_id" {
+			_ = json.Unmarshal(op.Value, &sent)
 		}
 	}
-	d.parts(r, map[int]bool{0: true, 2: true})
+	if taskID == "" {
+		if err := d.event("session.created", map[string]any{"sessionID": child,
+			"info": map[string]any{"id": child, "parentID": demoParent, "agent": agent}}); err != nil {
+			return "", err
+		}
+	}
+	if answer == "" {
+		return sent, nil
+	}
+	_, err = d.hook("tool.execute.after", map[string]any{"tool": "task", "sessionID": demoParent, "callID": call},
+		map[string]any{"title": description, "output": "<task id=\"" + child + "\" state=\"completed\">\n<task_result>\n" + answer + "\n</task_result>\n</task>", "metadata": map[string]any{}})
+	return sent, err
+}
 
-	delegateErr := "[ERROR] Unknown category: \"fast\". Available categories: quick, deep, visual"
-	r, err = d.hook("tool.execute.after", map[string]any{"tool": "task", "sessionID": demoParent, "callID": "call_3"},
-		map[string]any{"output": delegateErr})
+type demoEntry struct {
+	Alias, TaskID, Label string
+	Model                struct{ Model string }
+	Switches             []struct{ From, To, Reason string }
+}
+
+func (d *demoRun) entries() (map[string]demoEntry, error) {
+	var list []demoEntry
+	if err := d.c.call("sessions.list", map[string]any{"sessionID": demoParent}, &list); err != nil {
+		return nil, err
+	}
+	out := make(map[string]demoEntry, len(list))
+	for _, e := range list {
+		out[e.TaskID] = e
+	}
+	return out, nil
+}
+
+func (d *demoRun) script() error {
+	fmt.Fprintln(d.w, "hookwire demo: a stock OpenCode session (the build agent, with its explore and general")
+	fmt.Fprintln(d.w, "subagents) played through the real hookwire sidecar in this process. No OpenCode, no network:")
+	fmt.Fprintln(d.w, "each step sends what OpenCode sends the plugin, and says what hookwire did with it.")
+
+	if err := d.start(); err != nil {
+		return err
+	}
+	d.title("OpenCode starts with the plugin; it starts the sidecar")
+	d.say("the project's memory is a database (here a temporary one; a real project keeps its own)")
+	d.say("general is set to fall back to %s when its model fails", demoFallback)
+
+	if err := d.userTurn("msg_1"); err != nil {
+		return err
+	}
+	if _, err := d.delegate("call_1", "explore", "Map the config loader", "", demoExplore, "The loader is in config/load.go."); err != nil {
+		return err
+	}
+	es, err := d.entries()
 	if err != nil {
 		return err
 	}
-	d.title("tool.execute.after: oh-my-opencode's delegate tool returned %q", delegateErr)
-	for _, op := range r.Patch {
-		d.say("%s %s: the old text, then", op.Op, op.Path)
-		d.block(strings.TrimPrefix(valueString(op.Value), delegateErr+"\n"))
-	}
+	d.title("build delegates to explore: task(subagent_type=\"explore\", \"Map the config loader\")")
+	d.say("explore's session %s is remembered as %s", demoExplore, es[demoExplore].Alias)
+	d.say("build can continue that same session later by passing task_id=\"%s\"", es[demoExplore].Alias)
 
-	var model map[string]any
-	sol := map[string]any{"providers": []string{"openai", "vercel"}, "model": "gpt-5.6-sol", "variant": "xhigh"}
-	copilot := map[string]any{"providers": []string{"github-copilot"}, "model": "gpt-5.6-sol", "variant": "high"}
-	if err := d.c.call("delegate.resolveModel", map[string]any{
-		"input": map[string]any{"fallbackChain": []any{sol, copilot}, "availableModels": []string{"github-copilot/gpt-5.6-sol", "vercel/openai/gpt-5.6-sol"}},
-		"deps":  map[string]any{"connectedProviders": nil, "hasProviderModelsCache": true, "hasConnectedProvidersCache": false},
-	}, &model); err != nil {
+	if err := d.fallback(); err != nil {
 		return err
 	}
-	d.title("delegate.resolveModel: the sol chain with copilot and vercel models available")
-	d.say("model %v, variant %v, decided by rung %q", model["model"], model["variant"], model["rung"])
-
-	if err := d.demoModelFallback(); err != nil {
+	if err := d.resumableList(); err != nil {
+		return err
+	}
+	if err := d.guidance(); err != nil {
 		return err
 	}
 
-	if err := d.c.call("event", map[string]any{"input": map[string]any{"event": map[string]any{
-		"type": "session.deleted", "properties": map[string]any{"info": map[string]any{"id": demoParent}}}}}, nil); err != nil {
+	d.stop()
+	d.title("OpenCode exits. Later, a new OpenCode process starts on the same project")
+	if err := d.start(); err != nil {
 		return err
 	}
-	if err := d.c.call("sessions.list", map[string]any{}, &list); err != nil {
+	if err := d.userTurn("msg_5"); err != nil {
 		return err
 	}
-	d.title("event session.deleted for the orchestrator session")
-	d.say("remembered entries left: %d", len(list))
+	sent, err := d.delegate("call_4", "explore", "Resume config map", "exp-1", demoExplore, "Also config/env.go.")
+	if err != nil {
+		return err
+	}
+	d.say("build resumes: task(subagent_type=\"explore\", task_id=\"exp-1\", \"Resume config map\")")
+	d.say("the new sidecar read exp-1 from the project's memory: the call goes to OpenCode as task_id=%q,", sent)
+	d.say("so explore continues the session it worked in before, with what it found then")
+	d.stop()
+
+	d.title("hookwire sessions: what the project remembers (any process, any time)")
+	var out strings.Builder
+	if code := sessionsCmd([]string{"--state", d.state}, &out, &out); code != 0 {
+		return fmt.Errorf("hookwire sessions exited %d: %s", code, out.String())
+	}
+	text := strings.TrimRight(out.String(), "\n")
+	if _, rest, ok := strings.Cut(text, ": "); ok {
+		text = "project memory: " + rest // the temporary path says nothing
+	}
+	d.block(text)
 	fmt.Fprintln(d.w)
 	return nil
 }
 
-// demoModelFallback shows a model decision at chat.message (PROTOCOL.md
-// 4.7): explorer is configured on a provider OpenCode has not connected.
-func (d *demoRun) demoModelFallback() error {
-	if err := d.c.call("providers.update", map[string]any{"connectedProviders": []string{"github-copilot", "openai"},
-		"availableModels": []string{"github-copilot/claude-sonnet-4.6", "openai/gpt-5.4"}, "defaultModel": "openai/gpt-5.4"}, nil); err != nil {
+// fallback: general's model answers 429; hookwire stops the attempt and
+// the same task runs again on general's fallback (PROTOCOL.md 4.8, the
+// shim's part played here).
+func (d *demoRun) fallback() error {
+	if _, err := d.delegate("call_2", "general", "Write the loader tests", "", demoGeneral, ""); err != nil {
 		return err
 	}
-	r, err := d.hook("chat.message", map[string]any{"sessionID": demoChild, "agent": "explorer"},
-		map[string]any{"message": map[string]any{"id": "msg_e1", "role": "user", "agent": "explorer",
-			"model": map[string]any{"providerID": "anthropic", "modelID": "claude-sonnet-4-6"}}, "parts": []any{}})
+	model := func(m string) map[string]any {
+		provider, id, _ := strings.Cut(m, "/")
+		return map[string]any{"providerID": provider, "modelID": id}
+	}
+	if _, err := d.hook("chat.message", map[string]any{"sessionID": demoGeneral, "agent": "general"},
+		map[string]any{"message": map[string]any{"id": "msg_g1", "role": "user", "agent": "general", "model": model(demoLimited)}, "parts": []any{}}); err != nil {
+		return err
+	}
+	var failed struct {
+		Class, Action, Until string
+		Fallback             struct{ ProviderID, ModelID string }
+	}
+	if err := d.c.call("model.failed", map[string]any{"sessionID": demoGeneral, "model": demoLimited,
+		"error": map[string]any{"statusCode": 429, "message": "Rate limit reached"}, "retryAfter": "30"}, &failed); err != nil {
+		return err
+	}
+	d.title("build delegates to general: task(subagent_type=\"general\", \"Write the loader tests\")")
+	d.say("general's model, %s, answers HTTP 429 (rate limited); OpenCode alone would retry it for a while, then fail the task", demoLimited)
+	if failed.Action != "abort" {
+		return fmt.Errorf("model.failed: expected the subagent to be moved, got %+v", failed)
+	}
+	to := failed.Fallback.ProviderID + "/" + failed.Fallback.ModelID
+	d.say("hookwire stops that attempt at once and runs the same task again on %s;", to)
+	rest := "a while"
+	if until, err := time.Parse(time.RFC3339Nano, failed.Until); err == nil {
+		rest = fmt.Sprintf("%d minutes", int(time.Until(until).Round(time.Minute).Minutes()))
+	}
+	d.say("%s is left alone by every OpenCode process on the project for %s", demoLimited, rest)
+	// The shim runs the child again on the fallback and finishes the
+	// parent's task call with its answer (shim/src/fallback.ts).
+	if _, err := d.hook("tool.execute.after", map[string]any{"tool": "task", "sessionID": demoParent, "callID": "call_2"},
+		map[string]any{"title": "Write the loader tests", "output": "<task id=\"" + demoGeneral + "\" state=\"completed\">\n<task_result>\nAdded config/load_test.go.\n</task_result>\n</task>", "metadata": map[string]any{}}); err != nil {
+		return err
+	}
+	es, err := d.entries()
 	if err != nil {
 		return err
 	}
-	var list []struct {
-		Alias string
-		Model struct{ Model, Variant, Rung string }
-	}
-	if err := d.c.call("sessions.list", map[string]any{"sessionID": demoParent}, &list); err != nil {
-		return err
-	}
-	d.title("chat.message: explorer's session, on anthropic/claude-sonnet-4-6; OpenCode has connected only github-copilot and openai")
-	d.say("patch %s", describePatch(r, "the model is left as it is"))
-	for _, e := range list {
-		d.say("%s runs on %s %s, decided by rung %q (agentModels.explorer's fallback chain)", e.Alias, e.Model.Model, e.Model.Variant, e.Model.Rung)
+	e := es[demoGeneral]
+	d.say("build's task call gets general's own answer, as if nothing had failed: %s, now on %s", e.Alias, e.Model.Model)
+	for _, sw := range e.Switches {
+		d.say("switch recorded: %s -> %s (%s)", sw.From, sw.To, sw.Reason)
 	}
 	return nil
 }
 
-// parts shows the parts a chat.messages.transform patch adds. seen are
-// the messages whose parts an earlier request already showed: they get the
-// same bytes again, said in one line instead of shown.
-func (d *demoRun) parts(r patchReply, seen map[int]bool) {
-	again := map[int]bool{}
-	added := 0
+// resumableList: build's next request carries the list of sessions it can
+// continue, added to the user's message as a separate part.
+func (d *demoRun) resumableList() error {
+	if err := d.userTurn("msg_3"); err != nil {
+		return err
+	}
+	history := []any{
+		map[string]any{"info": map[string]any{"id": "msg_1", "role": "user", "agent": "build", "sessionID": demoParent},
+			"parts": []any{map[string]any{"type": "text", "text": "Map the config loader and write its tests."}}},
+		map[string]any{"info": map[string]any{"id": "msg_2", "role": "assistant", "sessionID": demoParent}, "parts": []any{}},
+		map[string]any{"info": map[string]any{"id": "msg_3", "role": "user", "agent": "build", "sessionID": demoParent},
+			"parts": []any{map[string]any{"type": "text", "text": "Good. What else reads the config?"}}},
+	}
+	r, err := d.hook("chat.messages.transform", map[string]any{}, map[string]any{"messages": history})
+	if err != nil {
+		return err
+	}
+	d.title("The user writes again; build's next request to its model")
 	for _, op := range r.Patch {
-		rest, ok := strings.CutPrefix(op.Path, "/messages/")
-		index, tail, _ := strings.Cut(rest, "/")
-		i, err := strconv.Atoi(index)
-		if !ok || err != nil || tail != "parts/-" {
-			continue
+		if text := valueString(op.Value); strings.HasPrefix(text, "### Resumable Sessions") && strings.HasPrefix(op.Path, "/messages/2/") {
+			d.say("hookwire adds the sessions build can continue to the user's message, as a separate part")
+			d.say("(the user's words untouched; earlier messages keep theirs byte for byte, so the prompt cache holds):")
+			d.block(text)
 		}
-		added++
-		if seen[i] {
-			again[i] = true
-			continue
-		}
-		text := valueString(op.Value)
-		what := "a part"
-		switch {
-		case strings.HasPrefix(text, "### Resumable Sessions"):
-			what = "the Resumable Sessions block, frozen on this message as it stands now"
-		case strings.Contains(text, "<internal_reminder>"):
-			what = "the phase reminder"
-		}
-		d.say("message %d gets %s, as a separate synthetic part (the user's own text untouched):", i, what)
-		d.block(text)
 	}
-	for _, i := range slices.Sorted(maps.Keys(again)) {
-		d.say("message %d gets the same parts as in the previous request, byte for byte", i)
-	}
-	if added == 0 {
-		d.say("patch [] (nothing to add)")
-	}
+	return nil
 }
 
-// describePatch names each op of r, or says what an empty patch leaves as it is.
-func describePatch(r patchReply, unchanged string) string {
-	if len(r.Patch) == 0 {
-		return "[] (" + unchanged + ")"
+// guidance: a task call naming an agent that does not exist fails; the
+// error build's model reads says how to call it right.
+func (d *demoRun) guidance() error {
+	history := []any{
+		map[string]any{"info": map[string]any{"id": "msg_3", "role": "user", "agent": "build", "sessionID": demoParent},
+			"parts": []any{map[string]any{"type": "text", "text": "Good. What else reads the config?"}}},
+		map[string]any{"info": map[string]any{"id": "msg_4", "role": "assistant", "sessionID": demoParent},
+			"parts": []any{map[string]any{"type": "tool", "tool": "task", "callID": "call_3", "state": map[string]any{"status": "error",
+				"input": map[string]any{"description": "Find config readers", "prompt": "Who reads the config?", "subagent_type": "explorer"},
+				"error": "Unknown agent type: explorer is not a valid agent type"}}}},
 	}
-	var parts []string
+	r, err := d.hook("chat.messages.transform", map[string]any{}, map[string]any{"messages": history})
+	if err != nil {
+		return err
+	}
+	d.title("build delegates to \"explorer\", an agent that does not exist: the task call fails")
 	for _, op := range r.Patch {
-		if op.Op == "remove" {
-			parts = append(parts, fmt.Sprintf("remove %s", op.Path))
-			continue
+		if strings.HasSuffix(op.Path, "/state/error") {
+			d.say("the error build's model reads next gets what to do instead:")
+			d.block(valueString(op.Value))
 		}
-		parts = append(parts, fmt.Sprintf("%s %s = %s", op.Op, op.Path, string(op.Value)))
 	}
-	return strings.Join(parts, "; ")
+	return nil
 }

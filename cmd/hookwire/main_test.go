@@ -417,8 +417,6 @@ func TestVersionAndDemo(t *testing.T) {
 
 	out, err = exec.Command(binPath, "demo").CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	for _, want := range []string{"exp-1", "### Resumable Sessions", "<internal_reminder>", "unknown_agent",
-		"unknown_category", "vercel/openai/gpt-5.6-sol", "fallback-chain", "remembered entries left: 0"} {
-		assert.Contains(t, string(out), want)
-	}
+	// The built binary runs it too (demo_test.go checks what it says).
+	assert.Contains(t, string(out), "hookwire sessions: what the project remembers")
 }

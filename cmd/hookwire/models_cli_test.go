@@ -31,12 +31,3 @@ func TestSessionsModelColumn(t *testing.T) {
 	assert.Contains(t, out, "2026-11-30T10:00:02Z  fake/fake-model (category-default)\n")
 	assert.Contains(t, out, "2026-11-30T10:00:01Z  -\n")
 }
-
-// make demo shows a model decision: explorer's unconnected provider falls
-// back through its chain, and the session's entry says which rung decided.
-func TestDemoShowsModelFallback(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	require.Equal(t, 0, demo(nil, &stdout, &stderr), stderr.String())
-	assert.Contains(t, stdout.String(), `replace /message/model = {"providerID":"github-copilot","modelID":"claude-sonnet-4.6","variant":"high"}`)
-	assert.Contains(t, stdout.String(), `exp-1 runs on github-copilot/claude-sonnet-4.6 high, decided by rung "fallback-chain"`)
-}
