@@ -127,6 +127,17 @@ check("H9 the sidecar logged each switch at info (from, to, reason); the shim ab
     trace.some((r) => r.ev === "fallback-rescue" && r.ok === true && r.stored === true),
   `${switched.length} switches logged; trace ${JSON.stringify(trace.filter((r) => r.ev?.startsWith?.("fallback")))}`);
 
+// Under `opencode run` no TUI shows the toast: the shim says the switch on
+// stderr (where OpenCode prints the stopped attempt as a failed task), and
+// that the task finished on the fallback.
+const turn1Err = readText(join(work, "hw", "run-TURN1.err"));
+const said = turn1Err.split("\n").filter((l) => l.startsWith("hookwire: "));
+check("H10 opencode run: the terminal (stderr) says the switch and its reason, then that the task finished on the fallback, once each",
+  said.filter((l) => l.includes(`fake/${LIMITED_MODEL} failed (rate-limit`) && l.includes("switching to fake/fake-model-2") && l.includes('"Task cancelled"')).length === 1 &&
+    said.filter((l) => l.includes("task finished on fake/fake-model-2 after")).length === 1 &&
+    said.findIndex((l) => l.includes("switching to")) < said.findIndex((l) => l.includes("task finished on")),
+  JSON.stringify(said));
+
 // --- The user's own session under `opencode serve` ------------------------------------
 const serveDir = join(work, "serve");
 const served = load(serveDir);

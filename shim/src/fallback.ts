@@ -169,7 +169,15 @@ export class RuntimeFallback {
     const from = res.model ?? "?";
     const reason = res.reason ?? res.class ?? "failed";
     this.trace?.write({ ev: "fallback", action: res.action, session: sessionID, from, to, reason });
-    const when = res.action === "resend" && this.opts.oneShot ? " at the next message" : "";
+    // OpenCode prints (opencode run) or shows the stopped attempt as the
+    // task failing ("Task cancelled"), and 1.18 has no hook that keeps it
+    // from doing so: the line says what that is, before it appears.
+    const when =
+      res.action === "resend" && this.opts.oneShot
+        ? " at the next message"
+        : res.action === "abort"
+          ? `: the subagent's attempt on ${from} is stopped (OpenCode shows it as "Task cancelled") and the same task runs again on ${to}`
+          : "";
     this.log.notice("info", `hookwire: ${from} failed (${reason}); switching to ${to}${when}`, { session: sessionID, from, to, reason, action: res.action });
     if (res.action === "abort") {
       this.plans.set(sessionID, { fallback: res.fallback, from, reason });
@@ -299,6 +307,12 @@ export class RuntimeFallback {
       time: { start: part.state?.time?.start ?? Date.now(), end: Date.now() },
     });
     this.trace?.write({ ev: "fallback-rescue", child, ok: true, ms: Date.now() - started, stored });
+    const to = `${plan.fallback.providerID}/${plan.fallback.modelID}`;
+    this.log.say(
+      "info",
+      `hookwire: the ${agent ?? "subagent"} task finished on ${to} after ${plan.from} failed (${plan.reason}); the "Task cancelled" before it was the stopped attempt, not the task`,
+      { child, from: plan.from, to },
+    );
     return after.output;
   }
 

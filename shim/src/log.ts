@@ -1,7 +1,9 @@
 // Logging for the shim: OpenCode's app log when the SDK client is there,
 // nothing otherwise; and, for the few problems a user must see, a toast in
-// OpenCode's TUI as well. A log or toast call never throws and is never
-// awaited by a hook.
+// OpenCode's TUI as well. Under `opencode run` no TUI shows a toast, so the
+// same lines go to the terminal (stderr, where `opencode run` prints its
+// own notes; stdout stays the answer, or the JSON events). A log or toast
+// call never throws and is never awaited by a hook.
 
 export type Level = "debug" | "info" | "warn" | "error";
 
@@ -21,6 +23,29 @@ export interface AppLogClient {
 
 const TOAST_VARIANT = { debug: "info", info: "info", warn: "warning", error: "error" } as const;
 
+/** Writes one line to the terminal: stderr under `opencode run`, none in the TUI (it would draw over it). */
+export type TerminalWriter = (line: string) => void;
+
+/** Lines already written to the terminal by any Logger of this process: each problem reaches it once. */
+const printed = new Set<string>();
+
+/**
+ * The terminal writer for this process: stderr when OpenCode runs `opencode
+ * run` (its process.argv is ["bun", "/$bunfs/root/src/index.js", "run", ...],
+ * docs/OPENCODE.md), else none: the TUI owns the terminal, and the other
+ * commands (serve, session list, export) have no reader for it; nor under
+ * `opencode run --interactive`, which draws on the terminal as the TUI does.
+ */
+export function runTerminal(argv: readonly string[] = process.argv): TerminalWriter | undefined {
+  if (argv[2] !== "run") return undefined;
+  // `run --interactive` (newer OpenCode) draws a footer on the terminal: like the TUI, not written to.
+  const flags = argv.slice(3, argv.includes("--") ? argv.indexOf("--") : undefined);
+  if (flags.some((a) => a === "-i" || a === "--interactive" || a === "--mini")) return undefined;
+  return (line) => {
+    process.stderr.write(`${line}\n`);
+  };
+}
+
 /** A promise's rejection is dropped: nothing the client does may reach a hook. */
 function ignoreRejection(result: unknown): void {
   if (result && typeof (result as Promise<unknown>).catch === "function") {
@@ -35,7 +60,13 @@ export class Logger {
   constructor(
     private readonly client: AppLogClient | undefined,
     private readonly service = "hookwire",
+    private readonly terminal?: TerminalWriter,
   ) {}
+
+  /** Whether lines reach a terminal (`opencode run`). */
+  get toTerminal(): boolean {
+    return this.terminal !== undefined;
+  }
 
   /** Writes one entry to OpenCode's app log, silently dropping it on failure. */
   log(level: Level, message: string, extra?: Record<string, unknown>): void {
@@ -63,12 +94,31 @@ export class Logger {
     this.shown.add(kind);
     this.once(kind, level, message, extra);
     this.toast(level, message.replace(/^hookwire( shim)?: /, ""));
+    if (!printed.has(message)) {
+      printed.add(message);
+      this.print(message);
+    }
   }
 
   /** Logs and shows a toast every time: for events a user should see each of (a model switch). */
   notice(level: Level, message: string, extra?: Record<string, unknown>): void {
     this.log(level, message, extra);
     this.toast(level, message.replace(/^hookwire( shim)?: /, ""));
+    this.print(message);
+  }
+
+  /** Logs, and writes to the terminal under `opencode run` (no toast): what a run's output needs next to it. */
+  say(level: Level, message: string, extra?: Record<string, unknown>): void {
+    this.log(level, message, extra);
+    this.print(message);
+  }
+
+  private print(message: string): void {
+    try {
+      this.terminal?.(message);
+    } catch {
+      // a closed stderr must not reach a hook
+    }
   }
 
   private toast(level: Level, message: string): void {

@@ -16,7 +16,7 @@ import type { Hooks, PluginInput } from "@opencode-ai/plugin";
 import { HOOKS, type OpenCodeHook } from "./contract.gen.js";
 import { EventForwarder, forwardHook, type ForwardContext, type HookMethod } from "./forward.js";
 import { disposeTracked, startTracked } from "./lifecycle.js";
-import { Logger } from "./log.js";
+import { Logger, runTerminal, type TerminalWriter } from "./log.js";
 import { isExecutable, resolveSettings, type ShimSettings } from "./options.js";
 import { PROTOCOL_VERSION, Sidecar, type SpawnFn } from "./sidecar.js";
 import { checkStateFile, sidecarArgs } from "./statefile.js";
@@ -64,6 +64,8 @@ export type Seams = {
   host?: HostInfo;
   /** Which module OpenCode loaded: "index" (the main entry) or "server" (the ./server subpath); traced. */
   entry?: "index" | "server";
+  /** Where the user-facing lines go instead of stderr under `opencode run` (tests); null: nowhere. Default: runTerminal(). */
+  terminal?: TerminalWriter | null;
 };
 
 export type HookwireInstance = {
@@ -104,7 +106,8 @@ export function createHookwire(
   seams: Seams = {},
 ): HookwireInstance {
   const client = (input?.client ?? undefined) as ShimClient | undefined;
-  const log = new Logger(client);
+  const terminal = seams.terminal === undefined ? runTerminal() : (seams.terminal ?? undefined);
+  const log = new Logger(client, "hookwire", terminal);
   const settings = resolveSettings(options, env, input);
   const trace = settings.trace ? new Trace(settings.trace) : undefined;
   if (settings.warnings.length > 0) {

@@ -104,7 +104,10 @@ test("real sidecar: a subagent's 429 aborts it; the parent's next request gets i
   const s = scratch();
   const { client, calls } = fallbackClient();
   const config = { agentModels: { explorer: { fallbackModels: ["fake/fake-model-2"] } } };
-  const h = createHookwire({ client }, { binary: realSidecar(), trace: s.trace, logFile: s.log, timeoutMs: 3000, state: false, ...config }, { ...process.env, HOME: s.dir });
+  const terminal = []; // what `opencode run` would print on stderr
+  const h = createHookwire({ client }, { binary: realSidecar(), trace: s.trace, logFile: s.log, timeoutMs: 3000, state: false, ...config }, { ...process.env, HOME: s.dir }, {
+    terminal: (line) => terminal.push(line),
+  });
   try {
     const msg = (session, agent, modelID) => ({ message: { id: "m", role: "user", sessionID: session, agent, model: { providerID: "fake", modelID } }, parts: [] });
     await h.hooks["chat.message"]({ sessionID: "ses_p", agent: "orchestrator" }, msg("ses_p", "orchestrator", "fake-model"));
@@ -120,6 +123,11 @@ test("real sidecar: a subagent's 429 aborts it; the parent's next request gets i
     assert.deepEqual(calls.abort, ["ses_c"], "aborted once");
     assert.equal(calls.toasts.length, 1, "one toast per switch");
     assert.match(calls.toasts[0], /fake\/fake-model-3 failed \(rate-limit: Rate limit reached for fake-model-3\); switching to fake\/fake-model-2/);
+    // Under `opencode run` the switch is said before OpenCode prints the stopped attempt as failed.
+    assert.deepEqual(terminal, [
+      "hookwire: fake/fake-model-3 failed (rate-limit: Rate limit reached for fake-model-3); switching to fake/fake-model-2: " +
+        'the subagent\'s attempt on fake/fake-model-3 is stopped (OpenCode shows it as "Task cancelled") and the same task runs again on fake/fake-model-2',
+    ]);
 
     const out = erroredHistory();
     await h.hooks["experimental.chat.messages.transform"]({}, out);
@@ -135,6 +143,11 @@ test("real sidecar: a subagent's 429 aborts it; the parent's next request gets i
     assert.deepEqual(calls.patch[0].path, { sessionID: "ses_p", messageID: "msg_a", partID: "prt_1" });
     assert.equal(calls.patch[0].body.state.status, "completed");
     assert.equal(calls.patch[0].body.state.output, part.state.output);
+    assert.equal(
+      terminal[1],
+      'hookwire: the explorer task finished on fake/fake-model-2 after fake/fake-model-3 failed (rate-limit: Rate limit reached for fake-model-3); the "Task cancelled" before it was the stopped attempt, not the task',
+    );
+    assert.equal(calls.toasts.length, 1, "the TUI gets no second toast: it shows the task completed");
 
     // The next request's fresh copy of the history: the same answer, no second run.
     const again = erroredHistory();
