@@ -45,6 +45,40 @@ function unbridgeable(ctx: unknown): string | undefined {
   return missing.length > 0 ? `the context has no ${missing.join(", ")}` : undefined;
 }
 
+/** OpenCode 2's agents (`ctx.agent.list()`: Agent.Info {id, mode, hidden}, as an array or under data/items) as 1.x's `app.agents()` answer. */
+function agentsOfV2(res: unknown): { data: Array<{ name: string; mode: unknown; hidden: unknown }> } {
+  const r = res as { data?: unknown; items?: unknown } | null | undefined;
+  const list = Array.isArray(res) ? res : Array.isArray(r?.data) ? r.data : Array.isArray(r?.items) ? r.items : [];
+  const data = [];
+  for (const a of list as Array<Record<string, unknown> | null>) {
+    const name = typeof a?.id === "string" ? a.id : typeof a?.name === "string" ? a.name : undefined;
+    if (name) data.push({ name, mode: a!.mode, hidden: a!.hidden });
+  }
+  return { data };
+}
+
+/** The 1.x client the shim's parts know, built from a v2 context: the agent list only (no app log, no toasts). */
+function clientOf(ctx: V2PluginContext): unknown {
+  const list = ctx.agent?.list;
+  if (typeof list !== "function") return undefined;
+  return { app: { agents: async () => agentsOfV2(await list.call(ctx.agent)) } };
+}
+
+/** The options on OpenCode 2: the subagent tool is the delegation tool unless taskTools says otherwise. */
+function optionsOf(ctx: V2PluginContext): Record<string, unknown> {
+  const o = ctx.options && typeof ctx.options === "object" ? ctx.options : {};
+  return o.taskTools === undefined ? { ...o, taskTools: ["subagent"] } : o;
+}
+
+/** The project of a v2 context: `location.directory` (the background service's own directory is the user's home). */
+function projectOf(ctx: V2PluginContext): string {
+  const d = ctx.location?.directory;
+  return typeof d === "string" && d !== "" ? d : process.cwd();
+}
+
+/** This process's hookwire instances on OpenCode 2, one per project: a second setup for the same project shares it. */
+const projects = new Map<string, { instance: ReturnType<typeof createHookwire>; users: number }>();
+
 /**
  * OpenCode 2: the 1.x hooks built without a 1.x client (no app log, no
  * toasts), registered on v2's context. Never throws into the host: a
@@ -65,26 +99,45 @@ async function setup(ctx: V2PluginContext): Promise<() => Promise<void>> {
     }
     return noop;
   }
-  let instance: ReturnType<typeof createHookwire> | undefined;
+  let dir = "";
+  let served: { instance: ReturnType<typeof createHookwire>; users: number } | undefined;
+  const release = async () => {
+    if (!served) return;
+    const s = served;
+    served = undefined;
+    if (--s.users > 0) return;
+    if (projects.get(dir) === s) projects.delete(dir);
+    await s.instance.dispose().catch(() => {});
+  };
   try {
-    const dir = process.cwd();
-    instance = createHookwire({ directory: dir, worktree: dir } as Partial<PluginInput>, ctx.options, process.env, {
-      host: { generation: 2, version: ctx.app?.version },
-      entry: "server",
-    });
-    const cleanup = await setupV2(ctx, instance.hooks);
+    dir = projectOf(ctx);
+    served = projects.get(dir);
+    if (served) served.users++;
+    else {
+      const instance = createHookwire(
+        { directory: dir, worktree: dir, client: clientOf(ctx) } as Partial<PluginInput>,
+        optionsOf(ctx),
+        process.env,
+        { host: { generation: 2, version: ctx.app?.version }, entry: "server" },
+      );
+      served = { instance, users: 1 };
+      projects.set(dir, served);
+    }
+    // The shared instance's dispose is the last user's: each setup's cleanup disposes its registrations.
+    const hooks = { ...served.instance.hooks, dispose: release };
+    const cleanup = await setupV2(ctx, hooks);
     return async () => {
       try {
         await cleanup();
       } catch {
-        // setupV2's cleanup disposes the sidecar last; make sure it is stopped
-        await instance?.dispose().catch(() => {});
+        // setupV2's cleanup releases the instance last; make sure it is released
+        await release();
       }
     };
   } catch {
     // A refused registration, a stream that is not iterable: fail open,
     // and stop the sidecar this setup started.
-    await instance?.dispose().catch(() => {});
+    await release();
     return noop;
   }
 }

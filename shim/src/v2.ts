@@ -2,17 +2,18 @@
 // (docs/OPENCODE.md, "OpenCode 2"). OpenCode 2 loads a default export
 // `{id, setup}`; `setup(ctx)` registers callbacks on the context instead of
 // returning hooks, and each callback gets one mutable draft that the host
-// reads after it returns (like 1.x's `output`). Built to the API as
-// published in the OpenCode repository at the commit docs/OPENCODE.md
-// names; not yet run against a real OpenCode 2.
+// reads after it returns (like 1.x's `output`). Built to the released
+// 2.0.x API as read in the OpenCode repository (docs/OPENCODE.md, "OpenCode
+// 2.0.x"); not yet run against a real OpenCode 2.
 //
 //   v2                                   1.x hook (what the sidecar gets)
 //   session.hook("context", draft)       experimental.chat.system.transform
 //                                        + experimental.chat.messages.transform
 //   tool.hook("execute.before", draft)   tool.execute.before
-//   tool.hook("execute.after", draft)    tool.execute.after (completed only,
-//                                        as 1.x calls it)
-//   event.subscribe()                    event (session.deleted and the rest)
+//   tool.hook("execute.after", draft)    tool.execute.after (a failed call
+//                                        too, with input.status "error")
+//   event.subscribe()                    event (session.deleted and the rest;
+//                                        session.step.ended as message.updated)
 //   (nothing)                            chat.message: v2 has no hook that
 //                                        may change the model of a request
 //                                        (the drafts' `model` is read-only),
@@ -36,6 +37,8 @@ export type V2Message = { id?: string; role: string; content: V2ContentPart[]; [
 export type V2Context = {
   readonly sessionID: string;
   readonly agent?: string;
+  /** Why the request is made (SessionRequestKind): "primary" is the agent loop; title, compaction and generate requests are auxiliary. */
+  readonly kind?: string;
   readonly model?: { id?: string; providerID?: string; variant?: string };
   system: V2SystemPart[];
   messages: V2Message[];
@@ -51,7 +54,8 @@ export type V2ToolAfter = {
   readonly input: unknown;
   readonly status: "completed" | "error";
   result?: { output?: unknown; content?: string | Array<{ type: string; text?: string }>; metadata?: Record<string, unknown> };
-  error?: unknown;
+  /** A failed call's Tool.Error (a tagged error: `_tag` "Tool.Error", `message`), mutable. */
+  error?: { message?: unknown; [k: string]: unknown };
 };
 export type V2Event = { id?: string; type: string; created?: number; data?: Record<string, unknown>; durable?: { aggregateID?: string }; [k: string]: unknown };
 
@@ -61,6 +65,8 @@ type HookFn<E> = (name: string, callback: (draft: E) => Promise<void> | void) =>
 /** The parts of v2's plugin Context the bridge uses. */
 export type V2PluginContext = {
   readonly app?: { name?: string; version?: string };
+  /** The project this plugin instance serves (the background service serves several). */
+  readonly location?: { directory?: string; workspaceID?: string };
   readonly options?: Record<string, unknown>;
   readonly session: { hook: HookFn<any> };
   readonly tool: { hook: HookFn<any> };
@@ -212,10 +218,25 @@ function contentText(content: string | Array<{ type: string; text?: string }> | 
   return "";
 }
 
-/** tool.execute.after for a completed call; 1.x never calls it for a failed one, and neither does the bridge. */
+/**
+ * tool.execute.after. A completed call as 1.x calls it. A failed call
+ * (status "error"; 1.x never calls the hook for one) goes to the sidecar
+ * as a failure: its error's message as the output and `status: "error"`
+ * in the input, never as completed; a changed text becomes the error's
+ * message, the error staying the same Tool.Error.
+ */
 export async function bridgeToolAfter(hooks: Hooks, draft: V2ToolAfter): Promise<void> {
   const hook = hooks["tool.execute.after"];
-  if (!hook || draft.status !== "completed" || !draft.result) return;
+  if (!hook) return;
+  if (draft.status === "error") {
+    const before = errorMessage(draft.error);
+    if (before === undefined) return;
+    const output = { title: "", output: before, metadata: {} };
+    await hook({ tool: draft.tool, sessionID: draft.sessionID, callID: draft.id, args: draft.input, status: "error" } as never, output);
+    if (typeof output.output === "string" && output.output !== before) setErrorMessage(draft, output.output);
+    return;
+  }
+  if (draft.status !== "completed" || !draft.result) return;
   const before = contentText(draft.result.content);
   const output = { title: "", output: before, metadata: draft.result.metadata ?? {} };
   await hook({ tool: draft.tool, sessionID: draft.sessionID, callID: draft.id, args: draft.input }, output);
@@ -231,11 +252,41 @@ export async function bridgeToolAfter(hooks: Hooks, draft: V2ToolAfter): Promise
   }
 }
 
+function errorMessage(error: unknown): string | undefined {
+  const m = (error as { message?: unknown } | null | undefined)?.message;
+  return typeof m === "string" ? m : undefined;
+}
+
+/** The error's message replaced in place; a frozen error is replaced by a copy of the same class and fields. */
+function setErrorMessage(draft: V2ToolAfter, message: string): void {
+  const error = draft.error as Record<string, unknown>;
+  try {
+    error.message = message;
+    if (error.message === message) return;
+  } catch {
+    // frozen: copied below
+  }
+  const copy = Object.create(Object.getPrototypeOf(error) as object) as Record<string, unknown>;
+  for (const k of Object.getOwnPropertyNames(error)) copy[k] = error[k];
+  Object.defineProperty(copy, "message", { value: message, enumerable: false, writable: true, configurable: true });
+  draft.error = copy;
+}
+
 // --- events -----------------------------------------------------------------------------
 
-/** A v2 event (`{id, type, data}`) as 1.x's event hook input (`{event: {id, type, properties}}`). */
+/**
+ * A v2 event (`{id, type, data}`) as 1.x's event hook input (`{event: {id,
+ * type, properties}}`). A step's end (`session.step.ended`, its token usage
+ * `{input, output, cache: {read, write}}`) is 1.x's `message.updated` of an
+ * assistant message, which the prompt-cache figures read (PROTOCOL.md 4.9).
+ */
 export function toV1Event(e: V2Event): { event: { id?: string; type: string; properties: Record<string, unknown> } } {
   const data = e.data && typeof e.data === "object" ? e.data : {};
+  if (e.type === "session.step.ended" && typeof data.sessionID === "string") {
+    // The step's model is on its session.step.started, not here: the figures go without it.
+    const info = { id: data.assistantMessageID, sessionID: data.sessionID, role: "assistant", tokens: data.tokens };
+    return { event: { id: e.id, type: "message.updated", properties: { info } } };
+  }
   const sessionID = typeof data.sessionID === "string" ? data.sessionID : e.durable?.aggregateID;
   const properties: Record<string, unknown> = { ...data };
   if (typeof sessionID === "string") {
@@ -278,7 +329,15 @@ export async function setupV2(ctx: V2PluginContext, hooks: Hooks): Promise<() =>
     // Messages first: the user messages tell the sidecar the session's agent
     // (v2 has no chat.message), which decides whether the system block applies.
     registrations.push(
-      await ctx.session.hook("context", guard<V2Context>(async (h, d) => (await bridgeMessages(h, d), await bridgeSystem(h, d)))),
+      await ctx.session.hook(
+      "context",
+      guard<V2Context>(async (h, d) => {
+        // The agent loop's requests only: a title, compaction or generate request is not the session's turn.
+        if (d.kind !== undefined && d.kind !== "primary") return;
+        await bridgeMessages(h, d);
+        await bridgeSystem(h, d);
+      }),
+    ),
     );
     registrations.push(await ctx.tool.hook("execute.before", guard(bridgeToolBefore)));
     registrations.push(await ctx.tool.hook("execute.after", guard(bridgeToolAfter)));

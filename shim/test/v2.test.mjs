@@ -1,17 +1,41 @@
 // OpenCode 2: the package's `./server` entry against the v2 host double
-// (v2host.mjs, built to the plugin API at the commit docs/OPENCODE.md
-// names) with the real sidecar: the module decodes, setup registers, and
-// each bridged hook does what the same hook does on 1.x.
+// (v2host.mjs, rebuilt to the released 2.0.x plugin API, each shape cited
+// there) with the real sidecar, default options and stock agents: the
+// module decodes, setup registers, and a 3-turn session gets what it gets
+// on 1.x (issue 31's "Done when").
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { decodeDefinition, LoadError, resolveEntry, V2Host } from "./v2host.mjs";
+import { execFileSync } from "node:child_process";
+import { decodeDefinition, LoadError, resolveEntry, ToolError, V2Host } from "./v2host.mjs";
 import { realSidecar, scratch, shimDir, waitFor } from "./helpers.mjs";
 
 const PARENT = "ses_parent_v2";
-const CHILD = "ses_child_v2";
-const taskOutput = (id) => `<task id="${id}" state="completed">\n<task_result>\nfound README.md\n</task_result>\n</task>`;
+
+/** The pids of this process's children running binary (the sidecars it started). */
+function sidecars(binary) {
+  let out = "";
+  try {
+    out = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(process.pid)], { encoding: "utf8" });
+  } catch {
+    return [];
+  }
+  return out.split("\n").filter((l) => l.includes(binary)).map((l) => Number(l.trim().split(/\s+/)[0]));
+}
+
+/**
+ * Default options but what a test needs to look inside: the real sidecar,
+ * its trace and log. The state is the default per-project database, under
+ * an XDG_STATE_HOME of the scratch directory.
+ */
+const optionsOf = (s, extra = {}) => {
+  process.env.XDG_STATE_HOME = join(s.dir, "xdg-state");
+  return { binary: realSidecar(), trace: s.trace, logFile: s.log, timeoutMs: 4000, transformTimeoutMs: 6000, ...extra };
+};
+const user = (id, text) => ({ id, role: "user", content: [{ type: "text", text }] });
+/** The newest Resumable Sessions block of a draft (cache-stable mode puts it with the newest user message). */
+const blockOf = (d) => [...d.system.map((p) => p.text), ...d.messages.flatMap((m) => m.content.filter((c) => c.type === "text").map((c) => c.text))].findLast((t) => t.includes("### Resumable Sessions"));
 
 test("the package's server subpath is what OpenCode 2 loads, and it decodes; the 1.x main entry does not", async () => {
   assert.equal(resolveEntry(shimDir), join(shimDir, "dist", "server.js"));
@@ -35,75 +59,165 @@ test("the host double refuses what its commit refuses: a function default, unkno
   await assert.rejects(host.context({ sessionID: "ses_1" }), TypeError, "readonly draft fields cannot be written");
 });
 
-test("setup bridges context, tool and event hooks to the sidecar (aliases, block, reminder, guidance, deletion)", async () => {
+test("3 turns on OpenCode 2 with stock agents: two delegations, the Resumable Sessions, resume by alias, an unknown agent, a background child, a deleted parent", async () => {
   const s = scratch();
-  const host = new V2Host({
-    options: { binary: realSidecar(), cacheStable: false, subagents: ["explorer", "oracle"], state: false, trace: s.trace, logFile: s.log, timeoutMs: 2000, transformTimeoutMs: 4000 },
-  });
+  const project = join(s.dir, "project");
+  const host = new V2Host({ options: optionsOf(s), directory: project });
+  const binary = realSidecar();
+  const history = [user("msg_u1", "Look around the repo and summarise it")];
   try {
     await host.load(shimDir);
     assert.deepEqual([...host.session.keys()], ["context"]);
     assert.deepEqual([...host.tool.keys()].sort(), ["execute.after", "execute.before"]);
 
-    // The orchestrator's first request: its user message gets the phase reminder.
-    const first = await host.context({
-      sessionID: PARENT,
-      agent: "orchestrator",
-      system: [{ type: "text", text: "You are the orchestrator." }],
-      messages: [{ id: "msg_u1", role: "user", content: [{ type: "text", text: "Please explore the repo" }] }],
+    // Turn 1: build's first request, then two delegations.
+    await host.context({ sessionID: PARENT, agent: "build", system: [{ type: "text", text: "You are build." }], messages: structuredClone(history) });
+    const spawn = await waitFor(() => s.records().find((r) => r.ev === "spawn"), 10000);
+    assert.deepEqual(spawn.args.slice(spawn.args.indexOf("--project"), spawn.args.indexOf("--project") + 2), ["--project", project], "started with the project's directory");
+    const init = await waitFor(() => s.records().find((r) => r.ev === "call" && r.method === "initialize"));
+    assert.deepEqual(init.params.config.taskTools, ["subagent"], "default options: v2's delegation tool");
+    await waitFor(() => s.records().find((r) => r.ev === "call" && r.method === "agents.update") || (init.params.config.subagents ?? []).length > 0, 5000);
+    const first = await host.subagent({ sessionID: PARENT, id: "call_1", input: { agent: "explore", description: "Look around", prompt: "List the files" } });
+    assert.equal(first.status, "completed");
+    const second = await host.subagent({ sessionID: PARENT, id: "call_2", input: { agent: "general", description: "Summarise the README", prompt: "Summarise README.md" } });
+    assert.equal(second.status, "completed");
+
+    // Turn 2: the next draft lists both, with aliases and v2's argument.
+    history.push(user("msg_u2", "Continue the exploration"));
+    const turn2 = await host.context({ sessionID: PARENT, agent: "build", system: [{ type: "text", text: "You are build." }], messages: structuredClone(history) });
+    const block = blockOf(turn2);
+    assert.ok(block, JSON.stringify(turn2.messages.at(-1)));
+    assert.match(block, /- explore: exp-1 Look around/);
+    assert.match(block, /- general: gen-1 Summarise the README/);
+    assert.match(block, /as sessionID only/);
+
+    // The alias as sessionID reaches the tool as the child's id: the same child continues.
+    const resumed = await host.subagent({ sessionID: PARENT, id: "call_3", input: { agent: "explore", description: "Look again", prompt: "Check again", sessionID: "exp-1" } });
+    assert.equal(resumed.status, "completed", resumed.text);
+    assert.equal(host.toolInputs.at(-1).sessionID, first.sessionID);
+    assert.deepEqual(host.children.get(first.sessionID).prompts, ["List the files", "Check again"]);
+
+    // An unknown agent: the failed call's error gets guidance naming v2's call and the stock subagents.
+    const unknown = await host.subagent({ sessionID: PARENT, id: "call_4", input: { agent: "nonexistent", description: "Bad", prompt: "Do it" } });
+    assert.equal(unknown.status, "error");
+    assert.ok(unknown.draft.error instanceof ToolError, "still a Tool.Error");
+    assert.ok(unknown.text.startsWith("Unknown agent: nonexistent\n[hookwire retry guidance]"), unknown.text);
+    assert.match(unknown.text, /Available: explore, general/);
+    assert.match(unknown.text, /Example: subagent\(agent="explore"/);
+    const sent = s.records().find((r) => r.ev === "call" && r.method === "tool.execute.after" && r.params?.input?.callID === "call_4");
+    assert.equal(sent.params.input.status, "error", "a failed call goes to the sidecar as failed, never as completed");
+
+    // Turn 3: a background child gets its alias from the notice and is listed as running.
+    history.push(user("msg_u3", "Start a background exploration"));
+    const bg = await host.subagent({ sessionID: PARENT, id: "call_5", input: { agent: "explore", description: "Watch the tests", prompt: "Run the tests", background: true } });
+    assert.equal(bg.status, "running");
+    const turn3 = await host.context({ sessionID: PARENT, agent: "build", messages: structuredClone(history) });
+    assert.match(blockOf(turn3), /- explore: exp-2 Watch the tests/);
+    const listed = await waitFor(async () => {
+      await host.context({ sessionID: PARENT, agent: "build", messages: structuredClone(history) });
+      return s.records().findLast((r) => r.ev === "reply" && r.method === "chat.messages.transform");
     });
-    const texts = first.messages[0].content.filter((c) => c.type === "text").map((c) => c.text);
-    assert.equal(texts[0], "Please explore the repo", "the user's own text is untouched");
-    assert.match(texts.at(-1), /<internal_reminder>/);
+    assert.ok(listed);
 
-    // A task call: before registers it, after learns the child and its alias.
-    const args = { description: "Explore the repo", prompt: "Look around", subagent_type: "explorer" };
-    await host.toolBefore({ tool: "task", sessionID: PARENT, id: "call_1", input: { ...args }, agent: "orchestrator" });
-    const after = await host.toolAfter({ tool: "task", sessionID: PARENT, id: "call_1", input: args, agent: "orchestrator", result: { content: taskOutput(CHILD) } });
-    assert.match(typeof after.result.content === "string" ? after.result.content : "", new RegExp(CHILD));
-
-    // The next request: the system prompt lists exp-1, as a new SystemPart after the original one.
-    const second = await host.context({
-      sessionID: PARENT,
-      agent: "orchestrator",
-      system: [{ type: "text", text: "You are the orchestrator.", cache: { type: "ephemeral" } }],
-      messages: [{ id: "msg_u1", role: "user", content: [{ type: "text", text: "Please explore the repo" }] }],
-    });
-    assert.equal(second.system[0].cache?.type, "ephemeral", "an unchanged part is kept as it was");
-    const block = second.system.map((p) => p.text).find((t) => t.includes("### Resumable Sessions"));
-    assert.ok(block, JSON.stringify(second.system));
-    assert.match(block, /- explorer: exp-1 Explore the repo/);
-
-    // Resuming by alias: the draft's input now names the child session.
-    const resume = await host.toolBefore({ tool: "task", sessionID: PARENT, id: "call_2", input: { ...args, task_id: "exp-1" }, agent: "orchestrator" });
-    assert.equal(resume.input.task_id, CHILD);
-
-    // OpenCode's own error for an unknown agent, in a tool-result: guidance follows it.
-    const error = "Unknown agent type: nonexistent is not a valid agent type";
-    const third = await host.context({
-      sessionID: PARENT,
-      agent: "orchestrator",
-      messages: [
-        { id: "msg_u1", role: "user", content: [{ type: "text", text: "Please explore the repo" }] },
-        { id: "msg_a1", role: "assistant", content: [{ type: "tool-call", id: "call_3", name: "task", input: { ...args, subagent_type: "nonexistent" } }] },
-        { role: "tool", content: [{ type: "tool-result", id: "call_3", name: "task", result: { type: "error", value: error } }] },
-      ],
-    });
-    const result = third.messages[2].content[0].result;
-    assert.equal(result.type, "error");
-    assert.ok(result.value.startsWith(error), result.value);
-    assert.ok(result.value.length > error.length && /explorer/.test(result.value), `guidance names the agents: ${result.value}`);
-
-    // session.deleted as v2 sends it ({data: {sessionID}}): the sidecar forgets the parent and its aliases.
+    // The parent is deleted ({data: {sessionID}}): its aliases are forgotten.
     host.emit({ type: "session.deleted", data: { sessionID: PARENT }, durable: { aggregateID: PARENT, seq: 9, version: 2 } });
     const inspected = await waitFor(() => s.records().find((r) => r.ev === "inspect" && r.after === "session.deleted"), 5000);
-    assert.equal(inspected.event.properties.info.id, PARENT, "1.x's event shape: properties.info.id");
+    assert.equal(inspected.event.properties.info.id, PARENT);
     assert.deepEqual(inspected.status.result.store, { ...inspected.status.result.store, parents: 0, entries: 0, trackedSessions: 0 });
-    const later = await host.toolBefore({ tool: "task", sessionID: PARENT, id: "call_4", input: { ...args, task_id: "exp-1" }, agent: "orchestrator" });
-    assert.equal(later.input.task_id, "exp-1", "no longer rewritten: the parent is forgotten");
+    const later = await host.toolBefore({ tool: "subagent", sessionID: PARENT, id: "call_6", input: { agent: "explore", description: "x", prompt: "y", sessionID: "exp-1" } });
+    assert.equal(later.input.sessionID, "exp-1", "no longer rewritten: the parent and its aliases are forgotten");
+
+    assert.equal(s.records().filter((r) => r.ev === "spawn").length, 1, "one sidecar, never restarted");
+    assert.equal(sidecars(binary).length, 1);
   } finally {
     await host.unload();
-    if (process.env.KEEP) console.log(s.dir); else s.cleanup();
+    if (process.env.KEEP) console.log(s.dir);
   }
+  await waitFor(() => sidecars(binary).length === 0, 5000);
   assert.deepEqual(host.disposed.sort(), ["session:context", "tool:execute.after", "tool:execute.before"]);
+  s.cleanup();
+});
+
+test("a service serving two projects: one sidecar per project, each with its directory, each stopped by its cleanup", async () => {
+  const s = scratch();
+  const binary = realSidecar();
+  const a = new V2Host({ options: optionsOf(s), directory: join(s.dir, "a") });
+  const b = new V2Host({ options: optionsOf(s), directory: join(s.dir, "b") });
+  const again = new V2Host({ options: optionsOf(s), directory: join(s.dir, "a") });
+  try {
+    await a.load(shimDir);
+    await b.load(shimDir);
+    await again.load(shimDir);
+    const spawns = await waitFor(() => (s.records().filter((r) => r.ev === "spawn").length >= 2 ? s.records().filter((r) => r.ev === "spawn") : undefined), 10000);
+    assert.equal(spawns.length, 2, "a second setup for project a shares a's sidecar");
+    const projects = spawns.map((r) => r.args[r.args.indexOf("--project") + 1]).sort();
+    assert.deepEqual(projects, [join(s.dir, "a"), join(s.dir, "b")]);
+    await a.unload();
+    assert.equal(sidecars(binary).length, 2, "a's sidecar still serves the other setup of a");
+    await again.unload();
+    await waitFor(() => sidecars(binary).length === 1, 5000);
+    await b.unload();
+    await waitFor(() => sidecars(binary).length === 0, 5000);
+  } finally {
+    s.cleanup();
+  }
+});
+
+test("a restarted process's first request has the block: messages are bridged before the system prompt", async () => {
+  const s = scratch();
+  const opts = optionsOf(s, { cacheStable: false, managedAgents: ["build"] });
+  const first = new V2Host({ options: opts, directory: join(s.dir, "p") });
+  await first.load(shimDir);
+  await first.context({ sessionID: PARENT, agent: "build", messages: [user("msg_u1", "go")] });
+  await first.subagent({ sessionID: PARENT, id: "call_1", input: { agent: "explore", description: "Look around", prompt: "List" } });
+  // The user's last turn there was with an agent hookwire does not manage.
+  await first.context({ sessionID: PARENT, agent: "docs", messages: [user("msg_u1", "go"), user("msg_u2", "write docs")] });
+  await first.unload();
+  // A new process: a new instance, the state file the first one wrote.
+  const second = new V2Host({ options: opts, directory: join(s.dir, "p") });
+  try {
+    await second.load(shimDir);
+    // Back to build: this request's messages say so, and they must reach the sidecar before the system prompt does.
+    const d = await second.context({ sessionID: PARENT, agent: "build", system: [{ type: "text", text: "You are build." }], messages: [user("msg_u1", "go"), user("msg_u2", "write docs"), user("msg_u3", "more")] });
+    const block = d.system.map((p) => p.text).find((t) => t.includes("### Resumable Sessions"));
+    assert.ok(block, `the first request after the restart lacks the block: ${JSON.stringify(d.system)}`);
+    assert.match(block, /exp-1 Look around/);
+  } finally {
+    await second.unload();
+    s.cleanup();
+  }
+});
+
+test("a file part stays where it was when the sidecar adds text to its message", async () => {
+  const s = scratch();
+  const host = new V2Host({ options: optionsOf(s, { cacheStable: false, state: false, primaryAgents: ["orchestrator"] }), directory: join(s.dir, "p") });
+  try {
+    await host.load(shimDir);
+    const media = { type: "media", mediaType: "image/png", data: "iVBORw0KGgo=" };
+    const d = await host.context({
+      sessionID: PARENT,
+      agent: "orchestrator",
+      messages: [{ id: "msg_u1", role: "user", content: [media, { type: "text", text: "What is in this picture?" }] }],
+    });
+    const types = d.messages[0].content.map((c) => c.type);
+    assert.equal(types[0], "media", `the file part moved: ${JSON.stringify(types)}`);
+    assert.equal(d.messages[0].content[1].text, "What is in this picture?");
+    assert.ok(types.length === 3 && /<internal_reminder>/.test(d.messages[0].content[2].text), "the reminder was added after the text");
+  } finally {
+    await host.unload();
+    s.cleanup();
+  }
+});
+
+test("v2 events as 1.x's: session.deleted keeps its session, a step's end is an assistant message's usage", async () => {
+  const { toV1Event } = await import(pathToFileURL(join(shimDir, "dist", "v2.js")).href);
+  assert.deepEqual(toV1Event({ id: "e1", type: "session.deleted", data: { sessionID: "ses_1" } }).event, {
+    id: "e1",
+    type: "session.deleted",
+    properties: { sessionID: "ses_1", info: { id: "ses_1" } },
+  });
+  // session-event.ts @ 03130971: Step.Ended {sessionID, assistantMessageID, finish, cost, tokens}.
+  const tokens = { input: 1200, output: 40, reasoning: 0, cache: { read: 1000, write: 200 } };
+  const ended = toV1Event({ id: "e2", type: "session.step.ended", data: { sessionID: "ses_1", assistantMessageID: "msg_a1", finish: "stop", cost: 0, tokens } });
+  assert.deepEqual(ended.event, { id: "e2", type: "message.updated", properties: { info: { id: "msg_a1", sessionID: "ses_1", role: "assistant", tokens } } });
 });

@@ -1,35 +1,47 @@
-// A double of OpenCode 2's plugin host, built to its plugin API as published
-// in the OpenCode repository (anomalyco/opencode) at the commit
-// docs/OPENCODE.md names ("OpenCode 2"). It enforces what that code
-// enforces, so a module it accepts is one OpenCode 2's loader accepts:
+// A double of OpenCode 2's plugin host, rebuilt to the released 2.0.x
+// plugin API (the `@opencode/*` packages) as read in OpenCode's repository
+// (anomalyco/opencode) on 2026-12-01; docs/OPENCODE.md ("OpenCode 2.0.x")
+// has the table of files and commits. Each shape it enforces names its
+// source here as (file @ commit). It enforces what that code enforces, so a
+// module it accepts and drives is one OpenCode 2.0.x's loader would.
 //
-//   - module resolution: a package's `server` subpath first, then its main
-//     entry (core/src/plugin/module.ts: `subpaths: ["server", ""]`);
-//   - module decode: the default export must be an object with a string
-//     `id` and an `effect` or `setup` function (the `Definition` schema; a
-//     function default, the 1.x form, fails: "Plugin must export a default
-//     definition with an id and an effect or setup function.");
-//   - setup: called once with the promise Context; hooks are registered on
-//     it (`session.hook(name, cb)`, `tool.hook(name, cb)`), each answered
-//     with a Registration `{dispose}`, names limited to the hook specs of
-//     that commit; `event.subscribe()` is an AsyncIterable of events
-//     `{id, type, created, data, durable?}`; setup may return a cleanup;
-//   - hooks: each callback gets one mutable draft and is awaited; the host
-//     reads the draft afterwards. Fields the API marks readonly are
-//     non-writable here (a write throws in strict-mode code), and the draft
-//     is checked against the shapes of that commit after every callback.
+// Not OpenCode: no model, no sessions of its own beyond what the subagent
+// tool needs, no permissions. Its subagent tool answers like the real one
+// (the texts of packages/core/src/tool/plugin/subagent.ts @ 03cce408) with
+// a scripted child answer.
 
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-/** The hook names of that commit: plugin/src/promise/session.ts SessionHooks, promise/tool.ts ToolHooks. */
-export const SESSION_HOOKS = new Set(["prompt", "context", "title", "model.request", "http.request", "http.response", "retry"]);
+/** Session hook names (packages/plugin/src/promise/session.ts @ 03545fd3: SessionHooks). */
+export const SESSION_HOOKS = new Set(["prompt", "context", "compaction", "generate", "title", "model.request", "http.request", "http.response", "retry"]);
+/** Tool hook names (packages/plugin/src/promise/tool.ts @ 196e4612: ToolHooks). */
 export const TOOL_HOOKS = new Set(["execute.before", "execute.after"]);
+
+/** The stock agents of OpenCode 2 as `agent.list()` answers them (packages/schema/src/agent.ts @ 3ece701d: Agent.Info {id, mode, hidden, ...}). */
+export const STOCK_AGENTS = [
+  { id: "build", mode: "primary", hidden: false },
+  { id: "plan", mode: "primary", hidden: false },
+  { id: "explore", mode: "subagent", hidden: false, description: "Explores the codebase" },
+  { id: "general", mode: "subagent", hidden: false, description: "General-purpose agent" },
+];
 
 export class LoadError extends Error {}
 
-/** The entry OpenCode 2 imports from a package directory: exports["./server"], else the main entry. */
+/**
+ * Tool.Error (packages/schema/src/tool.ts @ 0f131b3e): a tagged error
+ * `{_tag: "Tool.Error", message, error?, metadata?}`. execute.after's
+ * `error` must still be one after a callback.
+ */
+export class ToolError extends Error {
+  constructor(message) {
+    super(message);
+    this._tag = "Tool.Error";
+  }
+}
+
+/** The entry OpenCode 2 imports from a package directory: exports["./server"], else the main entry (core/src/plugin/module.ts @ 07db2b92: subpaths ["server", ""]). */
 export function resolveEntry(pkgDir) {
   const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8"));
   const target = (e) => (typeof e === "string" ? e : (e?.import ?? e?.default));
@@ -39,7 +51,7 @@ export function resolveEntry(pkgDir) {
   return join(pkgDir, main);
 }
 
-/** The `Definition` decode of core/src/plugin/module.ts. */
+/** The default export's decode: `{id: string, effect: function}` or `{id: string, setup: function}` (core/src/plugin/module.ts @ 07db2b92; the same Struct in 1.18.33's config-plugin). */
 export function decodeDefinition(mod) {
   const d = mod?.default;
   const fail = (why) => {
@@ -65,7 +77,7 @@ const ROLES = new Set(["system", "user", "assistant", "tool"]);
 const PART_TYPES = new Set(["text", "media", "tool-call", "tool-result", "reasoning"]);
 const RESULT_TYPES = new Set(["json", "text", "error", "content"]);
 
-/** SessionContext after a callback: `system` SystemPart[], `messages` LLM Message[]. */
+/** SessionContext after a callback: `system` SystemPart[], `messages` the LLM Message[] of @opencode/ai (session.ts @ 03545fd3 imports both from @opencode/ai). */
 export function checkContext(d) {
   if (!Array.isArray(d.system) || !d.system.every(isText)) throw new TypeError(`context.system is not SystemPart[]: ${JSON.stringify(d.system)}`);
   if (!Array.isArray(d.messages)) throw new TypeError("context.messages is not an array");
@@ -80,7 +92,7 @@ export function checkContext(d) {
   }
 }
 
-/** execute.after's result after a callback: Tool.Result `{output?, content?: string | Content[], metadata?}`. */
+/** execute.after's result after a callback: Tool.Result `{output?, content?: string | Content[], metadata?}` (schema/src/tool.ts @ 0f131b3e). */
 export function checkToolResult(r) {
   if (r === undefined) return;
   if (typeof r !== "object" || r === null) throw new TypeError("result is not an object");
@@ -89,17 +101,32 @@ export function checkToolResult(r) {
     throw new TypeError(`result.content ${JSON.stringify(c)}`);
 }
 
-/** The host: load a package the way OpenCode 2 does, run setup, drive hooks and events. */
+/** execute.after's error after a callback: still a Tool.Error with a string message. */
+export function checkToolError(e) {
+  if (!(e instanceof ToolError) || e._tag !== "Tool.Error" || typeof e.message !== "string") throw new TypeError(`error is not a Tool.Error: ${JSON.stringify(e)}`);
+}
+
+let ids = 0;
+const newSession = () => `ses_${(++ids).toString(36).padStart(4, "0")}v2child`;
+
+/** The host: load a package the way OpenCode 2 does, run setup, drive hooks, events and the subagent tool. */
 export class V2Host {
-  constructor({ options = {}, version = "2.0.0" } = {}) {
+  constructor({ options = {}, version = "2.0.17", directory = process.cwd(), agents = STOCK_AGENTS, childAnswer = (agent, prompt) => `${agent} did: ${prompt}` } = {}) {
     this.options = options;
     this.version = version;
+    this.directory = directory;
+    this.agents = agents;
+    this.childAnswer = childAnswer;
     this.session = new Map();
     this.tool = new Map();
     this.disposed = [];
     this.queue = [];
     this.waiter = undefined;
     this.ended = false;
+    /** Child sessions the subagent tool made: id → {parentID, agent, prompts, model}. */
+    this.children = new Map();
+    /** What the subagent tool got after execute.before, per call. */
+    this.toolInputs = [];
   }
 
   async load(pkgDir) {
@@ -107,7 +134,7 @@ export class V2Host {
     return this.loadDefinition(await import(pathToFileURL(this.entry).href));
   }
 
-  /** Decodes a module's exports and runs its setup. */
+  /** Decodes a module's exports and runs its setup with the promise Context (packages/plugin/src/promise/adapter.ts @ 07bc181c). */
   async loadDefinition(mod) {
     this.definition = decodeDefinition(mod);
     const register = (table, names, kind) => async (name, callback) => {
@@ -121,7 +148,13 @@ export class V2Host {
     const host = this;
     const ctx = {
       app: { name: "opencode", version: this.version, channel: "latest" },
+      // adapter.ts @ 07bc181c: `location: host.location`, the project this instance serves.
+      location: { directory: this.directory },
       options: this.options,
+      agent: {
+        list: async () => structuredClone(this.agents),
+        get: async ({ agentID }) => structuredClone(this.agents.find((a) => a.id === agentID) ?? null),
+      },
       session: { hook: register(this.session, SESSION_HOOKS, "session") },
       tool: { hook: register(this.tool, TOOL_HOOKS, "tool") },
       event: {
@@ -142,7 +175,7 @@ export class V2Host {
         }),
       },
     };
-    this.cleanup = await this.definition.setup(ctx);
+    this.cleanup = this.definition.setup ? await this.definition.setup(ctx) : undefined;
     return this;
   }
 
@@ -151,26 +184,105 @@ export class V2Host {
     return d;
   }
 
-  /** The session `context` hook with a SessionContext draft. */
-  async context({ sessionID, agent = "build", model = { id: "fake-model", providerID: "fake" }, system = [], messages = [] }) {
-    const d = draft({ sessionID, agent, model, system, messages, options: {}, tools: {} }, ["sessionID", "agent", "model"]);
+  /** The session `context` hook with a SessionContext draft (session.ts @ 03545fd3: readonly sessionID, model, kind, agent). */
+  async context({ sessionID, agent = "build", kind = "primary", model = { id: "fake-model", providerID: "fake" }, system = [], messages = [] }) {
+    const d = draft({ sessionID, agent, kind, model, system, messages, options: {}, tools: {} }, ["sessionID", "agent", "kind", "model"]);
     await this.run(this.session, "context", d);
     checkContext(d);
     return d;
   }
 
+  /** execute.before (tool.ts @ 196e4612: readonly sessionID, agent, messageID, id; tool and input mutable). */
   async toolBefore({ tool, sessionID, id, input, agent = "build", messageID = "msg_1" }) {
     const d = draft({ tool, sessionID, agent, messageID, id, input }, ["sessionID", "agent", "messageID", "id"]);
     return this.run(this.tool, "execute.before", d);
   }
 
-  async toolAfter({ tool, sessionID, id, input, result, agent = "build", messageID = "msg_1" }) {
-    const d = draft({ tool, sessionID, agent, messageID, id, input, status: "completed", result }, ["tool", "sessionID", "agent", "messageID", "id", "input", "status"]);
+  /** execute.after, completed (`result` mutable) or error (`error` mutable) (tool.ts @ 196e4612). */
+  async toolAfter({ tool, sessionID, id, input, result, error, agent = "build", messageID = "msg_1" }) {
+    const failed = error !== undefined;
+    const fields = { tool, sessionID, agent, messageID, id, input, status: failed ? "error" : "completed" };
+    if (failed) fields.error = error;
+    else fields.result = result;
+    const d = draft(fields, ["tool", "sessionID", "agent", "messageID", "id", "input", "status"]);
     await this.run(this.tool, "execute.after", d);
-    checkToolResult(d.result);
+    if (failed) checkToolError(d.error);
+    else checkToolResult(d.result);
     return d;
   }
 
+  /**
+   * The subagent tool as a model's call reaches it: execute.before on the
+   * raw input, then the tool runtime's input decode (core/src/tool/runtime.ts
+   * @ 0ad62326: decodeInput inside execute, after the hook), then the tool
+   * (subagent.ts @ 03cce408), then execute.after with its result or error.
+   * Answers {status, text, sessionID?, draft}.
+   */
+  async subagent({ sessionID, id, input, agent = "build" }) {
+    const before = await this.toolBefore({ tool: "subagent", sessionID, id, input: structuredClone(input), agent });
+    const got = before.input;
+    this.toolInputs.push(structuredClone(got));
+    let outcome;
+    try {
+      outcome = this.executeSubagent(sessionID, got);
+    } catch (err) {
+      if (!(err instanceof ToolError)) throw err;
+      const after = await this.toolAfter({ tool: "subagent", sessionID, id, input: got, error: err, agent });
+      return { status: "error", text: after.error.message, draft: after };
+    }
+    const content = outcome.status === "completed" ? `<subagent sessionID="${outcome.sessionID}" state="completed">\n${outcome.output}\n</subagent>` : outcome.output;
+    const result = { output: outcome, content, metadata: { sessionID: outcome.sessionID, status: outcome.status } };
+    const after = await this.toolAfter({ tool: "subagent", sessionID, id, input: got, result, agent });
+    const c = after.result.content;
+    return { status: outcome.status, text: typeof c === "string" ? c : c.map((x) => x.text ?? "").join(""), sessionID: outcome.sessionID, draft: after };
+  }
+
+  /** subagent.ts @ 03cce408: its input schema, agent checks, session checks and output texts. */
+  executeSubagent(parentID, input) {
+    const str = (v, name) => {
+      if (typeof v !== "string") throw new ToolError(`Invalid tool input: Expected string, got ${JSON.stringify(v)} at ["${name}"]`);
+    };
+    if (input === null || typeof input !== "object") throw new ToolError("Invalid tool input: Expected object");
+    str(input.agent, "agent");
+    str(input.description, "description");
+    str(input.prompt, "prompt");
+    if (input.sessionID !== undefined && !(typeof input.sessionID === "string" && input.sessionID.startsWith("ses")))
+      throw new ToolError(`Invalid tool input: Expected a string starting with "ses", got ${JSON.stringify(input.sessionID)}`);
+    if (input.model !== undefined) str(input.model, "model");
+    const agent = this.agents.find((a) => a.id === input.agent);
+    if (!agent) throw new ToolError(`Unknown agent: ${input.agent}`);
+    if (agent.mode === "primary") throw new ToolError(`Agent ${input.agent} cannot run as a subagent`);
+    let child;
+    if (input.sessionID !== undefined) {
+      child = this.children.get(input.sessionID);
+      if (!child) throw new ToolError(`Subagent session not found: ${input.sessionID}`);
+      if (child.parentID !== parentID) throw new ToolError(`Session ${input.sessionID} is not a child of the current session`);
+    } else {
+      const childID = newSession();
+      child = { id: childID, parentID, agent: agent.id, prompts: [], models: [] };
+      this.children.set(childID, child);
+    }
+    child.prompts.push(input.prompt);
+    child.models.push(input.model);
+    if (input.background === true) {
+      return {
+        sessionID: child.id,
+        status: "running",
+        output: [
+          `The subagent is working in the background (sessionID: ${child.id}). You will be notified automatically when it finishes.`,
+          "DO NOT sleep, poll for progress, ask the subagent for status, or duplicate this subagent's work; avoid working with the same files or topics it is using.",
+          "Work on non-overlapping tasks, or briefly tell the user what you launched and end your response.",
+        ].join("\n"),
+      };
+    }
+    if (typeof this.failChild === "function") {
+      const why = this.failChild(child, input);
+      if (why) throw new ToolError(`Subagent failed (sessionID: ${child.id}): ${why}`);
+    }
+    return { sessionID: child.id, status: "completed", output: this.childAnswer(agent.id, input.prompt, child) };
+  }
+
+  /** An event on the stream: `{id, type, created, data, durable?}` (schema/src/event.ts, session-event.ts @ 03130971: session.deleted {sessionID}). */
   emit(event) {
     const e = { id: `evt_${Date.now()}${Math.random().toString(36).slice(2, 6)}`, created: Date.now(), ...event };
     if (this.waiter) {
