@@ -39,6 +39,12 @@ func forgetCmd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if !sessions.HasState(path) {
+		if !*all {
+			// Asked for something by name that nothing holds: say so, as
+			// for a database that lacks it (a typo is not a success).
+			fmt.Fprintf(stderr, "hookwire forget: %s: no state database, so nothing holds %s\n", path, forgetWhat(*parent, *alias))
+			return 1
+		}
 		fmt.Fprintf(stdout, "%s: no state database, nothing to forget\n", path)
 		return 0
 	}
@@ -48,6 +54,23 @@ func forgetCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "hookwire forget:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "%s: forgot %d parent sessions, %d entries, %d session agents\n", path, done.Parents, done.Entries, done.Sessions)
+	if !*all && done == (sessions.Forgotten{}) {
+		fmt.Fprintf(stderr, "hookwire forget: %s: nothing holds %s; nothing forgotten (hookwire sessions lists what is remembered)\n",
+			path, forgetWhat(*parent, *alias))
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: forgot %s, %s, %s\n", path, plural(done.Parents, "parent session"),
+		pluralEntries(done.Entries), plural(done.Sessions, "session agent"))
 	return 0
+}
+
+// forgetWhat names what --parent and --alias ask to forget.
+func forgetWhat(parent, alias string) string {
+	switch {
+	case alias != "" && parent != "":
+		return fmt.Sprintf("the alias %q under the parent session %s", alias, parent)
+	case alias != "":
+		return fmt.Sprintf("the alias %q (under any parent session)", alias)
+	}
+	return "the parent session " + parent
 }

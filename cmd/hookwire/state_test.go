@@ -369,7 +369,7 @@ func TestFaultForgetWhileRunning(t *testing.T) {
 
 	out, err := exec.Command(binPath, "forget", "--state", state, "--parent", "ses_a").CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	assert.Contains(t, string(out), "forgot 1 parent sessions")
+	assert.Contains(t, string(out), "forgot 1 parent session, ")
 	assert.Equal(t, "", p.resumes("ses_a", "explorer", "exp-1"), "the sidecar no longer resolves it")
 	assert.Equal(t, "ses_second", p.resumes("ses_b", "explorer", "exp-1"))
 	p.stdin.Close()

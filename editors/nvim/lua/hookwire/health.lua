@@ -55,7 +55,7 @@ function M.check()
   local o = st.observer or {}
   local load = o.lastLoad or "?"
   if load == "ok" then
-    r.ok(("state file: %s (%d entries)"):format(o.file or "?", (st.store or {}).entries or 0))
+    r.ok(("state file: %s (%s)"):format(o.file or "?", hw.count((st.store or {}).entries, "entry", "entries")))
   elseif load == "missing" then
     r.info(("state file: %s does not exist yet (no OpenCode session with hookwire ran in this project)"):format(o.file or "?"))
   else

@@ -194,6 +194,26 @@ function M.open_sessions()
   require("hookwire.buffer").open()
 end
 
+--- "1 entry", "3 entries", "1 parent", "2 parents": n with its noun.
+function M.count(n, one, many)
+  n = n or 0
+  return ("%d %s"):format(n, n == 1 and one or many)
+end
+
+--- The lines :HookwireStatus shows for a status result.
+function M.status_lines(st)
+  local o = st.observer or {}
+  return {
+    ("hookwire %s observing %s"):format(st.version or "?", o.file or "?"),
+    ("last read: %s; %s under %s; watch: %s"):format(
+      o.lastLoad or "?",
+      M.count((st.store or {}).entries, "entry", "entries"),
+      M.count((st.store or {}).parents, "parent", "parents"),
+      o.watch or "?"
+    ),
+  }
+end
+
 --- Shows the observer's status in the message area.
 function M.show_status()
   M.status(function(st, err)
@@ -201,16 +221,7 @@ function M.show_status()
       notify_err(err)
       return
     end
-    local o = st.observer or {}
-    local lines = {
-      ("hookwire %s observing %s"):format(st.version or "?", o.file or "?"),
-      ("last read: %s; %d entries under %d parents; watch: %s"):format(
-        o.lastLoad or "?",
-        (st.store or {}).entries or 0,
-        (st.store or {}).parents or 0,
-        o.watch or "?"
-      ),
-    }
+    local lines = M.status_lines(st)
     vim.schedule(function()
       vim.notify(table.concat(lines, "\n"), vim.log.levels.INFO)
     end)
