@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -60,9 +59,10 @@ type doctor struct {
 	project  string // absolute, as given
 	root     string // the project root (git top level, else project)
 	findings []finding
-	entries  []pluginEntry // every config's hookwire entries, global first
-	sidecar  string        // the binary the shim would run ("" none found)
-	sideVer  string        // its version, "" unknown
+	entries  []pluginEntry  // every config's hookwire entries, global first
+	sidecar  string         // the binary the shim would run ("" none found)
+	sideVer  string         // its version, "" unknown
+	hosts    []openCodeHost // the OpenCode commands on PATH (doctor_host.go)
 }
 
 // A finding equal to one already made (the same plugin listed in two
@@ -96,7 +96,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hookwire doctor: --project: %v\n", err)
 		return 2
 	}
-	d := &doctor{project: abs, root: root}
+	d := &doctor{project: abs, root: root, hosts: findOpenCodes()}
 	d.checkBinary()
 	d.checkConfigs()
 	d.checkOpenCode() // doctor_host.go
@@ -215,19 +215,17 @@ func (d *doctor) checkConfigs() {
 			continue
 		}
 		for _, e := range entries {
-			opts := "no options"
-			if len(e.options) > 0 {
-				var buf bytes.Buffer
-				if json.Compact(&buf, e.options) == nil {
-					opts = "options " + buf.String()
-				}
-			}
 			if e.missing != "" {
 				d.add(levelFail, "opencode config", fmt.Sprintf("%s: loads %s, which does not exist.", file, e.spec),
 					"build the shim (cd shim && npm ci && npm run build) or correct the path.")
 				continue
 			}
-			d.add(levelOK, "opencode config", fmt.Sprintf("%s: loads %s, %s.", file, e.spec, opts), "")
+			if e.options == nil {
+				d.add(levelOK, "opencode config", fmt.Sprintf("%s: loads %s, no options.", file, e.spec), "")
+				continue
+			}
+			l, text, fix := d.optionsVerdict(e, "options "+compactJSON(e.options)) // doctor_host.go
+			d.add(l, "opencode config", text, fix)
 		}
 		d.entries = append(d.entries, entries...)
 	}

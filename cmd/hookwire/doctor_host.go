@@ -6,12 +6,16 @@ package main
 // change without the other.
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -83,56 +87,160 @@ func hostSupport(version string) (level, string, string) {
 	}
 }
 
-// versionTimeout bounds `opencode --version` (tests shorten it).
-var versionTimeout = 5 * time.Second
+// versionTimeout bounds `opencode --version` when the version cannot be
+// read from a package.json. It is long: OpenCode 1.3.2 took 2.7 to 11.5 s
+// to print its version on a loaded machine (issue 32), and a version not
+// read is a config not judged.
+var versionTimeout = 30 * time.Second
 
-// openCodeVersion runs `<name> --version` from PATH, within versionTimeout;
-// ok false when the command is not on PATH or prints no version. OpenCode
-// prints its version at once but may go on (1.3.2 tries to fetch a model
-// catalogue for 20 s offline), so what it printed before it was stopped
-// counts, and the catalogue fetch is turned off.
-func openCodeVersion(name string) (path, version string, ok bool) {
-	path, err := exec.LookPath(name)
-	if err != nil {
-		return "", "", false
+// openCodeHost is one OpenCode command found on PATH.
+type openCodeHost struct {
+	name    string // the command: opencode, opencode2
+	path    string // as found on PATH
+	version string // x.y.z; "" when it could not be told
+	from    string // where version came from: its package.json's path, or "`opencode --version`"
+	why     string // version "": what happened
+}
+
+// rejectsOptions: this OpenCode 1.x refuses a [name, options] plugin
+// entry (its config schema takes strings only: it does not start).
+func (h openCodeHost) rejectsOptions() bool {
+	return h.version != "" && versionParts(h.version)[0] < 2 && compareVersion(h.version, optionsSince) < 0
+}
+
+// findOpenCodes finds the OpenCode commands on PATH and their versions.
+func findOpenCodes() []openCodeHost {
+	var hosts []openCodeHost
+	for _, name := range openCodeBinaries {
+		path, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		h := openCodeHost{name: name, path: path}
+		if v, pj := npmOpenCodeVersion(path); v != "" {
+			h.version, h.from = v, pj
+		} else {
+			h.version, h.why = runVersion(path)
+			h.from = "`" + name + " --version`"
+		}
+		hosts = append(hosts, h)
 	}
+	return hosts
+}
+
+// npmOpenCodeVersion reads the version of an npm-installed OpenCode
+// without running it: the command on PATH is a link to
+// <node_modules>/opencode-ai/bin/opencode (or the binary of a platform
+// package, opencode-<os>-<cpu>[-baseline][-musl]/bin/opencode), whose
+// package's package.json holds its version. "" when path is not such.
+func npmOpenCodeVersion(path string) (version, pkgJSON string) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", ""
+	}
+	// <pkg>/bin/opencode: the package is bin's parent.
+	if filepath.Base(filepath.Dir(real)) != "bin" {
+		return "", ""
+	}
+	pj := filepath.Join(filepath.Dir(filepath.Dir(real)), "package.json")
+	name, v, err := readPackageJSON(pj)
+	if err != nil || !openCodePackageRE.MatchString(name) || !versionRE.MatchString(v) {
+		return "", ""
+	}
+	return versionRE.FindString(v), pj
+}
+
+// openCodePackageRE: the npm packages OpenCode ships its command in.
+var openCodePackageRE = regexp.MustCompile(`^(opencode-ai|opencode-(linux|darwin|windows)-(x64|arm64)(-baseline)?(-musl)?)$`)
+
+// runVersion runs `path --version` and returns the first version it prints,
+// as soon as it prints it, within versionTimeout. OpenCode prints its
+// version but may go on (1.3.2 tries to fetch a model catalogue for 20 s
+// offline), so it is stopped once the version is read, and the catalogue
+// fetch and the update check are turned off. why: what happened when no
+// version came.
+func runVersion(path string) (version, why string) {
 	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "--version")
 	cmd.Env = append(cmd.Environ(), "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1")
 	cmd.WaitDelay = time.Second
-	out, _ := cmd.Output()
-	m := versionRE.FindString(strings.TrimSpace(string(out)))
-	return path, m, m != ""
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err.Error()
+	}
+	if err := cmd.Start(); err != nil {
+		return "", err.Error()
+	}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if v := versionRE.FindString(sc.Text()); v != "" {
+			version = v
+			break
+		}
+	}
+	if version != "" {
+		cancel() // read: the rest of its run is not needed
+	}
+	io.Copy(io.Discard, out)
+	err = cmd.Wait()
+	switch {
+	case version != "":
+	case ctx.Err() != nil:
+		why = fmt.Sprintf("it printed none within %v", versionTimeout)
+	case err != nil:
+		why = "it failed: " + err.Error()
+	default:
+		why = "it printed none"
+	}
+	return version, why
 }
 
 // checkOpenCode: the OpenCode on PATH, its version, and what hookwire
-// does there; a [name, options] entry on an OpenCode that rejects it is a
-// failure (OpenCode refuses the whole config).
+// does there. A [name, options] entry an OpenCode refuses is judged with
+// the config files (checkConfigs).
 func (d *doctor) checkOpenCode() {
-	found := false
-	for _, name := range openCodeBinaries {
-		path, version, ok := openCodeVersion(name)
-		if path == "" {
+	for _, h := range d.hosts {
+		if h.version == "" {
+			d.add(levelWarn, "opencode", fmt.Sprintf("%s did not report a version (%s: %s): what works there is not known.", h.path, h.from, h.why),
+				"check that this OpenCode runs (`"+h.name+" --version`).")
 			continue
 		}
-		found = true
-		if !ok {
-			d.add(levelWarn, "opencode", fmt.Sprintf("%s did not report a version (`%s --version`).", path, name), "check that this OpenCode runs.")
-			continue
-		}
-		l, text, fix := hostSupport(version)
-		d.add(l, "opencode", path+": "+text, fix)
-		if versionParts(version)[0] < 2 && compareVersion(version, optionsSince) < 0 {
-			for _, e := range d.entries {
-				if e.options != nil {
-					d.add(levelFail, "opencode", fmt.Sprintf("%s gives hookwire options as [name, options], which OpenCode %s rejects (\"expected string, received array\").", e.config, version),
-						fmt.Sprintf(`list the plugin by name only and set the options as JSON in HOOKWIRE_OPTIONS, e.g. HOOKWIRE_OPTIONS='%s'.`, string(e.options)))
-				}
-			}
-		}
+		l, text, fix := hostSupport(h.version)
+		d.add(l, "opencode", fmt.Sprintf("%s: %s (version from %s)", h.path, text, h.from), fix)
 	}
-	if !found {
+	if len(d.hosts) == 0 {
 		d.add(levelInfo, "opencode", "no opencode (or opencode2) command found: which OpenCode runs the plugin, and what works there, not checked.", "")
 	}
+}
+
+// optionsVerdict judges an entry that gives options as [name, options]
+// against the OpenCode commands found: a failure when one of them refuses
+// such an entry (OpenCode does not start), a warning when one's version
+// is unknown; ok otherwise. text ends with a full stop.
+func (d *doctor) optionsVerdict(e pluginEntry, opts string) (level, string, string) {
+	fix := fmt.Sprintf(`list the plugin by name only ("plugin": ["%s"]) and give the options as JSON in HOOKWIRE_OPTIONS, e.g. HOOKWIRE_OPTIONS='%s' opencode.`,
+		pluginPackage, compactJSON(e.options))
+	for _, h := range d.hosts {
+		if h.rejectsOptions() {
+			return levelFail, fmt.Sprintf("%s: gives %s %s as [name, options], which OpenCode %s (%s) refuses: it does not start (\"expected string, received array\").",
+				e.config, e.spec, opts, h.version, h.path), fix
+		}
+	}
+	for _, h := range d.hosts {
+		if h.version == "" && h.name == "opencode" { // opencode2 takes options
+			return levelWarn, fmt.Sprintf("%s: loads %s, %s, as [name, options]: OpenCode before %s refuses that (it does not start), and the version of %s is not known.",
+				e.config, e.spec, opts, optionsSince, h.path), "on OpenCode " + optionsSince + " or later this is right; before it, " + fix
+		}
+	}
+	return levelOK, fmt.Sprintf("%s: loads %s, %s.", e.config, e.spec, opts), ""
+}
+
+// compactJSON is raw on one line (raw itself when it is not JSON).
+func compactJSON(raw []byte) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return string(raw)
+	}
+	return buf.String()
 }

@@ -38,6 +38,7 @@ func newDoctorEnv(t *testing.T) *doctorEnv {
 	t.Setenv("HOOKWIRE_BIN", "")
 	t.Setenv("OPENCODE_CONFIG", "")
 	t.Setenv("OPENCODE_CONFIG_DIR", "")
+	t.Setenv("HOOKWIRE_OPTIONS", "")
 	return e
 }
 
