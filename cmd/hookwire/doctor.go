@@ -339,17 +339,39 @@ func readPackageJSON(path string) (name, version string, err error) {
 	return pkg.Name, pkg.Version, nil
 }
 
-// effectiveOptions are the options of the hookwire entry OpenCode's merge
-// lets win: the last one listed (project configs come after global ones).
-func (d *doctor) effectiveOptions() map[string]json.RawMessage {
+// winningEntry is the hookwire entry OpenCode's merge lets win: the last
+// one listed (project configs come after global ones).
+func (d *doctor) winningEntry() (pluginEntry, bool) {
 	if len(d.entries) == 0 {
-		return nil
+		return pluginEntry{}, false
+	}
+	return d.entries[len(d.entries)-1], true
+}
+
+// effectiveOptions are the options the shim gets: the winning entry's,
+// else (OpenCode passed none) HOOKWIRE_OPTIONS's object, as the shim's
+// optionsFromEnv decides.
+func (d *doctor) effectiveOptions() map[string]json.RawMessage {
+	raw := json.RawMessage(nil)
+	if e, ok := d.winningEntry(); ok && hasOptions(e.options) {
+		raw = e.options
+	} else if env, set := envOptions(); set {
+		raw = json.RawMessage(env)
 	}
 	var opts map[string]json.RawMessage
-	if json.Unmarshal(d.entries[len(d.entries)-1].options, &opts) != nil {
+	if json.Unmarshal(raw, &opts) != nil {
 		return nil
 	}
 	return opts
+}
+
+// optionsSource names where effectiveOptions come from: a config file, or
+// HOOKWIRE_OPTIONS.
+func (d *doctor) optionsSource() string {
+	if e, ok := d.winningEntry(); ok && hasOptions(e.options) {
+		return e.config
+	}
+	return "HOOKWIRE_OPTIONS"
 }
 
 // statePath is the state file the shim would give the sidecar, following
@@ -360,24 +382,24 @@ func (d *doctor) statePath() (path, source string, err error) {
 	if raw, ok := opts["args"]; ok && json.Unmarshal(raw, &args) == nil {
 		for i, a := range args {
 			if a == "--state" && i+1 < len(args) {
-				return d.fromProject(args[i+1]), "the plugin option args", nil
+				return d.fromProject(args[i+1]), "the plugin option args in " + d.optionsSource(), nil
 			}
 			if v, ok := strings.CutPrefix(a, "--state="); ok {
-				return d.fromProject(v), "the plugin option args", nil
+				return d.fromProject(v), "the plugin option args in " + d.optionsSource(), nil
 			}
 		}
 	}
 	if raw, ok := opts["state"]; ok {
 		var s *string
 		if json.Unmarshal(raw, &s) == nil && (s == nil || strings.TrimSpace(*s) == "") {
-			return "", "the plugin option state", nil
+			return "", "the plugin option state in " + d.optionsSource(), nil
 		}
 		var b bool
 		if json.Unmarshal(raw, &b) == nil && !b {
-			return "", "the plugin option state", nil
+			return "", "the plugin option state in " + d.optionsSource(), nil
 		}
 		if s != nil {
-			return d.fromProject(strings.TrimSpace(*s)), "the plugin option state", nil
+			return d.fromProject(strings.TrimSpace(*s)), "the plugin option state in " + d.optionsSource(), nil
 		}
 	}
 	p, err := sessions.ProjectStatePath(d.project)

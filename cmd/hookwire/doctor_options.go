@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -40,61 +41,119 @@ func nearShimOption(name string) string {
 	return best
 }
 
-// checkOptions: each hookwire entry's options, read as the shim and the
-// sidecar read them: a name that looks like a misspelt shim option is
-// dropped by the shim; the rest is the sidecar's config, decoded by the
-// sidecar's own decoder (config.Parse), whose warnings (did-you-
-// mean included) are what OpenCode would show as a toast.
+// checkOptions: each hookwire entry's options, then HOOKWIRE_OPTIONS,
+// read as the shim and the sidecar read them (judgeOptions).
 func (d *doctor) checkOptions() {
 	for _, e := range d.entries {
 		if len(e.options) == 0 || string(e.options) == "null" {
 			continue
 		}
-		members, ok := objectMembers(e.options)
-		if !ok {
-			d.add(levelWarn, "plugin options", fmt.Sprintf("%s: the options of %s are not an object: the shim uses its defaults.", e.config, e.spec),
+		subject := fmt.Sprintf("%s: the options of %s", e.config, e.spec)
+		if _, ok := objectMembers(e.options); !ok {
+			d.add(levelWarn, "plugin options", subject+" are not an object: the shim uses its defaults.",
 				`write them as an object: ["hookwire-opencode", { ... }].`)
 			continue
 		}
-		var problems []string
-		var config strings.Builder
-		config.WriteByte('{')
-		for _, m := range members {
-			if contains(shimOptions, m.name) {
-				if why := shimOptionProblem(m.name, m.value); why != "" {
-					problems = append(problems, why)
-				}
-				continue
-			}
-			if near := nearShimOption(m.name); near != "" {
-				problems = append(problems, fmt.Sprintf("%s: unknown option, ignored (did you mean %q?)", m.name, near))
-				continue
-			}
-			if config.Len() > 1 {
-				config.WriteByte(',')
-			}
-			q, _ := json.Marshal(m.name)
-			config.Write(q)
-			config.WriteByte(':')
-			config.Write(m.value)
-		}
-		config.WriteByte('}')
-		_, warnings, err := sidecarconfig.Parse(jsontext.Value(config.String()))
-		if err != nil {
-			d.add(levelFail, "plugin options", fmt.Sprintf("%s: the sidecar refuses the options of %s: %v; every hook would pass through.", e.config, e.spec, err),
-				"correct the options.")
-			continue
-		}
-		for _, w := range warnings {
-			problems = append(problems, strings.TrimPrefix(w, "config."))
-		}
-		if len(problems) == 0 {
-			d.add(levelOK, "plugin options", fmt.Sprintf("%s: the options of %s are all known and valid.", e.config, e.spec), "")
-			continue
-		}
-		d.add(levelWarn, "plugin options", fmt.Sprintf("%s: %s: %s.", e.config, e.spec, strings.Join(problems, "; ")),
-			"correct them: each is ignored (or keeps its default) and the rest applies.")
+		d.judgeOptions(subject, e.config+": "+e.spec, e.options)
 	}
+	d.checkEnvOptions()
+}
+
+// checkEnvOptions: HOOKWIRE_OPTIONS as the shim reads it (optionsFromEnv
+// in shim/src/options.ts): used only when OpenCode passed the plugin no
+// options (on 1.1 to 1.3 it never does; later ones do for a [name,
+// options] entry, and the variable is then ignored); text that is not a
+// JSON object leaves the defaults, said only in OpenCode's log.
+func (d *doctor) checkEnvOptions() {
+	raw, set := envOptions()
+	if !set {
+		return
+	}
+	if e, ok := d.winningEntry(); ok && hasOptions(e.options) {
+		d.add(levelWarn, "plugin options", fmt.Sprintf("HOOKWIRE_OPTIONS is set in this shell, but %s gives %s options itself, so the shim ignores the variable.", e.config, e.spec),
+			"unset HOOKWIRE_OPTIONS, or move its options into that entry (or, on OpenCode before "+optionsSince+", list the plugin by name only).")
+		return
+	}
+	var v any
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		d.add(levelWarn, "plugin options", fmt.Sprintf("HOOKWIRE_OPTIONS is not JSON (%s): the shim uses its defaults (and says so only in OpenCode's log).", shortJSON(jsontext.Value(raw))),
+			`write a JSON object, names and strings in double quotes: HOOKWIRE_OPTIONS='{"cacheStable":false}'.`)
+		return
+	}
+	if _, ok := objectMembers(json.RawMessage(raw)); !ok {
+		shown, _ := json.Marshal(v)
+		d.add(levelWarn, "plugin options", fmt.Sprintf("HOOKWIRE_OPTIONS must be a JSON object, got %s: the shim uses its defaults.", shortJSON(shown)),
+			`write a JSON object: HOOKWIRE_OPTIONS='{"cacheStable":false}'.`)
+		return
+	}
+	d.judgeOptions("the options in HOOKWIRE_OPTIONS (in this shell)", "HOOKWIRE_OPTIONS", json.RawMessage(raw))
+}
+
+// envOptions is HOOKWIRE_OPTIONS, trimmed; set false when unset or blank
+// (the shim's nonEmpty).
+func envOptions() (raw string, set bool) {
+	raw = strings.TrimSpace(os.Getenv("HOOKWIRE_OPTIONS"))
+	return raw, raw != ""
+}
+
+// hasOptions: options OpenCode passes the plugin that the shim counts as
+// given (not absent, null or an empty object).
+func hasOptions(raw json.RawMessage) bool {
+	if len(raw) == 0 || string(raw) == "null" {
+		return false
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) == nil && len(obj) == 0 {
+		return false
+	}
+	return true
+}
+
+// judgeOptions checks one options object (subject names it in a
+// sentence, prefix before a list of problems): a name that looks like a misspelt
+// shim option is dropped by the shim; the rest is the sidecar's config,
+// decoded by the sidecar's own decoder (config.Parse), whose
+// warnings (did-you-mean included) are what OpenCode would show as a toast.
+func (d *doctor) judgeOptions(subject, prefix string, raw json.RawMessage) {
+	members, _ := objectMembers(raw)
+	var problems []string
+	var config strings.Builder
+	config.WriteByte('{')
+	for _, m := range members {
+		if contains(shimOptions, m.name) {
+			if why := shimOptionProblem(m.name, m.value); why != "" {
+				problems = append(problems, why)
+			}
+			continue
+		}
+		if near := nearShimOption(m.name); near != "" {
+			problems = append(problems, fmt.Sprintf("%s: unknown option, ignored (did you mean %q?)", m.name, near))
+			continue
+		}
+		if config.Len() > 1 {
+			config.WriteByte(',')
+		}
+		q, _ := json.Marshal(m.name)
+		config.Write(q)
+		config.WriteByte(':')
+		config.Write(m.value)
+	}
+	config.WriteByte('}')
+	_, warnings, err := sidecarconfig.Parse(jsontext.Value(config.String()))
+	if err != nil {
+		d.add(levelFail, "plugin options", fmt.Sprintf("%s: the sidecar refuses them: %v; every hook would pass through.", subject, err),
+			"correct the options.")
+		return
+	}
+	for _, w := range warnings {
+		problems = append(problems, strings.TrimPrefix(w, "config."))
+	}
+	if len(problems) == 0 {
+		d.add(levelOK, "plugin options", subject+" are all known and valid.", "")
+		return
+	}
+	d.add(levelWarn, "plugin options", fmt.Sprintf("%s: %s.", prefix, strings.Join(problems, "; ")),
+		"correct them: each is ignored (or keeps its default) and the rest applies.")
 }
 
 // shimOptionProblem says what the shim would warn about a shim option's

@@ -53,7 +53,7 @@ func (d *doctor) chooseSidecar() (sidecarChoice, bool) {
 			case !filepath.IsAbs(bin):
 				bin = filepath.Join(d.project, bin)
 			}
-			return sidecarChoice{bin: bin, source: "the plugin option binary in " + d.entries[len(d.entries)-1].config, named: true}, true
+			return sidecarChoice{bin: bin, source: "the plugin option binary in " + d.optionsSource(), named: true}, true
 		}
 	}
 	if env := strings.TrimSpace(os.Getenv("HOOKWIRE_BIN")); env != "" {

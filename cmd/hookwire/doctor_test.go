@@ -363,7 +363,7 @@ func TestDoctor(t *testing.T) {
 				e.sidecar("v0.3.0")
 				e.globalJSON(`{"plugin":[["hookwire-opencode",{"state":false}]]}`)
 			},
-			want: []string{`^- +state file +off \(the plugin option state\)`},
+			want: []string{`^- +state file +off \(the plugin option state in \S+/opencode\.json\)`},
 		},
 		{
 			name: "an earlier release's JSON state file with sessions",
