@@ -6,7 +6,10 @@
 //                                    `./server` entry, OpenCode 2 too), each
 //                                    one esbuild bundle with no dependencies
 //                                    left, their types, README and LICENSE; the five
-//                                    platform packages as optionalDependencies
+//                                    platform packages as optionalDependencies;
+//                                    dist/bin.js as its bin (hookwire-opencode
+//                                    and hookwire: `npx hookwire-opencode
+//                                    doctor` runs the platform binary)
 //   hookwire-opencode-<os>-<cpu>     bin/hookwire[.exe] only, with os/cpu set
 //                                    so npm installs the one that matches
 //                                    (the layout of esbuild's @esbuild/* and
@@ -113,6 +116,9 @@ for (const p of PLATFORMS) {
     mkdirSync(dirname(join(dir, f)), { recursive: true });
     copyFileSync(from, join(dir, f));
   }
+  // The bin (`npx hookwire-opencode doctor`): executable in the tarball
+  // too, as npm links it as it is on some installs.
+  for (const f of new Set(Object.values(shim.bin ?? {}))) chmodSync(join(dir, f), 0o755);
   copyFileSync(license, join(dir, "LICENSE"));
   const pkg = {
     name: shim.name,
@@ -123,6 +129,7 @@ for (const p of PLATFORMS) {
     license: shim.license,
     type: shim.type,
     main: shim.main,
+    bin: shim.bin,
     types: shim.types,
     exports: shim.exports,
     files: shim.files,

@@ -102,6 +102,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 	d.checkOpenCode() // doctor_host.go
 	d.checkSidecar()
 	d.checkStateFile()
+	d.checkActivity() // doctor_activity.go
 	d.checkPluginVersion()
 	d.checkOptions()
 	return d.report(stdout)
