@@ -165,6 +165,49 @@ check("R5. one OpenCode process, one sidecar: run 1 (over a minute on 1.17+) had
   };
 });
 
+/** What `npx hookwire-opencode doctor` printed in stock/ as NAME: exit status, lines, the binary and activity lines. */
+function doctorRun(name) {
+  const out = readText(join(stock, `${name}.out`));
+  const lines = out.split("\n");
+  const line = (what) => lines.find((l) => new RegExp(`^\\S+\\s+${what}\\s{2}`).test(l));
+  return { rc: readText(join(stock, `${name}.rc`)).trim(), out, err: readText(join(stock, `${name}.err`)), lines, line };
+}
+
+/** The binary line names the platform package's binary that npx installed (not one of OpenCode's cache, none on PATH). */
+function ranPlatformBinary(d) {
+  const bin = d.line("binary") ?? "";
+  const want = new RegExp(`/_npx/[^/]+/node_modules/${platformPkg}/bin/hookwire: hookwire `);
+  return want.test(bin) ? undefined : `binary line: ${JSON.stringify(bin)}`;
+}
+
+check("D1. npx hookwire-opencode doctor before OpenCode's first run: it runs (npx installed the package from the local registry, its bin the platform binary); activity: installed but idle", () => {
+  const d = doctorRun("doctor-before");
+  if (d.rc !== "0") return { ok: false, why: `exited ${d.rc || "?"}: ${d.err.slice(-400)}${d.out.slice(-600)}` };
+  const bad = ranPlatformBinary(d);
+  if (bad) return { ok: false, why: bad };
+  const activity = d.line("activity") ?? "";
+  if (!/^-\s+activity\s+installed but idle/.test(activity)) return { ok: false, why: `activity line: ${JSON.stringify(activity)}` };
+  return { ok: true, why: activity.replace(/\s+/g, " ").slice(0, 120) };
+});
+
+check("D2. npx hookwire-opencode doctor after the runs (build delegated): no failure, OpenCode's version from its package.json, the plugin OpenCode installed matches, activity: working", () => {
+  const d = doctorRun("doctor-after");
+  if (d.rc !== "0") return { ok: false, why: `exited ${d.rc || "?"}: ${d.err.slice(-400)}${d.out.slice(-600)}` };
+  const bad = ranPlatformBinary(d);
+  if (bad) return { ok: false, why: bad };
+  const fails = d.lines.filter((l) => l.startsWith("FAIL"));
+  if (fails.length) return { ok: false, why: fails.join("\n") };
+  const opencode = readText(join(work, "opencode-version")).trim();
+  const oc = d.line("opencode") ?? "";
+  if (!oc.includes(`OpenCode ${opencode}`) || !/version from \S+\/opencode-ai\/package\.json/.test(oc)) return { ok: false, why: `opencode line: ${JSON.stringify(oc)}` };
+  const pv = d.line("plugin version") ?? "";
+  if (!/^ok\s/.test(pv) || !pv.includes(`${"hookwire-opencode"} ${version}`)) return { ok: false, why: `plugin version line: ${JSON.stringify(pv)}` };
+  const activity = d.line("activity") ?? "";
+  if (!/^ok\s+activity\s+working: \d+ alias(es)? made under \d+ parent sessions?: .*the latest task call at /.test(activity))
+    return { ok: false, why: `activity line: ${JSON.stringify(activity)}` };
+  return { ok: true, why: activity.replace(/\s+/g, " ").slice(0, 200) };
+});
+
 const skipped = readText(join(cmd, "skipped")).trim();
 if (skipped) console.log(`SKIP P1-P2: ${skipped}`);
 else check("P1. opencode plugin hookwire-opencode: exit 0, the project's config gets the plugin, the packages come from the local registry", () => {

@@ -13,12 +13,14 @@
 #      continuing the first's session, must pass the e2e stock checks
 #      (scripts/e2e-opencode-assert.mjs --stock-only: an alias resolving
 #      across processes, the Resumable Sessions block, native-error guidance)
+#      and `npx hookwire-opencode doctor` (the README's check step) before
+#      the first run says installed but idle, after the second working
 #   4. `opencode plugin hookwire-opencode` in a fresh home and project: it
 #      installs from the same registry and adds the plugin to the project's
 #      config; one run there loads it
 #      On OpenCode 1.17+ run 1 lasts over a minute (the fake LLM holds its
 #      final answer) and R5 checks one sidecar for the whole OpenCode process
-# Checks R1-R5 and P1-P2 are scripts/e2e-registry-assert.mjs.
+# Checks R1-R5, D1-D2 and P1-P2 are scripts/e2e-registry-assert.mjs.
 #
 #   scripts/e2e-registry.sh [NPM_DIR]   (default dist/npm)
 #
@@ -144,6 +146,22 @@ watch_sidecars() {
   done
 }
 
+# npx_doctor DIR NAME: `npx hookwire-opencode doctor` in DIR/project, as the
+# README's check step runs it: npx installs the package from the local
+# registry and its bin runs the platform package's binary. OpenCode's own
+# command (node_modules/.bin/opencode of its npm install) is on PATH, so
+# doctor reads its version from that package's package.json.
+npx_doctor() {
+  local dir=$1 name=$2
+  log "npx hookwire-opencode doctor ($name)"
+  set +e
+  (cd "$dir/project" && PATH="$CACHE/node_modules/.bin:$PATH" timeout -k 5 "$RUN_TIMEOUT" npx hookwire-opencode doctor \
+    </dev/null >"$dir/$name.out" 2>"$dir/$name.err")
+  echo $? >"$dir/$name.rc"
+  set -e
+  log "npx hookwire-opencode doctor ($name) exited $(cat "$dir/$name.rc")"
+}
+
 # run DIR N PROMPT [opencode run options...]: one `opencode run` of build in DIR/project.
 run() {
   local dir=$1 n=$2 prompt=$3 watcher limit=${RUN_LIMIT:-$RUN_TIMEOUT}
@@ -178,6 +196,7 @@ if ! oc_version_below 1.17; then HOLD_S=$(( ${HOOKWIRE_E2E_HOLD_MS:-65000} / 100
 oc_fakellm_start "$STOCK" $((2 * RUN_TIMEOUT + HOLD_S + 60))
 unset FAKELLM_HOLD_FINAL_MS
 node "$ROOT/scripts/e2e-registry-config.mjs" --dir "$XDG_CONFIG_HOME/opencode" --port "$FAKELLM_PORT" --version "$OPENCODE_VERSION"
+npx_doctor "$STOCK" doctor-before
 RUN_LIMIT=$((RUN_TIMEOUT + HOLD_S)) run "$STOCK" 1 "STOCK_RUN1: Look around the repo. AGENT_MARKER:build"
 PARENT=$(oc_session_of "$STOCK/run1.jsonl")
 echo "$PARENT" >"$STOCK/parent"
@@ -187,6 +206,7 @@ else
   log "no session id in run 1's output"
 fi
 oc_fakellm_stop
+npx_doctor "$STOCK" doctor-after
 log "by name in opencode.json: $(($(date +%s) - START)) s"
 
 # --- 5. opencode plugin hookwire-opencode ---------------------------------------------
