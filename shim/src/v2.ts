@@ -297,6 +297,29 @@ export function toV1Event(e: V2Event): { event: { id?: string; type: string; pro
   return { event: { id: e.id, type: e.type, properties } };
 }
 
+/**
+ * A background subagent's completion notice (a `session.synthetic` event
+ * in the parent, `metadata {source: "subagent", childID, agent, state}`,
+ * its text `<subagent sessionID=... state=...>`; packages/core/src/session/subagent-completion.ts)
+ * as the tool calls 1.x would have made to resume and finish that child:
+ * the entry the notice names goes from running to completed (or error).
+ */
+export async function bridgeCompletion(hooks: Hooks, e: V2Event): Promise<void> {
+  if (e?.type !== "session.synthetic") return;
+  const data = (e.data ?? {}) as { sessionID?: unknown; text?: unknown; description?: unknown; metadata?: Record<string, unknown> };
+  const m = data.metadata;
+  if (m?.source !== "subagent" || typeof m.childID !== "string" || typeof data.sessionID !== "string" || typeof data.text !== "string") return;
+  const before = hooks["tool.execute.before"];
+  const after = hooks["tool.execute.after"];
+  if (!before || !after) return;
+  const callID = `hookwire_notice_${e.id ?? m.childID}`;
+  const args = { agent: m.agent, description: typeof data.description === "string" ? data.description : "", prompt: "", sessionID: m.childID };
+  await before({ tool: "subagent", sessionID: data.sessionID, callID }, { args });
+  const input: Record<string, unknown> = { tool: "subagent", sessionID: data.sessionID, callID, args };
+  if (m.state !== "completed") input.status = "error";
+  await after(input as never, { title: "", output: data.text, metadata: {} });
+}
+
 // --- setup ---------------------------------------------------------------------------------
 
 /**
@@ -357,6 +380,7 @@ export async function setupV2(ctx: V2PluginContext, hooks: Hooks): Promise<() =>
         try {
           // Not awaited, as 1.x does not await the event hook.
           void hooks.event?.(toV1Event(next.value) as never)?.catch?.(() => {});
+          void bridgeCompletion(hooks, next.value).catch(() => {});
         } catch {
           // an event that cannot be read is dropped
         }

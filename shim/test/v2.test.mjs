@@ -113,6 +113,22 @@ test("3 turns on OpenCode 2 with stock agents: two delegations, the Resumable Se
     assert.equal(bg.status, "running");
     const turn3 = await host.context({ sessionID: PARENT, agent: "build", messages: structuredClone(history) });
     assert.match(blockOf(turn3), /- explore: exp-2 Watch the tests/);
+    const runOf = (child) => {
+      const out = execFileSync(binary, ["sessions", "--project", project, "--json"], { encoding: "utf8", env: { ...process.env, XDG_STATE_HOME: join(s.dir, "xdg-state") } });
+      return JSON.parse(out).sessions.find((e) => e.taskId === child)?.run?.state;
+    };
+    assert.equal(runOf(bg.sessionID), "running");
+    // v2's completion notice (subagent-completion.ts): the child is completed.
+    host.emit({
+      type: "session.synthetic",
+      data: {
+        sessionID: PARENT,
+        description: "Watch the tests",
+        text: `<subagent sessionID="${bg.sessionID}" state="completed" description="Watch the tests">\nall green\n</subagent>`,
+        metadata: { source: "subagent", childID: bg.sessionID, agent: "explore", state: "completed" },
+      },
+    });
+    await waitFor(() => runOf(bg.sessionID) === "completed", 5000);
     const listed = await waitFor(async () => {
       await host.context({ sessionID: PARENT, agent: "build", messages: structuredClone(history) });
       return s.records().findLast((r) => r.ev === "reply" && r.method === "chat.messages.transform");
