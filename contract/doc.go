@@ -12,8 +12,9 @@
 // the handlers'), and it imports nothing of hookwire, so every package,
 // rpc included, may import it.
 //
-// Adding a hook: a row in contract.json, `go generate ./contract`, one
-// handler in handlers/ with its tests, and the docs.
+// Adding a hook: its entry in contract.json, `go generate ./contract`,
+// one handler file in handlers/, its tests and its docs; README.md beside
+// this file has the steps.
 package contract
 
 //go:generate go run ./gen -root ..
