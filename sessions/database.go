@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 )
@@ -27,6 +28,11 @@ type Database struct {
 
 	// movedAside is where an unreadable database went, "" if none.
 	movedAside string
+
+	// pruning: the goroutine that brings an over-bound database within
+	// its bounds (pruneLoop); stopPrune ends it.
+	pruning   sync.WaitGroup
+	stopPrune chan struct{}
 
 	mu       sync.Mutex
 	mode     string
@@ -96,6 +102,11 @@ func OpenDatabase(ctx context.Context, path string, store *Store, log zerolog.Lo
 		d.warn(w)
 	}
 	store.attach(&storeDB{c: c, readOnly: ro != "", report: d.report})
+	if ro == "" && store.overBounds() {
+		d.stopPrune = make(chan struct{})
+		d.pruning.Add(1)
+		go d.pruneLoop(d.stopPrune)
+	}
 	st := store.Stats()
 	log.Info().Str("state", path).Str("mode", d.mode).Int("parents", st.Parents).Int("entries", st.Entries).Msg("state database open")
 	return d, nil
@@ -350,6 +361,43 @@ func keepCopy(src, dst string) error {
 // Flush is part of handlers.Persistence: changes are already written.
 func (d *Database) Flush() error { return nil }
 
+// pruneLoop brings a database over its bounds within them, a short
+// transaction at a time, taking its turn with the requests' writers (each
+// step waits in the writer queue like any write).
+func (d *Database) pruneLoop(stop <-chan struct{}) {
+	defer d.pruning.Done()
+	steps := 0
+	for d.store.pruneStep() {
+		steps++
+		select {
+		case <-stop:
+			return
+		default:
+		}
+	}
+	d.log.Info().Str("state", d.path).Int("transactions", steps+1).Msg("state database pruned to its bounds")
+}
+
+// stopPruning ends pruneLoop, if it runs, and waits for it; true if it
+// ran.
+func (d *Database) stopPruning() bool {
+	d.mu.Lock()
+	stop := d.stopPrune
+	d.stopPrune = nil
+	d.mu.Unlock()
+	if stop == nil {
+		return false
+	}
+	close(stop)
+	d.pruning.Wait()
+	return true
+}
+
+// closePruneTime is how long Close goes on pruning an over-bound database
+// (pruneLoop had not finished) before it leaves the rest to the next
+// process.
+const closePruneTime = 30 * time.Second
+
 // Close detaches the store (it keeps serving from memory) and closes the
 // database. It is safe to call more than once.
 func (d *Database) Close() error {
@@ -362,6 +410,13 @@ func (d *Database) Close() error {
 	d.mu.Unlock()
 	if c == nil {
 		return nil
+	}
+	if d.stopPruning() {
+		steps := 1
+		for deadline := time.Now().Add(closePruneTime); time.Now().Before(deadline) && d.store.pruneStep(); {
+			steps++
+		}
+		d.log.Info().Str("state", d.path).Int("transactions", steps).Bool("within", !d.store.overBounds()).Msg("state database pruned on close")
 	}
 	d.store.detach()
 	return c.close()

@@ -42,6 +42,10 @@ type storeDB struct {
 	deleted      []string // parents forgotten with DeleteSession
 	untracked    []string // sessions whose agent was forgotten on purpose
 	loading      bool     // filling the cache: nothing is dirty
+	// overBound: the last prune left the database over its bounds (it
+	// forgets at most pruneBatch rows a transaction); pruneDue: the next
+	// transaction prunes even when it writes nothing else.
+	overBound, pruneDue bool
 }
 
 // attach makes d the store's database; the store's cache starts empty.
@@ -116,7 +120,7 @@ func (s *Store) finish() {
 	if d == nil || !d.inTx {
 		return
 	}
-	if len(d.dirtyParents) == 0 && len(d.dirtyTracked) == 0 && len(d.deleted) == 0 && len(d.untracked) == 0 {
+	if len(d.dirtyParents) == 0 && len(d.dirtyTracked) == 0 && len(d.deleted) == 0 && len(d.untracked) == 0 && !d.pruneDue {
 		if err := d.c.commit(bg); err != nil {
 			d.fail(err)
 			d.rollback()
@@ -148,6 +152,43 @@ func (s *Store) finish() {
 		sa.rev, sa.epoch = d.seq, d.epoch
 	}
 	d.dirtyParents, d.dirtyTracked, d.deleted, d.untracked = d.dirtyParents[:0], d.dirtyTracked[:0], nil, nil
+}
+
+// pruneStep runs one transaction that prunes (at most pruneBatch rows of
+// each table) and reports whether the database is still over its bounds
+// and the transaction worked (so another step is worth its turn).
+func (s *Store) pruneStep() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.db
+	if d == nil || d.readOnly {
+		return false
+	}
+	d.pruneDue = true
+	s.begin()
+	if !d.inTx {
+		return false
+	}
+	s.finish()
+	return d.overBound && !d.failed
+}
+
+// overBounds reports whether the database holds more parents or tracked
+// sessions than the store's bounds, or more bytes than its budget (a
+// count of each table, by their indexes).
+func (s *Store) overBounds() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.db
+	if d == nil || d.readOnly {
+		return false
+	}
+	var parents, tracked int
+	var bytes int64
+	if err := d.c.queryRow("SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM tracked), (SELECT coalesce(sum(bytes),0) FROM parents)+(SELECT coalesce(sum(bytes),0) FROM tracked)").Scan(&parents, &tracked, &bytes); err != nil {
+		return false
+	}
+	return parents > s.cfg.MaxParents || tracked > s.cfg.MaxTrackedSessions || bytes > int64(s.cfg.MaxStateBytes)
 }
 
 // fail reports err; the next commit that succeeds reports recovery.
@@ -245,6 +286,7 @@ func (s *Store) write() error {
 	if err := s.prune(); err != nil {
 		return err
 	}
+	d.pruneDue = d.overBound
 	if err := c.exec("INSERT INTO meta(key,value) VALUES('seq',?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", d.seq); err != nil {
 		return err
 	}
@@ -263,6 +305,19 @@ func deleteParentRows(c *dbConn, id string) error {
 		"DELETE FROM frozen WHERE pid=(SELECT pid FROM parents WHERE id=?)", "DELETE FROM parents WHERE id=?",
 	} {
 		if err := c.exec(q, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteParentPid deletes the rows of the parent keyed pid.
+func deleteParentPid(c *dbConn, pid int64) error {
+	for _, q := range []string{
+		"DELETE FROM entries WHERE pid=?", "DELETE FROM counters WHERE pid=?",
+		"DELETE FROM frozen WHERE pid=?", "DELETE FROM parents WHERE pid=?",
+	} {
+		if err := c.exec(q, pid); err != nil {
 			return err
 		}
 	}
@@ -330,11 +385,22 @@ func writeTracked(c *dbConn, sa *sessionAgent, seq int64) error {
 		sa.session, sa.agent, model, seq, trackedCost(sa))
 }
 
-// prune keeps the database within the store's bounds: MaxParents and
+// pruneBatch is the most parents and tracked sessions one transaction
+// forgets. A database far over its bounds (a user who raised maxParents
+// and lowered it again, two configs on one project) is brought within
+// them over as many transactions as it takes (pruneLoop), each a few
+// milliseconds, so no request waits on an old database.
+const pruneBatch = 200
+
+// prune brings the database toward the store's bounds: MaxParents and
 // MaxTrackedSessions by least recent write, then the byte budget as
 // enforceBudget keeps the cache (never the most recently written parent).
+// It forgets at most pruneBatch rows of each table, each found through the
+// revision index (time linear in what it forgets); d.overBound says
+// whether more is left for the next transaction.
 func (s *Store) prune() error {
-	c := s.db.c
+	d := s.db
+	c := d.c
 	var parents, tracked int
 	var parentBytes, trackedBytes int64
 	if err := c.queryRow("SELECT count(*), coalesce(sum(bytes),0) FROM parents").Scan(&parents, &parentBytes); err != nil {
@@ -343,50 +409,92 @@ func (s *Store) prune() error {
 	if err := c.queryRow("SELECT count(*), coalesce(sum(bytes),0) FROM tracked").Scan(&tracked, &trackedBytes); err != nil {
 		return err
 	}
+	parentBudget, trackedBudget := pruneBatch, pruneBatch
 	dropped := false
-	dropParent := func() error {
-		dropped = true
-		var id string
+	// dropParents forgets the n least recently written parents.
+	dropParents := func(n int) error {
+		const oldest = "SELECT pid FROM parents ORDER BY rev, pid LIMIT ?"
+		rows, err := c.query("SELECT id, bytes FROM parents ORDER BY rev, pid LIMIT ?", n)
+		if err != nil {
+			return err
+		}
+		var ids []string
 		var bytes int64
-		if err := c.queryRow("SELECT id, bytes FROM parents ORDER BY rev, id LIMIT 1").Scan(&id, &bytes); err != nil {
+		for rows.Next() {
+			var id string
+			var b int64
+			if err := rows.Scan(&id, &b); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+			bytes += b
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
 			return err
 		}
-		if err := deleteParentRows(c, id); err != nil {
-			return err
+		// The same n parents (nothing else writes in the transaction),
+		// each table's rows by its pid index.
+		for _, q := range []string{
+			"DELETE FROM entries WHERE pid IN (" + oldest + ")", "DELETE FROM counters WHERE pid IN (" + oldest + ")",
+			"DELETE FROM frozen WHERE pid IN (" + oldest + ")", "DELETE FROM parents WHERE pid IN (" + oldest + ")",
+		} {
+			if err := c.exec(q, n); err != nil {
+				return err
+			}
 		}
-		if p, ok := s.parents.Get(id); ok && !p.dirty {
-			s.dropParent(p)
+		for _, id := range ids {
+			if p, ok := s.parents.Get(id); ok && !p.dirty {
+				s.dropParent(p)
+			}
 		}
-		parents--
+		dropped = dropped || len(ids) > 0
+		parents -= len(ids)
 		parentBytes -= bytes
+		parentBudget -= len(ids)
+		if len(ids) < n {
+			parentBudget = 0 // none left to drop
+		}
 		return nil
 	}
-	dropTracked := func() error {
-		dropped = true
-		var session string
+	dropTracked := func(n int) error {
+		rows, err := c.query("SELECT session, bytes FROM tracked ORDER BY rev, session LIMIT ?", n)
+		if err != nil {
+			return err
+		}
+		var sessions []string
 		var bytes int64
-		if err := c.queryRow("SELECT session, bytes FROM tracked ORDER BY rev, session LIMIT 1").Scan(&session, &bytes); err != nil {
+		for rows.Next() {
+			var session string
+			var b int64
+			if err := rows.Scan(&session, &b); err != nil {
+				rows.Close()
+				return err
+			}
+			sessions = append(sessions, session)
+			bytes += b
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
 			return err
 		}
-		if err := c.exec("DELETE FROM tracked WHERE session=?", session); err != nil {
+		if err := c.exec("DELETE FROM tracked WHERE session IN (SELECT session FROM tracked ORDER BY rev, session LIMIT ?)", n); err != nil {
 			return err
 		}
-		if s.agents.Has(session) {
-			s.untrack(session)
+		for _, session := range sessions {
+			if s.agents.Has(session) {
+				s.untrack(session)
+			}
 		}
-		tracked--
+		dropped = dropped || len(sessions) > 0
+		tracked -= len(sessions)
 		trackedBytes -= bytes
+		trackedBudget -= len(sessions)
+		if len(sessions) < n {
+			trackedBudget = 0
+		}
 		return nil
-	}
-	for parents > s.cfg.MaxParents {
-		if err := dropParent(); err != nil {
-			return err
-		}
-	}
-	for tracked > s.cfg.MaxTrackedSessions {
-		if err := dropTracked(); err != nil {
-			return err
-		}
 	}
 	defer func() {
 		if dropped {
@@ -395,23 +503,32 @@ func (s *Store) prune() error {
 			c.exec("PRAGMA incremental_vacuum")
 		}
 	}()
-	for parentBytes+trackedBytes > int64(s.cfg.MaxStateBytes) {
-		switch {
-		case parents > 1 && parentBytes >= trackedBytes:
-			if err := dropParent(); err != nil {
-				return err
-			}
-		case tracked > 0:
-			if err := dropTracked(); err != nil {
-				return err
-			}
-		case parents > 1:
-			if err := dropParent(); err != nil {
-				return err
-			}
-		default:
-			return nil
+	if n := min(parents-s.cfg.MaxParents, parentBudget); n > 0 {
+		if err := dropParents(n); err != nil {
+			return err
 		}
 	}
+	if n := min(tracked-s.cfg.MaxTrackedSessions, trackedBudget); n > 0 {
+		if err := dropTracked(n); err != nil {
+			return err
+		}
+	}
+	budget := int64(s.cfg.MaxStateBytes)
+	for parentBytes+trackedBytes > budget && (parentBudget > 0 || trackedBudget > 0) {
+		var err error
+		switch {
+		case parents > 1 && parentBudget > 0 && (parentBytes >= trackedBytes || tracked == 0 || trackedBudget == 0):
+			err = dropParents(1)
+		case tracked > 0 && trackedBudget > 0:
+			err = dropTracked(1)
+		default:
+			parentBudget, trackedBudget = 0, 0
+		}
+		if err != nil {
+			return err
+		}
+	}
+	d.overBound = parents > s.cfg.MaxParents || tracked > s.cfg.MaxTrackedSessions ||
+		(parentBytes+trackedBytes > budget && (parents > 1 || tracked > 0))
 	return nil
 }

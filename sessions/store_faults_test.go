@@ -1,0 +1,155 @@
+package sessions
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Tests of issue 30: the store under faults. The figures are in the names
+// and the logs.
+
+// overBoundDB makes a database holding n parents (each with one entry and
+// its counter) and tracked sessions, written straight in SQL as a store
+// with larger bounds would have left them.
+func overBoundDB(t testing.TB, n, tracked int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s := New(Config{})
+	d, err := OpenDatabase(context.Background(), path, s, zerolog.Nop())
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	// One statement a table (a recursive count), quick under -race too.
+	const series = "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM k WHERE i < ?) "
+	for _, q := range []struct {
+		sql string
+		n   int
+	}{
+		{series + "INSERT INTO parents(pid,id,rev,bytes) SELECT i, 'ses_parent_'||(i-1), i, 300 FROM k", n},
+		{series + "INSERT INTO entries(pid,alias,agent,task_id,label,last_use,tick,run_state,run_error) SELECT i, 'exp-1', 'explorer', 'ses_task_'||(i-1), 'a task', " +
+			strconv.FormatInt(time.Now().UnixNano(), 10) + ", i, '', '' FROM k", n},
+		{series + "INSERT INTO counters(pid,prefix,n) SELECT i, 'exp', 1 FROM k", n},
+		{series + "INSERT INTO tracked(session,agent,model,rev,bytes) SELECT 'ses_tracked_'||(i-1), 'explorer', NULL, " + strconv.Itoa(n) + "+i, 100 FROM k", tracked},
+	} {
+		if q.n > 0 {
+			_, err = db.Exec(q.sql, q.n)
+			require.NoError(t, err)
+		}
+	}
+	_, err = db.Exec("INSERT INTO meta(key,value) VALUES('seq',?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", n+tracked+1)
+	require.NoError(t, err)
+	return path
+}
+
+func countRows(t testing.TB, path, table string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	var n int
+	require.NoError(t, db.QueryRow("SELECT count(*) FROM "+table).Scan(&n))
+	return n
+}
+
+// A database holding 5,000 parents reopened with the default bounds
+// (maxParents 1000): the first write is answered after one short
+// transaction (its time is logged; the old prune took 4 s here, a scan of
+// the table per parent dropped), the rest is pruned in transactions of at
+// most pruneBatch parents, and after Close at most 1000 parents are left,
+// the newest ones.
+func TestPruneOverBound5000ParentsToDefault1000(t *testing.T) {
+	n := 5000
+	if storeRaceBuild {
+		n = 1500 // the same path, a fifth of the time (make test's -race)
+	}
+	path := overBoundDB(t, n, 0)
+	s := New(Config{})
+	logs := &logBuffer{}
+	d, err := OpenDatabase(t.Context(), path, s, logs.logger())
+	require.NoError(t, err)
+	start := time.Now()
+	act, _ := s.BeginCall("call_1", "ses_new_parent", "explorer", "new work", "")
+	s.CompleteCall("call_1", out("ses_new_task"))
+	first := time.Since(start)
+	assert.Equal(t, TaskIDLeave, act)
+	require.NoError(t, d.Close())
+	t.Logf("%d parents, maxParents 1000: first write answered in %v; %s", n, first, strings.TrimSpace(logs.String()))
+	assert.Empty(t, d.StateFile().LastWriteError)
+	assert.Equal(t, 1000, countRows(t, path, "parents"))
+	assert.Equal(t, 1000, countRows(t, path, "entries"))
+	assert.Equal(t, 1000, countRows(t, path, "counters"))
+	assert.Regexp(t, "state database pruned (to its bounds|on close)", logs.String())
+
+	s2 := New(Config{})
+	openTestDB(t, path, s2)
+	assert.NotEmpty(t, s2.List("ses_new_parent"), "the new parent is kept")
+	assert.NotEmpty(t, s2.List("ses_parent_"+strconv.Itoa(n-1)), "the newest old parent is kept")
+	assert.Empty(t, s2.List("ses_parent_0"), "the oldest parent is forgotten")
+}
+
+// One prune forgets at most pruneBatch parents and tracked sessions, and
+// says more is left; enough steps bring both tables within bounds.
+func TestPruneStepsBounded(t *testing.T) {
+	path := overBoundDB(t, 1500, 1500)
+	// Opened within larger bounds (no pruneLoop), then lowered.
+	s := New(Config{MaxParents: 10000, MaxTrackedSessions: 20000})
+	d, err := OpenDatabase(t.Context(), path, s, zerolog.Nop())
+	require.NoError(t, err)
+	require.False(t, d.stopPruning(), "within its bounds at open")
+	s.mu.Lock()
+	s.cfg.MaxParents, s.cfg.MaxTrackedSessions = 1000, 1000
+	s.mu.Unlock()
+	before := countRows(t, path, "parents")
+	require.True(t, s.pruneStep(), "more to prune after one step")
+	assert.Equal(t, pruneBatch, before-countRows(t, path, "parents"), "one step forgets one batch of parents")
+	steps := 2 // the first, and the one that says none is left
+	for s.pruneStep() {
+		steps++
+	}
+	require.NoError(t, d.Close())
+	assert.Equal(t, 1000, countRows(t, path, "parents"))
+	assert.Equal(t, 1000, countRows(t, path, "tracked"))
+	t.Logf("1500 parents and 1500 tracked sessions pruned to 1000 and 1000 in %d transactions of at most %d rows of each table", steps, pruneBatch)
+	assert.Equal(t, 3, steps, "500 of each over: three transactions")
+}
+
+// BenchmarkPruneOverBound prunes databases 2,000 and 8,000 parents over
+// maxParents 1000 to their bound (open, one write, close): the time per
+// parent forgotten (ns/forgotten) is the same at both sizes when pruning
+// is linear in what it removes (it grew with the square of the excess: 0.56
+// s at 2k parents, 11 s at 10k).
+func BenchmarkPruneOverBound(b *testing.B) {
+	for _, excess := range []int{2000, 8000} {
+		b.Run("excess="+strconv.Itoa(excess), func(b *testing.B) {
+			var total time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				path := overBoundDB(b, DefaultMaxParents+excess, 0)
+				b.StartTimer()
+				start := time.Now()
+				s := New(Config{})
+				d, err := OpenDatabase(b.Context(), path, s, zerolog.Nop())
+				if err != nil {
+					b.Fatal(err)
+				}
+				s.SetAgent("ses_x", "explorer")
+				if err := d.Close(); err != nil {
+					b.Fatal(err)
+				}
+				total += time.Since(start)
+			}
+			b.ReportMetric(float64(total.Nanoseconds())/float64(b.N*excess), "ns/forgotten")
+		})
+	}
+}
