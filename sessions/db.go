@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -132,7 +133,13 @@ type dbConn struct {
 }
 
 // dbURI is path as an SQLite URI filename with the given parameters.
+// A relative path is made absolute first (the URI's path is absolute: a
+// leading "/" made rel.db open /rel.db while the checks looked at the
+// working directory's).
 func dbURI(path string, params url.Values) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
 	p := filepath.ToSlash(path)
 	if !strings.HasPrefix(p, "/") {
 		p = "/" + p
@@ -168,15 +175,19 @@ func openDB(ctx context.Context, path string, mode openMode) (c *dbConn, roReaso
 			roReason = writable(path)
 		}
 		if roReason == "" {
-			c, err = connect(ctx, path, url.Values{"mode": {"rw"}}, false)
-			if err == nil {
-				err = c.setUp(ctx)
-			}
+			err = retryBusy(ctx, func() error {
+				c, err = connect(ctx, path, url.Values{"mode": {"rw"}}, false)
+				if err == nil {
+					err = c.setUp(ctx)
+				}
+				if err != nil && c != nil {
+					c.close()
+					c = nil
+				}
+				return err
+			})
 			if err == nil {
 				return c, "", nil
-			}
-			if c != nil {
-				c.close()
 			}
 			if !isReadOnlyError(err) {
 				return nil, "", err
@@ -186,27 +197,66 @@ func openDB(ctx context.Context, path string, mode openMode) (c *dbConn, roReaso
 	} else if _, err := os.Stat(path); err != nil {
 		return nil, "", err
 	}
-	c, err = connect(ctx, path, url.Values{"mode": {"ro"}}, true)
-	if err == nil {
-		err = c.check(ctx)
-		if err != nil && isReadOnlyError(err) {
-			// No -shm can be made beside a WAL database (a read-only
-			// directory): read it as immutable, as SQLite documents.
-			c.close()
-			c, err = connect(ctx, path, url.Values{"mode": {"ro"}, "immutable": {"1"}}, true)
-			if err == nil {
-				c.immutable = true
-				err = c.check(ctx)
+	err = retryBusy(ctx, func() error {
+		c, err = connect(ctx, path, url.Values{"mode": {"ro"}}, true)
+		if err == nil {
+			err = c.check(ctx)
+			if err != nil && isReadOnlyError(err) {
+				// No -shm can be made beside a WAL database (a read-only
+				// directory): read it as immutable, as SQLite documents.
+				c.close()
+				c, err = connect(ctx, path, url.Values{"mode": {"ro"}, "immutable": {"1"}}, true)
+				if err == nil {
+					c.immutable = true
+					err = c.check(ctx)
+				}
 			}
 		}
-	}
-	if err != nil {
-		if c != nil {
+		if err != nil && c != nil {
 			c.close()
+			c = nil
 		}
+		return err
+	})
+	if err != nil {
 		return nil, roReason, err
 	}
 	return c, roReason, nil
+}
+
+// retryBusy runs open until it does not fail with SQLITE_BUSY or
+// SQLITE_LOCKED, for up to the busy timeout. Some of what opening does
+// is refused at once while another connection holds a lock, the busy
+// timeout notwithstanding: PRAGMA journal_mode=WAL while another process
+// opens or closes the database (the loser ran memory-only for its life),
+// the schema read while another creates it.
+func retryBusy(ctx context.Context, open func() error) error {
+	deadline := time.Now().Add(busyTimeout)
+	wait := time.Millisecond
+	for {
+		err := open()
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait + time.Duration(rand.Int64N(int64(wait)))):
+		}
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+// isBusy reports SQLite's "another connection holds the lock".
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return true
+		}
+	}
+	return false
 }
 
 // createFile creates path empty with mode 0600 if it is missing, never
@@ -269,18 +319,16 @@ func connect(ctx context.Context, path string, params url.Values, readOnly bool)
 // check reads the header: a file that is not a database, a database of
 // another program, or one of a newer format is an error.
 func (c *dbConn) check(ctx context.Context) error {
+	// One statement, so one snapshot: read apart, a process making the
+	// schema could commit between the reads, and its new database looked
+	// like another program's (no application_id, but tables) and was moved
+	// aside under it.
 	var version, app int64
-	if err := c.conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return classify(err)
-	}
-	if err := c.conn.QueryRowContext(ctx, "PRAGMA application_id").Scan(&app); err != nil {
+	var tables int
+	if err := c.conn.QueryRowContext(ctx, "SELECT (SELECT user_version FROM pragma_user_version), (SELECT application_id FROM pragma_application_id), (SELECT count(*) FROM sqlite_schema)").Scan(&version, &app, &tables); err != nil {
 		return classify(err)
 	}
 	if version == 0 && app == 0 {
-		var tables int
-		if err := c.conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
-			return classify(err)
-		}
 		if tables == 0 {
 			if c.readOnly {
 				return errEmptyDB
