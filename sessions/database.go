@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,6 +57,9 @@ func OpenDatabase(ctx context.Context, path string, store *Store, log zerolog.Lo
 	}
 	if store == nil {
 		return nil, errors.New("opening the state database: nil store")
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs // checked, opened and named in status as one file
 	}
 	d := &Database{path: path, store: store, log: log}
 	if err := CheckStatePath(path); err != nil {
@@ -110,6 +114,14 @@ func OpenDatabase(ctx context.Context, path string, store *Store, log zerolog.Lo
 	st := store.Stats()
 	log.Info().Str("state", path).Str("mode", d.mode).Int("parents", st.Parents).Int("entries", st.Entries).Msg("state database open")
 	return d, nil
+}
+
+// MemoryOnly is a Database that keeps nothing: the store stays in memory,
+// and StateFile says so with reason (no state directory, for one).
+func MemoryOnly(path, reason string, log zerolog.Logger) *Database {
+	d := &Database{path: path, log: log}
+	d.memoryOnly(reason)
+	return d
 }
 
 // HasState reports whether there is state at path for Forget to change:

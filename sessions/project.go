@@ -15,7 +15,7 @@ import (
 // it; it is the rule the shim used to apply itself, and an earlier
 // release's JSON file, <name>-<hash>.json, is imported from beside it):
 // <state dir>/<name>-<hash>.db, where the state dir is
-// $XDG_STATE_HOME/hookwire, else ~/.local/state/hookwire; the project is
+// $XDG_STATE_HOME/hookwire, else ~/.local/state/hookwire (StateHome); the project is
 // the git worktree's top level containing dir, else dir itself; name is its
 // base name (letters, digits, '.', '_', '-'; at most 40 characters) and
 // hash the first 16 hex digits of the SHA-256 of its absolute path.
@@ -24,17 +24,30 @@ func ProjectStatePath(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	stateHome := os.Getenv("XDG_STATE_HOME")
-	if stateHome == "" {
-		home := os.Getenv("HOME")
-		if home == "" {
-			if home, err = os.UserHomeDir(); err != nil {
-				return "", errors.New("no state directory: neither XDG_STATE_HOME nor HOME is set")
-			}
-		}
-		stateHome = filepath.Join(home, ".local", "state")
+	stateHome, err := StateHome()
+	if err != nil {
+		return "", err
 	}
 	return filepath.Join(stateHome, "hookwire", stateKey(projectDir(abs))+".db"), nil
+}
+
+// ErrNoStateDir: neither XDG_STATE_HOME nor HOME names an absolute
+// directory, so a project has no state database (serve then runs in
+// memory only and says so).
+var ErrNoStateDir = errors.New("no state directory: neither XDG_STATE_HOME nor HOME is set to an absolute path")
+
+// StateHome is the base of the state directory: $XDG_STATE_HOME, else
+// $HOME/.local/state. A relative value is ignored, as the XDG Base
+// Directory specification says (it would name a directory under whatever
+// the working directory is).
+func StateHome() (string, error) {
+	if x := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(x) {
+		return filepath.Clean(x), nil
+	}
+	if home := os.Getenv("HOME"); filepath.IsAbs(home) {
+		return filepath.Join(home, ".local", "state"), nil
+	}
+	return "", ErrNoStateDir
 }
 
 // projectDir is the top level of the git worktree containing abs (the

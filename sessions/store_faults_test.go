@@ -153,3 +153,26 @@ func BenchmarkPruneOverBound(b *testing.B) {
 		})
 	}
 }
+
+// The state directory's base: XDG_STATE_HOME, else HOME's .local/state; a
+// relative value is ignored (the XDG spec), and with neither there is none.
+func TestStateHomeRelativeIgnored(t *testing.T) {
+	for _, tt := range []struct {
+		name, xdg, home, want string
+		err                   error
+	}{
+		{"xdg", "/x/state", "/home/u", "/x/state", nil},
+		{"home", "", "/home/u", "/home/u/.local/state", nil},
+		{"relative xdg ignored", "rel/state", "/home/u", "/home/u/.local/state", nil},
+		{"relative home ignored", "", "rel", "", ErrNoStateDir},
+		{"neither", "", "", "", ErrNoStateDir},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("XDG_STATE_HOME", tt.xdg)
+			t.Setenv("HOME", tt.home)
+			got, err := StateHome()
+			assert.ErrorIs(t, err, tt.err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}

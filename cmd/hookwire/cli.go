@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/hookwire/hookwire/sessions"
 )
@@ -66,7 +67,7 @@ func addStateFlags(fs *flag.FlagSet, projectUse, stateUse string) *stateTarget {
 // errBothTargets is a usage error (exit 2).
 var errBothTargets = errors.New("give --project or --state, not both")
 
-// path is the state file named: --state as given, else the project's
+// path is the state file named: --state made absolute, else the project's
 // default file (sessions.ProjectStatePath, the one rule the shim also
 // follows) for --project, else for defaultProject; "" when neither flag is
 // given and defaultProject is "".
@@ -75,7 +76,13 @@ func (t *stateTarget) path(defaultProject string) (string, error) {
 	case *t.project != "" && *t.state != "":
 		return "", errBothTargets
 	case *t.state != "":
-		return *t.state, nil
+		// Absolute before any check or open: SQLite is given a URI, and
+		// the link and FIFO checks must look at the file it opens.
+		p, err := filepath.Abs(*t.state)
+		if err != nil {
+			return "", fmt.Errorf("--state %s: %w", *t.state, err)
+		}
+		return p, nil
 	}
 	dir := *t.project
 	if dir == "" {

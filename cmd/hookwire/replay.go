@@ -125,7 +125,7 @@ func serveInProcess(ctx context.Context, state string, in io.Reader, out io.Writ
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	log := zerolog.Nop()
-	srv := newServer(ctx, cancel, log, state, nil)
+	srv := newServer(ctx, cancel, log, state, "", nil)
 	err := rpc.Serve(ctx, in, out, srv, rpc.Options{Framing: rpc.FramingLine, MaxMessageBytes: srv.MaxMessageBytes, Log: log})
 	if cerr := srv.Close(); err == nil {
 		err = cerr

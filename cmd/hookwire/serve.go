@@ -28,9 +28,17 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(fs, args, serveUsage, stdout, stderr); done {
 		return code
 	}
-	state, code, ok := target.resolve("", stderr)
-	if !ok {
-		return code
+	// A state path that cannot be named (no HOME nor XDG_STATE_HOME, the
+	// working directory gone) leaves the store in memory, which status
+	// says; serve never exits for it.
+	state, err := target.path("")
+	noState := ""
+	switch {
+	case errors.Is(err, errBothTargets):
+		fmt.Fprintf(stderr, "hookwire serve: %v\n", err)
+		return 2
+	case err != nil:
+		noState = err.Error()
 	}
 	fr, log, closeLog, ok := wire.open("hookwire", stderr)
 	if !ok {
@@ -60,11 +68,11 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	tuneGC()
 	ver := thisBuild().Version
 	rec := record.open(log, ver)
-	srv := newServer(ctx, cancel, log, state, rec)
+	srv := newServer(ctx, cancel, log, state, noState, rec)
 	log.Info().Str("version", ver).Int("pid", os.Getpid()).Msg("serving")
 	in, restoreIn := protocolIn()
 	defer restoreIn()
-	err := rpc.Serve(ctx, in, protocolOut, srv, rpc.Options{
+	err = rpc.Serve(ctx, in, protocolOut, srv, rpc.Options{
 		Framing:         fr,
 		MaxMessageBytes: srv.MaxMessageBytes,
 		Log:             log,
@@ -82,10 +90,16 @@ func serve(args []string, stdout, stderr io.Writer) int {
 
 // newServer returns the handlers of one session: with the store kept in
 // the state file at state when it is not "" (a recording, when rec is not
-// nil, starts from the store as loaded); stop ends the session (exit).
-func newServer(ctx context.Context, stop func(), log zerolog.Logger, state string, rec *transcript.Recorder) *handlers.Server {
+// nil, starts from the store as loaded), or in memory with noState as the
+// reason status gives when that is not ""; stop ends the session (exit).
+func newServer(ctx context.Context, stop func(), log zerolog.Logger, state, noState string, rec *transcript.Recorder) *handlers.Server {
 	opts := handlers.Options{Version: thisBuild().Version, Log: log, OnExit: stop}
-	if state != "" {
+	if noState != "" {
+		opts.OpenState = func(store *sessions.Store) handlers.Persistence {
+			defer recordLoaded(rec, store)
+			return sessions.MemoryOnly("", noState, log)
+		}
+	} else if state != "" {
 		opts.OpenState = func(store *sessions.Store) handlers.Persistence {
 			defer recordLoaded(rec, store) // a recording starts from the store as loaded
 			// ctx ends on SIGTERM/SIGINT: a load in progress then stops
