@@ -28,9 +28,9 @@ const (
 	// optionsSince: the first served OpenCode that takes [name, options]
 	// plugin entries and has the dispose hook.
 	optionsSince = "1.14.0"
-	// v2Commit is the OpenCode repository commit whose plugin API the
-	// OpenCode 2 entry is built to.
-	v2Commit = "ee2e318ec718"
+	// v2Commit names the OpenCode 2 release whose plugin API the
+	// OpenCode 2 entry is built to (docs/OPENCODE.md lists the files read).
+	v2Commit = "its released 2.0.x line, @opencode/cli 2.0.17 at 04f4b0610c79"
 )
 
 // openCodeBinaries are the commands doctor asks for a version, in order:
