@@ -18,7 +18,7 @@ import (
 // allowing a member given twice: inside config that is a config warning,
 // not a reason to refuse the whole initialize.
 func (s *Server) initialize(_ context.Context, p *initializeParams) (initializeResult, error) {
-	if s.initialized {
+	if s.gate.ready() {
 		return initializeResult{}, rpc.Errorf(rpc.CodeInvalidRequest, "already initialized")
 	}
 	if *p.ProtocolVersion != ProtocolVersion {
@@ -41,7 +41,7 @@ func (s *Server) initialize(_ context.Context, p *initializeParams) (initializeR
 		s.persist = s.opts.OpenState(s.store)
 	}
 	s.maxBytes.Store(cfg.MaxMessageBytes)
-	s.initialized = true
+	s.gate.opened()
 	s.log.Info().Strs("managedAgents", cfg.ManagedSet()).Strs("reminderAgents", cfg.ReminderAgents()).
 		Bool("cacheStable", cfg.CacheStable).Int("subagents", len(cfg.Subagents)).
 		Int("warnings", len(warnings)).Msg("initialized")

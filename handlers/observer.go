@@ -4,7 +4,6 @@ import (
 	"context"
 	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/hookwire/hookwire/contract"
@@ -51,10 +50,9 @@ type Observer struct {
 	file  ObservedFile
 	notes chan rpc.Notification
 
-	mu          sync.Mutex
-	initialized bool
-	requests    map[string]uint64
-	errors      uint64
+	// gate is the observer's own initialize-first and counters (gate.go):
+	// it counts every request, those the core methods' Server answers too.
+	gate gate
 }
 
 // NewObserver returns an observer of file that waits for initialize.
@@ -62,10 +60,9 @@ type Observer struct {
 func NewObserver(opts Options, file ObservedFile) *Observer {
 	opts.OpenState = nil
 	return &Observer{
-		srv:      New(opts),
-		file:     file,
-		notes:    make(chan rpc.Notification, 16),
-		requests: map[string]uint64{},
+		srv:   New(opts),
+		file:  file,
+		notes: make(chan rpc.Notification, 16),
 	}
 }
 
@@ -77,10 +74,7 @@ func (o *Observer) Notifications() <-chan rpc.Notification { return o.notes }
 // the client is that far behind, the notifications already queued say the
 // same.
 func (o *Observer) SessionsChanged(count int) {
-	o.mu.Lock()
-	ready := o.initialized
-	o.mu.Unlock()
-	if !ready {
+	if !o.gate.ready() {
 		return
 	}
 	select {
@@ -99,29 +93,17 @@ func (o *Observer) MaxMessageBytes() int64 { return o.srv.MaxMessageBytes() }
 // Dispatch implements rpc.Dispatcher.
 func (o *Observer) Dispatch(ctx context.Context, req rpc.Request) (any, error) {
 	res, err := o.dispatch(ctx, req)
-	o.mu.Lock()
-	name := req.Method
-	if routeByName[name] == nil {
-		name = "(other)"
-	}
-	o.requests[name]++
-	if err != nil {
-		o.errors++
-	}
-	o.mu.Unlock()
+	o.gate.count(req.Method, err != nil)
 	return res, err
 }
 
 func (o *Observer) dispatch(ctx context.Context, req rpc.Request) (any, error) {
-	o.mu.Lock()
-	ready := o.initialized
-	o.mu.Unlock()
 	switch req.Method {
 	case contract.MethodInitialize:
 		return o.initialize(ctx, req)
 	case contract.MethodSessionsList, contract.MethodStatus:
-		if !ready {
-			return nil, rpc.Errorf(rpc.CodeNotInitialized, "not initialized: send initialize first")
+		if err := o.gate.admit(req.Method); err != nil {
+			return nil, err
 		}
 		if req.Method == contract.MethodStatus {
 			return o.status(), nil
@@ -164,9 +146,7 @@ func (o *Observer) initialize(ctx context.Context, req rpc.Request) (any, error)
 		return nil, err
 	}
 	full := res.(initializeResult)
-	o.mu.Lock()
-	o.initialized = true
-	o.mu.Unlock()
+	o.gate.opened()
 	return observerInitializeResult{
 		ProtocolVersion: full.ProtocolVersion,
 		ServerInfo:      full.ServerInfo,
@@ -221,13 +201,7 @@ func (o *Observer) status() observerStatus {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	fs := o.file.Status()
-	o.mu.Lock()
-	requests := make(map[string]uint64, len(o.requests))
-	for k, v := range o.requests {
-		requests[k] = v
-	}
-	errs := o.errors
-	o.mu.Unlock()
+	requests, errs := o.gate.counts()
 	return observerStatus{
 		Version:       o.srv.opts.Version,
 		UptimeSeconds: time.Since(o.srv.started).Seconds(),

@@ -64,27 +64,24 @@ type Server struct {
 
 	// mu serialises Dispatch and Close: a signal's final flush waits for
 	// the request in flight.
-	mu          sync.Mutex
-	initialized bool
-	cfg         config.Config
-	maxBytes    atomic.Int64
-	models      modelState // providers.update and decisions (models.go)
-	clock       func() time.Time
+	mu       sync.Mutex
+	cfg      config.Config
+	maxBytes atomic.Int64
+	models   modelState // providers.update and decisions (models.go)
+	clock    func() time.Time
 
-	statsMu  sync.Mutex
-	requests map[string]uint64
-	errors   uint64
+	// gate is initialize-first and the request counters (gate.go).
+	gate gate
 }
 
 // New returns a server that waits for initialize.
 func New(opts Options) *Server {
 	s := &Server{
-		opts:     opts,
-		log:      opts.Log,
-		mux:      rpc.NewMux(),
-		started:  time.Now(),
-		cfg:      config.DefaultConfig(),
-		requests: map[string]uint64{},
+		opts:    opts,
+		log:     opts.Log,
+		mux:     rpc.NewMux(),
+		started: time.Now(),
+		cfg:     config.DefaultConfig(),
 	}
 	s.maxBytes.Store(s.cfg.MaxMessageBytes)
 	s.clock = opts.Now
@@ -141,28 +138,16 @@ func (s *Server) Dispatch(ctx context.Context, req rpc.Request) (any, error) {
 	method := req.Method
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.initialized && method != contract.MethodInitialize && method != contract.MethodExit {
-		s.count(method, true)
-		return nil, rpc.Errorf(rpc.CodeNotInitialized, "not initialized: send initialize first")
+	if err := s.gate.admit(method); err != nil {
+		s.gate.count(method, true)
+		return nil, err
 	}
 	result, err := s.mux.Dispatch(ctx, req)
-	s.count(method, err != nil)
+	s.gate.count(method, err != nil)
 	if err != nil {
 		s.log.Debug().Str("method", method).Err(err).Msg("request failed")
 	}
 	return result, err
-}
-
-func (s *Server) count(method string, failed bool) {
-	s.statsMu.Lock()
-	defer s.statsMu.Unlock()
-	if routeByName[method] == nil {
-		method = "(other)" // a client's made-up names must not grow this map
-	}
-	s.requests[method]++
-	if failed {
-		s.errors++
-	}
 }
 
 // Close writes the state file one last time and releases it. It is safe

@@ -50,13 +50,7 @@ type memoryStats struct {
 func (s *Server) status(context.Context) (statusResult, error) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	s.statsMu.Lock()
-	requests := make(map[string]uint64, len(s.requests))
-	for k, v := range s.requests {
-		requests[k] = v
-	}
-	errs := s.errors
-	s.statsMu.Unlock()
+	requests, errs := s.gate.counts()
 	state, file := "memory", stateFile{Mode: stateFileNone}
 	if s.persist != nil {
 		state, file = s.persist.Status(), s.persist.StateFile()
