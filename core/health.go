@@ -151,6 +151,25 @@ func NextHealth(prev ModelHealth, now time.Time, retryAfter time.Duration, class
 	return next
 }
 
+// MaxRetryAfter is the longest wait a provider's retry-after or OpenCode's
+// retryAt can ask for; a longer one is taken as this.
+const MaxRetryAfter = 24 * time.Hour
+
+// RetryAtDelay is how long until retryAtMs (epoch milliseconds, OpenCode's
+// next try) from now: 0 for a time past or not a number, at most
+// MaxRetryAfter (a retryAt in 2200 cooled the model until 2200, and one
+// past 2262 overflowed into the past).
+func RetryAtDelay(retryAtMs float64, now time.Time) time.Duration {
+	d := retryAtMs - float64(now.UnixMilli())
+	if !(d > 0) { // also NaN
+		return 0
+	}
+	if d >= float64(MaxRetryAfter.Milliseconds()) {
+		return MaxRetryAfter
+	}
+	return time.Duration(d * float64(time.Millisecond))
+}
+
 // ParseRetryAfter reads a retry-after header value: seconds (fractions
 // allowed) or an HTTP date. Anything else, or a time in the past, is 0.
 // A value over a day is taken as a day.
@@ -159,7 +178,7 @@ func ParseRetryAfter(value string, now time.Time) time.Duration {
 	if value == "" {
 		return 0
 	}
-	const most = 24 * time.Hour
+	const most = MaxRetryAfter
 	if secs, err := strconv.ParseFloat(value, 64); err == nil {
 		if secs <= 0 || secs != secs {
 			return 0

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -44,6 +45,30 @@ func TestCooldownCap(t *testing.T) {
 				assert.Equal(t, want, h.Until.Sub(now), "failure %d's cooldown", i+1)
 				now = h.Until // the next failure as this cooldown ends
 			}
+		})
+	}
+}
+
+// RetryAtDelay: the wait until OpenCode's retryAt, capped at a day like a
+// retry-after header; nothing for a time past or not a number.
+func TestRetryAtDelay(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	ms := func(t time.Time) float64 { return float64(t.UnixMilli()) }
+	for _, tt := range []struct {
+		name string
+		at   float64
+		want time.Duration
+	}{
+		{"in 2 s", ms(now.Add(2 * time.Second)), 2 * time.Second},
+		{"in 23 h", ms(now.Add(23 * time.Hour)), 23 * time.Hour},
+		{"year 2200", ms(time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)), MaxRetryAfter},
+		{"year 2300 (UnixNano overflows)", ms(time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)), MaxRetryAfter},
+		{"1e300", 1e300, MaxRetryAfter},
+		{"past", ms(now.Add(-time.Minute)), 0},
+		{"NaN", math.NaN(), 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, RetryAtDelay(tt.at, now))
 		})
 	}
 }

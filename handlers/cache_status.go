@@ -46,17 +46,17 @@ func cacheStatusOf(list []sessions.CacheSession) cacheStatus {
 	var withFigures sessions.CacheSession
 	for _, c := range list {
 		st.Requests += c.Requests
-		st.InputTokens += c.InputTokens
-		st.CacheReadTokens += c.CacheReadTokens
-		st.CacheWriteTokens += c.CacheWriteTokens
+		st.InputTokens = sessions.SatAdd(st.InputTokens, c.InputTokens)
+		st.CacheReadTokens = sessions.SatAdd(st.CacheReadTokens, c.CacheReadTokens)
+		st.CacheWriteTokens = sessions.SatAdd(st.CacheWriteTokens, c.CacheWriteTokens)
 		st.Busts += c.BustCount
-		st.TokensLost += c.TokensLost
+		st.TokensLost = sessions.SatAdd(st.TokensLost, c.TokensLost)
 		sum := cacheSummary{Session: c.Session, Parent: c.Parent, Agent: c.Agent, Requests: c.Requests,
 			CacheShare: shareOf(c), NoCacheFigures: c.NoCacheFigures(), Busts: c.BustCount, BustsInARow: c.BustsInARow}
 		if !c.NoCacheFigures() {
-			withFigures.InputTokens += c.InputTokens
-			withFigures.CacheReadTokens += c.CacheReadTokens
-			withFigures.CacheWriteTokens += c.CacheWriteTokens
+			withFigures.InputTokens = sessions.SatAdd(withFigures.InputTokens, c.InputTokens)
+			withFigures.CacheReadTokens = sessions.SatAdd(withFigures.CacheReadTokens, c.CacheReadTokens)
+			withFigures.CacheWriteTokens = sessions.SatAdd(withFigures.CacheWriteTokens, c.CacheWriteTokens)
 		}
 		if n := len(c.Busts); n > 0 {
 			b := c.Busts[n-1]

@@ -62,7 +62,7 @@ func (s *Server) modelFailed(_ context.Context, p *modelFailedParams) (modelFail
 	now := s.clock()
 	retryAfter := core.ParseRetryAfter(rawString(p.RetryAfter), now)
 	if at, ok := rawNumber(p.RetryAt); ok && at > 0 {
-		retryAfter = max(retryAfter, time.UnixMilli(int64(at)).Sub(now))
+		retryAfter = max(retryAfter, core.RetryAtDelay(at, now))
 	}
 	prev, _ := s.store.ModelHealth(model)
 	// Moved off this model in its current cooldown already: OpenCode's

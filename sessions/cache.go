@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 
@@ -67,11 +68,30 @@ type CacheSession struct {
 // CacheShare is the share of prompt tokens read from the cache (0 to 1;
 // 0 when no prompt token was counted).
 func (c CacheSession) CacheShare() float64 {
-	prompt := c.InputTokens + c.CacheReadTokens + c.CacheWriteTokens
+	prompt := float64(c.InputTokens) + float64(c.CacheReadTokens) + float64(c.CacheWriteTokens)
 	if prompt <= 0 {
 		return 0
 	}
-	return float64(c.CacheReadTokens) / float64(prompt)
+	return float64(c.CacheReadTokens) / prompt
+}
+
+// SatAdd is a+b for counts that are never negative, saturating at the
+// largest int64 instead of wrapping (1,100 usages of 2^53 tokens wrapped
+// to a negative sum).
+func SatAdd(a, b int64) int64 {
+	if b > 0 && a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// satSub is a-b for such counts, never below 0 (a saturated sum minus
+// what it counted is less than the true figure, never negative).
+func satSub(a, b int64) int64 {
+	if a < b {
+		return 0
+	}
+	return a - b
 }
 
 // NoCacheFigures is true when the session had requests but every one
@@ -220,11 +240,11 @@ func (s *Store) CacheUsage(u Usage) (bust *CacheBust, inARow bool) {
 	u.Session, u.Message, u.Model = cs.Session, keep(u.Message), keep(u.Model)
 	r.usage = u
 	cs.last = r
-	cs.Requests++
-	cs.InputTokens += u.Input
-	cs.OutputTokens += u.Output
-	cs.CacheReadTokens += u.CacheRead
-	cs.CacheWriteTokens += u.CacheWrite
+	cs.Requests = SatAdd(cs.Requests, 1)
+	cs.InputTokens = SatAdd(cs.InputTokens, u.Input)
+	cs.OutputTokens = SatAdd(cs.OutputTokens, u.Output)
+	cs.CacheReadTokens = SatAdd(cs.CacheReadTokens, u.CacheRead)
+	cs.CacheWriteTokens = SatAdd(cs.CacheWriteTokens, u.CacheWrite)
 	b.changes++
 	defer s.cacheSave(cs)
 	r.bust = core.IsBust(r.hasPrev, r.prevCacheRead, u.CacheRead)
@@ -234,8 +254,8 @@ func (s *Store) CacheUsage(u Usage) (bust *CacheBust, inARow bool) {
 	}
 	cb := CacheBust{Message: u.Message, TokensLost: r.prevCacheRead - u.CacheRead,
 		Bust: core.AttributeBust(r.prevModel, u.Model, r.prevPrint, r.print)}
-	cs.BustCount++
-	cs.TokensLost += cb.TokensLost
+	cs.BustCount = SatAdd(cs.BustCount, 1)
+	cs.TokensLost = SatAdd(cs.TokensLost, cb.TokensLost)
 	cs.BustsInARow++
 	cs.Busts = append(cs.Busts, cb)
 	if len(cs.Busts) > MaxBustsPerSession {
@@ -247,16 +267,16 @@ func (s *Store) CacheUsage(u Usage) (bust *CacheBust, inARow bool) {
 // uncount takes r, the session's last request, out of its figures, before
 // it is counted again with newer ones.
 func (cs *cacheSession) uncount(r *cacheRequest) {
-	cs.Requests--
-	cs.InputTokens -= r.usage.Input
-	cs.OutputTokens -= r.usage.Output
-	cs.CacheReadTokens -= r.usage.CacheRead
-	cs.CacheWriteTokens -= r.usage.CacheWrite
+	cs.Requests = satSub(cs.Requests, 1)
+	cs.InputTokens = satSub(cs.InputTokens, r.usage.Input)
+	cs.OutputTokens = satSub(cs.OutputTokens, r.usage.Output)
+	cs.CacheReadTokens = satSub(cs.CacheReadTokens, r.usage.CacheRead)
+	cs.CacheWriteTokens = satSub(cs.CacheWriteTokens, r.usage.CacheWrite)
 	if !r.bust {
 		return
 	}
-	cs.BustCount--
-	cs.TokensLost -= r.prevCacheRead - r.usage.CacheRead
+	cs.BustCount = satSub(cs.BustCount, 1)
+	cs.TokensLost = satSub(cs.TokensLost, r.prevCacheRead-r.usage.CacheRead)
 	cs.BustsInARow--
 	if n := len(cs.Busts); n > 0 && cs.Busts[n-1].Message == r.usage.Message {
 		cs.Busts = cs.Busts[:n-1]

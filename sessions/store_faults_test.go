@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"database/sql"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -175,4 +176,33 @@ func TestStateHomeRelativeIgnored(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// 1,100 usages of 2^53 tokens each (the largest a JSON number carries
+// exactly) in one session, every other one a bust: no figure wraps to
+// negative (the sums saturate), and the share stays within 0 to 1.
+func TestCacheTokenSums1100UsagesOf2To53(t *testing.T) {
+	s := newTestStore(Config{})
+	const big = int64(1) << 53
+	for i := range 1100 {
+		read := big
+		if i%2 == 1 {
+			read = 0 // a bust: all of it lost
+		}
+		s.CacheUsage(Usage{Session: "ses_big", Message: "msg_" + strconv.Itoa(i), Model: "fake/m",
+			Input: big, Output: big, CacheRead: read, CacheWrite: big})
+	}
+	list := s.CacheList()
+	require.Len(t, list, 1)
+	c := list[0]
+	for name, v := range map[string]int64{"requests": c.Requests, "input": c.InputTokens, "output": c.OutputTokens,
+		"cacheRead": c.CacheReadTokens, "cacheWrite": c.CacheWriteTokens, "busts": c.BustCount, "tokensLost": c.TokensLost} {
+		assert.GreaterOrEqual(t, v, int64(0), name)
+	}
+	assert.Equal(t, int64(1100), c.Requests)
+	assert.Equal(t, int64(math.MaxInt64), c.InputTokens, "saturated, not wrapped")
+	assert.Equal(t, 550*big, c.TokensLost, "550 busts of 2^53 each")
+	share := c.CacheShare()
+	assert.True(t, share >= 0 && share <= 1, "share %v", share)
+	t.Logf("1100 usages of 2^53 tokens: input %d, tokensLost %d, share %.3f", c.InputTokens, c.TokensLost, share)
 }
