@@ -8,9 +8,9 @@ type sessionAgent struct {
 	model          *ModelDecision // the latest chat.message's (model.go); nil: none
 
 	// With a database, as parentState's (dbstore.go).
-	rev           int64
-	epoch         uint64
-	dirty, pinned bool
+	rev                      int64
+	epoch                    uint64
+	dirty, pinned, unwritten bool
 
 	// parent, running and switches: health.go.
 	parent, running string

@@ -430,6 +430,7 @@ func (d *Database) Close() error {
 		}
 		d.log.Info().Str("state", d.path).Int("transactions", steps).Bool("within", !d.store.overBounds()).Msg("state database pruned on close")
 	}
+	d.store.writeUnwritten()
 	d.store.detach()
 	return c.close()
 }

@@ -18,7 +18,7 @@ import (
 func (s *Store) cached(id string) *parentState {
 	p, ok := s.parents.Get(id)
 	d := s.db
-	if d == nil || ok && (p.epoch == d.epoch || p.dirty || p.pinned) {
+	if d == nil || ok && (p.epoch == d.epoch || p.dirty || p.pinned || p.unwritten) {
 		return p
 	}
 	var rev int64
@@ -125,7 +125,7 @@ func (s *Store) readParent(id string, rev int64) (*parentState, error) {
 func (s *Store) cachedAgent(session string) *sessionAgent {
 	sa, ok := s.agents.Get(session)
 	d := s.db
-	if d == nil || ok && (sa.epoch == d.epoch || sa.dirty || sa.pinned) {
+	if d == nil || ok && (sa.epoch == d.epoch || sa.dirty || sa.pinned || sa.unwritten) {
 		return sa
 	}
 	var agent string

@@ -1,6 +1,9 @@
 package sessions
 
-import ()
+import (
+	"database/sql"
+	"errors"
+)
 
 // The store's database side. With a database attached (Database), the
 // store's maps are a cache in front of it and the database is the truth:
@@ -39,9 +42,13 @@ type storeDB struct {
 
 	dirtyParents []*parentState
 	dirtyTracked []*sessionAgent
-	deleted      []string // parents forgotten with DeleteSession
-	untracked    []string // sessions whose agent was forgotten on purpose
-	loading      bool     // filling the cache: nothing is dirty
+	// What this process acknowledged but could not write yet (a busy or
+	// failing database): the next transaction that begins writes it.
+	unwrittenParents []*parentState
+	unwrittenTracked []*sessionAgent
+	deleted          []string // parents forgotten with DeleteSession
+	untracked        []string // sessions whose agent was forgotten on purpose
+	loading          bool     // filling the cache: nothing is dirty
 	// overBound: the last prune left the database over its bounds (it
 	// forgets at most pruneBatch rows a transaction); pruneDue: the next
 	// transaction prunes even when it writes nothing else.
@@ -110,6 +117,61 @@ func (s *Store) begin() {
 	d.seq = seq
 	d.clock = uint64(clock)
 	s.clock = max(s.clock, d.clock)
+	if err := s.takeUnwritten(); err != nil {
+		d.fail(classify(err))
+		d.rollback()
+	}
+}
+
+// takeUnwritten makes what this process acknowledged while no write could
+// be made part of the transaction just begun: a parent or session whose
+// row is as this process last saw it (or, new, still missing) is written
+// whole; one another process changed or forgot meanwhile is dropped from
+// the cache, read again at its next use, so a stale copy never overwrites
+// another process's change.
+func (s *Store) takeUnwritten() error {
+	d := s.db
+	for _, p := range d.unwrittenParents {
+		if cur, ok := s.parents.Get(p.id); !ok || cur != p || !p.unwritten {
+			continue
+		}
+		p.unwritten = false
+		var rev int64
+		err := d.c.queryRow("SELECT rev FROM parents WHERE id=?", p.id).Scan(&rev)
+		switch {
+		case errors.Is(err, sql.ErrNoRows) && p.rev == 0, err == nil && rev == p.rev:
+			p.dirty = true
+			d.dirtyParents = append(d.dirtyParents, p)
+		case err != nil && !errors.Is(err, sql.ErrNoRows):
+			p.unwritten = true
+			return err
+		default:
+			p.epoch, p.newFrozen, p.goneFrozen = 0, nil, nil
+			s.dropParent(p)
+		}
+	}
+	d.unwrittenParents = d.unwrittenParents[:0]
+	for _, sa := range d.unwrittenTracked {
+		if cur, ok := s.agents.Get(sa.session); !ok || cur != sa || !sa.unwritten {
+			continue
+		}
+		sa.unwritten = false
+		var rev int64
+		err := d.c.queryRow("SELECT rev FROM tracked WHERE session=?", sa.session).Scan(&rev)
+		switch {
+		case errors.Is(err, sql.ErrNoRows) && sa.rev == 0, err == nil && rev == sa.rev:
+			sa.dirty = true
+			d.dirtyTracked = append(d.dirtyTracked, sa)
+		case err != nil && !errors.Is(err, sql.ErrNoRows):
+			sa.unwritten = true
+			return err
+		default:
+			sa.epoch = 0
+			s.untrack(sa.session)
+		}
+	}
+	d.unwrittenTracked = d.unwrittenTracked[:0]
+	return nil
 }
 
 // finish writes what the method changed, prunes the database to its
@@ -152,6 +214,19 @@ func (s *Store) finish() {
 		sa.rev, sa.epoch = d.seq, d.epoch
 	}
 	d.dirtyParents, d.dirtyTracked, d.deleted, d.untracked = d.dirtyParents[:0], d.dirtyTracked[:0], nil, nil
+}
+
+// writeUnwritten tries once more to write what this process acknowledged
+// but could not write (Close, before the store leaves the database).
+func (s *Store) writeUnwritten() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.db
+	if d == nil || d.readOnly || len(d.unwrittenParents)+len(d.unwrittenTracked) == 0 {
+		return
+	}
+	s.begin()
+	s.finish()
 }
 
 // pruneStep runs one transaction that prunes (at most pruneBatch rows of
@@ -206,12 +281,30 @@ func (d *storeDB) rollback() {
 	d.c.rollback()
 	d.inTx = false
 	for _, p := range d.dirtyParents {
-		p.dirty, p.epoch, p.newFrozen, p.goneFrozen = false, 0, nil, nil
+		p.dirty = false
+		d.unwrite(p)
 	}
 	for _, sa := range d.dirtyTracked {
-		sa.dirty, sa.epoch = false, 0
+		sa.dirty = false
+		d.unwriteTracked(sa)
 	}
 	d.dirtyParents, d.dirtyTracked, d.deleted, d.untracked = d.dirtyParents[:0], d.dirtyTracked[:0], nil, nil
+}
+
+// unwrite keeps p, changed but not written, for the next transaction
+// (takeUnwritten); its new frozen blocks stay listed for it.
+func (d *storeDB) unwrite(p *parentState) {
+	if !p.unwritten {
+		p.unwritten = true
+		d.unwrittenParents = append(d.unwrittenParents, p)
+	}
+}
+
+func (d *storeDB) unwriteTracked(sa *sessionAgent) {
+	if !sa.unwritten {
+		sa.unwritten = true
+		d.unwrittenTracked = append(d.unwrittenTracked, sa)
+	}
 }
 
 // unlock finishes the method's transaction, if any, and releases mu.
@@ -234,6 +327,8 @@ func (s *Store) markParent(p *parentState) {
 	case d.inTx:
 		p.dirty = true
 		d.dirtyParents = append(d.dirtyParents, p)
+	default:
+		d.unwrite(p)
 	}
 }
 
@@ -246,6 +341,8 @@ func (s *Store) markTracked(sa *sessionAgent) {
 	case d.inTx:
 		sa.dirty = true
 		d.dirtyTracked = append(d.dirtyTracked, sa)
+	default:
+		d.unwriteTracked(sa)
 	}
 }
 

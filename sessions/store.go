@@ -199,6 +199,10 @@ type parentState struct {
 	epoch                 uint64
 	dirty, pinned         bool
 	newFrozen, goneFrozen []string
+	// unwritten: changed while no write could be made (the database busy
+	// or failing); written by the next transaction that begins, unless
+	// another process changed the parent meanwhile (dbstore.go).
+	unwritten bool
 }
 
 // New returns an empty store; zero Config fields take their defaults.

@@ -206,3 +206,70 @@ func TestCacheTokenSums1100UsagesOf2To53(t *testing.T) {
 	assert.True(t, share >= 0 && share <= 1, "share %v", share)
 	t.Logf("1100 usages of 2^53 tokens: input %d, tokensLost %d, share %.3f", c.InputTokens, c.TokensLost, share)
 }
+
+// execOn runs statements on the database at path from a connection of its
+// own (another process, as far as the store can tell).
+func execOn(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer db.Close()
+	for _, q := range stmts {
+		_, err := db.Exec(q)
+		require.NoError(t, err, q)
+	}
+}
+
+// An alias made while writes fail, under a parent the database does not
+// hold yet, is served at the process's next requests (it was dropped at
+// the next one, as the database lacked the parent) and written by the
+// first transaction that works; so is a change to a parent it holds.
+func TestUnwrittenKeptUntilWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	h, d := dbHarness(t, path, Config{})
+	h.task("ses_old", "explorer", "before", "ses_before")
+
+	execOn(t, path, "CREATE TRIGGER fail_writes BEFORE INSERT ON entries BEGIN SELECT RAISE(ABORT, 'disk full (test)'); END")
+	h.task("ses_new", "explorer", "while failing", "ses_failing")
+	h.task("ses_old", "oracle", "while failing too", "ses_failing_old")
+	require.Contains(t, d.StateFile().LastWriteError, "disk full (test)")
+	for range 3 { // further requests, one a failing write
+		h.s.SetAgent("ses_other", "explorer")
+		require.Len(t, h.s.List("ses_new"), 1, "the new parent's alias is served from the cache")
+		require.Len(t, h.s.List("ses_old"), 2)
+	}
+
+	execOn(t, path, "DROP TRIGGER fail_writes")
+	h.s.SetAgent("ses_again", "explorer") // a transaction that works
+	assert.Empty(t, d.StateFile().LastWriteError)
+
+	s2 := New(Config{})
+	openTestDB(t, path, s2)
+	got := s2.List("ses_new")
+	require.Len(t, got, 1, "written once writes work")
+	assert.Equal(t, "ses_failing", got[0].TaskID)
+	assert.Len(t, s2.List("ses_old"), 2)
+}
+
+// What another process changed meanwhile is not overwritten by a copy
+// this process could not write: that copy is dropped and the other's read.
+func TestUnwrittenYieldsToAnotherProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	a, da := dbHarness(t, path, Config{})
+	b, _ := dbHarness(t, path, Config{})
+	a.task("ses_p", "explorer", "first", "ses_1")
+	require.Len(t, b.s.List("ses_p"), 1)
+
+	execOn(t, path, "CREATE TRIGGER fail_writes BEFORE INSERT ON entries WHEN NEW.task_id='ses_from_a' BEGIN SELECT RAISE(ABORT, 'disk full (test)'); END")
+	a.task("ses_p", "oracle", "a's, not written", "ses_from_a")
+	require.NotEmpty(t, da.StateFile().LastWriteError)
+	execOn(t, path, "DROP TRIGGER fail_writes")
+	b.task("ses_p", "coder", "b's", "ses_from_b")
+	a.s.SetAgent("ses_x", "explorer") // a's next transaction
+
+	var ids []string
+	for _, e := range a.s.List("ses_p") {
+		ids = append(ids, e.TaskID)
+	}
+	assert.ElementsMatch(t, []string{"ses_1", "ses_from_b"}, ids, "b's change stands; a's copy is dropped")
+}
