@@ -30,6 +30,13 @@ type Database struct {
 	// movedAside is where an unreadable database went, "" if none.
 	movedAside string
 
+	// file identifies the file opened at path; watch (watchFile) notices
+	// when path names another file or none, and reopens.
+	file      os.FileInfo
+	watching  sync.WaitGroup
+	stopWatch chan struct{}
+	wake      chan struct{} // a corrupt database met: check now
+
 	// pruning: the goroutine that brings an over-bound database within
 	// its bounds (pruneLoop); stopPrune ends it.
 	pruning   sync.WaitGroup
@@ -106,6 +113,14 @@ func OpenDatabase(ctx context.Context, path string, store *Store, log zerolog.Lo
 		d.warn(w)
 	}
 	store.attach(&storeDB{c: c, readOnly: ro != "", report: d.report})
+	if ro == "" {
+		if fi, err := os.Stat(path); err == nil {
+			d.file = fi
+			d.stopWatch, d.wake = make(chan struct{}), make(chan struct{}, 1)
+			d.watching.Add(1)
+			go d.watchFile(ctx, d.stopWatch)
+		}
+	}
 	if ro == "" && store.overBounds() {
 		d.stopPrune = make(chan struct{})
 		d.pruning.Add(1)
@@ -114,6 +129,86 @@ func OpenDatabase(ctx context.Context, path string, store *Store, log zerolog.Lo
 	st := store.Stats()
 	log.Info().Str("state", path).Str("mode", d.mode).Int("parents", st.Parents).Int("entries", st.Entries).Msg("state database open")
 	return d, nil
+}
+
+// watchInterval is how often a process checks that its state path still
+// names the database it has open.
+const watchInterval = time.Second
+
+// watchFile notices the database replaced or deleted under this process
+// (it went on writing to the unlinked file and reported persistent: 4,276
+// acknowledged aliases gone) and a corrupt one met while serving; it then
+// moves a corrupt file aside (only while it is still the one at path) and
+// opens the database at path anew, writing what the cache holds there
+// (Store.reattach).
+func (d *Database) watchFile(ctx context.Context, stop <-chan struct{}) {
+	defer d.watching.Done()
+	t := time.NewTicker(watchInterval)
+	defer t.Stop()
+	for {
+		corrupt := false
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-d.wake:
+			corrupt = true
+		}
+		d.mu.Lock()
+		lastErr := d.lastErr
+		d.mu.Unlock()
+		corrupt = corrupt || errors.Is(lastErr, errCorrupt)
+		fi, err := os.Stat(d.path)
+		same := err == nil && os.SameFile(fi, d.file)
+		var why string
+		switch {
+		case same && corrupt:
+			aside, merr := moveAside(d.path)
+			if merr != nil {
+				continue
+			}
+			why = fmt.Sprintf("the state database was found corrupt while serving (%v): moved to %s, starting a new one with what this process holds", lastErr, aside)
+		case same:
+			continue
+		case err != nil:
+			why = "the state database was deleted under this process: made again with what this process holds"
+		default:
+			why = "the state database was replaced under this process: reopened, and what this process holds that it lacks written there"
+		}
+		if CheckStatePath(d.path) != nil {
+			continue // a link or FIFO planted there: keep the open file
+		}
+		err = d.store.reattach(func() (*storeDB, error) {
+			c, ro, err := openDB(ctx, d.path, openReadWrite)
+			if err == nil && ro != "" {
+				c.close()
+				err = errors.New(ro)
+			}
+			if err != nil {
+				return nil, err
+			}
+			nfi, err := os.Stat(d.path)
+			if err != nil {
+				c.close()
+				return nil, err
+			}
+			d.mu.Lock()
+			d.c, d.file, d.lastErr = c, nfi, nil
+			d.mu.Unlock()
+			return &storeDB{c: c, report: d.report}, nil
+		})
+		if err != nil {
+			d.mu.Lock()
+			d.c = nil
+			d.mode, d.reason = StateFileMemoryOnly, why+"; reopening it failed: "+err.Error()
+			d.mu.Unlock()
+			d.log.Warn().Str("state", d.path).Str("reason", d.reason).Msg("state database not used: running in memory only")
+			return
+		}
+		d.warn(why)
+	}
 }
 
 // MemoryOnly is a Database that keeps nothing: the store stays in memory,
@@ -162,7 +257,9 @@ func (d *Database) stopping(err error) {
 }
 
 func (d *Database) warn(w string) {
+	d.mu.Lock()
 	d.warnings = append(d.warnings, w)
+	d.mu.Unlock()
 	d.log.Warn().Str("state", d.path).Msg(w)
 }
 
@@ -171,6 +268,12 @@ func (d *Database) warn(w string) {
 func (d *Database) report(err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if errors.Is(err, errCorrupt) && d.wake != nil {
+		select {
+		case d.wake <- struct{}{}:
+		default:
+		}
+	}
 	switch {
 	case err == nil && d.lastErr != nil:
 		d.log.Info().Str("state", d.path).Msg("the state database works again")
@@ -413,6 +516,14 @@ const closePruneTime = 30 * time.Second
 // Close detaches the store (it keeps serving from memory) and closes the
 // database. It is safe to call more than once.
 func (d *Database) Close() error {
+	d.mu.Lock()
+	stopWatch := d.stopWatch
+	d.stopWatch = nil
+	d.mu.Unlock()
+	if stopWatch != nil {
+		close(stopWatch)
+		d.watching.Wait()
+	}
 	d.mu.Lock()
 	c := d.c
 	d.c = nil

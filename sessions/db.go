@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite"
@@ -126,6 +127,9 @@ type dbConn struct {
 	// could be made; other processes' changes are not seen.
 	immutable bool
 	stmts     map[string]*sql.Stmt
+	// file is the file opened at path (nil: not known); close leaves a
+	// connection whose path names another file or none open (abandoned).
+	file os.FileInfo
 	// writers orders this process's write transactions on the file
 	// (dbwriters.go); writing: this connection holds its turn.
 	writers *writerQueue
@@ -180,6 +184,9 @@ func openDB(ctx context.Context, path string, mode openMode) (c *dbConn, roReaso
 				if err == nil {
 					err = c.setUp(ctx)
 				}
+				if err == nil {
+					err = c.quickCheck(ctx)
+				}
 				if err != nil && c != nil {
 					c.close()
 					c = nil
@@ -187,6 +194,7 @@ func openDB(ctx context.Context, path string, mode openMode) (c *dbConn, roReaso
 				return err
 			})
 			if err == nil {
+				c.file, _ = os.Stat(path)
 				return c, "", nil
 			}
 			if !isReadOnlyError(err) {
@@ -211,6 +219,9 @@ func openDB(ctx context.Context, path string, mode openMode) (c *dbConn, roReaso
 					err = c.check(ctx)
 				}
 			}
+		}
+		if err == nil {
+			err = c.quickCheck(ctx)
 		}
 		if err != nil && c != nil {
 			c.close()
@@ -341,6 +352,21 @@ func (c *dbConn) check(ctx context.Context) error {
 	}
 	if version > schemaVersion {
 		return fmt.Errorf("format %d %w (this build reads %d): upgrade hookwire, or point --state elsewhere", version, ErrNewerFormat, schemaVersion)
+	}
+	return nil
+}
+
+// quickCheck runs SQLite's quick_check over every page (a few ms a MiB):
+// a database damaged past its header (every write failed "malformed"
+// while it opened as persistent) is errCorrupt, so it is moved aside at
+// open rather than failing each request.
+func (c *dbConn) quickCheck(ctx context.Context) error {
+	var res string
+	if err := c.conn.QueryRowContext(ctx, "PRAGMA quick_check(1)").Scan(&res); err != nil {
+		return classify(err)
+	}
+	if res != "ok" {
+		return fmt.Errorf("%w: quick_check: %s", errCorrupt, res)
 	}
 	return nil
 }
@@ -531,6 +557,22 @@ func (c *dbConn) close() error {
 		st.Close()
 	}
 	c.stmts = nil
+	if c.file != nil && !c.readOnly {
+		if fi, err := os.Stat(c.path); err != nil || !os.SameFile(fi, c.file) {
+			// The file was moved aside, replaced or deleted: closing the
+			// last connection on it would checkpoint and delete the WAL
+			// by its name, path-wal, which is now the new database's.
+			abandonedMu.Lock()
+			abandoned = append(abandoned, c.db)
+			abandonedMu.Unlock()
+			c.endWrite()
+			if c.writers != nil {
+				leaveWriters(c.path)
+				c.writers = nil
+			}
+			return nil
+		}
+	}
 	if !c.readOnly {
 		c.conn.ExecContext(context.Background(), "PRAGMA busy_timeout = 0")
 		var mode string
@@ -545,6 +587,13 @@ func (c *dbConn) close() error {
 	}
 	return err
 }
+
+// abandoned holds the connections close left open (their file is no
+// longer at their path), for the process's life.
+var (
+	abandonedMu sync.Mutex
+	abandoned   []*sql.DB
+)
 
 // classify gives SQLite's errors that matter here their meaning.
 func classify(err error) error {

@@ -63,6 +63,48 @@ func (s *Store) attach(d *storeDB) {
 	s.db = d
 }
 
+// reattach moves the store to the database open makes at the same path
+// (the file was replaced, deleted or moved aside under this process), and
+// writes there every parent and tracked session the cache holds that it
+// lacks: what this process acknowledged is not lost with the old file.
+// One the new database holds is read from it (another process's stands).
+// The old connection is closed first: its -wal and -shm are named by the
+// path, and the new file must not be read with the old file's WAL. When
+// open fails the store serves from memory.
+func (s *Store) reattach(open func() (*storeDB, error)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := s.db; old != nil {
+		old.c.close()
+		s.db = nil
+	}
+	d, err := open()
+	if err != nil {
+		return err
+	}
+	s.db = d
+	d.epoch = 1
+	for _, p := range s.parents.All() {
+		p.rev, p.epoch, p.dirty, p.pinned, p.unwritten, p.goneFrozen = 0, 0, false, false, false, nil
+		p.newFrozen = p.newFrozen[:0]
+		if p.frozen != nil {
+			for id := range p.frozen.Backward() {
+				p.newFrozen = append(p.newFrozen, id)
+			}
+		}
+		d.unwrite(p)
+	}
+	for _, sa := range s.agents.All() {
+		sa.rev, sa.epoch, sa.dirty, sa.pinned, sa.unwritten = 0, 0, false, false, false
+		d.unwriteTracked(sa)
+	}
+	if !d.readOnly {
+		s.begin()
+		s.finish()
+	}
+	return nil
+}
+
 // detach closes the store's use of its database: it serves from memory
 // with what it holds.
 func (s *Store) detach() {

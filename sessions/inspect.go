@@ -76,6 +76,9 @@ func ReadStateFile(path string) (StateContents, error) {
 func readJSONState(path string) (StateContents, error) {
 	s, err := decodeJSONState(context.Background(), path, unbounded)
 	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+			err = badJSONError{err}
+		}
 		return StateContents{}, err
 	}
 	return contents(s), nil
@@ -107,3 +110,39 @@ func ProjectRoot(dir string) (string, error) {
 	}
 	return projectDir(abs), nil
 }
+
+// Advice is what to do about err, an error ReadStateFile gave for the
+// state at path, true for its case ("" when the error says it already).
+// IsCorrupt reports whether err means the state is damaged or not a
+// hookwire database: what a sidecar moves aside.
+func Advice(err error, path string) string {
+	var fe *FileError
+	switch {
+	case err == nil, errors.As(err, &fe):
+		return ""
+	case errors.Is(err, ErrNewerFormat):
+		return "a newer hookwire wrote it: upgrade hookwire to read it; sidecars of this build leave it as it is and run in memory only, and forget cannot change it"
+	case IsCorrupt(err):
+		return fmt.Sprintf("a sidecar opening it moves it aside (to %s.corrupt-<time>) and starts empty; or reset it now: hookwire forget --all --state %s", path, path)
+	case errors.Is(err, fs.ErrPermission):
+		return "make it readable by you (a sidecar that cannot write it runs read-only)"
+	}
+	return ""
+}
+
+// IsCorrupt reports an error that means the state at its path is damaged
+// (SQLite found it corrupt, or its JSON does not decode) or not a hookwire
+// database.
+func IsCorrupt(err error) bool {
+	return isBadFile(err) || errors.Is(err, errBadJSON)
+}
+
+// errBadJSON marks a JSON state file that does not decode (badJSONError
+// keeps the decoder's message).
+var errBadJSON = errors.New("the JSON state file does not decode")
+
+type badJSONError struct{ err error }
+
+func (e badJSONError) Error() string        { return e.err.Error() }
+func (e badJSONError) Unwrap() error        { return e.err }
+func (e badJSONError) Is(target error) bool { return target == errBadJSON }

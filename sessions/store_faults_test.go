@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -272,4 +273,160 @@ func TestUnwrittenYieldsToAnotherProcess(t *testing.T) {
 		ids = append(ids, e.TaskID)
 	}
 	assert.ElementsMatch(t, []string{"ses_1", "ses_from_b"}, ids, "b's change stands; a's copy is dropped")
+}
+
+// corruptPage overwrites page n (of 8 KiB) of the database at path with
+// zeros, leaving the header intact.
+func corruptPage(t *testing.T, path string, n int64) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt(make([]byte, 8192), 8192*n)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+}
+
+// filledDB is a closed database at path holding n parents with an alias
+// each, made through a store.
+func filledDB(t *testing.T, path string, n int) {
+	t.Helper()
+	h := newHarness(t, Config{})
+	d, _ := openTestDB(t, path, h.s)
+	for i := range n {
+		h.task("ses_p"+strconv.Itoa(i), "explorer", "a task with a label", "ses_t"+strconv.Itoa(i))
+	}
+	require.NoError(t, d.Close())
+}
+
+// A database damaged past its header (it opened as persistent and every
+// write failed "database disk image is malformed"): the read of the
+// commands calls it corrupt, and a sidecar opening it moves it aside and
+// makes a new one, where its writes persist.
+func TestCorruptIntactHeaderMovedAside(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	filledDB(t, path, 300)
+	corruptPage(t, path, 3)
+
+	_, err := ReadStateFile(path)
+	require.ErrorIs(t, err, errCorrupt, "sessions and doctor read it as corrupt")
+	assert.Contains(t, err.Error(), "corrupt")
+
+	h := newHarness(t, Config{})
+	d, _ := openTestDB(t, path, h.s)
+	st := d.StateFile()
+	require.Equal(t, StateFilePersistent, st.Mode, st.Reason)
+	require.Len(t, st.Warnings, 1)
+	assert.Contains(t, st.Warnings[0], "moved to "+path+".corrupt-")
+	h.task("ses_after", "explorer", "after", "ses_after_child")
+	assert.Empty(t, d.StateFile().LastWriteError)
+	require.NoError(t, d.Close())
+	got, err := ReadStateFile(path)
+	require.NoError(t, err)
+	require.Len(t, got.Sessions, 1)
+	assert.Equal(t, "ses_after_child", got.Sessions[0].TaskID)
+}
+
+// The database deleted, or replaced by another, under a running process:
+// within a second or so it notices, opens the one at the path and writes
+// there what it holds that the new one lacks; nothing acknowledged is lost.
+func TestDatabaseDeletedOrReplacedUnderProcess(t *testing.T) {
+	for _, tt := range []string{"deleted", "replaced"} {
+		t.Run(tt, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "state.db")
+			h := newHarness(t, Config{})
+			d, _ := openTestDB(t, path, h.s)
+			for i := range 20 {
+				h.task("ses_p"+strconv.Itoa(i), "explorer", "before", "ses_before_"+strconv.Itoa(i))
+			}
+			switch tt {
+			case "deleted":
+				for _, name := range append([]string{path}, companions(path)...) {
+					os.Remove(name)
+				}
+			case "replaced":
+				other := filepath.Join(dir, "other.db")
+				oh := newHarness(t, Config{})
+				od, _ := openTestDB(t, other, oh.s)
+				oh.task("ses_theirs", "explorer", "theirs", "ses_their_child")
+				require.NoError(t, od.Close())
+				// Replaced as SQLite requires: the old file's -wal and
+				// -shm go with it (a new file read with the old WAL is
+				// damaged, whoever reads it).
+				for _, name := range companions(path) {
+					os.Remove(name)
+				}
+				require.NoError(t, os.Rename(other, path))
+			}
+			require.Eventually(t, func() bool {
+				h.s.SetAgent("ses_poke", "explorer") // requests go on meanwhile
+				for _, w := range d.StateFile().Warnings {
+					if strings.Contains(w, tt+" under this process") {
+						return true
+					}
+				}
+				return false
+			}, 10*time.Second, 50*time.Millisecond)
+			h.task("ses_after", "explorer", "after", "ses_after_child")
+			require.Empty(t, d.StateFile().LastWriteError)
+			require.NoError(t, d.Close())
+
+			got, err := ReadStateFile(path)
+			require.NoError(t, err)
+			ids := map[string]bool{}
+			for _, e := range got.Sessions {
+				ids[e.TaskID] = true
+			}
+			for i := range 20 {
+				assert.True(t, ids["ses_before_"+strconv.Itoa(i)], "alias %d made before is kept", i)
+			}
+			assert.True(t, ids["ses_after_child"])
+			if tt == "replaced" {
+				assert.True(t, ids["ses_their_child"], "the replacing database's own entries stay")
+			}
+		})
+	}
+}
+
+// A database damaged under a running process A: the next process to open
+// it (B) finds it corrupt and moves it aside; A notices within a second,
+// opens B's new database and writes what it holds there, so neither
+// process's aliases are lost.
+func TestCorruptUnderRunningProcessMovedAside(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	filledDB(t, path, 300)
+	a := newHarness(t, Config{})
+	da, _ := openTestDB(t, path, a.s)
+	a.task("ses_mine", "explorer", "mine", "ses_mine_child")
+	execOn(t, path, "PRAGMA wal_checkpoint(TRUNCATE)")
+	corruptPage(t, path, 3)
+
+	b := newHarness(t, Config{})
+	db, _ := openTestDB(t, path, b.s)
+	require.Len(t, db.StateFile().Warnings, 1)
+	assert.Contains(t, db.StateFile().Warnings[0], "database is corrupt")
+	b.task("ses_b", "explorer", "b's", "ses_b_child")
+
+	require.Eventually(t, func() bool {
+		a.s.SetAgent("ses_poke", "explorer")
+		for _, w := range da.StateFile().Warnings {
+			if strings.Contains(w, "replaced under this process") {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 50*time.Millisecond, "%+v", da.StateFile())
+	a.task("ses_after", "explorer", "after", "ses_after_child")
+	require.Empty(t, da.StateFile().LastWriteError)
+	require.NoError(t, da.Close())
+	require.NoError(t, db.Close())
+	got, err := ReadStateFile(path)
+	require.NoError(t, err)
+	ids := map[string]bool{}
+	for _, e := range got.Sessions {
+		ids[e.TaskID] = true
+	}
+	assert.True(t, ids["ses_mine_child"], "A's alias from before")
+	assert.True(t, ids["ses_after_child"], "A's alias from after")
+	assert.True(t, ids["ses_b_child"], "B's alias")
 }

@@ -441,8 +441,12 @@ func (d *doctor) checkStateFile() {
 	}
 	got, err := sessions.ReadStateFile(path)
 	if err != nil {
-		d.add(levelFail, "state file", fmt.Sprintf("%s: %s, not loadable: %v; %s.", path, plural(int(fi.Size()), "byte"), err, use),
-			fmt.Sprintf("the next sidecar moves it aside and starts empty; or reset it now: hookwire forget --all --state %s", path))
+		what := "not loadable"
+		if sessions.IsCorrupt(err) {
+			what = "not loadable (corrupt)"
+		}
+		d.add(levelFail, "state file", fmt.Sprintf("%s: %s, %s: %v; %s.", path, plural(int(fi.Size()), "byte"), what, err, use),
+			sessions.Advice(err, path))
 		return
 	}
 	d.add(levelOK, "state file", fmt.Sprintf("%s: %s, %s under %s, %s; %s.", path, plural(int(fi.Size()), "byte"),

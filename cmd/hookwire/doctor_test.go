@@ -355,7 +355,7 @@ func TestDoctor(t *testing.T) {
 				e.globalJSON(`{"plugin":[["hookwire-opencode",{"state":"` + path + `"}]]}`)
 			},
 			code: 1,
-			want: []string{`^FAIL +state file +.*/proj-0\.json: 9 bytes, not loadable: decoding session state: .*; shared by every sidecar on the project\. Fix: .*hookwire forget --all --state .*/proj-0\.json$`},
+			want: []string{`^FAIL +state file +.*/proj-0\.json: 9 bytes, not loadable \(corrupt\): decoding session state: .*; shared by every sidecar on the project\. Fix: .*hookwire forget --all --state .*/proj-0\.json$`},
 		},
 		{
 			name: "state turned off by the plugin's options",

@@ -88,9 +88,14 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, fs.ErrNotExist):
 		list.Exists = false
 	case err != nil:
-		fmt.Fprintf(stderr, "hookwire sessions: %s is not loadable state: %v\n"+
-			"A sidecar starting on it moves it aside and starts empty; `hookwire forget --all --state %s` resets it now.\n",
-			path, err, path)
+		what := "is not loadable state"
+		if sessions.IsCorrupt(err) {
+			what = "is not loadable state (corrupt)"
+		}
+		fmt.Fprintf(stderr, "hookwire sessions: %s %s: %v\n", path, what, err)
+		if a := sessions.Advice(err, path); a != "" {
+			fmt.Fprintf(stderr, "%s%s.\n", strings.ToUpper(a[:1]), a[1:])
+		}
 		return 1
 	default:
 		list.Parents, list.FrozenBlocks, list.TrackedSessions = got.Parents, got.FrozenBlocks, got.TrackedSessions

@@ -96,7 +96,7 @@ func TestSessionsCommand(t *testing.T) {
 			name:   "a corrupt file: exit 1, what to do",
 			args:   []string{"--state", corrupt},
 			code:   1,
-			stderr: corrupt + " is not loadable state: decoding session state: unexpected EOF",
+			stderr: corrupt + " is not loadable state (corrupt): decoding session state: unexpected EOF",
 		},
 		{
 			name:   "a file from a newer hookwire: exit 1",

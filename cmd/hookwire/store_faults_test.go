@@ -1,12 +1,14 @@
 package main
 
 import (
+	"database/sql"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -116,4 +118,79 @@ func TestServeRelativeXDGStateHome(t *testing.T) {
 	require.Equal(t, 0, p.waitExit())
 	_, err := os.Lstat(filepath.Join(cwd, "rel"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "nothing made under the working directory")
+}
+
+// corruptDatabase makes a hookwire database at path holding 400 parents,
+// then zeroes its fourth page: the header is intact, the data is not.
+func corruptDatabase(t *testing.T, path string) {
+	t.Helper()
+	d, err := sessions.OpenDatabase(t.Context(), path, sessions.New(sessions.Config{}), zerolog.Nop())
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	_, err = db.Exec("WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM k WHERE i < 400) " +
+		"INSERT INTO parents(pid,id,rev,bytes) SELECT i, 'ses_parent_with_a_long_enough_id_'||i, i, 300 FROM k")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt(make([]byte, 8192), 3*8192)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+}
+
+// A corrupt database whose header is intact: sessions and doctor call it
+// corrupt, with advice that holds; forget --all resets it (exit 0, the
+// damaged file kept aside), and a sidecar's writes then persist.
+func TestCorruptDatabaseCommands(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state.db")
+	corruptDatabase(t, state)
+
+	out, err := exec.Command(binPath, "sessions", "--state", state).CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "(corrupt)")
+	assert.Contains(t, string(out), "hookwire forget --all --state "+state)
+
+	out, err = exec.Command(binPath, "forget", "--all", "--state", state).CombinedOutput()
+	require.NoError(t, err, "forget --all resets a corrupt database: %s", out)
+	aside, _ := filepath.Glob(state + ".corrupt-*")
+	assert.NotEmpty(t, aside, "the damaged file is kept aside")
+
+	p := start(t, false, "--state", state)
+	p.initialize()
+	require.Equal(t, sessions.StateFilePersistent, p.stateFile().Mode)
+	p.orchestrate("ses_after")
+	p.createTask("ses_after", "call_1", "explorer", "ses_after_child")
+	p.stdin.Close()
+	require.Equal(t, 0, p.waitExit())
+	got, err := sessions.ReadStateFile(state)
+	require.NoError(t, err)
+	require.Len(t, got.Sessions, 1)
+}
+
+// Advice holds for each case: a newer format is never said to be moved
+// aside or reset (serve leaves it, forget refuses it).
+func TestStateAdviceTrue(t *testing.T) {
+	dir := t.TempDir()
+	newer := filepath.Join(dir, "newer.db")
+	d, err := sessions.OpenDatabase(t.Context(), newer, sessions.New(sessions.Config{}), zerolog.Nop())
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+	db, err := sql.Open("sqlite", newer)
+	require.NoError(t, err)
+	_, err = db.Exec("PRAGMA user_version = 99")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	out, err := exec.Command(binPath, "sessions", "--state", newer).CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "newer hookwire")
+	assert.NotContains(t, string(out), "moves it aside")
+	assert.NotContains(t, string(out), "forget --all")
+	out, err = exec.Command(binPath, "forget", "--all", "--state", newer).CombinedOutput()
+	assert.Error(t, err, "forget cannot reset a newer format: %s", out)
+	_, serr := os.Stat(newer)
+	assert.NoError(t, serr, "left where it is")
 }
