@@ -102,12 +102,39 @@ export type FallbackOptions = {
   afterTask: (input: { tool: string; sessionID: string; callID: string; args: unknown }, output: { title: string; output: string; metadata: unknown }) => Promise<void>;
 };
 
+/**
+ * The user's message as a prompt's parts, whole: its text (not the
+ * synthetic parts OpenCode or a plugin added), files (an image) and agent
+ * mentions, as OpenCode's prompt takes them. A resend of the text alone
+ * lost an image or an @agent.
+ */
+function resendParts(parts: unknown[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const raw of parts) {
+    const p = raw as { type?: string; synthetic?: boolean; text?: string; mime?: string; url?: string; filename?: string; source?: unknown; name?: string };
+    if (p.type === "text" && !p.synthetic) out.push({ type: "text", text: p.text ?? "" });
+    else if (p.type === "file" && typeof p.url === "string")
+      out.push({ type: "file", mime: p.mime ?? "application/octet-stream", url: p.url, ...(p.filename ? { filename: p.filename } : {}), ...(p.source ? { source: p.source } : {}) });
+    else if (p.type === "agent" && typeof p.name === "string") out.push({ type: "agent", name: p.name, ...(p.source ? { source: p.source } : {}) });
+  }
+  return out;
+}
+
+/**
+ * A task call's key: its parent session with its callID. A callID alone is
+ * not unique across sessions (another parent's errored task part with the
+ * same callID received a rescued child's answer).
+ */
+function callKey(m: Message, part: ToolPart): string {
+  return `${m.info?.sessionID ?? part.sessionID ?? ""}\u0000${part.callID ?? ""}`;
+}
+
 export class RuntimeFallback {
   /** Child sessions aborted for a fallback, waiting for the parent's next request. */
   private readonly plans = new Map<string, Plan>();
-  /** Task calls rescued: callID → completed output (applied again to later copies of the history). */
+  /** Task calls rescued: callKey (parent session and callID) → completed output (applied again to later copies of the history). */
   private readonly done = new Map<string, string>();
-  /** Task calls whose rescue failed: callID → the error text naming the alias to resume. */
+  /** Task calls whose rescue failed: callKey → the error text naming the alias to resume. */
   private readonly failed = new Map<string, string>();
   /** Sessions with a model.failed call in flight (one failure arrives as several events). */
   private readonly asking = new Set<string>();
@@ -195,17 +222,15 @@ export class RuntimeFallback {
     await s.abort({ path: { id: sessionID } });
     const list = (await s.messages({ path: { id: sessionID } })).data ?? [];
     const last = [...list].reverse().find((m) => m.info?.role === "user");
-    const parts = (last?.parts ?? []).filter(
-      (p) => (p as { type?: string; synthetic?: boolean }).type === "text" && !(p as { synthetic?: boolean }).synthetic,
-    ) as { text?: string }[];
-    if (parts.length === 0) return;
+    const parts = resendParts(last?.parts ?? []);
+    if (!parts.some((p) => p.type === "text")) return;
     await s.promptAsync({
       path: { id: sessionID },
       body: {
         agent: last?.info?.agent,
         model: { providerID: fallback.providerID, modelID: fallback.modelID },
         ...(fallback.variant ? { variant: fallback.variant } : {}),
-        parts: parts.map((p) => ({ type: "text", text: p.text ?? "" })),
+        parts,
       },
     });
   }
@@ -224,7 +249,7 @@ export class RuntimeFallback {
       for (const m of messages) {
         for (const part of m.parts ?? []) {
           if (part?.type !== "tool" || part.state?.status !== "error" || !tools.includes(String(part.tool).toLowerCase())) continue;
-          const callID = part.callID ?? "";
+          const callID = callKey(m, part);
           const known = this.done.get(callID);
           if (known !== undefined) {
             complete(part, known);
@@ -297,7 +322,7 @@ export class RuntimeFallback {
       { tool: String(part.tool), sessionID: m.info?.sessionID ?? part.sessionID ?? "", callID: part.callID ?? "", args: part.state?.input ?? {} },
       after,
     );
-    this.done.set(part.callID ?? "", after.output);
+    this.done.set(callKey(m, part), after.output);
     const stored = await this.store(part, {
       status: "completed",
       input: part.state?.input ?? {},
@@ -332,7 +357,7 @@ export class RuntimeFallback {
     const error =
       `${String(part.state?.error ?? "Task failed")}\n[hookwire runtime fallback] ${plan.from} failed (${plan.reason}) and the run on ${to} did not finish. ` +
       `The subagent's session keeps its work: resume it with task_id: "${alias}"; it will run on a model that is not cooling down.`;
-    this.failed.set(part.callID ?? "", error);
+    this.failed.set(callKey(m, part), error);
     await this.store(part, { status: "error", input: part.state?.input ?? {}, error, metadata: part.state?.metadata ?? {}, time: { start: part.state?.time?.start ?? Date.now(), end: Date.now() } });
   }
 

@@ -155,6 +155,17 @@ test("real sidecar: a subagent's 429 aborts it; the parent's next request gets i
     assert.equal(calls.prompt.length, 1);
     assert.equal(again.messages[1].parts[0].state.output, part.state.output);
 
+    // Another parent's errored task part with the same callID is its own call: left as it is.
+    const other = erroredHistory();
+    other.messages[0].info.sessionID = "ses_other_parent";
+    other.messages[1].info.sessionID = "ses_other_parent";
+    Object.assign(other.messages[1].parts[0], { sessionID: "ses_other_parent", id: "prt_9", messageID: "msg_9" });
+    other.messages[1].parts[0].state.metadata.sessionId = "ses_other_child";
+    await h.hooks["experimental.chat.messages.transform"]({}, other);
+    assert.equal(other.messages[1].parts[0].state.status, "error", "keyed by session and callID, not callID alone");
+    assert.equal(other.messages[1].parts[0].state.error, "Task cancelled");
+    assert.equal(calls.prompt.length, 1);
+
     // The rescued call was finished as tool.execute.after would have: an alias, and the switch.
     const list = await h.sidecar.request("sessions.list", { sessionID: "ses_p" }, 3000);
     assert.ok(list.ok);
@@ -234,7 +245,15 @@ async function userSessionFails(oneShot) {
   calls.promptAsync = [];
   client.session.messages = async () => ({
     data: [
-      { info: { role: "user", agent: "orchestrator" }, parts: [{ type: "text", text: "Do it." }, { type: "text", text: "reminder", synthetic: true }] },
+      {
+        info: { role: "user", agent: "orchestrator" },
+        parts: [
+          { id: "prt_t", type: "text", text: "Do it." },
+          { type: "text", text: "reminder", synthetic: true },
+          { id: "prt_f", type: "file", mime: "image/png", url: "data:image/png;base64,iVBORw0KGgo=", filename: "shot.png" },
+          { id: "prt_a", type: "agent", name: "explorer", source: { value: "@explorer", start: 7, end: 16 } },
+        ],
+      },
       { info: { role: "assistant" }, parts: [] },
     ],
   });
@@ -265,7 +284,15 @@ test("real sidecar: the user's own session is aborted and its last message sent 
   assert.equal(calls.promptAsync.length, 1);
   assert.deepEqual(calls.promptAsync[0].body.model, { providerID: "fake", modelID: "fake-model-2" });
   assert.equal(calls.promptAsync[0].body.agent, "orchestrator");
-  assert.deepEqual(calls.promptAsync[0].body.parts, [{ type: "text", text: "Do it." }], "the user's words, not hookwire's synthetic parts");
+  assert.deepEqual(
+    calls.promptAsync[0].body.parts,
+    [
+      { type: "text", text: "Do it." },
+      { type: "file", mime: "image/png", url: "data:image/png;base64,iVBORw0KGgo=", filename: "shot.png" },
+      { type: "agent", name: "explorer", source: { value: "@explorer", start: 7, end: 16 } },
+    ],
+    "the user's whole message (an image, an @agent), not the synthetic parts",
+  );
 });
 
 test("real sidecar: under `opencode run` the user's session is left (an abort would end the run)", async () => {
