@@ -45,8 +45,6 @@ func (s *Server) modelFailed(_ context.Context, p *modelFailedParams) (modelFail
 	if n, ok := rawNumber(p.Error.StatusCode); ok {
 		f.StatusCode = int(n)
 	}
-	class, counted := core.ClassifyFailure(f)
-	res := modelFailedResult{Counted: counted, Class: class, Action: actionNone}
 	model := ""
 	if m, ok := parseMessageModel(p.Model); ok {
 		model = m.Name()
@@ -55,26 +53,14 @@ func (s *Server) modelFailed(_ context.Context, p *modelFailedParams) (modelFail
 	} else {
 		model = s.store.Running(p.SessionID)
 	}
-	res.Model = model
-	if !counted || model == "" || len(model) > sessions.MaxModelBytes {
-		return res, nil
-	}
 	now := s.clock()
 	retryAfter := core.ParseRetryAfter(rawString(p.RetryAfter), now)
 	if at, ok := rawNumber(p.RetryAt); ok && at > 0 {
 		retryAfter = max(retryAfter, core.RetryAtDelay(at, now))
 	}
-	prev, _ := s.store.ModelHealth(model)
-	// Moved off this model in its current cooldown already: OpenCode's
-	// retries and its events report one failure several times.
-	dup := prev.Cooling(now) && s.switchedFrom(p.SessionID, model)
-	next := core.NextHealth(prev, now, retryAfter, class, f.Message, s.cfg.RuntimeFallback.Policy())
-	s.store.SetModelHealth(model, next)
-	until := next.Until
-	res.Until = &until
-	if !prev.Cooling(now) {
-		s.log.Info().Str("model", model).Str("class", class).Int("strikes", next.Strikes).Time("until", next.Until).
-			Msg("model cooling")
+	res, dup := s.countFailure(p.SessionID, model, f, retryAfter, now)
+	if res.Until == nil {
+		return res, nil
 	}
 
 	agent := s.store.Agent(p.SessionID)
@@ -97,9 +83,35 @@ func (s *Server) modelFailed(_ context.Context, p *modelFailedParams) (modelFail
 		return res, nil
 	}
 	res.Action, res.Fallback = action, &to
-	res.Reason = switchReason(class, f.Message)
+	res.Reason = switchReason(res.Class, f.Message)
 	s.recordSwitch(p.SessionID, agent, model, to, rung, res.Reason, now)
 	return res, nil
+}
+
+// countFailure classifies a failed model call of session on model and,
+// when it counts, keeps the model's health (4.8): the result with Until
+// set, and dup when the session was already moved off the model in its
+// current cooldown. model.failed and OpenCode 2's failed subagent calls
+// (subagent_model.go) both come here.
+func (s *Server) countFailure(session, model string, f core.ProviderFailure, retryAfter time.Duration, now time.Time) (modelFailedResult, bool) {
+	class, counted := core.ClassifyFailure(f)
+	res := modelFailedResult{Counted: counted, Class: class, Action: actionNone, Model: model}
+	if !counted || model == "" || len(model) > sessions.MaxModelBytes {
+		return res, false
+	}
+	prev, _ := s.store.ModelHealth(model)
+	// Moved off this model in its current cooldown already: OpenCode's
+	// retries and its events report one failure several times.
+	dup := prev.Cooling(now) && s.switchedFrom(session, model)
+	next := core.NextHealth(prev, now, retryAfter, class, f.Message, s.cfg.RuntimeFallback.Policy())
+	s.store.SetModelHealth(model, next)
+	until := next.Until
+	res.Until = &until
+	if !prev.Cooling(now) {
+		s.log.Info().Str("model", model).Str("class", class).Int("strikes", next.Strikes).Time("until", next.Until).
+			Msg("model cooling")
+	}
+	return res, dup
 }
 
 // switchedFrom: session's latest switch left model.

@@ -34,6 +34,10 @@ type modelState struct {
 	// switches counts the runtime fallbacks (health.go).
 	switches uint64
 	byRung   map[string]uint64
+
+	// pending: OpenCode 2's subagent calls by callID, the model each
+	// execute.before decided (subagent_model.go).
+	pending map[string]pendingModel
 }
 
 // rungNone counts the decisions where no rung answered (status).
@@ -147,6 +151,14 @@ func (s *Server) decideModel(c chatMessageModel) []Op {
 // recordDecision keeps d for the session, counts it, and logs it (model
 // names only).
 func (s *Server) recordDecision(c chatMessageModel, d sessions.ModelDecision) {
+	s.countDecision(c, d)
+	if d.Model != "" {
+		s.store.SetModelDecision(c.session, d)
+	}
+}
+
+// countDecision counts d and logs it (model names only).
+func (s *Server) countDecision(c chatMessageModel, d sessions.ModelDecision) {
 	m := &s.models
 	m.decisions++
 	if d.Changed {
@@ -160,9 +172,6 @@ func (s *Server) recordDecision(c chatMessageModel, d sessions.ModelDecision) {
 		m.byRung = map[string]uint64{}
 	}
 	m.byRung[rung]++
-	if d.Model != "" {
-		s.store.SetModelDecision(c.session, d)
-	}
 	from := ""
 	if c.ok {
 		from = c.current.Name()

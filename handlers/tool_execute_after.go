@@ -33,6 +33,14 @@ func (s *Server) toolExecuteAfter(_ context.Context, p *toolExecuteAfterParams) 
 		}
 		s.store.CompleteCall(in.CallID, outcome)
 	}
+	if d.Generation == 2 && s.cfg.IsTaskTool(in.Tool) {
+		// The model the call ran on, for the child (4.7, 4.8).
+		child := outcome.TaskID
+		if child == "" {
+			child = d.ParseOutput(text).TaskID
+		}
+		s.subagentDone(in, child, text, failed)
+	}
 	if !s.cfg.DelegateRetry.Enabled || !s.cfg.IsTaskTool(in.Tool) {
 		return noChange(), nil
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/sessions"
 )
@@ -15,13 +17,26 @@ import (
 // removed; only remembering the pending call needs the callID.
 func (s *Server) toolExecuteBefore(_ context.Context, p *toolExecuteBeforeParams) (PatchResult, error) {
 	in, args := p.Input, p.Output.Args
-	if !s.cfg.TaskSessions.Enabled || !s.cfg.IsTaskTool(in.Tool) || !s.managed(in.SessionID) {
+	if !s.cfg.IsTaskTool(in.Tool) {
 		return noChange(), nil
 	}
 	d := core.DelegationFor(in.Tool)
 	agent, _ := stringArg(args, d.AgentArg)
 	if strings.TrimSpace(agent) == "" {
 		return noChange(), nil
+	}
+	ops := s.resumeOps(in, args, d, agent)
+	if d.Generation == 2 {
+		// OpenCode 2: the call names the child's model (4.7).
+		ops = append(ops, s.subagentModel(in, args, agent)...)
+	}
+	return patch(ops...), nil
+}
+
+// resumeOps remembers the call and resolves its resume argument (4.2).
+func (s *Server) resumeOps(in *toolInput, args map[string]jsontext.Value, d core.Delegation, agent string) []Op {
+	if !s.cfg.TaskSessions.Enabled || !s.managed(in.SessionID) {
+		return nil
 	}
 	description, _ := stringArg(args, "description")
 	prompt, _ := stringArg(args, "prompt")
@@ -32,11 +47,11 @@ func (s *Server) toolExecuteBefore(_ context.Context, p *toolExecuteBeforeParams
 	switch action {
 	case sessions.TaskIDReplace:
 		if isString && id == requested {
-			return noChange(), nil
+			return nil
 		}
-		return patch(Op{Op: "replace", Path: "/args/" + d.ResumeArg, Value: id}), nil
+		return []Op{{Op: "replace", Path: "/args/" + d.ResumeArg, Value: id}}
 	case sessions.TaskIDRemove:
-		return patch(Op{Op: "remove", Path: "/args/" + d.ResumeArg}), nil
+		return []Op{{Op: "remove", Path: "/args/" + d.ResumeArg}}
 	}
-	return noChange(), nil
+	return nil
 }

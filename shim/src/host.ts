@@ -24,13 +24,12 @@ export const MIN_OPENCODE = "1.1.53";
 export type HostInfo = { generation: 1 | 2; version?: string };
 
 /** Something hookwire uses that a host may lack, and what depends on it. */
-export type Feature = "toasts" | "providers" | "variant" | "modelChoice";
+export type Feature = "toasts" | "providers" | "variant";
 
 export const FEATURE_TEXT: Record<Feature, string> = {
   toasts: "toasts (problems go to OpenCode's log only)",
-  providers: "the provider list for agentModels (client.config.providers); model fallback leaves models as they are",
+  providers: "the provider list for agentModels (client.config.providers; OpenCode 2: ctx.model.list); model fallback leaves models as they are",
   variant: "model variants (this OpenCode keeps a message's variant outside its model); agentModels entries apply without their variant",
-  modelChoice: "the model choice (agentModels, fallback models): OpenCode 2 offers plugins no hook that may change a request's model",
 };
 
 /** -1, 0, 1 as version a is older, the same, newer than b (numeric dot parts; anything else counts as 0). */

@@ -230,8 +230,8 @@ export function createHookwire(
 /**
  * What this host lacks among what the configuration uses, named once
  * (host.ts). Toasts are always used; the provider list and model variants
- * only when config.agentModels lists an agent; the model choice is off on
- * OpenCode 2 whenever it is configured.
+ * only when config.agentModels lists an agent (on OpenCode 2 the provider
+ * list comes from ctx.model, server.ts).
  */
 function hostCapabilities(host: HostInfo, client: unknown, config: Record<string, unknown>, log: Logger, trace?: Trace): HostCapabilities {
   const caps = new HostCapabilities(host, (message, off) => {
@@ -240,13 +240,8 @@ function hostCapabilities(host: HostInfo, client: unknown, config: Record<string
   });
   const models = agentModelNames(config).size > 0;
   const seen = clientFeatures(client);
-  if (host.generation === 2) {
-    caps.set("toasts", false);
-    if (models) caps.set("modelChoice", false);
-  } else {
-    caps.set("toasts", seen.toasts === true);
-    if (models) caps.set("providers", seen.providers === true);
-  }
+  caps.set("toasts", host.generation !== 2 && seen.toasts === true);
+  if (models) caps.set("providers", seen.providers === true);
   if (!models) caps.ignore("variant");
   caps.announce();
   return caps;

@@ -55,7 +55,10 @@ export function providerListOf(res: unknown, defaultModel?: string): ProviderLis
     if (!models || typeof models !== "object") continue;
     for (const key of Object.keys(models)) if (key.trim() !== "") list.availableModels.push(`${id}/${key}`);
   }
+  // OpenCode 2's answer (server.ts builds it from ctx.model) names the default model itself.
+  const own = (body as { defaultModel?: unknown }).defaultModel;
   if (defaultModel) list.defaultModel = defaultModel;
+  else if (typeof own === "string" && own.includes("/")) list.defaultModel = own;
   return list;
 }
 

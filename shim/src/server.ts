@@ -57,11 +57,52 @@ function agentsOfV2(res: unknown): { data: Array<{ name: string; mode: unknown; 
   return { data };
 }
 
-/** The 1.x client the shim's parts know, built from a v2 context: the agent list only (no app log, no toasts). */
+/** A v2 API answer's list (an array, or under data/items). */
+function listOf(res: unknown): unknown[] {
+  const r = res as { data?: unknown; items?: unknown } | null | undefined;
+  return Array.isArray(res) ? res : Array.isArray(r?.data) ? r.data : Array.isArray(r?.items) ? r.items : [];
+}
+
+/**
+ * OpenCode 2's models (`ctx.model.list()`: Model.Info {id, providerID,
+ * variants, enabled}; `ctx.model.default()`: Model.Ref {id, providerID})
+ * as 1.x's `config.providers()` answer, for providers.update: each
+ * provider with its enabled models, and the default model.
+ */
+export function providersOfV2(models: unknown, def: unknown): { providers: Array<{ id: string; models: Record<string, unknown> }>; defaultModel?: string } {
+  const byProvider = new Map<string, Record<string, unknown>>();
+  for (const m of listOf(models) as Array<Record<string, unknown> | null>) {
+    if (typeof m?.providerID !== "string" || typeof m.id !== "string" || m.enabled === false) continue;
+    const entry = byProvider.get(m.providerID) ?? {};
+    entry[m.id] = {};
+    byProvider.set(m.providerID, entry);
+  }
+  const out: { providers: Array<{ id: string; models: Record<string, unknown> }>; defaultModel?: string } = {
+    providers: [...byProvider].map(([id, models]) => ({ id, models })),
+  };
+  const d = ((def as { data?: unknown } | null | undefined)?.data ?? def) as { providerID?: unknown; id?: unknown } | null | undefined;
+  if (typeof d?.providerID === "string" && typeof d.id === "string") out.defaultModel = `${d.providerID}/${d.id}`;
+  return out;
+}
+
+/**
+ * The 1.x client the shim's parts know, built from a v2 context: the agent
+ * list, and the provider list from ctx.model (no app log, no toasts).
+ */
 function clientOf(ctx: V2PluginContext): unknown {
+  const client: Record<string, unknown> = {};
   const list = ctx.agent?.list;
-  if (typeof list !== "function") return undefined;
-  return { app: { agents: async () => agentsOfV2(await list.call(ctx.agent)) } };
+  if (typeof list === "function") client.app = { agents: async () => agentsOfV2(await list.call(ctx.agent)) };
+  const model = ctx.model;
+  if (typeof model?.list === "function") {
+    client.config = {
+      providers: async () => {
+        const def = typeof model.default === "function" ? await model.default.call(model).catch(() => undefined) : undefined;
+        return providersOfV2(await model.list!.call(model), def);
+      },
+    };
+  }
+  return Object.keys(client).length > 0 ? client : undefined;
 }
 
 /** The options on OpenCode 2: the subagent tool is the delegation tool unless taskTools says otherwise. */

@@ -16,8 +16,11 @@
 //                                        session.step.ended as message.updated)
 //   (nothing)                            chat.message: v2 has no hook that
 //                                        may change the model of a request
-//                                        (the drafts' `model` is read-only),
-//                                        so model fallback is off there.
+//                                        (the drafts' `model` is read-only);
+//                                        the sidecar chooses a child's model
+//                                        in tool.execute.before instead, as
+//                                        the subagent call's `model` input
+//                                        (PROTOCOL.md 4.7).
 //   cleanup returned by setup            dispose
 //
 // The message history differs in kind: 1.x hands plugins its stored
@@ -72,6 +75,8 @@ export type V2PluginContext = {
   readonly tool: { hook: HookFn<any> };
   readonly event: { subscribe: () => AsyncIterable<V2Event> };
   readonly agent?: { list?: (input?: unknown) => Promise<unknown> };
+  /** The model catalogue (adapter.ts: model.list, model.default), for providers.update. */
+  readonly model?: { list?: (input?: unknown) => Promise<unknown>; default?: (input?: unknown) => Promise<unknown> };
 };
 
 // --- system ----------------------------------------------------------------------
@@ -313,7 +318,8 @@ export async function bridgeCompletion(hooks: Hooks, e: V2Event): Promise<void> 
   const after = hooks["tool.execute.after"];
   if (!before || !after) return;
   const callID = `hookwire_notice_${e.id ?? m.childID}`;
-  const args = { agent: m.agent, description: typeof data.description === "string" ? data.description : "", prompt: "", sessionID: m.childID };
+  // `model: ""`: no call runs, so the sidecar chooses no model for it (a call naming its model keeps it).
+  const args = { agent: m.agent, description: typeof data.description === "string" ? data.description : "", prompt: "", sessionID: m.childID, model: "" };
   await before({ tool: "subagent", sessionID: data.sessionID, callID }, { args });
   const input: Record<string, unknown> = { tool: "subagent", sessionID: data.sessionID, callID, args };
   if (m.state !== "completed") input.status = "error";

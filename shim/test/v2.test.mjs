@@ -237,3 +237,42 @@ test("v2 events as 1.x's: session.deleted keeps its session, a step's end is an 
   const ended = toV1Event({ id: "e2", type: "session.step.ended", data: { sessionID: "ses_1", assistantMessageID: "msg_a1", finish: "stop", cost: 0, tokens } });
   assert.deepEqual(ended.event, { id: "e2", type: "message.updated", properties: { info: { id: "msg_a1", sessionID: "ses_1", role: "assistant", tokens } } });
 });
+
+test("model choice on OpenCode 2: agentModels picks the subagent call's model input; an explicit model is kept; a child failed on a rate limit cools its model and the next call gets the fallback", async () => {
+  const s = scratch();
+  const agentModels = { explore: { model: "fake/fake-model-2", fallbackModels: ["fake/fake-model-3"] } };
+  const host = new V2Host({ options: optionsOf(s, { agentModels }), directory: join(s.dir, "project") });
+  try {
+    await host.load(shimDir);
+    await host.context({ sessionID: PARENT, agent: "build", system: [{ type: "text", text: "You are build." }], messages: [user("msg_u1", "Look around")] });
+    // The provider list comes from ctx.model (model.list, model.default).
+    const update = await waitFor(() => s.records().find((r) => r.ev === "notify" && r.method === "providers.update"), 10000);
+    assert.deepEqual(update.params.availableModels, ["fake/fake-model", "fake/fake-model-2", "fake/fake-model-3"]);
+    assert.equal(update.params.defaultModel, "fake/fake-model");
+
+    const first = await host.subagent({ sessionID: PARENT, id: "call_m1", input: { agent: "explore", description: "Look around", prompt: "List the files" } });
+    assert.equal(first.status, "completed", first.text);
+    assert.equal(host.toolInputs.at(-1).model, "fake/fake-model-2", "the explore entry's model reaches the tool");
+    // general has no entry: v2 chooses (no model input).
+    await host.subagent({ sessionID: PARENT, id: "call_m2", input: { agent: "general", description: "Sum up", prompt: "Summarise" } });
+    assert.equal("model" in host.toolInputs.at(-1), false);
+    // The model's own model (the user asked for it) is kept.
+    await host.subagent({ sessionID: PARENT, id: "call_m3", input: { agent: "explore", description: "On 3", prompt: "Again", model: "fake/fake-model#" + "" } }).catch(() => {});
+    assert.equal(host.toolInputs.at(-1).model, "fake/fake-model#", "an explicit model input is not replaced, even one v2 refuses");
+    await host.subagent({ sessionID: PARENT, id: "call_m4", input: { agent: "explore", description: "On 1", prompt: "Again", model: "fake/fake-model" } });
+    assert.equal(host.toolInputs.at(-1).model, "fake/fake-model");
+
+    // The child on fake-model-2 fails on a rate limit: v2 fails the call; that model cools.
+    host.failChild = (child, input) => (input.model === "fake/fake-model-2" ? "Rate limit reached for fake-model-2 (429)" : undefined);
+    const failed = await host.subagent({ sessionID: PARENT, id: "call_m5", input: { agent: "explore", description: "Dig in", prompt: "Read src" } });
+    assert.equal(failed.status, "error");
+    assert.match(failed.text, /^Subagent failed \(sessionID: ses_\w+\): Rate limit reached/);
+    assert.equal(host.toolInputs.at(-1).model, "fake/fake-model-2");
+    // The next explore call skips the cooling model.
+    const next = await host.subagent({ sessionID: PARENT, id: "call_m6", input: { agent: "explore", description: "Dig in", prompt: "Read src again" } });
+    assert.equal(next.status, "completed", next.text);
+    assert.equal(host.toolInputs.at(-1).model, "fake/fake-model-3", "the cooling model is skipped: the entry's fallback");
+  } finally {
+    await host.unload();
+  }
+});

@@ -27,6 +27,25 @@ export const STOCK_AGENTS = [
   { id: "general", mode: "subagent", hidden: false, description: "General-purpose agent" },
 ];
 
+/** The models `model.list()` answers (packages/schema/src/model.ts @ 24c75763: Model.Info {id, modelID, providerID, variants: [{id}], enabled, ...}; the fields the double reads). */
+export const STOCK_MODELS = [
+  { id: "fake-model", modelID: "fake-model", providerID: "fake", name: "fake-model", variants: [], enabled: true, status: "active" },
+  { id: "fake-model-2", modelID: "fake-model-2", providerID: "fake", name: "fake-model-2", variants: [{ id: "high" }], enabled: true, status: "active" },
+  { id: "fake-model-3", modelID: "fake-model-3", providerID: "fake", name: "fake-model-3", variants: [], enabled: true, status: "active" },
+];
+
+/** Model.Ref.parse (schema/src/model.ts @ 24c75763): provider up to the first "/", the id up to "#", the variant after it. */
+export function parseModelRef(input) {
+  const providerEnd = input.indexOf("/");
+  if (providerEnd <= 0) throw new Error(`Invalid model reference: ${input}`);
+  const providerID = input.slice(0, providerEnd);
+  const variantStart = input.indexOf("#", providerEnd + 1);
+  const id = input.slice(providerEnd + 1, variantStart === -1 ? undefined : variantStart);
+  const variant = variantStart === -1 ? undefined : input.slice(variantStart + 1);
+  if (!id || providerID.includes("#") || (variant !== undefined && (!variant || variant.includes("#")))) throw new Error(`Invalid model reference: ${input}`);
+  return { providerID, id, ...(variant ? { variant } : {}) };
+}
+
 export class LoadError extends Error {}
 
 /**
@@ -111,8 +130,10 @@ const newSession = () => `ses_${(++ids).toString(36).padStart(4, "0")}v2child`;
 
 /** The host: load a package the way OpenCode 2 does, run setup, drive hooks, events and the subagent tool. */
 export class V2Host {
-  constructor({ options = {}, version = "2.0.17", directory = process.cwd(), agents = STOCK_AGENTS, childAnswer = (agent, prompt) => `${agent} did: ${prompt}` } = {}) {
+  constructor({ options = {}, version = "2.0.17", directory = process.cwd(), agents = STOCK_AGENTS, models = STOCK_MODELS, defaultModel = { providerID: "fake", id: "fake-model" }, childAnswer = (agent, prompt) => `${agent} did: ${prompt}` } = {}) {
     this.options = options;
+    this.models = models;
+    this.defaultModel = defaultModel;
     this.version = version;
     this.directory = directory;
     this.agents = agents;
@@ -154,6 +175,11 @@ export class V2Host {
       agent: {
         list: async () => structuredClone(this.agents),
         get: async ({ agentID }) => structuredClone(this.agents.find((a) => a.id === agentID) ?? null),
+      },
+      // adapter.ts @ 07bc181c: model.list / model.default (API methods; a `{data}` answer is unwrapped).
+      model: {
+        list: async () => structuredClone(this.models),
+        default: async () => structuredClone(this.defaultModel),
       },
       session: { hook: register(this.session, SESSION_HOOKS, "session") },
       tool: { hook: register(this.tool, TOOL_HOOKS, "tool") },
@@ -257,7 +283,21 @@ export class V2Host {
       child = this.children.get(input.sessionID);
       if (!child) throw new ToolError(`Subagent session not found: ${input.sessionID}`);
       if (child.parentID !== parentID) throw new ToolError(`Session ${input.sessionID} is not a child of the current session`);
-    } else {
+    }
+    // subagent.ts @ 03cce408, resolveModel, after the session checks and before the child is made: the explicit model must parse, be available, and have the variant.
+    if (input.model !== undefined) {
+      let ref;
+      try {
+        ref = parseModelRef(input.model);
+      } catch {
+        throw new ToolError(`Invalid model "${input.model}". Use "provider/model" or "provider/model#variant".`);
+      }
+      const model = this.models.find((m) => m.providerID === ref.providerID && m.id === ref.id);
+      if (!model) throw new ToolError(`Model "${ref.providerID}/${ref.id}" is not available. Use the models tool to see what is available.`);
+      if (ref.variant !== undefined && !model.variants.some((v) => v.id === ref.variant))
+        throw new ToolError(`Variant "${ref.variant}" is not available for "${ref.providerID}/${ref.id}". Available: ${model.variants.map((v) => v.id).join(", ") || "none"}.`);
+    }
+    if (!child) {
       const childID = newSession();
       child = { id: childID, parentID, agent: agent.id, prompts: [], models: [] };
       this.children.set(childID, child);

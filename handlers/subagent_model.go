@@ -1,0 +1,172 @@
+package handlers
+
+import (
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/hookwire/hookwire/core"
+	"github.com/hookwire/hookwire/sessions"
+)
+
+// Model choice on OpenCode 2 (PROTOCOL.md 4.7, 4.8). v2 has no
+// chat.message and no hook may change a request's model, but its subagent
+// tool takes the child's model as an input, `model`
+// ("provider/model#variant"; an explicit model wins over the agent's
+// configured one, which wins over the parent's: subagent.ts). So the
+// decision 4.7 makes in a child's chat.message on 1.x is made here, in
+// tool.execute.before of the call that starts or resumes the child, by
+// the same core functions: the agent's agentModels entry over what
+// OpenCode can reach, and a model that cools down replaced by its
+// fallback. A call that names a model itself keeps it: v2's tool tells
+// the model to pass one only when the user asked for that model.
+
+// maxPendingModels bounds the calls whose model waits for their
+// execute.after (a call that never gets one is forgotten at the bound).
+const maxPendingModels = 256
+
+// pendingModel is what a subagent call's execute.before decided, kept for
+// the child its execute.after names.
+type pendingModel struct {
+	// agent is the call's agent, for the child.
+	agent string
+	// model is provider/model the call runs on ("" when unknown: the
+	// call left v2 to choose).
+	model    string
+	decision *sessions.ModelDecision
+	sw       *sessions.Switch
+}
+
+// subagentModelRef is a model as the subagent tool's input takes it.
+func subagentModelRef(m core.ModelRef) string {
+	if m.Variant != "" {
+		return m.Name() + "#" + m.Variant
+	}
+	return m.Name()
+}
+
+// subagentModelBase is provider/model of a subagent model input, variant
+// dropped; "" when it is not one (v2 refuses it: Invalid model).
+func subagentModelBase(ref string) string {
+	base, _, _ := strings.Cut(strings.TrimSpace(ref), "#")
+	provider, id, ok := strings.Cut(base, "/")
+	if !ok || provider == "" || id == "" {
+		return ""
+	}
+	return base
+}
+
+// subagentModel is 4.7 (with health) for one call of OpenCode 2's
+// subagent tool from session to agent: the op that sets its `model`
+// input, or none. It remembers the call's model for its execute.after.
+func (s *Server) subagentModel(in *toolInput, args map[string]jsontext.Value, agent string) []Op {
+	m := &s.models
+	if raw, explicit := args["model"]; explicit {
+		// The model's own choice (the user asked for it) is respected.
+		ref, _ := stringValue(raw)
+		s.notePending(in.CallID, pendingModel{agent: agent, model: subagentModelBase(ref)})
+		return nil
+	}
+	s.notePending(in.CallID, pendingModel{agent: agent})
+	entry, listed := s.cfg.AgentModels[agent]
+	if !listed {
+		return nil
+	}
+	if !m.received {
+		m.waiting++
+		s.log.Info().Str("session", in.SessionID).Str("agent", agent).Msg("model left: no providers.update yet")
+		return nil
+	}
+	// v2 chooses the child's model when the call names none (the agent's
+	// configured one, else the parent's): it is not known here, so the
+	// entry answers alone and no answer leaves v2's choice.
+	choice := core.ChooseModel(entry.Choice(), m.reach(), "", "")
+	c := chatMessageModel{session: in.SessionID, agent: agent}
+	to, ok := choice.Ref()
+	if !ok {
+		s.countDecision(c, sessions.ModelDecision{Rung: choice.Rung})
+		return nil
+	}
+	p := pendingModel{agent: agent}
+	now := s.clock()
+	if h, cooling := s.store.ModelHealth(to.Name()); cooling && h.Cooling(now) && s.cfg.FallbackEnabled(agent) {
+		ec := entry.Choice()
+		if fb, rung, ok := core.FallbackModel(&ec, m.reach(), to.Name(), s.store.Running(in.SessionID),
+			func(model string) bool { return s.store.Cooling(model, now) }); ok {
+			reason := "cooling until " + h.Until.UTC().Format(time.RFC3339) + " (" + switchReason(h.Class, h.Message) + ")"
+			p.sw = &sessions.Switch{From: to.Name(), To: fb.Name(), Reason: reason, At: now}
+			m.switches++
+			s.log.Info().Str("parent", in.SessionID).Str("agent", agent).Str("from", to.Name()).Str("to", fb.Name()).
+				Str("rung", rung).Str("reason", reason).Msg("model switched")
+			to, choice.Rung = fb, rung
+		}
+	}
+	d := sessions.ModelDecision{Model: to.Name(), Variant: to.Variant, Rung: choice.Rung, Changed: true}
+	s.countDecision(c, d)
+	p.model, p.decision = to.Name(), &d
+	s.notePending(in.CallID, p)
+	return []Op{{Op: "add", Path: "/args/model", Value: subagentModelRef(to)}}
+}
+
+func (s *Server) notePending(callID string, p pendingModel) {
+	if callID == "" {
+		return
+	}
+	m := &s.models
+	if m.pending == nil || len(m.pending) >= maxPendingModels {
+		m.pending = map[string]pendingModel{}
+	}
+	m.pending[callID] = p
+}
+
+// subagentFailedRe is a failed child's error: `Subagent failed (sessionID: X): <its run's error>`.
+var subagentFailedRe = regexp.MustCompile(`^Subagent failed \(sessionID: ([^\s()]+)\): (.*)`)
+
+// subagentDone is a subagent call's execute.after for the model: the child
+// it names keeps the call's decision and switch and runs on its model; a
+// child that failed on a provider's error (a rate limit, a 5xx: 4.8's
+// classes) makes that model's health as model.failed would. v2 has
+// already failed the call, so nothing is aborted or resent: the next call
+// for the agent skips the cooling model.
+func (s *Server) subagentDone(in *toolInput, child, text string, failed bool) {
+	p, ok := s.models.pending[in.CallID]
+	delete(s.models.pending, in.CallID)
+	if child == "" {
+		return
+	}
+	if !ok || p.model == "" {
+		// No model known for the call: nothing to keep (v2 chose it).
+		return
+	}
+	// The child is tracked with its agent and parent, as session.created
+	// makes it on 1.x: its model and health need both.
+	if p.agent != "" && s.store.Agent(child) == "" {
+		s.store.SetAgent(child, p.agent)
+	}
+	if s.store.Parent(child) == "" {
+		s.store.SetParent(child, in.SessionID)
+	}
+	if p.decision != nil {
+		s.store.SetModelDecision(child, *p.decision)
+	}
+	if p.sw != nil {
+		s.store.AddSwitch(child, *p.sw)
+	}
+	s.store.SetRunning(child, p.model)
+	if !failed {
+		return
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+	mm := subagentFailedRe.FindStringSubmatch(first)
+	if mm == nil || mm[1] != child {
+		return
+	}
+	model := s.store.Running(child)
+	if model == "" {
+		return
+	}
+	now := s.clock()
+	s.countFailure(child, model, core.ProviderFailure{Message: mm[2]}, 0, now)
+}
