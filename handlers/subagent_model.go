@@ -74,6 +74,13 @@ func (s *Server) subagentModel(in *toolInput, args map[string]jsontext.Value, ag
 	if !listed {
 		return nil
 	}
+	if strings.TrimSpace(entry.Model) == "" {
+		// An entry without a model keeps the model OpenCode gives the
+		// session unless it is not available (4.7's category default).
+		// Here that is v2's own choice, which the sidecar does not know:
+		// answering the fallbacks would replace a model that is fine.
+		return nil
+	}
 	if !m.received {
 		m.waiting++
 		s.log.Info().Str("session", in.SessionID).Str("agent", agent).Msg("model left: no providers.update yet")

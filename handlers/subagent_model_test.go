@@ -64,6 +64,8 @@ func TestSubagentModelV2(t *testing.T) {
 			map[string]any{"agent": "explore", "description": "d", "prompt": "p", "sessionID": "ses_x"}, nil, setModel("fake/fake-model-2")},
 		{"an agent without an entry: v2 chooses", map[string]any{"model": "fake/fake-model-2"},
 			map[string]any{"agent": "general", "description": "d", "prompt": "p"}, nil, nil},
+		{"an entry without a model: v2's own choice is not known, so it stays", map[string]any{"fallbackModels": []string{"fake/fake-model-3"}},
+			map[string]any{"agent": "explore", "description": "d", "prompt": "p"}, nil, nil},
 		{"a model the call names is kept", map[string]any{"model": "fake/fake-model-2"},
 			map[string]any{"agent": "explore", "description": "d", "prompt": "p", "model": "fake/fake-model"}, nil, nil},
 		{"an entry on a model that is not there falls to its fallback", map[string]any{"model": "gone/model", "fallbackModels": []string{"fake/fake-model-3"}},
