@@ -15,7 +15,7 @@ import type { Hooks, PluginInput } from "@opencode-ai/plugin";
 import { createHookwire } from "./plugin.js";
 import { resolveSettings } from "./options.js";
 import { Trace } from "./trace.js";
-import { setupV2, type V2PluginContext } from "./v2.js";
+import { providersOfV2, setupV2, type V2PluginContext } from "./v2.js";
 
 async function server(input: PluginInput, options?: Record<string, unknown>): Promise<Hooks> {
   return createHookwire(input, options, process.env, { entry: "server" }).hooks;
@@ -55,34 +55,6 @@ function agentsOfV2(res: unknown): { data: Array<{ name: string; mode: unknown; 
     if (name) data.push({ name, mode: a!.mode, hidden: a!.hidden });
   }
   return { data };
-}
-
-/** A v2 API answer's list (an array, or under data/items). */
-function listOf(res: unknown): unknown[] {
-  const r = res as { data?: unknown; items?: unknown } | null | undefined;
-  return Array.isArray(res) ? res : Array.isArray(r?.data) ? r.data : Array.isArray(r?.items) ? r.items : [];
-}
-
-/**
- * OpenCode 2's models (`ctx.model.list()`: Model.Info {id, providerID,
- * variants, enabled}; `ctx.model.default()`: Model.Ref {id, providerID})
- * as 1.x's `config.providers()` answer, for providers.update: each
- * provider with its enabled models, and the default model.
- */
-export function providersOfV2(models: unknown, def: unknown): { providers: Array<{ id: string; models: Record<string, unknown> }>; defaultModel?: string } {
-  const byProvider = new Map<string, Record<string, unknown>>();
-  for (const m of listOf(models) as Array<Record<string, unknown> | null>) {
-    if (typeof m?.providerID !== "string" || typeof m.id !== "string" || m.enabled === false) continue;
-    const entry = byProvider.get(m.providerID) ?? {};
-    entry[m.id] = {};
-    byProvider.set(m.providerID, entry);
-  }
-  const out: { providers: Array<{ id: string; models: Record<string, unknown> }>; defaultModel?: string } = {
-    providers: [...byProvider].map(([id, models]) => ({ id, models })),
-  };
-  const d = ((def as { data?: unknown } | null | undefined)?.data ?? def) as { providerID?: unknown; id?: unknown } | null | undefined;
-  if (typeof d?.providerID === "string" && typeof d.id === "string") out.defaultModel = `${d.providerID}/${d.id}`;
-  return out;
 }
 
 /**

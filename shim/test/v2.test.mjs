@@ -276,3 +276,21 @@ test("model choice on OpenCode 2: agentModels picks the subagent call's model in
     await host.unload();
   }
 });
+
+test("OpenCode 2's model list as the provider list: enabled models by provider, a {data} answer unwrapped, the default model; the server entry exports nothing else", async () => {
+  const { providersOfV2 } = await import(pathToFileURL(join(shimDir, "dist", "v2.js")).href);
+  const models = { data: [
+    { id: "m1", providerID: "p", enabled: true },
+    { id: "m2", providerID: "p", enabled: false },
+    { id: "x", providerID: "q" },
+    { id: 3, providerID: "q" },
+    null,
+  ] };
+  assert.deepEqual(providersOfV2(models, { data: { providerID: "p", id: "m1" } }), {
+    providers: [{ id: "p", models: { m1: {} } }, { id: "q", models: { x: {} } }],
+    defaultModel: "p/m1",
+  });
+  assert.deepEqual(providersOfV2(undefined, null), { providers: [] });
+  const server = await import(pathToFileURL(join(shimDir, "dist", "server.js")).href);
+  assert.deepEqual(Object.keys(server), ["default"], "1.x loaders may call every exported function");
+});
