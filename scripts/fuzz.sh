@@ -13,27 +13,23 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-60s}
 
-# Every Fuzz target of every package, as `go test -list` reports them: a new
-# target runs here without editing this file. -list prints a package's
-# matching names, then its "ok  <import path>" line.
+# Every Fuzz target of every package: the `func FuzzX(f *testing.F)` of the
+# test files `go list` names for this build (its build constraints applied),
+# so a new target runs here without editing this file. `go list` compiles
+# nothing; `go test -list` linked every package's test binary first, a
+# minute from an empty build cache.
 module=$("$GO" list -m)
-listing=$("$GO" test -list '^Fuzz' ./...)
 targets=()
-names=()
-while IFS= read -r line; do
-	case "$line" in
-	Fuzz*) names+=("$line") ;;
-	ok*)
-		read -r _ path _ <<<"$line"
-		pkg=./${path#"$module"}/
-		pkg=${pkg/#.\/\//./}
-		for n in "${names[@]}"; do targets+=("$n $pkg"); done
-		names=()
-		;;
-	esac
-done <<<"$listing"
+while read -r path dir files; do
+	[ -n "$files" ] || continue
+	pkg=./${path#"$module"}/
+	pkg=${pkg/#.\/\//./}
+	for f in $files; do
+		while IFS= read -r n; do targets+=("$n $pkg"); done < <(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*\*testing\.F).*/\1/p' "$dir/$f")
+	done
+done < <("$GO" list -f '{{.ImportPath}} {{.Dir}} {{join .TestGoFiles " "}} {{join .XTestGoFiles " "}}' ./...)
 if [ ${#targets[@]} -eq 0 ]; then
-	echo "fuzz: go test -list found no Fuzz targets" >&2
+	echo "fuzz: the test files go list names hold no Fuzz targets" >&2
 	exit 1
 fi
 
