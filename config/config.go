@@ -300,7 +300,11 @@ func (w *warnings) add(format string, args ...any) {
 
 func (w *warnings) list() []string {
 	if w.dropped > 0 {
-		return append(w.items, fmt.Sprintf("config: %d more warnings not shown", w.dropped))
+		noun := "warnings"
+		if w.dropped == 1 {
+			noun = "warning"
+		}
+		return append(w.items, fmt.Sprintf("config: %d more %s not shown", w.dropped, noun))
 	}
 	return w.items
 }

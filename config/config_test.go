@@ -190,6 +190,20 @@ func TestParseConfigWarningsAreBounded(t *testing.T) {
 	assert.Len(t, warnings, maxWarnings+1)
 	assert.Equal(t, "config: 968 more warnings not shown", warnings[maxWarnings])
 	assert.Equal(t, 3, c.MaxParents)
+
+	// One past the cap: the tail is one warning, in the singular.
+	b.Reset()
+	b.WriteString("{")
+	for i := range maxWarnings + 1 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"unknown%d":%d`, i, i)
+	}
+	b.WriteString("}")
+	_, warnings, err = Parse(jsontext.Value(b.String()))
+	require.NoError(t, err)
+	assert.Equal(t, "config: 1 more warning not shown", warnings[maxWarnings])
 }
 
 // TestManagedAndReminderAgents: which agents' sessions are managed and
