@@ -130,7 +130,6 @@ type cacheBook struct {
 	mu       sync.Mutex
 	sessions *lru.List[string, *cacheSession] // most recently used first
 	changes  uint64
-	tableOn  *dbConn // the connection whose cache table exists (cachedb.go)
 }
 
 func (b *cacheBook) init() {

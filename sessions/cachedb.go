@@ -12,31 +12,18 @@ import (
 // as the JSON of snapshotCache, written through on each usage counted and
 // read through when a process first meets the session (the next `opencode
 // run --session` compares its first request with the last one of the
-// previous process). The table is made when first written, so a database
-// made before it (same schema version) gains it then; a reader finds none
-// and lists nothing. The caller of each function holds the store's mu.
+// previous process). A database older than the table gains it when a
+// sidecar opens it for writing (schema.go); a read-only reader of one
+// finds none and lists nothing. The caller of each function holds the store's mu.
 
-const cacheTableSQL = `CREATE TABLE IF NOT EXISTS cache(session TEXT PRIMARY KEY, used INTEGER NOT NULL, data TEXT NOT NULL) WITHOUT ROWID`
-
-// cacheWritable reports whether the figures go to a database, making its
-// table once per connection.
+// cacheWritable reports whether the figures go to a database (one open
+// for writing has the table: schema.go's migration 3).
 func (s *Store) cacheWritable() bool {
-	d := s.db
-	if d == nil || d.readOnly {
-		return false
-	}
-	if s.cache.tableOn == d.c {
-		return true
-	}
-	if err := d.c.exec(cacheTableSQL); err != nil {
-		d.fail(classify(err))
-		return false
-	}
-	s.cache.tableOn = d.c
-	return true
+	return s.db != nil && !s.db.readOnly
 }
 
-// noCacheTable: a database no process has written figures to yet.
+// noCacheTable: a database of format 1 opened read-only, that no process
+// had written figures to.
 func noCacheTable(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "no such table: cache")
 }

@@ -24,41 +24,12 @@ import (
 // by every process on the project at once, in WAL mode. This file opens it
 // safely; dbstore.go is what the store reads and writes there.
 
-// schemaVersion is the database's format (PRAGMA user_version). A database
-// of a higher version is refused; a lower one would be migrated forward in
-// code (there is none yet).
-const schemaVersion = 1
-
-// applicationID marks a hookwire database (PRAGMA application_id, "hkwr").
-const applicationID = 0x686b7772
-
-// The parents' rows are keyed by a small integer (pid) in the other
-// tables: a session id, up to MaxIDBytes, is kept once, not with each of
-// its entries, counters and frozen blocks (which are rowid tables, so a
-// block of a few KiB fills whole overflow pages).
-
 // busyTimeout is how long a statement waits for another process's write
 // transaction (each is a few milliseconds) before it fails.
 const busyTimeout = 5 * time.Second
 
 // companionSuffixes name the files SQLite keeps beside the database.
 var companionSuffixes = []string{"-wal", "-shm", "-journal"}
-
-const schemaSQL = `
-CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE parents(pid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, rev INTEGER NOT NULL, bytes INTEGER NOT NULL);
-CREATE INDEX parents_rev ON parents(rev);
-CREATE TABLE counters(pid INTEGER NOT NULL, prefix TEXT NOT NULL, n INTEGER NOT NULL,
-  PRIMARY KEY(pid, prefix)) WITHOUT ROWID;
-CREATE TABLE entries(pid INTEGER NOT NULL, alias TEXT NOT NULL, agent TEXT NOT NULL, task_id TEXT NOT NULL,
-  label TEXT NOT NULL, last_use INTEGER NOT NULL, tick INTEGER NOT NULL, run_state TEXT NOT NULL, run_error TEXT NOT NULL,
-  UNIQUE(pid, alias));
-CREATE INDEX entries_task ON entries(task_id);
-CREATE TABLE frozen(pid INTEGER NOT NULL, message_id TEXT NOT NULL, seq INTEGER NOT NULL, block TEXT NOT NULL,
-  UNIQUE(pid, message_id));
-CREATE TABLE tracked(session TEXT PRIMARY KEY, agent TEXT NOT NULL, model TEXT, rev INTEGER NOT NULL, bytes INTEGER NOT NULL) WITHOUT ROWID;
-CREATE INDEX tracked_rev ON tracked(rev);
-`
 
 // ErrNewerFormat is returned for a database a newer hookwire wrote.
 var ErrNewerFormat = errors.New("written by a newer hookwire")
@@ -350,7 +321,7 @@ func (c *dbConn) check(ctx context.Context) error {
 	if app != applicationID {
 		return fmt.Errorf("%w: an SQLite database of another program (application_id %#x)", errNotDatabase, app)
 	}
-	if version > schemaVersion {
+	if version > int64(schemaVersion) {
 		return fmt.Errorf("format %d %w (this build reads %d): upgrade hookwire, or point --state elsewhere", version, ErrNewerFormat, schemaVersion)
 	}
 	return nil
@@ -374,8 +345,9 @@ func (c *dbConn) quickCheck(ctx context.Context) error {
 // errEmptyDB: a database file with no schema yet (a sidecar is creating it).
 var errEmptyDB = errors.New("no state yet")
 
-// setUp sets the connection up for writing: WAL, and the schema when the
-// database is new (one transaction, so a crash leaves none or all).
+// setUp sets the connection up for writing: WAL, and the schema brought
+// to this build's format (schema.go; one transaction, so a crash leaves
+// none or all of it).
 func (c *dbConn) setUp(ctx context.Context) error {
 	if err := c.check(ctx); err != nil {
 		return err
@@ -399,24 +371,7 @@ func (c *dbConn) setUp(ctx context.Context) error {
 	if _, err := c.conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
 		return classify(err)
 	}
-	return c.inTx(ctx, func() error {
-		var version int64
-		if err := c.conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-			return err
-		}
-		// Provider health (health.go): added beside the schema of format 1.
-		if _, err := c.conn.ExecContext(ctx, healthSchema); err != nil {
-			return fmt.Errorf("creating the health table: %w", err)
-		}
-		if version != 0 {
-			return nil // another process made it meanwhile
-		}
-		if _, err := c.conn.ExecContext(ctx, schemaSQL); err != nil {
-			return fmt.Errorf("creating the schema: %w", err)
-		}
-		_, err := c.conn.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d", applicationID, schemaVersion))
-		return err
-	})
+	return c.migrate(ctx, migrations[:])
 }
 
 // inTx runs fn in a write transaction (BEGIN IMMEDIATE: the write lock is

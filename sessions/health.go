@@ -294,12 +294,6 @@ func restoredSwitches(list []Switch) []Switch {
 
 // --- The database side ----------------------------------------------------------
 
-// healthSchema is the health table. It is made, when missing, in every
-// database a sidecar opens for writing: a database an earlier build made
-// gets it too, and an earlier build ignores it.
-const healthSchema = `CREATE TABLE IF NOT EXISTS health(model TEXT PRIMARY KEY, until_ns INTEGER NOT NULL,
-  strikes INTEGER NOT NULL, last_ns INTEGER NOT NULL, class TEXT NOT NULL, message TEXT NOT NULL) WITHOUT ROWID`
-
 func healthFromRow(model string, until, strikes, last int64, class, message string) Health {
 	return Health{Model: model, Until: time.Unix(0, until).UTC(), Strikes: int(strikes), Last: time.Unix(0, last).UTC(), Class: class, Message: message}
 }
