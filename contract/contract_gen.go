@@ -5,7 +5,7 @@ package contract
 // ProtocolVersion is the protocol version the contract describes (PROTOCOL.md 2).
 const ProtocolVersion = 1
 
-// The names of the methods, and of the notifications an observer sends.
+// The names of the methods, and of the notifications the sidecar and an observer send.
 const (
 	MethodInitialize            = "initialize"
 	MethodShutdown              = "shutdown"
@@ -23,6 +23,7 @@ const (
 	MethodProvidersUpdate       = "providers.update"
 	MethodStatus                = "status"
 	MethodModelFailed           = "model.failed"
+	MethodCacheBust             = "cache.bust" // sent by the sidecar when a usage is a session's second bust in a row or later (PROTOCOL.md 4.9): that session's status.cache.perSession entry
 	MethodSessionsChanged       = "sessions.changed"
 )
 
@@ -70,6 +71,9 @@ var Methods = []Method{
 
 // Events is capabilities.events.
 var Events = []string{EventSessionDeleted, EventSessionCreated, EventMessageUpdated}
+
+// Notifications are the notifications the sidecar sends on its own.
+var Notifications = []string{MethodCacheBust}
 
 // ShimOptions are the plugin options the shim consumes itself and never
 // sends to the sidecar; every other option is the sidecar's config.

@@ -51,18 +51,12 @@ func cacheStatusOf(list []sessions.CacheSession) cacheStatus {
 		st.CacheWriteTokens = sessions.SatAdd(st.CacheWriteTokens, c.CacheWriteTokens)
 		st.Busts += c.BustCount
 		st.TokensLost = sessions.SatAdd(st.TokensLost, c.TokensLost)
-		sum := cacheSummary{Session: c.Session, Parent: c.Parent, Agent: c.Agent, Requests: c.Requests,
-			CacheShare: shareOf(c), NoCacheFigures: c.NoCacheFigures(), Busts: c.BustCount, BustsInARow: c.BustsInARow}
 		if !c.NoCacheFigures() {
 			withFigures.InputTokens = sessions.SatAdd(withFigures.InputTokens, c.InputTokens)
 			withFigures.CacheReadTokens = sessions.SatAdd(withFigures.CacheReadTokens, c.CacheReadTokens)
 			withFigures.CacheWriteTokens = sessions.SatAdd(withFigures.CacheWriteTokens, c.CacheWriteTokens)
 		}
-		if n := len(c.Busts); n > 0 {
-			b := c.Busts[n-1]
-			sum.LastBust = &b
-		}
-		st.PerSession = append(st.PerSession, sum)
+		st.PerSession = append(st.PerSession, summaryOf(c))
 	}
 	st.NoCacheFigures = sessions.CacheSession{Requests: st.Requests, CacheReadTokens: st.CacheReadTokens,
 		CacheWriteTokens: st.CacheWriteTokens}.NoCacheFigures()
@@ -71,6 +65,17 @@ func cacheStatusOf(list []sessions.CacheSession) cacheStatus {
 		st.CacheShare = &share
 	}
 	return st
+}
+
+// summaryOf is c's line of status.cache.perSession.
+func summaryOf(c sessions.CacheSession) cacheSummary {
+	sum := cacheSummary{Session: c.Session, Parent: c.Parent, Agent: c.Agent, Requests: c.Requests,
+		CacheShare: shareOf(c), NoCacheFigures: c.NoCacheFigures(), Busts: c.BustCount, BustsInARow: c.BustsInARow}
+	if n := len(c.Busts); n > 0 {
+		b := c.Busts[n-1]
+		sum.LastBust = &b
+	}
+	return sum
 }
 
 // shareOf is a session's cache share, rounded; nil when it has no cache

@@ -88,4 +88,9 @@ func (s *Server) usage(session, message, role, provider, model string, raw jsont
 		ev.Str("session", session).Str("message", bust.Message).Int64("tokensLost", bust.TokensLost).
 			Str("cause", bust.Cause).Bool("byHookwire", bust.ByHookwire).Bool("inARow", inARow).Msg("prompt cache bust")
 	}
+	if bust != nil && inARow {
+		if sum, ok := cacheSummaryOf(s.store.CacheList(), session); ok {
+			s.busts.tell(s.log, bust.Message, sum)
+		}
+	}
 }

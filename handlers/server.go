@@ -72,6 +72,8 @@ type Server struct {
 
 	// gate is initialize-first and the request counters (gate.go).
 	gate gate
+	// busts tells the client of busts in a row (cache_notice.go).
+	busts *bustNotices
 }
 
 // New returns a server that waits for initialize.
@@ -82,6 +84,7 @@ func New(opts Options) *Server {
 		mux:     rpc.NewMux(),
 		started: time.Now(),
 		cfg:     config.DefaultConfig(),
+		busts:   newBustNotices(),
 	}
 	s.maxBytes.Store(s.cfg.MaxMessageBytes)
 	s.clock = opts.Now
@@ -125,6 +128,10 @@ func (s *Server) register() {
 		}
 	}
 }
+
+// Notifications are the server's messages to the client (rpc.Options):
+// cache.bust.
+func (s *Server) Notifications() <-chan rpc.Notification { return s.busts.notes }
 
 // MaxMessageBytes is the current message size limit (rpc.Options).
 func (s *Server) MaxMessageBytes() int64 { return s.maxBytes.Load() }

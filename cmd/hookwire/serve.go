@@ -77,6 +77,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		MaxMessageBytes: srv.MaxMessageBytes,
 		Log:             log,
 		Observer:        asObserver(rec),
+		Notifications:   srv.Notifications(),
 	})
 	if cerr := srv.Close(); cerr != nil {
 		log.Warn().Err(cerr).Msg("final state write failed")

@@ -289,6 +289,9 @@ func protocolTS(s *spec) []byte {
 			reach(m.Result)
 		}
 	}
+	for _, n := range s.Notifications {
+		reach(n.Params)
+	}
 	var tsType func(t string) string
 	tsType = func(t string) string {
 		switch {
@@ -369,6 +372,10 @@ func protocolTS(s *spec) []byte {
 			}
 		}
 		p("  %s: %s;\n", js(m.Name), t)
+	}
+	p("}\n\n/** The params of each notification the sidecar sends on its own. */\nexport interface NotificationParams {\n")
+	for _, n := range s.Notifications {
+		p("  /** %s */\n  %s: %s;\n", n.Doc, js(n.Name), tsType(n.Params))
 	}
 	p("}\n")
 	return b.Bytes()

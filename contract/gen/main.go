@@ -96,6 +96,7 @@ type spec struct {
 	Methods         []method     `json:"methods"`
 	Types           []namedType  `json:"types"`
 	Events          []string     `json:"events"`
+	Notifications   []note       `json:"notifications"`
 	ShimOptions     shimOptions  `json:"shimOptions"`
 	Observer        observer     `json:"observer"`
 	Errors          []errorCode  `json:"errors"`
@@ -161,6 +162,14 @@ type member struct {
 type shimOptions struct {
 	Comment string   `json:"$comment"`
 	Names   []string `json:"names"`
+}
+
+// note is a notification the sidecar sends on its own (no id, no reply),
+// with the type of its params.
+type note struct {
+	Name   string `json:"name"`
+	Params string `json:"params"`
+	Doc    string `json:"doc"`
 }
 
 type observer struct {
@@ -277,6 +286,15 @@ func (s *spec) check() error {
 			bad("observer notification %q: not a name, or the name of a method", n)
 		}
 		ident("Method"+goName(n), n)
+	}
+	for _, n := range s.Notifications {
+		if !validName(n.Name) || names[n.Name] {
+			bad("notification %q: not a name, or the name of a method", n.Name)
+		}
+		if !slices.ContainsFunc(s.Types, func(t namedType) bool { return t.Name == n.Params }) {
+			bad("notification %q: params %q is not a type of the contract", n.Name, n.Params)
+		}
+		ident("Method"+goName(n.Name), n.Name)
 	}
 	s.checkTypes(bad)
 	options := map[string]bool{}
@@ -455,9 +473,12 @@ func goSource(s *spec) ([]byte, error) {
 	p("package contract\n\n")
 	p("// ProtocolVersion is the protocol version the contract describes (PROTOCOL.md 2).\n")
 	p("const ProtocolVersion = %d\n\n", s.ProtocolVersion)
-	p("// The names of the methods, and of the notifications an observer sends.\nconst (\n")
+	p("// The names of the methods, and of the notifications the sidecar and an observer send.\nconst (\n")
 	for _, m := range s.Methods {
 		p("\tMethod%s = %q\n", goName(m.Name), m.Name)
+	}
+	for _, n := range s.Notifications {
+		p("\tMethod%s = %q // %s\n", goName(n.Name), n.Name, n.Doc)
 	}
 	for _, n := range s.Observer.Notifications {
 		p("\tMethod%s = %q\n", goName(n), n)
@@ -489,6 +510,10 @@ func goSource(s *spec) ([]byte, error) {
 	p("}\n\n// Events is capabilities.events.\nvar Events = []string{")
 	for i, e := range s.Events {
 		p("%sEvent%s", sep(i), goName(e))
+	}
+	p("}\n\n// Notifications are the notifications the sidecar sends on its own.\nvar Notifications = []string{")
+	for i, n := range s.Notifications {
+		p("%sMethod%s", sep(i), goName(n.Name))
 	}
 	p("}\n\n// ShimOptions are the plugin options the shim consumes itself and never\n// sends to the sidecar; every other option is the sidecar's config.\nvar ShimOptions = []string{")
 	for i, o := range s.ShimOptions.Names {
@@ -528,6 +553,14 @@ func goSource(s *spec) ([]byte, error) {
 		return nil, fmt.Errorf("formatting the Go source: %w", err)
 	}
 	return out, nil
+}
+
+func noteNames(ns []note) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = n.Name
+	}
+	return out
 }
 
 func sep(i int) string {
@@ -581,6 +614,9 @@ func tsSource(s *spec) []byte {
 	p("/** capabilities.events: the event types the sidecar wants. */\nexport const EVENTS = %s as const;\n\n", jsList(s.Events))
 	p("/** The plugin options the shim consumes itself and never sends to the sidecar; every other option is the sidecar's config. */\n")
 	p("export const SHIM_OPTIONS = %s as const;\n\n", jsList(s.ShimOptions.Names))
+	p("/** The notifications the sidecar sends on its own (their params: protocol.gen.ts's NotificationParams). */\n")
+	p("export const NOTIFICATIONS = %s as const;\n", jsList(noteNames(s.Notifications)))
+	p("export type Notification = (typeof NOTIFICATIONS)[number];\n\n")
 	p("/** An observer's capabilities.methods and capabilities.notifications (PROTOCOL.md 9). */\n")
 	p("export const OBSERVER_METHODS = %s as const;\n", jsList(s.Observer.Methods))
 	p("export const OBSERVER_NOTIFICATIONS = %s as const;\n\n", jsList(s.Observer.Notifications))

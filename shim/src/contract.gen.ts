@@ -44,6 +44,10 @@ export const EVENTS = ["session.deleted", "session.created", "message.updated"] 
 /** The plugin options the shim consumes itself and never sends to the sidecar; every other option is the sidecar's config. */
 export const SHIM_OPTIONS = ["binary", "args", "timeoutMs", "transformTimeoutMs", "fallbackTimeoutMs", "hungAfterMisses", "maxInFlightBytes", "maxReplyBytes", "logFile", "trace", "state", "record"] as const;
 
+/** The notifications the sidecar sends on its own (their params: protocol.gen.ts's NotificationParams). */
+export const NOTIFICATIONS = ["cache.bust"] as const;
+export type Notification = (typeof NOTIFICATIONS)[number];
+
 /** An observer's capabilities.methods and capabilities.notifications (PROTOCOL.md 9). */
 export const OBSERVER_METHODS = ["sessions.list", "status", "delegate.resolveModel", "delegate.detectError"] as const;
 export const OBSERVER_NOTIFICATIONS = ["sessions.changed"] as const;

@@ -94,8 +94,6 @@ export type EventOptions = {
   maxWaiting?: number;
   /** Called after a session.deleted went out (the trace's inspection). */
   afterDelete?: (event: { type: string }) => Promise<void>;
-  /** Called after a usage went out whose cache read was the second in a row to fall (PROTOCOL.md 4.9). */
-  onBustsInARow?: (session: string) => void;
 };
 
 /**
@@ -135,8 +133,6 @@ export class EventForwarder {
   private readonly waiting = new Set<Promise<void>>();
   /** Message id → the usage last sent for it (JSON), oldest first. */
   private readonly sentUsage = new Map<string, string>();
-  /** Session → its last message's id and cache read, and its falls in a row, oldest first. */
-  private readonly cacheReads = new Map<string, { message: string; read: number; falls: number }>();
 
   constructor(
     private readonly sidecar: Sidecar,
@@ -179,19 +175,6 @@ export class EventForwarder {
     return true;
   }
 
-  /** Counts a session's cache reads that fell (busts, PROTOCOL.md 4.9), and says when two came in a row. */
-  private watchCache(usage: { properties: unknown }): void {
-    const info = (usage.properties as { info: { id: string; sessionID: string; tokens: { cache: { read: number } } } }).info;
-    const read = info.tokens.cache.read;
-    const last = this.cacheReads.get(info.sessionID);
-    if (last?.message === info.id) return; // the same message with new figures: the sidecar recounts it
-    const falls = last && read < last.read ? last.falls + 1 : 0;
-    this.cacheReads.delete(info.sessionID);
-    this.cacheReads.set(info.sessionID, { message: info.id, read, falls });
-    if (this.cacheReads.size > USAGE_MEMORY) this.cacheReads.delete(this.cacheReads.keys().next().value as string);
-    if (falls === 2) this.opts.onBustsInARow?.(info.sessionID);
-  }
-
   /** Waits at most ms for the events still waiting for initialize. */
   async drain(ms: number): Promise<void> {
     if (this.waiting.size === 0) return;
@@ -208,7 +191,6 @@ export class EventForwarder {
       event = usage;
     }
     if (!this.sidecar.notify("event", { input: { event } })) return;
-    if (event.type === "message.updated") this.watchCache(event as unknown as { properties: unknown });
     if (event.type === "session.deleted") await this.opts.afterDelete?.(event);
   }
 }

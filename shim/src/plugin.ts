@@ -28,6 +28,7 @@ import { TransformSync } from "./transformsync.js";
 import { agentModelNames } from "./providers.js";
 import { belowMinimum, clientFeatures, dropModelVariant, HostCapabilities, MIN_OPENCODE, versionBesideBinary, type HostInfo } from "./host.js";
 import { RuntimeFallback, type FallbackClient } from "./fallback.js";
+import type { CacheSummary } from "./protocol.gen.js";
 
 export { HOOK_NAMES, type HookMethod } from "./forward.js";
 export { agentListsOf, subagentsFromConfig, type ShimClient } from "./agents.js";
@@ -153,6 +154,9 @@ export function createHookwire(
     maxInFlightBytes: settings.maxInFlightBytes,
     maxReplyBytes: settings.maxReplyBytes,
     spawn: seams.spawn,
+    onNotification: (n) => {
+      if (n.method === "cache.bust") toastBusts(log, n.params);
+    },
     onRejected: (detail, params) =>
       void rejectionMessage(detail, binary, pluginVersion, PROTOCOL_VERSION, env).then((message) =>
         log.alert("init-rejected", "error", message, { config: params.config }),
@@ -171,7 +175,6 @@ export function createHookwire(
   const ctx: ForwardContext = { sidecar, transforms: new TransformSync(), deadlines: settings, log, trace };
   const events = new EventForwarder(sidecar, log, {
     afterDelete: trace ? (event) => inspect(sidecar, "session.deleted", { event }) : undefined,
-    onBustsInARow: (session) => void toastBusts(sidecar, log, session, settings.timeoutMs),
   });
   const fallback = new RuntimeFallback(
     sidecar,
@@ -255,26 +258,18 @@ function afterChatMessage(caps: HostCapabilities, output: unknown): void {
 }
 
 /**
- * A session's prompt cache fell twice in a row: asks the sidecar why
- * (status.cache, PROTOCOL.md 4.9; the usage went out before this request on
- * the same pipe) and shows it once per session as a toast.
+ * The sidecar found a session's prompt cache missed again (cache.bust,
+ * PROTOCOL.md 4.9: it alone counts busts, and sends the session's
+ * status.cache.perSession entry): shows it as a toast, once per session.
  */
-export async function toastBusts(sidecar: Sidecar, log: Logger, session: string, timeoutMs: number): Promise<void> {
-  try {
-    const r = await sidecar.request("status", {}, timeoutMs);
-    if (!r.ok) return;
-    const per = r.result?.cache?.perSession;
-    const s = Array.isArray(per) ? per.find((x) => x?.session === session) : undefined;
-    if (!s || typeof s.bustsInARow !== "number" || s.bustsInARow < 2 || typeof s.lastBust?.detail !== "string") return;
-    log.alert(
-      `cache-busts:${session}`,
-      "warn",
-      `hookwire: prompt cache missed ${s.bustsInARow} times in a row in session ${session}: ${s.lastBust.detail}`,
-      { session, cause: s.lastBust.cause, tokensLost: s.lastBust.tokensLost },
-    );
-  } catch {
-    // a toast is best effort
-  }
+export function toastBusts(log: Logger, s: CacheSummary): void {
+  if (typeof s?.session !== "string" || typeof s.lastBust?.detail !== "string") return;
+  log.alert(
+    `cache-busts:${s.session}`,
+    "warn",
+    `hookwire: prompt cache missed ${s.bustsInARow} times in a row in session ${s.session}: ${s.lastBust.detail}`,
+    { session: s.session, cause: s.lastBust.cause, tokensLost: s.lastBust.tokensLost },
+  );
 }
 
 /** A deleted session's transform base is dropped at once, not left to the LRU bound. */

@@ -354,3 +354,9 @@ export interface Results {
   "status": StatusResult;
   "model.failed": ModelFailedResult;
 }
+
+/** The params of each notification the sidecar sends on its own. */
+export interface NotificationParams {
+  /** sent by the sidecar when a usage is a session's second bust in a row or later (PROTOCOL.md 4.9): that session's status.cache.perSession entry */
+  "cache.bust": CacheSummary;
+}

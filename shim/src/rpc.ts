@@ -57,6 +57,8 @@ export type ConnectionOptions = {
   maxLineBytes?: number;
   /** Called once per line discarded for its length, with the id of the call it answered (undefined when none could be read). */
   onOversized?: (id: number | undefined) => void;
+  /** Called for each notification the other side sends (a method, no id). */
+  onNotification?: (method: string, params: unknown) => void;
 };
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
@@ -243,8 +245,9 @@ export class LineConnection {
 
   private onMessage(m: unknown): void {
     if (!m || typeof m !== "object") return;
-    const r = m as { id?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
-    if (typeof r.id !== "number") return; // notifications and id-less errors answer nothing we wait for
+    const r = m as { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
+    if (r.id === undefined && typeof r.method === "string") return this.notified(r.method, r.params);
+    if (typeof r.id !== "number") return; // id-less errors answer nothing we wait for
     const p = this.pending.get(r.id);
     if (!p) {
       if (this.givenUp.delete(r.id)) this.answered(); // late, but an answer: the other side works
@@ -257,6 +260,14 @@ export class LineConnection {
       p.reject(new RpcError(code, typeof r.error.message === "string" ? r.error.message : "error", r.error.data));
     } else {
       p.resolve(r.result);
+    }
+  }
+
+  private notified(method: string, params: unknown): void {
+    try {
+      this.opts.onNotification?.(method, params);
+    } catch {
+      // an observer must not break reading
     }
   }
 

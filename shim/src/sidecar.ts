@@ -11,8 +11,8 @@ import { dirname } from "node:path";
 import { CancelledError, ClosedError, EncodeError, LineConnection, OverloadedError, OversizedError, RpcError } from "./rpc.js";
 import type { Logger } from "./log.js";
 import { openAppendNoFollow, type Trace } from "./trace.js";
-import { PROTOCOL_VERSION, type Method } from "./contract.gen.js";
-import type { Capabilities as ServedCapabilities, InitializeResult, Params, Results, ServerInfo } from "./protocol.gen.js";
+import { NOTIFICATIONS, PROTOCOL_VERSION, type Method, type Notification } from "./contract.gen.js";
+import type { Capabilities as ServedCapabilities, InitializeResult, NotificationParams, Params, Results, ServerInfo } from "./protocol.gen.js";
 
 export { PROTOCOL_VERSION };
 
@@ -46,6 +46,9 @@ export type CallResult<R = unknown> =
     };
 
 export type SidecarState = "starting" | "ready" | "backoff" | "failed" | "stopped";
+
+/** A notification the sidecar sent on its own: its method and params as the contract types them. */
+export type SidecarNotification = { [M in Notification]: { method: M; params: NotificationParams[M] } }[Notification];
 
 export type SidecarOptions = {
   binary: string;
@@ -83,6 +86,12 @@ export type SidecarOptions = {
    * Default DEFAULT_MAX_IN_FLIGHT_BYTES.
    */
   maxInFlightBytes?: number;
+  /**
+   * Called for each notification the sidecar sends on its own
+   * (contract.gen.ts's NOTIFICATIONS), with its params as the contract
+   * types them; one of another name is dropped.
+   */
+  onNotification?: (n: SidecarNotification) => void;
   /** Called each time a (re)started sidecar has answered initialize. */
   onReady?: (sidecar: Sidecar) => void;
   /**
@@ -338,6 +347,11 @@ export class Sidecar {
           `hookwire: the sidecar wrote a reply line over maxReplyBytes (${maxReplyBytes} bytes); discarded unread, its call passed through`,
         );
         trace?.write({ ev: "oversized", pid: child.pid, id });
+      },
+      onNotification: (method, params) => {
+        if (gen !== this.gen || !(NOTIFICATIONS as readonly string[]).includes(method)) return;
+        trace?.write({ ev: "notification", method });
+        this.opts.onNotification?.({ method, params } as SidecarNotification);
       },
     });
     this.conn = conn;

@@ -340,39 +340,36 @@ test("message.updated: only an assistant message's usage goes out, projected (no
   assert.ok(!JSON.stringify(s.sent).includes("secret") && !JSON.stringify(s.sent).includes("prompt text"));
 });
 
-test("prompt cache: two falls in a row of a session's cache read ask the sidecar why, and toast it once", async () => {
+test("prompt cache: the shim counts no busts; it shows the sidecar's cache.bust once per session (PROTOCOL.md 4.9)", async () => {
   const s = stubSidecar();
   s.wantsEvent = (type) => s.state === "ready" && type === "message.updated";
   s.state = "ready";
   const asked = [];
-  const events = new EventForwarder(s, new Logger(undefined), { onBustsInARow: (session) => asked.push(session) });
+  s.request = async (method) => (asked.push(method), { ok: true, result: {} });
+  const { client, toasts } = fakeClient();
+  const log = new Logger(client);
+  const events = new EventForwarder(s, log);
   const usage = (session, id, read) => ({
     event: { type: "message.updated", properties: { info: { id, sessionID: session, role: "assistant", tokens: { input: 1, output: 1, cache: { read, write: 0 } } } } },
   });
-  const steps = [
-    ["ses_a", "m1", 100], ["ses_a", "m2", 50], // one fall
-    ["ses_b", "m1", 100], ["ses_b", "m2", 50], // another session's falls do not add up with ses_a's
-    ["ses_a", "m2", 60], // the same message with new figures: not a new request
-    ["ses_a", "m3", 40], // second in a row: asked
-    ["ses_a", "m4", 30], // third: not asked again
-    ["ses_a", "m5", 300], ["ses_a", "m6", 20], ["ses_a", "m7", 10], // held, then two more: asked again
-  ];
-  for (const [session, id, read] of steps) await events.onEvent(usage(session, id, read));
-  assert.deepEqual(asked, ["ses_a", "ses_a"]);
+  for (const [session, id, read] of [["ses_a", "m1", 100], ["ses_a", "m2", 50], ["ses_a", "m3", 40], ["ses_a", "m4", 30]]) {
+    await events.onEvent(usage(session, id, read));
+  }
+  assert.equal(s.sent.length, 4, "every usage goes to the sidecar");
+  assert.deepEqual(asked, [], "falls in a row ask nothing: the sidecar tells");
+  assert.equal(toasts.length, 0);
 
   const { toastBusts } = await import("../dist/plugin.js");
-  const { client, toasts } = fakeClient();
-  const log = new Logger(client);
-  const status = (perSession) => ({ request: async (method) => (assert.equal(method, "status"), { ok: true, result: { cache: { perSession } } }) });
-  const lastBust = { cause: "system", byHookwire: false, tokensLost: 900, detail: "system prompt changed by another plugin or OpenCode" };
-  await toastBusts(status([{ session: "ses_a", bustsInARow: 1, lastBust }]), log, "ses_a", 100); // the sidecar saw one: no toast
-  await toastBusts(status([{ session: "ses_x", bustsInARow: 2, lastBust }]), log, "ses_a", 100); // another session: no toast
-  await toastBusts({ request: async () => ({ ok: false, reason: "timeout" }) }, log, "ses_a", 100);
+  const lastBust = { message: "m3", cause: "system", byHookwire: false, tokensLost: 900, detail: "system prompt changed by another plugin or OpenCode" };
+  toastBusts(log, { session: "ses_a", bustsInARow: 2 }); // no bust to name: nothing shown
+  toastBusts(log, undefined);
   assert.equal(toasts.length, 0);
-  await toastBusts(status([{ session: "ses_a", bustsInARow: 2, lastBust }]), log, "ses_a", 100);
-  await toastBusts(status([{ session: "ses_a", bustsInARow: 3, lastBust }]), log, "ses_a", 100); // once per session
-  assert.equal(toasts.length, 1);
+  toastBusts(log, { session: "ses_a", requests: 3, busts: 2, bustsInARow: 2, lastBust });
+  toastBusts(log, { session: "ses_a", requests: 4, busts: 3, bustsInARow: 3, lastBust: { ...lastBust, message: "m4" } }); // once per session
+  toastBusts(log, { session: "ses_b", requests: 3, busts: 2, bustsInARow: 2, lastBust });
+  assert.equal(toasts.length, 2);
   assert.match(toasts[0].message, /missed 2 times in a row in session ses_a: system prompt changed by another plugin or OpenCode/);
+  assert.match(toasts[1].message, /in session ses_b/);
 });
 
 test("hungAfterMisses and maxInFlightBytes: shim options with documented defaults, never sent to the sidecar", async () => {

@@ -96,3 +96,24 @@ test("maxBufferedBytes: a message that would pass the bound is refused unwritten
   assert.equal(await calls[0], 1);
   assert.equal(answers.length, 1);
 });
+
+test("a notification from the sidecar (a method, no id) goes to onNotification and answers no call", async () => {
+  const fromSidecar = new PassThrough();
+  const got = [];
+  const answers = [];
+  const conn = new LineConnection(fromSidecar, new PassThrough(), {
+    onNotification: (method, params) => got.push([method, params]),
+    onAnswer: () => answers.push(1),
+  });
+  const a = conn.request("status");
+  fromSidecar.write(JSON.stringify({ jsonrpc: "2.0", method: "cache.bust", params: { session: "ses_a" } }) + "\n");
+  fromSidecar.write(JSON.stringify([{ jsonrpc: "2.0", method: "other" }]) + "\n");
+  fromSidecar.write(JSON.stringify({ jsonrpc: "2.0", id: 1, result: 7 }) + "\n");
+  assert.equal(await a, 7);
+  assert.deepEqual(got, [["cache.bust", { session: "ses_a" }], ["other", undefined]]);
+  assert.equal(answers.length, 1);
+  const throwing = new LineConnection(fromSidecar, new PassThrough(), { onNotification: () => { throw new Error("observer broke"); } });
+  const b = throwing.request("status");
+  fromSidecar.write(JSON.stringify({ jsonrpc: "2.0", method: "cache.bust" }) + "\n" + JSON.stringify({ jsonrpc: "2.0", id: 1, result: 8 }) + "\n");
+  assert.equal(await b, 8, "a throwing observer does not stop reading");
+});

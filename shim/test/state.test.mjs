@@ -328,3 +328,42 @@ test("an upgrading user's JSON state file (an earlier release's) is imported: it
   assert.ok(existsSync(legacy + ".bak"));
   await close(h);
 });
+
+/** OpenCode's message.updated for an assistant message whose provider read `read` tokens from the cache. */
+const usage = (h, session, id, read) =>
+  h.hooks.event({
+    event: {
+      type: "message.updated",
+      properties: { info: { id, sessionID: session, role: "assistant", providerID: "fake", modelID: "m", tokens: { input: 10, output: 1, cache: { read, write: 0 } } } },
+    },
+  });
+const bustToasts = (toasts) => toasts.filter((t) => /prompt cache missed/.test(t.message));
+
+test("prompt cache: the sidecar alone counts busts, across processes too; the shim toasts what cache.bust says, once per session (PROTOCOL.md 4.9)", async () => {
+  const box = sandbox();
+  const dir = box.project("cache");
+  const SES = "ses_cache00000000000000000001";
+  const first = await open(box, dir);
+  await usage(first.h, SES, "msg_a1", 100);
+  await usage(first.h, SES, "msg_a2", 50); // one fall
+  await usage(first.h, SES, "msg_a2", 60); // the same message with new figures: not a new request
+  assert.equal((await first.h.sidecar.request("status", {}, 4000)).result.cache.perSession[0].bustsInARow, 1);
+  assert.deepEqual(bustToasts(first.toasts), []);
+  await close(first.h);
+
+  // The next process (opencode run --session) meets the session's second
+  // fall in its first usage: the sidecar, which keeps the figures, says so;
+  // a shim counting on its own would see a first request.
+  const next = await open(box, dir);
+  await usage(next.h, SES, "msg_a3", 40);
+  await waitFor(() => bustToasts(next.toasts).length > 0, 5000);
+  const [toast] = bustToasts(next.toasts);
+  assert.match(toast.message, new RegExp(`missed 2 times in a row in session ${SES}: `));
+  await usage(next.h, SES, "msg_a4", 30); // third in a row: told again, shown once per session
+  const st = (await next.h.sidecar.request("status", {}, 4000)).result.cache.perSession[0];
+  assert.equal(st.bustsInARow, 3);
+  assert.equal(st.lastBust.message, "msg_a4");
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(bustToasts(next.toasts).length, 1);
+  await close(next.h);
+});
