@@ -1,6 +1,8 @@
 // Command gen writes the protocol contract's Go and TypeScript forms from
-// contract/contract.json: contract/contract_gen.go and
-// shim/src/contract.gen.ts. Run it as `go generate ./contract` from the
+// contract/contract.json: contract/contract_gen.go,
+// shim/src/contract.gen.ts, handlers/protocol_gen.go (and its test's
+// shapes), shim/src/protocol.gen.ts, and docs/PROTOCOL.md's section of
+// members between its markers (doc.go). Run it as `go generate ./contract` from the
 // module root (or `go run ./contract/gen` there); its test fails while
 // either file differs from what it would write.
 //
@@ -85,8 +87,12 @@ func generateFrom(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	doc, err := protocolDoc(root, s)
+	if err != nil {
+		return nil, err
+	}
 	return map[string][]byte{goPath: goSrc, tsPath: tsSource(s), handlersPath: handlersSrc,
-		shapesPath: shapesSrc, protocolTSPath: protocolTS(s)}, nil
+		shapesPath: shapesSrc, protocolTSPath: protocolTS(s), docPath: doc}, nil
 }
 
 // spec is contract.json.

@@ -19,11 +19,14 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	root := filepath.Join("..", "..")
 	files, err := generateFrom(root)
 	require.NoError(t, err)
-	assert.Len(t, slices.Collect(maps.Keys(files)), 5)
+	assert.Len(t, slices.Collect(maps.Keys(files)), 6)
 	for path, want := range files {
 		got, err := os.ReadFile(filepath.Join(root, path))
 		require.NoError(t, err)
 		assert.True(t, string(got) == string(want), "%s is stale: run go generate ./contract", path)
+		if path == docPath {
+			continue // its generated section is between markers
+		}
 		assert.True(t, strings.HasPrefix(string(got), "// Code generated ") &&
 			strings.Contains(strings.SplitN(string(got), "\n", 2)[0], "DO NOT EDIT."), "%s: first line marks it generated", path)
 	}
@@ -35,10 +38,11 @@ func TestRunWritesTheFiles(t *testing.T) {
 	root := t.TempDir()
 	spec, err := os.ReadFile(filepath.Join("..", "contract.json"))
 	require.NoError(t, err)
-	for _, dir := range []string{"contract", "shim/src", "handlers"} {
+	for _, dir := range []string{"contract", "shim/src", "handlers", "docs"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(root, dir), 0o755))
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(root, specPath), spec, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, docPath), []byte("# doc\n\n"+docBegin+"stale\n"+docEnd+"after\n"), 0o644))
 	require.NoError(t, run(root))
 	want, err := generateFrom(root)
 	require.NoError(t, err)
@@ -47,6 +51,45 @@ func TestRunWritesTheFiles(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, string(data), string(got), path)
 	}
+}
+
+// The doc's generated section is rewritten from the contract and nothing
+// else of the doc changes; a doc without its markers is an error.
+func TestProtocolDocSection(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "docs"), 0o755))
+	s, err := parse([]byte(`{"protocolVersion": 1, "methods": [
+	  {"name": "status", "kind": "request", "role": "method", "result": "R"},
+	  {"name": "x.y", "kind": "request", "role": "method", "params": {"fields": [
+	    {"name": "a", "type": "string", "nonEmpty": true},
+	    {"name": "b", "required": true, "fields": [{"name": "c", "type": "R[]", "nullable": true}]}]}}],
+	  "types": [{"name": "R", "go": "r", "fields": [{"name": "n", "type": "integer", "omitEmpty": true}]}],
+	  "notifications": [{"name": "r.told", "params": "R", "doc": "d"}],
+	  "events": [], "observer": {"methods": [], "notifications": []}, "errors": [],
+	  "transformReads": {"info": [], "part": [], "sync": []}, "packages": {"plugin": "p", "platforms": []}}`))
+	require.NoError(t, err)
+	path := filepath.Join(root, docPath)
+	require.NoError(t, os.WriteFile(path, []byte("before\n"+docBegin+"old rows\n"+docEnd+"after\n"), 0o644))
+	got, err := protocolDoc(root, s)
+	require.NoError(t, err)
+	doc := string(got)
+	assert.True(t, strings.HasPrefix(doc, "before\n"+docBegin) && strings.HasSuffix(doc, docEnd+"after\n"), doc)
+	assert.NotContains(t, doc, "old rows")
+	for _, row := range []string{
+		"| `status` | (none) | | |",
+		"| `x.y` | `a` | string | required, non-empty |",
+		"| `x.y` | `b` | object | required |",
+		"| `x.y` | `b.c` | list of `R` | may be `null` |",
+		"| `status` | request | `R` |",
+		"| `x.y` | request | `null` |",
+		"| `r.told` | notification, sent by the sidecar | params `R` |",
+		"| `R` | `n` | integer | absent when empty |",
+	} {
+		assert.Contains(t, doc, row+"\n")
+	}
+	require.NoError(t, os.WriteFile(path, []byte("no markers\n"), 0o644))
+	_, err = protocolDoc(root, s)
+	assert.ErrorContains(t, err, "no generated section")
 }
 
 // A contract with a mistake is refused with an error that names it;

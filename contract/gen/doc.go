@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// docPath is the spec of record; its section 10 (between the markers) is
+// generated: each method's params and result, each notification's
+// params, and the members of each type they name.
+const docPath = "docs/PROTOCOL.md"
+
+const (
+	docBegin = "<!-- BEGIN contract members: generated from contract/contract.json by `go generate ./contract`; edit there -->\n"
+	docEnd   = "<!-- END contract members -->\n"
+)
+
+// protocolDoc returns the doc under root with its generated section
+// rewritten from s.
+func protocolDoc(root string, s *spec) ([]byte, error) {
+	raw, err := os.ReadFile(filepath.Join(root, docPath))
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.Index(raw, []byte(docBegin))
+	j := bytes.Index(raw, []byte(docEnd))
+	if i < 0 || j < i {
+		return nil, errors.New(docPath + ": no generated section (its BEGIN and END markers, in that order)")
+	}
+	var b bytes.Buffer
+	b.Write(raw[:i+len(docBegin)])
+	b.WriteString(docMembers(s))
+	b.Write(raw[j:])
+	return b.Bytes(), nil
+}
+
+// docMembers is the generated section's text: markdown tables.
+func docMembers(s *spec) string {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("\nParams, member by member (a dot descends into an object given inline;\n")
+	p("a member that is not required may be absent):\n\n")
+	p("| method | member | type | |\n|---|---|---|---|\n")
+	for _, m := range s.Methods {
+		if m.Params == nil {
+			p("| `%s` | (none) | | |\n", m.Name)
+			continue
+		}
+		rows(&b, "`"+m.Name+"`", "", m.Params.Fields, false)
+	}
+	p("\nResults, and the notifications the sidecar sends:\n\n")
+	p("| method | kind | result or params |\n|---|---|---|\n")
+	for _, m := range s.Methods {
+		r := "`null`"
+		switch {
+		case m.Kind == "notification":
+			r = "none (a request gets `null`)"
+		case m.Result != "":
+			r = docType(m.Result)
+			if m.Nullable {
+				r += ", or `null`"
+			}
+		}
+		p("| `%s` | %s | %s |\n", m.Name, m.Kind, r)
+	}
+	for _, n := range s.Notifications {
+		p("| `%s` | notification, sent by the sidecar | params %s |\n", n.Name, docType(n.Params))
+	}
+	p("\nThe types they name:\n\n")
+	p("| type | member | type | |\n|---|---|---|---|\n")
+	for _, t := range s.Types {
+		if t.Fields == nil {
+			p("| `%s` | (described in the sections above) | | |\n", t.Name)
+			continue
+		}
+		rows(&b, "`"+t.Name+"`", "", t.Fields, true)
+	}
+	p("\n")
+	return b.String()
+}
+
+// rows writes a table row per member of ms, and of the objects they give
+// inline, under owner with prefix before their names.
+func rows(b *strings.Builder, owner, prefix string, ms []member, result bool) {
+	for _, m := range ms {
+		t := "object"
+		if m.Fields == nil {
+			t = docType(m.Type)
+		}
+		fmt.Fprintf(b, "| %s | `%s%s` | %s | %s |\n", owner, prefix, m.Name, t, docFlags(m, result))
+		if m.Fields != nil {
+			rows(b, owner, prefix+m.Name+".", m.Fields, result)
+		}
+	}
+}
+
+// docType is a member's type in words: a type of the contract in code,
+// T[] as a list, {T} as an object of them.
+func docType(t string) string {
+	switch {
+	case strings.HasSuffix(t, "[]"):
+		return "list of " + docType(strings.TrimSuffix(t, "[]"))
+	case strings.HasPrefix(t, "{"):
+		return "object of " + docType(t[1:len(t)-1])
+	case t == "kind":
+		return "any (only its kind read)"
+	case t == "time":
+		return "string (RFC 3339)"
+	}
+	if t != "" && t[0] >= 'A' && t[0] <= 'Z' {
+		return "`" + t + "`"
+	}
+	return t
+}
+
+func docFlags(m member, result bool) string {
+	var fs []string
+	switch {
+	case m.Required:
+		fs = append(fs, "required")
+	case m.NonEmpty:
+		fs = append(fs, "required, non-empty")
+	case m.Optional:
+		fs = append(fs, "optional")
+	}
+	if m.Nullable {
+		fs = append(fs, "may be `null`")
+	}
+	if result && m.OmitEmpty {
+		fs = append(fs, "absent when empty")
+	}
+	return strings.Join(fs, ", ")
+}
