@@ -72,6 +72,7 @@ func (s *Store) attach(d *storeDB) {
 // path, and the new file must not be read with the old file's WAL. When
 // open fails the store serves from memory.
 func (s *Store) reattach(open func() (*storeDB, error)) error {
+	s.closeLister()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if old := s.db; old != nil {
@@ -109,8 +110,9 @@ func (s *Store) reattach(open func() (*storeDB, error)) error {
 // with what it holds.
 func (s *Store) detach() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.db = nil
+	s.mu.Unlock()
+	s.closeLister()
 }
 
 // refresh notices other processes' commits; the caller holds mu.

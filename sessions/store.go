@@ -182,6 +182,9 @@ type Store struct {
 	// cache is the sessions' prompt-cache figures (cache.go), under a
 	// lock of its own.
 	cache cacheBook
+
+	// lister reads Page's pages from the database (dblist.go).
+	lister lister
 }
 
 // parentState is everything remembered under one parent session.

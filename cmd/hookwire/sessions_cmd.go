@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -11,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/hookwire/hookwire/sessions"
 )
@@ -83,10 +86,11 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 	}
 
 	list := sessionsList{Path: path, Exists: true, Sessions: []sessions.Entry{}, Health: []sessions.Health{}, Cache: []cacheEntry{}}
-	got, err := sessions.ReadStateFile(path)
+	view, err := sessions.OpenStateView(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		list.Exists = false
+		view = &sessions.StateView{}
 	case err != nil:
 		what := "is not loadable state"
 		if sessions.IsCorrupt(err) {
@@ -98,56 +102,151 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	default:
-		list.Parents, list.FrozenBlocks, list.TrackedSessions = got.Parents, got.FrozenBlocks, got.TrackedSessions
-		if got.Sessions != nil {
-			list.Sessions = got.Sessions
+		list.Parents, list.FrozenBlocks, list.TrackedSessions = view.Parents, view.FrozenBlocks, view.TrackedSessions
+		if view.Health != nil {
+			list.Health = view.Health
 		}
-		if got.Health != nil {
-			list.Health = got.Health
-		}
-		list.Cache = cacheEntries(got.Cache)
+		list.Cache = cacheEntries(view.Cache)
 	}
+	defer view.Close()
 
+	// The entries are streamed from the database, never held whole
+	// (issue 30 item 13); the output is buffered a block at a time.
+	out := bufio.NewWriterSize(stdout, 64<<10)
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(list); err != nil {
-			fmt.Fprintln(stderr, "hookwire sessions:", err)
-			return 1
-		}
-		return 0
+		err = writeSessionsJSON(out, list, view)
+	} else {
+		err = printSessions(out, list, view)
 	}
-	printSessions(stdout, list)
+	if err == nil {
+		err = out.Flush()
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "hookwire sessions:", err)
+		return 1
+	}
 	return 0
+}
+
+// writeSessionsJSON writes l as one indented JSON object, its sessions
+// those of view, streamed: the same bytes as encoding l with them in it.
+func writeSessionsJSON(w io.Writer, l sessionsList, view *sessions.StateView) error {
+	l.Sessions = []sessions.Entry{}
+	doc, err := json.MarshalIndent(l, "", "  ")
+	if err != nil {
+		return err
+	}
+	// The one place "sessions": [] can stand: a string's newline is
+	// escaped, so the pattern is the member's alone.
+	const hole = "\n  \"sessions\": []"
+	i := bytes.Index(doc, []byte(hole))
+	if i < 0 {
+		return errors.New("sessions --json: no sessions member to fill")
+	}
+	if _, err := w.Write(doc[:i+len(hole)-1]); err != nil {
+		return err
+	}
+	n := 0
+	err = view.EachEntry(func(e sessions.Entry) error {
+		b, err := json.MarshalIndent(e, "    ", "  ")
+		if err != nil {
+			return err
+		}
+		sep := ",\n    "
+		if n == 0 {
+			sep = "\n    "
+		}
+		n++
+		if _, err := io.WriteString(w, sep); err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		if _, err := io.WriteString(w, "\n  "); err != nil {
+			return err
+		}
+	}
+	if _, err := w.Write(doc[i+len(hole)-1:]); err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, "\n")
+	return err
+}
+
+// sessionColumns are the session table's columns but the last (MODEL):
+// each padded to its widest cell and two spaces, as text/tabwriter pads
+// them (the widths are found in a first pass over the entries, so that
+// the table is aligned without holding it).
+var sessionColumns = []string{"PARENT", "AGENT", "ALIAS", "LABEL", "TASK ID", "CACHE", "LAST USE"}
+
+func sessionCells(e sessions.Entry, cacheOf map[string]*cacheEntry) [8]string {
+	return [8]string{cell(e.Parent), cell(e.Agent), cell(e.Alias), cell(e.Label), cell(e.TaskID),
+		cacheCell(cacheOf[e.TaskID]), lastUse(e.LastUse), modelCell(e.Model)}
 }
 
 // printSessions writes the human form: a summary line, then an aligned
 // table, the most recently active parent first.
-func printSessions(w io.Writer, l sessionsList) {
+func printSessions(w io.Writer, l sessionsList, view *sessions.StateView) error {
 	if !l.Exists {
-		fmt.Fprintf(w, "%s: no state file yet, nothing remembered\n", l.Path)
-		return
+		_, err := fmt.Fprintf(w, "%s: no state file yet, nothing remembered\n", l.Path)
+		return err
 	}
 	fmt.Fprintf(w, "%s: %s under %s, %s, %s\n", l.Path,
-		plural(len(l.Sessions), "session"), plural(l.Parents, "parent"),
+		plural(view.Entries, "session"), plural(l.Parents, "parent"),
 		plural(l.FrozenBlocks, "frozen block"), plural(l.TrackedSessions, "tracked session"))
 	cacheOf := make(map[string]*cacheEntry, len(l.Cache))
 	for i := range l.Cache {
 		cacheOf[l.Cache[i].Session] = &l.Cache[i]
 	}
-	if len(l.Sessions) > 0 {
-		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "PARENT\tAGENT\tALIAS\tLABEL\tTASK ID\tCACHE\tLAST USE\tMODEL")
-		for _, e := range l.Sessions {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(e.Parent), cell(e.Agent), cell(e.Alias),
-				cell(e.Label), cell(e.TaskID), cacheCell(cacheOf[e.TaskID]), lastUse(e.LastUse), modelCell(e.Model))
+	if view.Entries > 0 {
+		var widths [7]int
+		for i, h := range sessionColumns {
+			widths[i] = utf8.RuneCountInString(h)
 		}
-		tw.Flush()
-		for _, e := range l.Sessions {
-			for _, sw := range e.Switches {
-				fmt.Fprintf(w, "switch: %s %s -> %s at %s: %s\n", cell(e.Alias), cell(sw.From), cell(sw.To), lastUse(sw.At), cell(sw.Reason))
+		err := view.EachEntry(func(e sessions.Entry) error {
+			c := sessionCells(e, cacheOf)
+			for i := range widths {
+				widths[i] = max(widths[i], utf8.RuneCountInString(c[i]))
 			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		row := func(c [8]string) error {
+			for i, wd := range widths {
+				if _, err := io.WriteString(w, c[i]); err != nil {
+					return err
+				}
+				if _, err := io.WriteString(w, strings.Repeat(" ", wd-utf8.RuneCountInString(c[i])+2)); err != nil {
+					return err
+				}
+			}
+			_, err := io.WriteString(w, c[7]+"\n")
+			return err
+		}
+		fmt.Fprintln(w)
+		if err := row([8]string{sessionColumns[0], sessionColumns[1], sessionColumns[2], sessionColumns[3], sessionColumns[4], sessionColumns[5], sessionColumns[6], "MODEL"}); err != nil {
+			return err
+		}
+		if err := view.EachEntry(func(e sessions.Entry) error { return row(sessionCells(e, cacheOf)) }); err != nil {
+			return err
+		}
+		err = view.EachEntry(func(e sessions.Entry) error {
+			for _, sw := range e.Switches {
+				if _, err := fmt.Fprintf(w, "switch: %s %s -> %s at %s: %s\n", cell(e.Alias), cell(sw.From), cell(sw.To), lastUse(sw.At), cell(sw.Reason)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	if len(l.Health) > 0 {
@@ -174,8 +273,9 @@ func printSessions(w io.Writer, l sessionsList) {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", cell(c.Session), cell(c.Agent), cell(parent), c.Requests, cacheCell(c), last)
 		}
-		tw.Flush()
+		return tw.Flush()
 	}
+	return nil
 }
 
 // switchWhy is a failure's class and message on one line.

@@ -1,0 +1,568 @@
+package sessions
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Listing a large database (issue 30 item 13): the entries are read from
+// the database a row at a time (StateView.EachEntry, for `hookwire
+// sessions`) or a page at a time (StateView.Page and Store.Page, for
+// `observe` and `sessions.list`), never as a whole copy of the state. A
+// serving store lists on a read connection of its own (lister), without
+// its mutex: its hooks go on while a page is read.
+
+// DefaultListLimit is how many entries sessions.list gives without a
+// limit, and MaxListLimit the most one page holds: a page is read in a
+// few milliseconds and held in a few hundred KiB whatever the database
+// holds.
+const (
+	DefaultListLimit = 1000
+	MaxListLimit     = 1000
+)
+
+// EntryPage is one page of entries, newest use first; Next is the cursor
+// of the page after it ("" when this is the last).
+type EntryPage struct {
+	Entries []Entry `json:"entries"`
+	Next    string  `json:"next,omitempty"`
+}
+
+// ErrBadCursor is a cursor no page gave.
+var ErrBadCursor = errors.New("not a cursor a page of this listing gave")
+
+// listKey is an entry's place in the listing order: tick descending, then
+// parent and alias ascending (a total order: (parent, alias) is unique).
+type listKey struct {
+	Tick   int64  `json:"t"`
+	Parent string `json:"p"`
+	Alias  string `json:"a"`
+}
+
+func (k listKey) cursor() string {
+	b, _ := json.Marshal(k)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func parseCursor(s string) (*listKey, error) {
+	if s == "" {
+		return nil, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, ErrBadCursor
+	}
+	var k listKey
+	if json.Unmarshal(b, &k) != nil || k.Parent == "" || k.Alias == "" {
+		return nil, ErrBadCursor
+	}
+	return &k, nil
+}
+
+// before reports whether a comes before b in the listing order.
+func (a listKey) before(b listKey) bool {
+	if a.Tick != b.Tick {
+		return a.Tick > b.Tick
+	}
+	if a.Parent != b.Parent {
+		return a.Parent < b.Parent
+	}
+	return a.Alias < b.Alias
+}
+
+// clampLimit is limit within 1..MaxListLimit (0: DefaultListLimit).
+func clampLimit(limit int) int {
+	if limit <= 0 {
+		return DefaultListLimit
+	}
+	return min(limit, MaxListLimit)
+}
+
+const entryColumns = `p.id, e.agent, e.alias, e.task_id, e.label, e.last_use, e.tick, e.run_state, e.run_error, t.model
+FROM entries e JOIN parents p ON p.pid=e.pid LEFT JOIN tracked t ON t.session=e.task_id`
+
+// pageQuery is the query of a page: of one parent or all, after a cursor
+// or from the start. The page's rows are found first and only they are
+// joined with their tracked sessions (for the model and switches), not
+// every row the sort passes over.
+func pageQuery(parent, after bool) string {
+	q := "SELECT x.id, x.agent, x.alias, x.task_id, x.label, x.last_use, x.tick, x.run_state, x.run_error, t.model FROM (SELECT p.id, e.* FROM entries e JOIN parents p ON p.pid=e.pid"
+	switch {
+	case parent && after:
+		q += " WHERE p.id=? AND (e.tick<? OR (e.tick=? AND e.alias>?))"
+	case parent:
+		q += " WHERE p.id=?"
+	case after:
+		q += " WHERE e.tick<? OR (e.tick=? AND (p.id>? OR (p.id=? AND e.alias>?)))"
+	}
+	return q + " ORDER BY e.tick DESC, p.id, e.alias LIMIT ?) x LEFT JOIN tracked t ON t.session=x.task_id ORDER BY x.tick DESC, x.id, x.alias"
+}
+
+// scanEntry reads one row of entryColumns.
+func scanEntry(rows *sql.Rows) (Entry, int64, error) {
+	var e Entry
+	var lastUse, tick int64
+	var model sql.NullString
+	if err := rows.Scan(&e.Parent, &e.Agent, &e.Alias, &e.TaskID, &e.Label, &lastUse, &tick, &e.Run.State, &e.Run.Error, &model); err != nil {
+		return Entry{}, 0, err
+	}
+	e.LastUse = time.Unix(0, lastUse).UTC()
+	if model.Valid {
+		var sa sessionAgent
+		restoreTrackedColumn(&sa, model.String)
+		if sa.model != nil {
+			d := *sa.model
+			e.Model = &d
+		}
+		if len(sa.switches) > 0 {
+			e.Switches = sa.switches
+		}
+	}
+	return e, tick, nil
+}
+
+// readPage reads the page of parent ("" all) after cursor from c.
+func readPage(ctx context.Context, c *dbConn, parent, cursor string, limit int) (EntryPage, error) {
+	after, err := parseCursor(cursor)
+	if err != nil {
+		return EntryPage{}, err
+	}
+	limit = clampLimit(limit)
+	var args []any
+	if parent != "" {
+		args = append(args, parent)
+	}
+	if after != nil {
+		if parent != "" {
+			args = append(args, after.Tick, after.Tick, after.Alias)
+		} else {
+			args = append(args, after.Tick, after.Tick, after.Parent, after.Parent, after.Alias)
+		}
+	}
+	args = append(args, limit+1) // one more: is there a next page?
+	st, err := c.stmt(pageQuery(parent != "", after != nil))
+	if err != nil {
+		return EntryPage{}, classify(err)
+	}
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return EntryPage{}, classify(err)
+	}
+	defer rows.Close()
+	out := EntryPage{Entries: make([]Entry, 0, min(limit, 64))}
+	var last listKey
+	for rows.Next() {
+		if len(out.Entries) == limit {
+			out.Next = last.cursor()
+			break
+		}
+		e, tick, err := scanEntry(rows)
+		if err != nil {
+			return EntryPage{}, classify(err)
+		}
+		if listPause != nil {
+			listPause()
+		}
+		out.Entries = append(out.Entries, e)
+		last = listKey{Tick: tick, Parent: e.Parent, Alias: e.Alias}
+	}
+	if err := rows.Err(); err != nil {
+		return EntryPage{}, classify(err)
+	}
+	return out, nil
+}
+
+// listPause, when set (tests), is called after each row a page reads.
+var listPause func()
+
+// listed is an entry with its place in the listing order.
+type listed struct {
+	entry Entry
+	key   listKey
+}
+
+// memPage is the page of parent after cursor among entries the caller
+// holds whole (a memory-only store, a JSON state file).
+func memPage(all []listed, parent, cursor string, limit int) (EntryPage, error) {
+	after, err := parseCursor(cursor)
+	if err != nil {
+		return EntryPage{}, err
+	}
+	limit = clampLimit(limit)
+	sort.Slice(all, func(i, j int) bool { return all[i].key.before(all[j].key) })
+	out := EntryPage{Entries: []Entry{}}
+	var last listKey
+	for _, l := range all {
+		if parent != "" && l.entry.Parent != parent || after != nil && !after.before(l.key) {
+			continue
+		}
+		if len(out.Entries) == limit {
+			out.Next = last.cursor()
+			break
+		}
+		out.Entries = append(out.Entries, l.entry)
+		last = l.key
+	}
+	return out, nil
+}
+
+// Page returns the page of parent's entries ("" all parents) after
+// cursor ("" from the newest), at most limit of them (0:
+// DefaultListLimit; at most MaxListLimit), newest use first. With a
+// database it reads the page there on a read connection of its own (a
+// WAL reader: it never waits for a writer), without the store's mutex,
+// so the store's other methods go on while it reads; memory-only it
+// pages what the store holds. A cursor no page gave is ErrBadCursor.
+func (s *Store) Page(ctx context.Context, parent, cursor string, limit int) (EntryPage, error) {
+	s.lister.mu.Lock()
+	defer s.lister.mu.Unlock()
+	s.mu.Lock()
+	if s.db == nil {
+		all := s.listed(parent)
+		s.mu.Unlock()
+		return memPage(all, parent, cursor, limit)
+	}
+	path := s.db.c.path
+	s.mu.Unlock()
+	page, err := s.lister.page(ctx, path, parent, cursor, limit)
+	if err != nil && !errors.Is(err, ErrBadCursor) {
+		s.mu.Lock()
+		if s.db != nil {
+			s.db.report(err)
+		}
+		s.mu.Unlock()
+	}
+	return page, err
+}
+
+// listed is every entry of parent ("" all) the store holds with its
+// place in the listing order; the caller holds mu.
+func (s *Store) listed(parent string) []listed {
+	var out []listed
+	collect := func(p *parentState) {
+		for _, a := range p.agents {
+			for _, e := range a.entries.All() {
+				x := e.export()
+				x.Model = s.entryModel(e.taskID)
+				x.Switches = s.switchesOf(e.taskID)
+				out = append(out, listed{entry: x, key: listKey{Tick: int64(e.tick), Parent: p.id, Alias: e.alias}})
+			}
+		}
+	}
+	if parent == "" {
+		for _, p := range s.parents.All() {
+			collect(p)
+		}
+	} else if p := s.cached(parent); p != nil {
+		collect(p)
+	}
+	return out
+}
+
+// lister is a store's read connection for Page, opened at the first
+// page and closed when the store leaves its database; its mu orders
+// pages (and is taken before the store's mu).
+type lister struct {
+	mu   sync.Mutex
+	c    *dbConn
+	file os.FileInfo
+}
+
+// page reads a page from the database at path, on the lister's
+// connection (opened again when the file at path is another one); the
+// caller holds l.mu.
+func (l *lister) page(ctx context.Context, path, parent, cursor string, limit int) (EntryPage, error) {
+	fi, err := os.Stat(path)
+	if l.c != nil && (l.c.path != path || err != nil || !os.SameFile(fi, l.file)) {
+		l.c.close()
+		l.c = nil
+	}
+	if l.c == nil {
+		c, err := openReader(ctx, path)
+		if err != nil {
+			return EntryPage{}, err
+		}
+		l.c, l.file = c, fi
+	}
+	return readPage(ctx, l.c, parent, cursor, limit)
+}
+
+// closeLister closes the lister's connection, if open: before the store's
+// own connection closes (the last connection on a database checkpoints
+// it), and when the store moves to another file.
+func (s *Store) closeLister() {
+	s.lister.mu.Lock()
+	defer s.lister.mu.Unlock()
+	if s.lister.c != nil {
+		s.lister.c.close()
+		s.lister.c = nil
+	}
+}
+
+// openReader opens the database at path read-only for listing: as openDB
+// does with openReadOnly (immutable where no -shm can be made) but
+// without quick_check, which reads every page: a listing opens it per
+// page or per read and would pay that each time.
+func openReader(ctx context.Context, path string) (*dbConn, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	var c *dbConn
+	err := retryBusy(ctx, func() error {
+		var err error
+		c, err = connect(ctx, path, url.Values{"mode": {"ro"}}, true)
+		if err == nil {
+			err = c.check(ctx)
+			if err != nil && isReadOnlyError(err) {
+				c.close()
+				c, err = connect(ctx, path, url.Values{"mode": {"ro"}, "immutable": {"1"}}, true)
+				if err == nil {
+					c.immutable = true
+					err = c.check(ctx)
+				}
+			}
+		}
+		if err != nil && c != nil {
+			c.close()
+			c = nil
+		}
+		return err
+	})
+	return c, err
+}
+
+// StateView is one read of a state, for `hookwire sessions` and
+// `hookwire observe`: its counts, health and prompt-cache figures (each
+// bounded: MaxHealthModels, MaxCacheSessions), and its entries streamed
+// from the database (EachEntry) or read a page at a time (Page), so that
+// memory holds no copy of the whole state. A database is read in one read
+// transaction, from OpenStateView to Close: every read sees one state
+// however others write (and never waits for them). A JSON state file of
+// an earlier release is read whole, as before.
+type StateView struct {
+	Parents         int // parent sessions, with or without entries
+	Entries         int // entries, all parents
+	FrozenBlocks    int
+	TrackedSessions int
+	// Seq is the database's write sequence: every write that changes an
+	// entry (or a tracked session, whose model and switches the entries
+	// show) changes it. 0 for a JSON state file.
+	Seq    int64
+	Health []Health       // latest failure first
+	Cache  []CacheSession // the most recently used first
+
+	c    *dbConn
+	inTx bool
+	// A JSON state file's entries: in EachEntry's order, and listed.
+	mem     []Entry
+	memList []listed
+}
+
+// OpenStateView opens the state at path for reading, with the errors
+// ReadStateFile gives: a path CheckStatePath refuses is a *FileError; a
+// missing state an error matching fs.ErrNotExist; one the sidecar would
+// move aside, or of a newer format, an error. An empty file, or a
+// database with no schema yet, is an empty view. Close releases it.
+func OpenStateView(path string) (*StateView, error) {
+	if err := CheckStatePath(path); err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if lp := legacyPath(path); lp != "" {
+			return jsonView(lp)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("%s is a directory", path)
+	}
+	if fi.Size() == 0 {
+		return &StateView{}, nil
+	}
+	if isJSONFile(path) {
+		return jsonView(path)
+	}
+	c, _, err := openDB(context.Background(), path, openReadOnly)
+	if errors.Is(err, errEmptyDB) {
+		return &StateView{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	v := &StateView{c: c}
+	if err := v.read(); err != nil {
+		v.Close()
+		return nil, err
+	}
+	return v, nil
+}
+
+// read begins the view's transaction and reads its counts, health and
+// figures.
+func (v *StateView) read() error {
+	c := v.c
+	if err := c.exec("BEGIN"); err != nil {
+		return classify(err)
+	}
+	v.inTx = true
+	if err := c.queryRow(`SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM entries e JOIN parents p ON p.pid=e.pid),
+		(SELECT count(*) FROM tracked), (SELECT count(*) FROM frozen), coalesce((SELECT value FROM meta WHERE key='seq'),0)`).
+		Scan(&v.Parents, &v.Entries, &v.TrackedSessions, &v.FrozenBlocks, &v.Seq); err != nil {
+		return classify(err)
+	}
+	d := &storeDB{c: c, readOnly: true, report: func(error) {}}
+	if list, err := d.readHealthAll(); err == nil { // no table: a database no sidecar of this build has written
+		v.Health = list
+	}
+	caches, err := d.readCache()
+	if err != nil {
+		return err
+	}
+	for _, sc := range caches {
+		cs := sc.CacheSession
+		if cs.Busts == nil {
+			cs.Busts = []CacheBust{}
+		}
+		parent, agent := v.parentAndAgent(cs.Session)
+		if parent != "" {
+			cs.Parent = parent
+		}
+		if agent != "" {
+			cs.Agent = agent
+		}
+		v.Cache = append(v.Cache, cs)
+	}
+	return nil
+}
+
+// parentAndAgent is Store.parentAndAgent read from the view's database.
+func (v *StateView) parentAndAgent(session string) (parent, agent string) {
+	var model sql.NullString
+	if v.c.queryRow("SELECT agent, model FROM tracked WHERE session=?", session).Scan(&agent, &model) == nil {
+		if model.Valid {
+			var sa sessionAgent
+			restoreTrackedColumn(&sa, model.String)
+			if sa.parent != "" {
+				return sa.parent, agent
+			}
+		}
+	}
+	var entryAgent string
+	if v.c.queryRow("SELECT p.id, e.agent FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.task_id=? LIMIT 1", session).Scan(&parent, &entryAgent) == nil && agent == "" {
+		agent = entryAgent
+	}
+	return parent, agent
+}
+
+func jsonView(path string) (*StateView, error) {
+	s, err := decodeJSONState(context.Background(), path, unbounded)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+			err = badJSONError{err}
+		}
+		return nil, err
+	}
+	got := contents(s)
+	s.mu.Lock()
+	all := s.listed("")
+	s.mu.Unlock()
+	return &StateView{Parents: got.Parents, Entries: len(got.Sessions), FrozenBlocks: got.FrozenBlocks, TrackedSessions: got.TrackedSessions,
+		Health: got.Health, Cache: got.Cache, mem: got.Sessions, memList: all}, nil
+}
+
+// EachEntry calls fn with each entry, the most recently active parent's
+// first and within a parent the most recently used first (the order of
+// StateContents.Sessions), a row at a time; it stops at fn's first
+// error and returns it. It may be called more than once: each call sees
+// the same state.
+func (v *StateView) EachEntry(fn func(Entry) error) error {
+	if v.c == nil {
+		for _, e := range v.mem {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rows, err := v.c.query("SELECT " + entryColumns + " ORDER BY p.rev DESC, p.id, e.tick DESC, e.alias")
+	if err != nil {
+		return classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		e, _, err := scanEntry(rows)
+		if err != nil {
+			return classify(err)
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+	return classify(rows.Err())
+}
+
+// Page is Store.Page of the view: entries newest use first.
+func (v *StateView) Page(ctx context.Context, parent, cursor string, limit int) (EntryPage, error) {
+	if v.c == nil {
+		return memPage(append([]listed(nil), v.memList...), parent, cursor, limit)
+	}
+	return readPage(ctx, v.c, parent, cursor, limit)
+}
+
+// Close ends the view's read.
+func (v *StateView) Close() error {
+	if v.c == nil {
+		return nil
+	}
+	if v.inTx {
+		v.c.exec("COMMIT")
+	}
+	err := v.c.close()
+	v.c = nil
+	return err
+}
+
+// ReadPage reads one page of the state at path (as Store.Page orders
+// it) without reading the rest, for an observer's sessions.list: a
+// missing state is an empty page; the other errors are OpenStateView's.
+func ReadPage(ctx context.Context, path, parent, cursor string, limit int) (EntryPage, error) {
+	if _, err := parseCursor(cursor); err != nil {
+		return EntryPage{}, err
+	}
+	if err := CheckStatePath(path); err != nil {
+		return EntryPage{}, err
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 && !isJSONFile(path) {
+		c, err := openReader(ctx, path)
+		if errors.Is(err, errEmptyDB) {
+			return EntryPage{Entries: []Entry{}}, nil
+		}
+		if err != nil {
+			return EntryPage{}, err
+		}
+		defer c.close()
+		return readPage(ctx, c, parent, cursor, limit)
+	}
+	v, err := OpenStateView(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return EntryPage{Entries: []Entry{}}, nil
+	}
+	if err != nil {
+		return EntryPage{}, err
+	}
+	defer v.Close()
+	return v.Page(ctx, parent, cursor, limit)
+}
