@@ -1,7 +1,10 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -271,4 +274,20 @@ func TestNearestName(t *testing.T) {
 	}
 	assert.Equal(t, 1, editDistance("ab", "ba"), "a swap costs one")
 	assert.Equal(t, 2, editDistance("éa", "aé!"), "code points, not bytes")
+}
+
+// TestNearShimOption: the did-you-mean for the shim's own options, as
+// hookwire doctor gives it, decides each case of the table the shim's test
+// holds its own copy to (testdata/near-shim-options.json).
+func TestNearShimOption(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "near-shim-options.json"))
+	require.NoError(t, err)
+	var table struct {
+		Cases [][2]string `json:"cases"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &table))
+	require.NotEmpty(t, table.Cases)
+	for _, c := range table.Cases {
+		assert.Equal(t, c[1], NearShimOption(c[0]), "%q", c[0])
+	}
 }

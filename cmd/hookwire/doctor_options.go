@@ -16,31 +16,6 @@ import (
 // sends to the sidecar: the contract's list, the shim's SHIM_OPTIONS.
 var shimOptions = contract.ShimOptions
 
-// nearShimOption is the shim option name is a likely misspelling of, as
-// the shim decides it (nearShimOption in shim/src/options.ts): equal but
-// for case, or within two edits (one for options of five letters or
-// fewer); "" when none is, or when name is one.
-func nearShimOption(name string) string {
-	best, bestDist := "", 0
-	for _, o := range shimOptions {
-		if o == name {
-			return ""
-		}
-		d := sidecarconfig.EditDistance(name, o)
-		if strings.EqualFold(name, o) {
-			d = 0
-		}
-		limit := 2
-		if len(o) <= 5 {
-			limit = 1
-		}
-		if d <= limit && (best == "" || d < bestDist) {
-			best, bestDist = o, d
-		}
-	}
-	return best
-}
-
 // checkOptions: each hookwire entry's options, then HOOKWIRE_OPTIONS,
 // read as the shim and the sidecar read them (judgeOptions).
 func (d *doctor) checkOptions() {
@@ -126,7 +101,7 @@ func (d *doctor) judgeOptions(subject, prefix string, raw json.RawMessage) {
 			}
 			continue
 		}
-		if near := nearShimOption(m.name); near != "" {
+		if near := sidecarconfig.NearShimOption(m.name); near != "" {
 			problems = append(problems, fmt.Sprintf("%s: unknown option, ignored (did you mean %q?)", m.name, near))
 			continue
 		}

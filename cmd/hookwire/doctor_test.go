@@ -425,17 +425,6 @@ var versioned struct {
 	bins map[string]string
 }
 
-// TestNearShimOption: doctor's did-you-mean for the shim's own options
-// (the contract's list) decides as the shim's nearShimOption does.
-func TestNearShimOption(t *testing.T) {
-	for _, tt := range []struct{ name, want string }{
-		{"timeotMs", "timeoutMs"}, {"TimeoutMs", "timeoutMs"}, {"stat", "state"}, {"sate", "state"},
-		{"status", ""}, {"stale", "state"}, {"cacheStable", ""}, {"binary", ""}, {"arg", "args"}, {"maxReplyByte", "maxReplyBytes"},
-	} {
-		assert.Equal(t, tt.want, nearShimOption(tt.name), tt.name)
-	}
-}
-
 func TestVersionsMatch(t *testing.T) {
 	tests := []struct {
 		pkg, bin string

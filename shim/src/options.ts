@@ -81,10 +81,16 @@ export function shown(v: unknown): string {
 }
 
 /**
- * Optimal string alignment distance: insertions, deletions, substitutions
- * and swaps of neighbours (the sidecar's did-you-mean uses the same).
+ * Optimal string alignment distance, in code points: insertions,
+ * deletions, substitutions and swaps of neighbours. The shim's one copy of
+ * hookwire's did-you-mean; the Go one is config's (hookwire doctor's), and
+ * config/testdata/near-shim-options.json holds the two alike. The shim
+ * keeps its own because it must warn of a misspelt option (`binray`) when
+ * no sidecar can start (contract/README.md).
  */
-export function editDistance(a: string, b: string): number {
+export function editDistance(x: string, y: string): number {
+  const a = [...x];
+  const b = [...y];
   const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
   for (let j = 1; j <= b.length; j++) d[0][j] = j;
   for (let i = 1; i <= a.length; i++) {

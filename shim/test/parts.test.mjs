@@ -255,6 +255,14 @@ test("no member of the sidecar's config (PROTOCOL.md 7) is taken for a misspelt 
   for (const m of [...members, "orchestratorAgent"]) assert.equal(nearShimOption(m), undefined, m);
   assert.equal(editDistance("cachestable", "cacheStable"), 1);
   assert.equal(editDistance("tiemoutMs", "timeoutMs"), 1, "a swap of neighbours is one edit");
+  assert.equal(editDistance("éa", "aé!"), 2, "code points, as Go's copy counts");
+  assert.equal(editDistance("\u{1F600}a", "a"), 1, "a character outside the BMP is one");
+});
+
+test("the did-you-mean for the shim's options decides as hookwire doctor's (Go's copy) does: one table for both", () => {
+  const { cases } = JSON.parse(readFileSync(join(repoDir, "config", "testdata", "near-shim-options.json"), "utf8"));
+  assert.ok(cases.length > 10);
+  for (const [name, want] of cases) assert.equal(nearShimOption(name) ?? "", want, JSON.stringify(name));
 });
 
 test("deadlineOf: the transforms get transformTimeoutMs, every other hook timeoutMs", () => {
