@@ -19,7 +19,7 @@ func (s *Server) agentsUpdate(_ context.Context, p *agentsUpdateParams) error {
 	if p.PrimaryAgents != nil {
 		s.cfg.PrimaryAgents = config.AgentNames(p.PrimaryAgents)
 	}
-	s.configChanged()
+	s.transform.configChanged()
 	s.log.Info().Int("primaryAgents", len(s.cfg.PrimaryAgents)).Int("subagents", len(s.cfg.Subagents)).
 		Strs("managedAgents", s.cfg.ManagedSet()).Msg("agents updated")
 	return nil

@@ -145,11 +145,11 @@ func BenchmarkCacheAccounting(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		hist := s.bases.Full(p.Output.Messages)
+		hist := s.transform.bases.Full(p.Output.Messages)
 		for i := range hist.Entries {
 			s.derive(&hist.Entries[i]) // the session each message names, as the transform reads it
 		}
-		per := s.bases.PerMessage(len(hist.Entries))
+		per := s.transform.bases.PerMessage(len(hist.Entries))
 		for b.Loop() {
 			s.notePromptMessages(p, hist.Entries, per)
 		}

@@ -37,5 +37,5 @@ func (s *Server) chatMessage(_ context.Context, p *chatMessageParams) (PatchResu
 	if c.current, c.ok = parseMessageModel(msg.Model); !c.ok {
 		c.current, c.ok = parseMessageModel(p.Input.Model)
 	}
-	return patch(s.avoidCooling(c, s.decideModel(c))...), nil
+	return patch(s.avoidCooling(c, s.modelPatch(c))...), nil
 }

@@ -90,10 +90,8 @@ const addedPart = -1
 // A request may carry only what changed since a base (4.6): the history is
 // rebuilt from it first, so both forms take the same path from here.
 func (s *Server) chatMessagesTransform(_ context.Context, p *chatMessagesTransformParams) (any, error) {
-	if s.bases == nil {
-		s.bases = incremental.NewStore[local, derived](incremental.DefaultMaxBytes)
-	}
-	h, err := s.history(p)
+	bases := s.transform.histories()
+	h, err := s.history(bases, p)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +121,7 @@ func (s *Server) chatMessagesTransform(_ context.Context, p *chatMessagesTransfo
 	// Each message's ops, relative to it; a base keeps them, so that a
 	// message whose ops are those its base message got can be answered
 	// with a reapply run (4.6) instead of the ops again.
-	per := s.bases.PerMessage(len(history))
+	per := bases.PerMessage(len(history))
 	if s.cfg.DelegateRetry.Enabled {
 		for i := range history {
 			if m := &history[i]; m.Local.flags&flagGuided != 0 {
@@ -147,7 +145,7 @@ func (s *Server) chatMessagesTransform(_ context.Context, p *chatMessagesTransfo
 		runs = incremental.Runs(history, per)
 	}
 	if p.Sync.Base != nil {
-		budget = s.bases.Budget()
+		budget = bases.Budget()
 	}
 	ops, err := materialize(per, runs, budget)
 	if err != nil {
@@ -183,12 +181,12 @@ func (s *Server) notePromptMessages(p *chatMessagesTransformParams, history []en
 // history returns the history a request stands for: output's, or its
 // base's with its items applied. A request that does not fit changes
 // nothing.
-func (s *Server) history(p *chatMessagesTransformParams) (*incremental.History[local, derived], error) {
+func (s *Server) history(bases *histories, p *chatMessagesTransformParams) (*incremental.History[local, derived], error) {
 	if p.Sync == nil || p.Sync.Base == nil {
 		if p.Output == nil {
 			return nil, missing("output")
 		}
-		return s.bases.Full(p.Output.Messages), nil
+		return bases.Full(p.Output.Messages), nil
 	}
 	if p.Output != nil {
 		return nil, invalidParams("output and sync.base do not go together: an incremental request carries sync.messages only")
@@ -196,7 +194,7 @@ func (s *Server) history(p *chatMessagesTransformParams) (*incremental.History[l
 	if p.Sync.Messages == nil {
 		return nil, missing("sync.messages")
 	}
-	h, err := s.bases.Rebuild(p.Sync.Session, *p.Sync.Base, *p.Sync.Messages)
+	h, err := bases.Rebuild(p.Sync.Session, *p.Sync.Base, *p.Sync.Messages)
 	switch {
 	case errors.Is(err, incremental.ErrUnknownBase):
 		return nil, &rpc.Error{Code: CodeUnknownBase, Message: err.Error()}
@@ -229,7 +227,7 @@ func (s *Server) derive(m *entry) {
 		d.guidance = slices.Clip(s.guidance(c))
 	}
 	d.wantsReminder = core.WantsReminder(*c, s.cfg.ReminderConfig())
-	m.Local.session = s.intern(c.SessionID)
+	m.Local.session = s.transform.intern(c.SessionID)
 	var flags uint8
 	if c.Role == "user" {
 		flags |= flagUser
@@ -248,31 +246,6 @@ func (s *Server) derive(m *entry) {
 	}
 	m.Local.flags = flags
 	m.MarkDerived()
-}
-
-// maxInternedNames bounds Server.names; past it, it starts over.
-const maxInternedNames = 1024
-
-// intern returns name, the same string each time it is given.
-func (s *Server) intern(name string) string {
-	if n, ok := s.names[name]; ok {
-		return n
-	}
-	if s.names == nil || len(s.names) >= maxInternedNames {
-		s.names = map[string]string{}
-	}
-	s.names[name] = name
-	return name
-}
-
-// configChanged drops what was worked out under the config before: the
-// guidance remembered per error text, and what the bases' messages
-// derived (agents.update changes the subagents guidance lists).
-func (s *Server) configChanged() {
-	s.guided = nil
-	if s.bases != nil {
-		s.bases.ConfigChanged()
-	}
 }
 
 // reminderTarget is the message that gets the reminder under 4.3, or -1
@@ -433,7 +406,7 @@ func toCoreMessage(w incremental.Message) core.Message {
 // guidance is a message's ops of 4.1: guidance added to every errored
 // task tool part whose error matches a row. It is a function of the part
 // alone, so a history gets the same bytes on every request; the answer is
-// also remembered per error text (s.guided), as a long history repeats
+// also remembered per error text (transformState.guidanceFor), as a long history repeats
 // its errors.
 func (s *Server) guidance(m *core.Message) []incremental.Op {
 	var ops []incremental.Op
@@ -448,18 +421,6 @@ func (s *Server) guidance(m *core.Message) []incremental.Op {
 	return ops
 }
 
-// Bounds of the guidance remembered per error text: at most this many
-// texts, each at most this long (a longer one is worked out each time).
-const (
-	maxGuidedErrors   = 512
-	maxGuidedErrorLen = 4 << 10
-)
-
-type guidedError struct {
-	text string
-	ok   bool
-}
-
 // guidedError returns an errored task part's error with guidance added,
 // and whether there is any to add.
 func (s *Server) guidedError(tool, text string) (string, bool) {
@@ -470,21 +431,14 @@ func (s *Server) guidedError(tool, text string) (string, bool) {
 	if opts.Tool.Generation != core.TaskDelegation.Generation {
 		key = opts.Tool.Tool + "\x00" + text
 	}
-	if g, ok := s.guided[key]; ok {
-		return g.text, g.ok
-	}
-	var g guidedError
-	// OpenCode 2's failed call got its guidance in execute.after already.
-	already := key != text && strings.Contains(text, core.GuidanceHeader)
-	if d := core.DetectTaskError(text, true, opts); d != nil && !already && !strings.Contains(text, d.Guidance) {
-		g = guidedError{core.WithGuidance(text, d), true}
-	}
-	if len(text) <= maxGuidedErrorLen {
-		if s.guided == nil || len(s.guided) >= maxGuidedErrors {
-			s.guided = map[string]guidedError{}
+	g := s.transform.guidanceFor(key, text, func() guidedError {
+		// OpenCode 2's failed call got its guidance in execute.after already.
+		already := key != text && strings.Contains(text, core.GuidanceHeader)
+		if d := core.DetectTaskError(text, true, opts); d != nil && !already && !strings.Contains(text, d.Guidance) {
+			return guidedError{core.WithGuidance(text, d), true}
 		}
-		s.guided[key] = g
-	}
+		return guidedError{}
+	})
 	return g.text, g.ok
 }
 

@@ -78,7 +78,7 @@ func (s *Server) modelFailed(_ context.Context, p *modelFailedParams) (modelFail
 	default:
 		return res, nil
 	}
-	to, rung, ok := s.fallbackFor(p.SessionID, agent, model, now)
+	to, rung, ok := s.nextHealthy(p.SessionID, agent, model, now)
 	if !ok {
 		return res, nil
 	}
@@ -120,10 +120,10 @@ func (s *Server) switchedFrom(session, model string) bool {
 	return len(sw) > 0 && sw[len(sw)-1].From == model
 }
 
-// fallbackFor asks core for the next healthy model for session (agent)
-// instead of failed (4.8): the agent's agentModels entry over the models
-// that do not cool down, else the parent session's model.
-func (s *Server) fallbackFor(session, agent, failed string, now time.Time) (core.ModelRef, string, bool) {
+// nextHealthy is the model core's FallbackModel gives session (agent)
+// instead of failed (4.8), from its inputs here: the agent's agentModels
+// entry, the parent session's model, and the models cooling at now.
+func (s *Server) nextHealthy(session, agent, failed string, now time.Time) (core.ModelRef, string, bool) {
 	var entry *core.AgentChoice
 	if e, ok := s.cfg.AgentModels[agent]; ok {
 		c := e.Choice()
@@ -133,7 +133,7 @@ func (s *Server) fallbackFor(session, agent, failed string, now time.Time) (core
 	if parent := s.store.Parent(session); parent != "" {
 		parentModel = s.store.Running(parent)
 	}
-	return core.FallbackModel(entry, s.models.reach(), failed, parentModel, func(model string) bool { return s.store.Cooling(model, now) })
+	return s.models.fallback(entry, failed, parentModel, func(model string) bool { return s.store.Cooling(model, now) })
 }
 
 // switchReason is a switch's why: the failure's class and message.
@@ -150,7 +150,7 @@ func switchReason(class, message string) string {
 func (s *Server) recordSwitch(session, agent, from string, to core.ModelRef, rung, reason string, now time.Time) {
 	s.store.AddSwitch(session, sessions.Switch{From: from, To: to.Name(), Reason: reason, At: now})
 	s.store.SetModelDecision(session, sessions.ModelDecision{Model: to.Name(), Variant: to.Variant, Rung: rung, Changed: true})
-	s.models.switches++
+	s.models.switched()
 	s.log.Info().Str("session", session).Str("agent", agent).Str("from", from).Str("to", to.Name()).
 		Str("rung", rung).Str("reason", reason).Msg("model switched")
 }
@@ -177,7 +177,7 @@ func (s *Server) avoidCooling(c chatMessageModel, ops []Op) []Op {
 	now := s.clock()
 	name := model.Name()
 	if h, ok := s.store.ModelHealth(name); ok && h.Cooling(now) && s.cfg.FallbackEnabled(c.agent) {
-		if to, rung, ok := s.fallbackFor(c.session, c.agent, name, now); ok {
+		if to, rung, ok := s.nextHealthy(c.session, c.agent, name, now); ok {
 			reason := fmt.Sprintf("cooling until %s (%s)", h.Until.UTC().Format(time.RFC3339), switchReason(h.Class, h.Message))
 			s.recordSwitch(c.session, c.agent, name, to, rung, reason, now)
 			s.store.SetRunning(c.session, to.Name())

@@ -35,7 +35,7 @@ func (s *Server) initialize(_ context.Context, p *initializeParams) (initializeR
 		s.log.Warn().Str("warning", w).Msg("config warning")
 	}
 	s.cfg = cfg
-	s.guided, s.bases = nil, nil // both were worked out under the config
+	s.transform.reset() // worked out under the config
 	s.store = sessions.New(cfg.StoreConfig())
 	if s.opts.OpenState != nil {
 		s.persist = s.opts.OpenState(s.store)

@@ -16,51 +16,23 @@ import (
 // OpenCode can reach; chat.message runs MODEL_RESOLUTION.md for such an
 // agent's session and patches the message's model when the answer differs.
 
-// reach is what the last providers.update said, for core's decisions.
-func (m *modelState) reach() core.Reach {
-	return core.Reach{Connected: m.connected, Available: m.available, Default: m.defaultModel}
-}
-
-// modelState is what the sidecar knows for model decisions: the last
-// providers.update, and counts for status. Dispatch serialises all access.
-type modelState struct {
-	received  bool
-	connected []string // nil: unknown
-	available []string
-	// defaultModel is OpenCode's default model (systemDefaultModel).
-	defaultModel string
-
-	decisions, changed, waiting uint64
-	// switches counts the runtime fallbacks (health.go).
-	switches uint64
-	byRung   map[string]uint64
-
-	// pending: OpenCode 2's subagent calls by callID, the model each
-	// execute.before decided (subagent_model.go).
-	pending map[string]pendingModel
-}
-
-// rungNone counts the decisions where no rung answered (status).
-const rungNone = "none"
-
 // providersUpdate takes what OpenCode can reach now: it replaces the last
 // update whole. Blank strings, and strings over the store's model cap
 // (a decision could not be kept), are dropped. Sent as a notification; a
 // request gets result null.
 func (s *Server) providersUpdate(_ context.Context, p *providersUpdateParams) error {
-	m := &s.models
-	m.received = true
-	m.connected = nil
+	var connected []string
 	if p.ConnectedProviders != nil {
-		m.connected = usableModelNames(p.ConnectedProviders)
+		connected = usableModelNames(p.ConnectedProviders)
 	}
-	m.available = usableModelNames(p.AvailableModels)
-	m.defaultModel = ""
+	available := usableModelNames(p.AvailableModels)
+	defaultModel := ""
 	if d := strings.TrimSpace(p.DefaultModel); len(d) <= sessions.MaxModelBytes {
-		m.defaultModel = d
+		defaultModel = d
 	}
-	s.log.Info().Int("connectedProviders", len(m.connected)).Int("availableModels", len(m.available)).
-		Str("defaultModel", m.defaultModel).Msg("providers updated")
+	s.models.setProviders(connected, available, defaultModel)
+	s.log.Info().Int("connectedProviders", len(connected)).Int("availableModels", len(available)).
+		Str("defaultModel", defaultModel).Msg("providers updated")
 	return nil
 }
 
@@ -93,7 +65,7 @@ func parseMessageModel(raw jsontext.Value) (core.ModelRef, bool) {
 	return m, m.ProviderID != "" && m.ModelID != ""
 }
 
-// chatMessageModel is what decideModel needs of a chat.message.
+// chatMessageModel is what modelPatch needs of a chat.message.
 type chatMessageModel struct {
 	session, agent string
 	// current is the message's model (output.message.model, else
@@ -108,18 +80,13 @@ type chatMessageModel struct {
 	onMessage, hasMessage bool
 }
 
-// decideModel asks core for the model of 4.7 for one chat.message of an
-// agent listed in agentModels, records it and returns the patch ops
-// (none: the model stays, also when the message has no place for one).
-func (s *Server) decideModel(c chatMessageModel) []Op {
+// modelPatch is the patch of one chat.message of an agent listed in
+// agentModels for the model core chooses (4.7, through s.models), which it
+// records (no ops: the model stays, also when the message has no place
+// for one).
+func (s *Server) modelPatch(c chatMessageModel) []Op {
 	entry, listed := s.cfg.AgentModels[c.agent]
 	if !listed || c.session == "" {
-		return nil
-	}
-	m := &s.models
-	if !m.received {
-		m.waiting++
-		s.log.Info().Str("session", c.session).Str("agent", c.agent).Msg("model left: no providers.update yet")
 		return nil
 	}
 	current, variant := "", c.inputVariant
@@ -129,7 +96,11 @@ func (s *Server) decideModel(c chatMessageModel) []Op {
 			variant = c.current.Variant
 		}
 	}
-	choice := core.ChooseModel(entry.Choice(), m.reach(), current, variant)
+	choice, ok := s.models.choose(entry.Choice(), current, variant)
+	if !ok {
+		s.log.Info().Str("session", c.session).Str("agent", c.agent).Msg("model left: no providers.update yet")
+		return nil
+	}
 	var ops []Op
 	if to, ok := choice.Ref(); ok && choice.Changed {
 		switch {
@@ -159,19 +130,7 @@ func (s *Server) recordDecision(c chatMessageModel, d sessions.ModelDecision) {
 
 // countDecision counts d and logs it (model names only).
 func (s *Server) countDecision(c chatMessageModel, d sessions.ModelDecision) {
-	m := &s.models
-	m.decisions++
-	if d.Changed {
-		m.changed++
-	}
-	rung := d.Rung
-	if rung == "" {
-		rung = rungNone
-	}
-	if m.byRung == nil {
-		m.byRung = map[string]uint64{}
-	}
-	m.byRung[rung]++
+	rung := s.models.count(d)
 	from := ""
 	if c.ok {
 		from = c.current.Name()
@@ -181,41 +140,4 @@ func (s *Server) countDecision(c chatMessageModel, d sessions.ModelDecision) {
 		Msg("model decision")
 }
 
-// statusModels is status.models: the model decisions made since start.
-type statusModels struct {
-	Decisions uint64 `json:"decisions"`
-	Changed   uint64 `json:"changed"`
-	// ByRung counts decisions by the rung that answered ("none": no rung
-	// did and the message's model was kept).
-	ByRung map[string]uint64 `json:"byRung"`
-	// WaitingForProviders counts chat.messages of listed agents that came
-	// before the first providers.update (their model was left).
-	WaitingForProviders uint64          `json:"waitingForProviders"`
-	Providers           statusProviders `json:"providers"`
-	// Switches counts the sessions moved off a failing or cooling model (4.8).
-	Switches uint64 `json:"switches"`
-	// Health is every model's health the store keeps (4.8).
-	Health []statusHealth `json:"health"`
-}
-
-// statusProviders is what the last providers.update said, in counts.
-type statusProviders struct {
-	Received     bool   `json:"received"`
-	Connected    int    `json:"connected"`
-	Available    int    `json:"available"`
-	DefaultModel string `json:"defaultModel,omitempty"`
-}
-
-func (s *Server) modelStatus() statusModels {
-	m := &s.models
-	byRung := make(map[string]uint64, len(m.byRung))
-	for k, v := range m.byRung {
-		byRung[k] = v
-	}
-	return statusModels{
-		Decisions: m.decisions, Changed: m.changed, ByRung: byRung, WaitingForProviders: m.waiting,
-		Providers: statusProviders{Received: m.received, Connected: len(m.connected), Available: len(m.available), DefaultModel: m.defaultModel},
-		Switches:  m.switches,
-		Health:    s.healthStatus(),
-	}
-}
+func (s *Server) modelStatus() statusModels { return s.models.status(s.healthStatus()) }

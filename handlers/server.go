@@ -55,25 +55,23 @@ type Server struct {
 	// store and persist are created by initialize, with the client's bounds.
 	store   *sessions.Store
 	persist Persistence
-	// bases holds the histories of incremental transforms (PROTOCOL.md 4.6).
-	bases *histories
-	// names interns the messages' session ids (local.session).
-	names map[string]string
-	// guided remembers guidance per task error text (Server.guidance).
-	guided map[string]guidedError
+	// transform is chat.messages.transform's bases, interned names and
+	// guidance (transform_state.go).
+	transform transformState
 
 	// mu serialises Dispatch and Close: a signal's final flush waits for
 	// the request in flight.
 	mu       sync.Mutex
 	cfg      config.Config
 	maxBytes atomic.Int64
-	models   modelState // providers.update and decisions (models.go)
+	models   modelChoice // providers.update, decisions' counts (model_choice.go)
 	clock    func() time.Time
 
 	// gate is initialize-first and the request counters (gate.go).
 	gate gate
-	// busts tells the client of busts in a row (cache_notice.go).
-	busts *bustNotices
+	// cache reads usage into the store's cache figures and tells the
+	// client of busts in a row (cache_accounting.go).
+	cache *cacheAccounting
 }
 
 // New returns a server that waits for initialize.
@@ -84,7 +82,7 @@ func New(opts Options) *Server {
 		mux:     rpc.NewMux(),
 		started: time.Now(),
 		cfg:     config.DefaultConfig(),
-		busts:   newBustNotices(),
+		cache:   newCacheAccounting(),
 	}
 	s.maxBytes.Store(s.cfg.MaxMessageBytes)
 	s.clock = opts.Now
@@ -131,7 +129,7 @@ func (s *Server) register() {
 
 // Notifications are the server's messages to the client (rpc.Options):
 // cache.bust.
-func (s *Server) Notifications() <-chan rpc.Notification { return s.busts.notes }
+func (s *Server) Notifications() <-chan rpc.Notification { return s.cache.notes }
 
 // MaxMessageBytes is the current message size limit (rpc.Options).
 func (s *Server) MaxMessageBytes() int64 { return s.maxBytes.Load() }

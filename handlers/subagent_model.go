@@ -62,14 +62,13 @@ func subagentModelBase(ref string) string {
 // subagent tool from session to agent: the op that sets its `model`
 // input, or none. It remembers the call's model for its execute.after.
 func (s *Server) subagentModel(in *toolInput, args map[string]jsontext.Value, agent string) []Op {
-	m := &s.models
 	if raw, explicit := args["model"]; explicit {
 		// The model's own choice (the user asked for it) is respected.
 		ref, _ := stringValue(raw)
-		s.notePending(in.CallID, pendingModel{agent: agent, model: subagentModelBase(ref)})
+		s.models.notePending(in.CallID, pendingModel{agent: agent, model: subagentModelBase(ref)})
 		return nil
 	}
-	s.notePending(in.CallID, pendingModel{agent: agent})
+	s.models.notePending(in.CallID, pendingModel{agent: agent})
 	entry, listed := s.cfg.AgentModels[agent]
 	if !listed {
 		return nil
@@ -81,15 +80,14 @@ func (s *Server) subagentModel(in *toolInput, args map[string]jsontext.Value, ag
 		// answering the fallbacks would replace a model that is fine.
 		return nil
 	}
-	if !m.received {
-		m.waiting++
-		s.log.Info().Str("session", in.SessionID).Str("agent", agent).Msg("model left: no providers.update yet")
-		return nil
-	}
 	// v2 chooses the child's model when the call names none (the agent's
 	// configured one, else the parent's): it is not known here, so the
 	// entry answers alone and no answer leaves v2's choice.
-	choice := core.ChooseModel(entry.Choice(), m.reach(), "", "")
+	choice, chosen := s.models.choose(entry.Choice(), "", "")
+	if !chosen {
+		s.log.Info().Str("session", in.SessionID).Str("agent", agent).Msg("model left: no providers.update yet")
+		return nil
+	}
 	c := chatMessageModel{session: in.SessionID, agent: agent}
 	to, ok := choice.Ref()
 	if !ok {
@@ -100,11 +98,11 @@ func (s *Server) subagentModel(in *toolInput, args map[string]jsontext.Value, ag
 	now := s.clock()
 	if h, cooling := s.store.ModelHealth(to.Name()); cooling && h.Cooling(now) && s.cfg.FallbackEnabled(agent) {
 		ec := entry.Choice()
-		if fb, rung, ok := core.FallbackModel(&ec, m.reach(), to.Name(), s.store.Running(in.SessionID),
+		if fb, rung, ok := s.models.fallback(&ec, to.Name(), s.store.Running(in.SessionID),
 			func(model string) bool { return s.store.Cooling(model, now) }); ok {
 			reason := "cooling until " + h.Until.UTC().Format(time.RFC3339) + " (" + switchReason(h.Class, h.Message) + ")"
 			p.sw = &sessions.Switch{From: to.Name(), To: fb.Name(), Reason: reason, At: now}
-			m.switches++
+			s.models.switched()
 			s.log.Info().Str("parent", in.SessionID).Str("agent", agent).Str("from", to.Name()).Str("to", fb.Name()).
 				Str("rung", rung).Str("reason", reason).Msg("model switched")
 			to, choice.Rung = fb, rung
@@ -113,19 +111,8 @@ func (s *Server) subagentModel(in *toolInput, args map[string]jsontext.Value, ag
 	d := sessions.ModelDecision{Model: to.Name(), Variant: to.Variant, Rung: choice.Rung, Changed: true}
 	s.countDecision(c, d)
 	p.model, p.decision = to.Name(), &d
-	s.notePending(in.CallID, p)
+	s.models.notePending(in.CallID, p)
 	return []Op{{Op: "add", Path: "/args/model", Value: subagentModelRef(to)}}
-}
-
-func (s *Server) notePending(callID string, p pendingModel) {
-	if callID == "" {
-		return
-	}
-	m := &s.models
-	if m.pending == nil || len(m.pending) >= maxPendingModels {
-		m.pending = map[string]pendingModel{}
-	}
-	m.pending[callID] = p
 }
 
 // subagentFailedRe is a failed child's error: `Subagent failed (sessionID: X): <its run's error>`.
@@ -138,8 +125,7 @@ var subagentFailedRe = regexp.MustCompile(`^Subagent failed \(sessionID: ([^\s()
 // already failed the call, so nothing is aborted or resent: the next call
 // for the agent skips the cooling model.
 func (s *Server) subagentDone(in *toolInput, child, text string, failed bool) {
-	p, ok := s.models.pending[in.CallID]
-	delete(s.models.pending, in.CallID)
+	p, ok := s.models.takePending(in.CallID)
 	if child == "" {
 		return
 	}

@@ -252,14 +252,14 @@ func TestTransformSyncBounds(t *testing.T) {
 	})
 	t.Run("bytes", func(t *testing.T) {
 		s := newServer(t, nil)
-		s.bases = incremental.NewStore[local, derived](2*oneBytes + oneBytes/2)
+		s.transform.bases = incremental.NewStore[local, derived](2*oneBytes + oneBytes/2)
 		var bases []string
 		for i := range 3 {
 			_, b, err := syncCall(t, s, full(fmt.Sprint("ses_", i), h))
 			require.NoError(t, err)
 			bases = append(bases, b)
 		}
-		n, bytes := s.bases.Sessions(), s.bases.Bytes()
+		n, bytes := s.transform.bases.Sessions(), s.transform.bases.Bytes()
 		assert.Equal(t, 2, n)
 		assert.Equal(t, 2*oneBytes, bytes)
 		_, _, err := syncCall(t, s, incrementalForm("ses_0", bases[0]))
@@ -273,7 +273,7 @@ func TestTransformSyncBounds(t *testing.T) {
 		assert.Empty(t, b)
 		_, _, err = syncCall(t, s, incrementalForm("ses_1", bases[1]))
 		assert.Equal(t, CodeUnknownBase, rpcCode(err))
-		n, bytes = s.bases.Sessions(), s.bases.Bytes()
+		n, bytes = s.transform.bases.Sessions(), s.transform.bases.Bytes()
 		assert.Equal(t, 1, n)
 		assert.Equal(t, oneBytes, bytes)
 	})
@@ -287,7 +287,7 @@ func TestTransformSyncBounds(t *testing.T) {
 				first = b
 			}
 		}
-		assert.Equal(t, incremental.MaxSessions, s.bases.Sessions())
+		assert.Equal(t, incremental.MaxSessions, s.transform.bases.Sessions())
 		_, _, err := syncCall(t, s, incrementalForm("ses_0", first))
 		assert.Equal(t, CodeUnknownBase, rpcCode(err))
 	})
@@ -317,9 +317,9 @@ func TestTransformSyncProperty(t *testing.T) {
 				session := sessions[rnd.IntN(len(sessions))]
 				switch r := rnd.IntN(20); {
 				case r == 0:
-					incSrv.bases = nil // the sidecar restarted
+					incSrv.transform.bases = nil // the sidecar restarted
 				case r == 1:
-					incSrv.bases = incremental.NewStore[local, derived](int64(rnd.IntN(4000)))
+					incSrv.transform.bases = incremental.NewStore[local, derived](int64(rnd.IntN(4000)))
 				case r == 2:
 					c.loseReply = true // the client gave up on the next reply (its deadline)
 				case r <= 4:
@@ -336,7 +336,7 @@ func TestTransformSyncProperty(t *testing.T) {
 					want, got = byMessage(t, want), byMessage(t, got)
 				}
 				// The base the client holds stands for the history it sent.
-				if id, held := incSrv.bases.Held(session); id != "" && id == c.base[session] {
+				if id, held := incSrv.transform.bases.Held(session); id != "" && id == c.base[session] {
 					rebuilt := append([]incremental.Message{}, held...)
 					viaJSON := []incremental.Message{}
 					require.NoError(t, json.Unmarshal(mustJSON(t, append([]incremental.Message{}, h...)), &viaJSON))
@@ -947,9 +947,9 @@ func TestReminderTarget(t *testing.T) {
 	}
 	for _, enabled := range []bool{true, false} {
 		s := newServer(t, map[string]any{"cacheStable": false, "phaseReminder": map[string]any{"enabled": enabled}})
-		s.bases = incremental.NewStore[local, derived](incremental.DefaultMaxBytes)
+		s.transform.bases = incremental.NewStore[local, derived](incremental.DefaultMaxBytes)
 		for _, row := range rows {
-			history := s.bases.Full(row.history).Entries
+			history := s.transform.bases.Full(row.history).Entries
 			for i := range history {
 				s.derive(&history[i])
 			}

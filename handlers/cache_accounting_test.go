@@ -89,7 +89,7 @@ func TestCacheBustNotice(t *testing.T) {
 // (replay, a test) fills the queue and the sidecar drops the rest without
 // waiting; the sessions remembered stay bounded.
 func TestCacheBustNoticeBounds(t *testing.T) {
-	n := newBustNotices()
+	n := newCacheAccounting()
 	for i := range cap(n.notes) + 5 {
 		n.tell(zerolog.Nop(), fmt.Sprintf("m%d", i), cacheSummary{Session: "ses_a"})
 	}
