@@ -46,11 +46,11 @@ func docMembers(s *spec) string {
 	p("a member that is not required may be absent):\n\n")
 	p("| method | member | type | |\n|---|---|---|---|\n")
 	for _, m := range s.Methods {
-		if m.Params == nil {
-			p("| `%s` | (none) | | |\n", m.Name)
-			continue
+		var fields []member
+		if m.Params != nil {
+			fields = m.Params.Fields
 		}
-		rows(&b, "`"+m.Name+"`", "", m.Params.Fields, false)
+		objectRows(&b, m.Name, fields, "(none)", false)
 	}
 	p("\nResults, and the notifications the sidecar sends:\n\n")
 	p("| method | kind | result or params |\n|---|---|---|\n")
@@ -73,14 +73,20 @@ func docMembers(s *spec) string {
 	p("\nThe types they name:\n\n")
 	p("| type | member | type | |\n|---|---|---|---|\n")
 	for _, t := range s.Types {
-		if t.Fields == nil {
-			p("| `%s` | (described in the sections above) | | |\n", t.Name)
-			continue
-		}
-		rows(&b, "`"+t.Name+"`", "", t.Fields, true)
+		objectRows(&b, t.Name, t.Fields, "(described in the sections above)", true)
 	}
 	p("\n")
 	return b.String()
+}
+
+// objectRows writes owner's rows: one per member, or one saying none
+// when it has no members described.
+func objectRows(b *strings.Builder, owner string, fields []member, none string, result bool) {
+	if fields == nil {
+		fmt.Fprintf(b, "| `%s` | %s | | |\n", owner, none)
+		return
+	}
+	rows(b, "`"+owner+"`", "", fields, result)
 }
 
 // rows writes a table row per member of ms, and of the objects they give
