@@ -1,13 +1,16 @@
 package sessions
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,15 +40,35 @@ func TestStoreChildProcess(t *testing.T) {
 	if path == "" {
 		t.Skip("run as a child process only")
 	}
-	start, _ := strconv.ParseInt(os.Getenv("HOOKWIRE_STORE_START"), 10, 64)
 	writes, _ := strconv.Atoi(os.Getenv("HOOKWIRE_STORE_WRITES"))
 	parent := os.Getenv("HOOKWIRE_STORE_PARENT")
+	if path == "-" {
+		// Rounds: each line on stdin is "<start ns> <path>", one round.
+		sc := bufio.NewScanner(os.Stdin)
+		for sc.Scan() {
+			ns, p, ok := strings.Cut(sc.Text(), " ")
+			if !ok {
+				continue
+			}
+			start, _ := strconv.ParseInt(ns, 10, 64)
+			childRound(p, start, writes, parent)
+		}
+		return
+	}
+	start, _ := strconv.ParseInt(os.Getenv("HOOKWIRE_STORE_START"), 10, 64)
+	childRound(path, start, writes, parent)
+}
+
+// childRound waits for the instant start (Unix ns), opens the database at
+// path, makes writes aliases under parent, closes it and prints a
+// childReport line ("REPORT {...}").
+func childRound(path string, start int64, writes int, parent string) {
 	time.Sleep(time.Until(time.Unix(0, start)))
 	s := New(Config{})
 	logs := &logBuffer{}
 	d, err := OpenDatabase(context.Background(), path, s, logs.logger().Level(zerolog.WarnLevel))
 	if err != nil {
-		fmt.Println(`{"mode":"error","reason":` + strconv.Quote(err.Error()) + `}`)
+		fmt.Println(`REPORT {"mode":"error","reason":` + strconv.Quote(err.Error()) + `}`)
 		return
 	}
 	rep := childReport{Mode: d.StateFile().Mode, Reason: d.StateFile().Reason}
@@ -127,13 +150,16 @@ func cutPrefix(b []byte, p string) ([]byte, bool) {
 // 60 rounds of two processes opening a new database at the same instant
 // (PRAGMA journal_mode=WAL answered SQLITE_BUSY at once to the loser, which
 // ran memory-only: 6 of 200 starts): both are persistent every round, no
-// write fails, and every alias both made is in the database.
+// write fails, and every alias both made is in the database. The same two
+// processes run every round (roundChildren): what races is the open, and
+// starting 120 race-instrumented test binaries took two minutes of a CI
+// run on its own.
 func TestOpenTogether60RoundsTwoProcesses(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts 120 processes")
+		t.Skip("starts two processes for 60 rounds")
 	}
-	rounds := 60
-	const writes = 5
+	const rounds, writes = 60, 5
+	rc := startRoundChildren(t, 2, writes)
 	for round := range rounds {
 		path := filepath.Join(t.TempDir(), "state.db")
 		if round%2 == 1 {
@@ -144,7 +170,7 @@ func TestOpenTogether60RoundsTwoProcesses(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, d.Close())
 		}
-		reps := runChildren(t, path, 2, writes)
+		reps := rc.round(t, path)
 		for i, r := range reps {
 			require.Equal(t, StateFilePersistent, r.Mode, "round %d child %d: %s", round, i, r.Reason)
 			require.Empty(t, r.WriteError, "round %d child %d", round, i)
@@ -157,4 +183,60 @@ func TestOpenTogether60RoundsTwoProcesses(t *testing.T) {
 		}
 	}
 	t.Logf("%d rounds of two processes opening together: all persistent, no write error, %d aliases each kept", rounds, writes)
+}
+
+// roundChildren are child processes (TestStoreChildProcess with
+// HOOKWIRE_STORE_CHILD=-) that each open a database when told, at one
+// instant, once per round.
+type roundChildren struct {
+	in   []io.WriteCloser
+	out  []*bufio.Scanner
+	cmds []*exec.Cmd
+}
+
+func startRoundChildren(t *testing.T, n, writes int) *roundChildren {
+	t.Helper()
+	rc := &roundChildren{}
+	for i := range n {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestStoreChildProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "HOOKWIRE_STORE_CHILD=-",
+			"HOOKWIRE_STORE_WRITES="+strconv.Itoa(writes), "HOOKWIRE_STORE_PARENT=p"+strconv.Itoa(i))
+		cmd.Stderr = os.Stderr
+		in, err := cmd.StdinPipe()
+		require.NoError(t, err)
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		rc.in, rc.out, rc.cmds = append(rc.in, in), append(rc.out, bufio.NewScanner(out)), append(rc.cmds, cmd)
+	}
+	t.Cleanup(func() {
+		for i, cmd := range rc.cmds {
+			rc.in[i].Close()
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("child %d: %v", i, err)
+			}
+		}
+	})
+	return rc
+}
+
+// round has every child open the database at path at one instant, a
+// little ahead, and returns their reports.
+func (rc *roundChildren) round(t *testing.T, path string) []childReport {
+	t.Helper()
+	start := time.Now().Add(100 * time.Millisecond).UnixNano()
+	for _, in := range rc.in {
+		_, err := fmt.Fprintf(in, "%d %s\n", start, path)
+		require.NoError(t, err)
+	}
+	reps := make([]childReport, len(rc.out))
+	for i, sc := range rc.out {
+		var line []byte
+		for line == nil && sc.Scan() {
+			line, _ = cutPrefix(sc.Bytes(), "REPORT ")
+		}
+		require.NotNil(t, line, "child %d printed no report (%v)", i, sc.Err())
+		require.NoError(t, json.Unmarshal(line, &reps[i]))
+	}
+	return reps
 }
