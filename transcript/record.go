@@ -101,7 +101,7 @@ type Recorder struct {
 	tw      *Writer // writes into buf
 	buf     bytes.Buffer
 	held    *heldStep // the message read last, until its reply or the next event
-	method  string    // the method whose reply comes next, for varyingMembers
+	method  string    // the method whose reply comes next, for contract.VaryingMembers
 	drop    int       // replies to leave out: their message was left out
 	gaveUp  string    // why the recording stopped, once
 	written bool      // something reached out
@@ -361,20 +361,11 @@ func (r *Recorder) write(st Step) {
 	}
 }
 
-// varyingMembers are the members of replies that differ from run to run,
-// by method: they are recorded as Any. "*" stands for every item of an
-// array.
-var varyingMembers = map[string][][]string{
-	contract.MethodInitialize:   {{"result", "serverInfo", "version"}},
-	contract.MethodStatus:       {{"result", "version"}, {"result", "uptimeSeconds"}, {"result", "memory"}, {"result", "state"}, {"result", "stateFile"}},
-	contract.MethodSessionsList: {{"result", "*", "lastUse"}},
-}
-
 // wildcardVarying returns reply with the varying members of method's
 // replies set to Any (and then its members sorted, as an update writes
 // them).
 func wildcardVarying(method string, reply []byte) json.RawMessage {
-	paths := varyingMembers[method]
+	paths := contract.VaryingMembers[method]
 	if paths == nil {
 		return reply
 	}
