@@ -270,6 +270,12 @@ func (r *Recorder) handle(ev recordEvent) {
 		r.write(Step{Note: "here the sidecar skipped input (" + ev.reason + "); it and its error reply are left out"})
 		r.drop++
 	case 'w':
+		if rpc.IsNotification(ev.data) {
+			// The sidecar's own (cache.bust): replay serves without a
+			// reader for them, so a recording keeps none, and the reply
+			// awaited is still the next one.
+			return
+		}
 		r.release()
 		if r.drop > 0 {
 			r.drop--
