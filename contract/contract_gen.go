@@ -19,6 +19,7 @@ const (
 	MethodDelegateResolveModel  = "delegate.resolveModel"
 	MethodDelegateDetectError   = "delegate.detectError"
 	MethodSessionsList          = "sessions.list"
+	MethodSessionsPage          = "sessions.page"
 	MethodAgentsUpdate          = "agents.update"
 	MethodProvidersUpdate       = "providers.update"
 	MethodStatus                = "status"
@@ -63,6 +64,7 @@ var Methods = []Method{
 	{Name: MethodDelegateResolveModel, Kind: KindRequest, Role: RoleMethod},
 	{Name: MethodDelegateDetectError, Kind: KindRequest, Role: RoleMethod},
 	{Name: MethodSessionsList, Kind: KindRequest, Role: RoleMethod},
+	{Name: MethodSessionsPage, Kind: KindRequest, Role: RoleMethod},
 	{Name: MethodAgentsUpdate, Kind: KindNotification, Role: RoleMethod},
 	{Name: MethodProvidersUpdate, Kind: KindNotification, Role: RoleMethod},
 	{Name: MethodStatus, Kind: KindRequest, Role: RoleMethod},
@@ -80,19 +82,10 @@ var Notifications = []string{MethodCacheBust}
 var ShimOptions = []string{"binary", "args", "timeoutMs", "transformTimeoutMs", "fallbackTimeoutMs", "hungAfterMisses", "maxInFlightBytes", "maxReplyBytes", "logFile", "trace", "state", "record"}
 
 // ObserverMethods is capabilities.methods of an observer (PROTOCOL.md 9).
-var ObserverMethods = []string{MethodSessionsList, MethodStatus, MethodDelegateResolveModel, MethodDelegateDetectError}
+var ObserverMethods = []string{MethodSessionsList, MethodSessionsPage, MethodStatus, MethodDelegateResolveModel, MethodDelegateDetectError}
 
 // ObserverNotifications is capabilities.notifications of an observer.
 var ObserverNotifications = []string{MethodSessionsChanged}
-
-// VaryingMembers are, per method, the paths of the members of its reply
-// that differ from run to run (varies); "*" stands for every item of an
-// array. A recording keeps them as <any>.
-var VaryingMembers = map[string][][]string{
-	MethodInitialize:   {{"result", "serverInfo", "version"}},
-	MethodSessionsList: {{"result", "*", "lastUse"}},
-	MethodStatus:       {{"result", "version"}, {"result", "uptimeSeconds"}, {"result", "memory"}, {"result", "state"}, {"result", "stateFile"}},
-}
 
 // Errors is every error code, as PROTOCOL.md 8 lists them.
 var Errors = []ErrorCode{

@@ -331,7 +331,7 @@ func TestRouteTable(t *testing.T) {
 	caps := res.(initializeResult).Capabilities
 	assert.Equal(t, []string{"tool.execute.before", "tool.execute.after", "chat.system.transform",
 		"chat.messages.transform", "chat.message", "event"}, caps.Hooks)
-	assert.Equal(t, []string{"delegate.resolveModel", "delegate.detectError", "sessions.list", "agents.update", "providers.update", "status", "model.failed"}, caps.Methods)
+	assert.Equal(t, []string{"delegate.resolveModel", "delegate.detectError", "sessions.list", "sessions.page", "agents.update", "providers.update", "status", "model.failed"}, caps.Methods)
 
 	// One successful call of every hook and method.
 	calls := []struct{ method, params string }{
@@ -344,6 +344,7 @@ func TestRouteTable(t *testing.T) {
 		{"delegate.resolveModel", `{"input":{"availableModels":[]},"deps":{"connectedProviders":null}}`},
 		{"delegate.detectError", `{"output":"fine"}`},
 		{"sessions.list", `{}`},
+		{"sessions.page", `{"limit":10}`},
 		{"agents.update", `{"subagents":["explore"]}`},
 		{"providers.update", `{"availableModels":["fake/fake-model"]}`},
 		{"status", `null`},

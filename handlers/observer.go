@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"slices"
 	"time"
@@ -19,8 +20,14 @@ const msgReadOnlyObserver = "this process is a read-only observer: hooks are ser
 // ObservedFile is the state file an Observer answers from: another
 // process serves it; the observer only reads it.
 type ObservedFile interface {
-	// Entries are what the last good read found, newest use first.
+	// Entries are the newest entries the last good read found (at most
+	// sessions.DefaultListLimit), newest use first.
 	Entries() []sessions.Entry
+	// Count is how many entries the last good read found, all parents.
+	Count() int
+	// Page reads one page of the file as it is now (sessions.page, and a
+	// parent's entries for sessions.list).
+	Page(ctx context.Context, parent, cursor string, limit int) (sessions.EntryPage, error)
 	// Status describes the file and the latest read; it is reported as
 	// status.observer.
 	Status() ObservedFileStatus
@@ -101,14 +108,17 @@ func (o *Observer) dispatch(ctx context.Context, req rpc.Request) (any, error) {
 	switch req.Method {
 	case contract.MethodInitialize:
 		return o.initialize(ctx, req)
-	case contract.MethodSessionsList, contract.MethodStatus:
+	case contract.MethodSessionsList, contract.MethodSessionsPage, contract.MethodStatus:
 		if err := o.gate.admit(req.Method); err != nil {
 			return nil, err
 		}
-		if req.Method == contract.MethodStatus {
+		switch req.Method {
+		case contract.MethodStatus:
 			return o.status(), nil
+		case contract.MethodSessionsPage:
+			return o.sessionsPage(ctx, req)
 		}
-		return o.sessionsList(req)
+		return o.sessionsList(ctx, req)
 	case contract.MethodShutdown, contract.MethodExit:
 		return o.srv.Dispatch(ctx, req)
 	}
@@ -161,19 +171,54 @@ func (o *Observer) initialize(ctx context.Context, req rpc.Request) (any, error)
 	}, nil
 }
 
-func (o *Observer) sessionsList(req rpc.Request) (any, error) {
+// sessionsList is sessions.list from the file: of all parents, the
+// newest entries of the last good read; of one, its entries read from the
+// file now (the last good read's when the file cannot be read).
+func (o *Observer) sessionsList(ctx context.Context, req rpc.Request) (any, error) {
 	p, err := decodeSessionsListParams(req)
 	if err != nil {
 		return nil, err
 	}
 	all := o.file.Entries()
-	out := make([]sessions.Entry, 0, len(all))
-	for _, e := range all {
-		if p.SessionID == "" || e.Parent == p.SessionID {
-			out = append(out, e)
+	if p.SessionID == "" {
+		return append(make([]sessions.Entry, 0, len(all)), all...), nil
+	}
+	out := []sessions.Entry{}
+	for cursor := ""; ; {
+		page, err := o.file.Page(ctx, p.SessionID, cursor, sessions.MaxListLimit)
+		if err != nil {
+			out = out[:0]
+			for _, e := range all {
+				if e.Parent == p.SessionID {
+					out = append(out, e)
+				}
+			}
+			return out, nil
+		}
+		out = append(out, page.Entries...)
+		if cursor = page.Next; cursor == "" {
+			return out, nil
 		}
 	}
-	return out, nil
+}
+
+// sessionsPage is sessions.page from the file as it is now.
+func (o *Observer) sessionsPage(ctx context.Context, req rpc.Request) (any, error) {
+	p, err := decodeSessionsPageParams(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPageParams(p); err != nil {
+		return nil, err
+	}
+	page, err := o.file.Page(ctx, p.SessionID, p.Cursor, p.Limit)
+	switch {
+	case errors.Is(err, sessions.ErrBadCursor):
+		return nil, invalidParams("cursor: %v", err)
+	case err != nil:
+		return nil, rpc.Errorf(rpc.CodeInternalError, "reading the state file: %v", err)
+	}
+	return page, nil
 }
 
 type observerStatus struct {
@@ -207,7 +252,7 @@ func (o *Observer) status() observerStatus {
 		UptimeSeconds: time.Since(o.srv.started).Seconds(),
 		Requests:      requests,
 		Errors:        errs,
-		Store:         observedStore{Parents: fs.Parents, Entries: len(o.file.Entries())},
+		Store:         observedStore{Parents: fs.Parents, Entries: o.file.Count()},
 		Memory:        memoryStats{HeapAllocBytes: ms.HeapAlloc, SysBytes: ms.Sys, Goroutines: runtime.NumGoroutine()},
 		State:         "observing: " + fs.File + " (" + fs.LastLoad + ")",
 		StateFile:     stateFile{Mode: StateFileObserver, Path: fs.File},

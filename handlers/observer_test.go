@@ -18,6 +18,28 @@ import (
 type fakeObserved struct{ entries []sessions.Entry }
 
 func (f *fakeObserved) Entries() []sessions.Entry { return f.entries }
+func (f *fakeObserved) Count() int                { return len(f.entries) }
+
+// Page pages the fake's entries: a limit cuts them with the cursor
+// "more", which gives the rest.
+func (f *fakeObserved) Page(_ context.Context, parent, cursor string, limit int) (sessions.EntryPage, error) {
+	if cursor != "" && cursor != "more" {
+		return sessions.EntryPage{}, sessions.ErrBadCursor
+	}
+	out := sessions.EntryPage{Entries: []sessions.Entry{}}
+	for _, e := range f.entries {
+		if parent == "" || e.Parent == parent {
+			out.Entries = append(out.Entries, e)
+		}
+	}
+	switch {
+	case cursor == "more":
+		out.Entries = out.Entries[min(limit, len(out.Entries)):]
+	case limit > 0 && len(out.Entries) > limit:
+		out.Entries, out.Next = out.Entries[:limit], "more"
+	}
+	return out, nil
+}
 func (f *fakeObserved) Status() ObservedFileStatus {
 	return ObservedFileStatus{File: "/state/p.json", LastLoad: "corrupt: bad", Watch: "poll", Loads: 3, Parents: 2}
 }
@@ -52,7 +74,7 @@ func TestObserverInitialize(t *testing.T) {
 	require.Nil(t, err)
 	assert.JSONEq(t, `{"protocolVersion":1,"serverInfo":{"name":"hookwire","version":"v9"},
 		"capabilities":{"hooks":[],"events":[],
-			"methods":["sessions.list","status","delegate.resolveModel","delegate.detectError"],
+			"methods":["sessions.list","sessions.page","status","delegate.resolveModel","delegate.detectError"],
 			"notifications":["sessions.changed"]},
 		"observer":true,
 		"warnings":["config.cachestable: unknown member, ignored (did you mean \"cacheStable\"?)"]}`, got)
@@ -83,6 +105,18 @@ func TestObserverMethods(t *testing.T) {
 			{"parent":"ses_b","agent":"oracle","alias":"ora-1","taskId":"ses_c3","label":"three","lastUse":"2026-01-02T03:04:05Z","run":{"state":"error","error":"boom"}}]`},
 		{"list of an unknown parent", "sessions.list", map[string]any{"sessionID": "ses_x"}, true, 0, `[]`},
 		{"bad list params", "sessions.list", []int{1}, true, rpc.CodeInvalidParams, ""},
+		{"page before initialize", "sessions.page", nil, false, rpc.CodeNotInitialized, ""},
+		{"page of all", "sessions.page", nil, true, 0, `{"entries":[
+			{"parent":"ses_a","agent":"explorer","alias":"exp-2","taskId":"ses_c2","label":"two","lastUse":"2026-01-02T03:04:06Z","run":{"state":"running"}},
+			{"parent":"ses_b","agent":"oracle","alias":"ora-1","taskId":"ses_c3","label":"three","lastUse":"2026-01-02T03:04:05Z","run":{"state":"error","error":"boom"}}]}`},
+		{"a page of one, and the cursor of the next", "sessions.page", map[string]any{"limit": 1}, true, 0, `{"entries":[
+			{"parent":"ses_a","agent":"explorer","alias":"exp-2","taskId":"ses_c2","label":"two","lastUse":"2026-01-02T03:04:06Z","run":{"state":"running"}}],"next":"more"}`},
+		{"the next page", "sessions.page", map[string]any{"limit": 1, "cursor": "more"}, true, 0, `{"entries":[
+			{"parent":"ses_b","agent":"oracle","alias":"ora-1","taskId":"ses_c3","label":"three","lastUse":"2026-01-02T03:04:05Z","run":{"state":"error","error":"boom"}}]}`},
+		{"a page of one parent", "sessions.page", map[string]any{"sessionID": "ses_b"}, true, 0, `{"entries":[
+			{"parent":"ses_b","agent":"oracle","alias":"ora-1","taskId":"ses_c3","label":"three","lastUse":"2026-01-02T03:04:05Z","run":{"state":"error","error":"boom"}}]}`},
+		{"a cursor no page gave", "sessions.page", map[string]any{"cursor": "forged"}, true, rpc.CodeInvalidParams, ""},
+		{"a negative limit", "sessions.page", map[string]any{"limit": -1}, true, rpc.CodeInvalidParams, ""},
 		{"core method", "delegate.detectError", map[string]any{"output": "Unknown agent type: x", "failed": true}, true, 0, ""},
 		{"shutdown", "shutdown", nil, true, 0, `null`},
 	}

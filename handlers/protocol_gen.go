@@ -102,6 +102,13 @@ type sessionsListParams struct {
 	SessionID string `json:"sessionID"`
 }
 
+// sessionsPageParams is sessions.page's params.
+type sessionsPageParams struct {
+	SessionID string `json:"sessionID"`
+	Limit     int    `json:"limit"`
+	Cursor    string `json:"cursor"`
+}
+
 // agentsUpdateParams is agents.update's params.
 type agentsUpdateParams struct {
 	PrimaryAgents []string `json:"primaryAgents"`
@@ -185,6 +192,7 @@ type methodHandlers interface {
 	delegateResolveModel(context.Context, *delegateResolveModelParams) (*core.ModelResolution, error)
 	delegateDetectError(context.Context, *delegateDetectErrorParams) (*core.DetectedError, error)
 	sessionsList(context.Context, *sessionsListParams) ([]sessions.Entry, error)
+	sessionsPage(context.Context, *sessionsPageParams) (sessions.EntryPage, error)
 	agentsUpdate(context.Context, *agentsUpdateParams) error
 	providersUpdate(context.Context, *providersUpdateParams) error
 	status(context.Context) (statusResult, error)
@@ -304,6 +312,18 @@ func decodeDelegateDetectErrorParams(req rpc.Request) (*delegateDetectErrorParam
 // decodeSessionsListParams decodes sessions.list's params and checks the members it requires.
 func decodeSessionsListParams(req rpc.Request) (*sessionsListParams, error) {
 	var p sessionsListParams
+	if len(req.Params) == 0 || string(req.Params) == "null" {
+		return &p, nil
+	}
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// decodeSessionsPageParams decodes sessions.page's params and checks the members it requires.
+func decodeSessionsPageParams(req rpc.Request) (*sessionsPageParams, error) {
+	var p sessionsPageParams
 	if len(req.Params) == 0 || string(req.Params) == "null" {
 		return &p, nil
 	}
@@ -462,28 +482,39 @@ var routes = []route{
 		}
 		return r, nil
 	}},
-	{contract.Methods[12], reflect.TypeFor[agentsUpdateParams](), func(s *Server, ctx context.Context, req rpc.Request) (any, error) {
+	{contract.Methods[12], reflect.TypeFor[sessionsPageParams](), func(s *Server, ctx context.Context, req rpc.Request) (any, error) {
+		p, err := decodeSessionsPageParams(req)
+		if err != nil {
+			return nil, err
+		}
+		r, err := s.sessionsPage(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	}},
+	{contract.Methods[13], reflect.TypeFor[agentsUpdateParams](), func(s *Server, ctx context.Context, req rpc.Request) (any, error) {
 		p, err := decodeAgentsUpdateParams(req)
 		if err != nil {
 			return nil, err
 		}
 		return nil, s.agentsUpdate(ctx, p)
 	}},
-	{contract.Methods[13], reflect.TypeFor[providersUpdateParams](), func(s *Server, ctx context.Context, req rpc.Request) (any, error) {
+	{contract.Methods[14], reflect.TypeFor[providersUpdateParams](), func(s *Server, ctx context.Context, req rpc.Request) (any, error) {
 		p, err := decodeProvidersUpdateParams(req)
 		if err != nil {
 			return nil, err
 		}
 		return nil, s.providersUpdate(ctx, p)
 	}},
-	{contract.Methods[14], nil, func(s *Server, ctx context.Context, req rpc.Request) (any, error) {
+	{contract.Methods[15], nil, func(s *Server, ctx context.Context, req rpc.Request) (any, error) {
 		r, err := s.status(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return r, nil
 	}},
-	{contract.Methods[15], reflect.TypeFor[modelFailedParams](), func(s *Server, ctx context.Context, req rpc.Request) (any, error) {
+	{contract.Methods[16], reflect.TypeFor[modelFailedParams](), func(s *Server, ctx context.Context, req rpc.Request) (any, error) {
 		p, err := decodeModelFailedParams(req)
 		if err != nil {
 			return nil, err

@@ -2,16 +2,49 @@ package handlers
 
 import (
 	"context"
+	"errors"
 
 	"github.com/hookwire/hookwire/sessions"
 )
 
 // sessionsList answers sessions.list: remembered entries, newest first, of
-// one parent session or of all.
-func (s *Server) sessionsList(_ context.Context, p *sessionsListParams) ([]sessions.Entry, error) {
-	entries := s.store.List(p.SessionID)
-	if entries == nil {
-		entries = []sessions.Entry{}
+// one parent session or of all; of all, at most sessions.DefaultListLimit
+// (the newest: sessions.page pages through the rest), read a page from
+// the database without holding the store, so the hooks never wait for a
+// listing (issue 30 item 13).
+func (s *Server) sessionsList(ctx context.Context, p *sessionsListParams) ([]sessions.Entry, error) {
+	if p.SessionID != "" {
+		entries := s.store.List(p.SessionID)
+		if entries == nil {
+			entries = []sessions.Entry{}
+		}
+		return entries, nil
 	}
-	return entries, nil
+	page, err := s.store.Page(ctx, "", "", sessions.DefaultListLimit)
+	if err != nil {
+		return nil, err
+	}
+	return page.Entries, nil
+}
+
+// sessionsPage answers sessions.page: one page of sessions.list's
+// entries, newest first, and the cursor of the next.
+func (s *Server) sessionsPage(ctx context.Context, p *sessionsPageParams) (sessions.EntryPage, error) {
+	if err := checkPageParams(p); err != nil {
+		return sessions.EntryPage{}, err
+	}
+	page, err := s.store.Page(ctx, p.SessionID, p.Cursor, p.Limit)
+	if errors.Is(err, sessions.ErrBadCursor) {
+		return sessions.EntryPage{}, invalidParams("cursor: %v", err)
+	}
+	return page, err
+}
+
+// checkPageParams refuses a negative limit (0 or absent is the default;
+// one over sessions.MaxListLimit gives that many).
+func checkPageParams(p *sessionsPageParams) error {
+	if p.Limit < 0 {
+		return invalidParams("limit: must be 1 or more (absent: %d)", sessions.DefaultListLimit)
+	}
+	return nil
 }

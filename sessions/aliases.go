@@ -1,7 +1,6 @@
 package sessions
 
 import (
-	"context"
 	"sort"
 	"strings"
 	"time"
@@ -38,7 +37,7 @@ type entry struct {
 // name exceed their caps, or with no callID (PROTOCOL.md 4.2: only the
 // pending-call bookkeeping needs one), is resolved but not recorded, so
 // its task is not remembered.
-func (s *Store) BeginCall(ctx context.Context, callID, parent, agent, label, requestedID string) (TaskIDAction, string) {
+func (s *Store) BeginCall(callID, parent, agent, label, requestedID string) (TaskIDAction, string) {
 	if len(agent) > MaxAgentNameBytes {
 		return TaskIDLeave, ""
 	}
@@ -46,8 +45,8 @@ func (s *Store) BeginCall(ctx context.Context, callID, parent, agent, label, req
 	if prefix == "" {
 		return TaskIDLeave, ""
 	}
-	s.lock(ctx)
-	defer s.release()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 
 	// The store keeps its own copies of what it keeps (keep), never a
 	// substring that would pin a request's larger buffer.
@@ -91,8 +90,8 @@ func (s *Store) BeginCall(ctx context.Context, callID, parent, agent, label, req
 // CompleteCall takes the pending call callID (tool.execute.after) and
 // updates the remembered entries from what the task output said
 // (core.ParseTaskOutput).
-func (s *Store) CompleteCall(ctx context.Context, callID string, out core.TaskOutcome) {
-	s.lock(ctx)
+func (s *Store) CompleteCall(callID string, out core.TaskOutcome) {
+	s.mu.Lock()
 	defer s.unlock()
 	pc := s.removePending(callID)
 	if pc == nil {
@@ -156,8 +155,8 @@ func (s *Store) CompleteCall(ctx context.Context, callID string, out core.TaskOu
 // comes; the errored part shows in chat.messages.transform) and marks the
 // entry it resumed as failed with message. A call that resumed nothing
 // started no remembered session, so there is nothing to mark.
-func (s *Store) FailCall(ctx context.Context, callID, message string) {
-	s.lock(ctx)
+func (s *Store) FailCall(callID, message string) {
+	s.mu.Lock()
 	defer s.unlock()
 	pc := s.removePending(callID)
 	if pc == nil || pc.resumes == "" {

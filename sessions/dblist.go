@@ -22,8 +22,9 @@ import (
 // serving store lists on a read connection of its own (lister), without
 // its mutex: its hooks go on while a page is read.
 
-// DefaultListLimit is how many entries sessions.list gives without a
-// limit, and MaxListLimit the most one page holds: a page is read in a
+// DefaultListLimit is how many entries sessions.list of all parents gives
+// and sessions.page without a limit, and MaxListLimit the most one page
+// holds: a page is read in a
 // few milliseconds and held in a few hundred KiB whatever the database
 // holds.
 const (
@@ -99,11 +100,11 @@ func pageQuery(parent, after bool) string {
 	q := "SELECT x.id, x.agent, x.alias, x.task_id, x.label, x.last_use, x.tick, x.run_state, x.run_error, t.model FROM (SELECT p.id, e.* FROM entries e JOIN parents p ON p.pid=e.pid"
 	switch {
 	case parent && after:
-		q += " WHERE p.id=? AND (e.tick<? OR (e.tick=? AND e.alias>?))"
+		q += " WHERE p.id=? AND e.tick<=? AND (e.tick<? OR e.alias>?)"
 	case parent:
 		q += " WHERE p.id=?"
-	case after:
-		q += " WHERE e.tick<? OR (e.tick=? AND (p.id>? OR (p.id=? AND e.alias>?)))"
+	case after: // the range e.tick<=? is the index's (schema.go, 4)
+		q += " WHERE e.tick<=? AND (e.tick<? OR p.id>? OR (p.id=? AND e.alias>?))"
 	}
 	return q + " ORDER BY e.tick DESC, p.id, e.alias LIMIT ?) x LEFT JOIN tracked t ON t.session=x.task_id ORDER BY x.tick DESC, x.id, x.alias"
 }
@@ -150,7 +151,7 @@ func readPage(ctx context.Context, c *dbConn, parent, cursor string, limit int) 
 		}
 	}
 	args = append(args, limit+1) // one more: is there a next page?
-	st, err := c.stmt(ctx, pageQuery(parent != "", after != nil))
+	st, err := c.stmt(pageQuery(parent != "", after != nil))
 	if err != nil {
 		return EntryPage{}, classify(err)
 	}
@@ -222,7 +223,8 @@ func memPage(all []listed, parent, cursor string, limit int) (EntryPage, error) 
 // database it reads the page there on a read connection of its own (a
 // WAL reader: it never waits for a writer), without the store's mutex,
 // so the store's other methods go on while it reads; memory-only it
-// pages what the store holds. A cursor no page gave is ErrBadCursor.
+// pages what the store holds (and so it does when the database cannot be
+// read, which is reported). A cursor no page gave is ErrBadCursor.
 func (s *Store) Page(ctx context.Context, parent, cursor string, limit int) (EntryPage, error) {
 	s.lister.mu.Lock()
 	defer s.lister.mu.Unlock()
@@ -235,14 +237,18 @@ func (s *Store) Page(ctx context.Context, parent, cursor string, limit int) (Ent
 	path := s.db.c.path
 	s.mu.Unlock()
 	page, err := s.lister.page(ctx, path, parent, cursor, limit)
-	if err != nil && !errors.Is(err, ErrBadCursor) {
-		s.mu.Lock()
-		if s.db != nil {
-			s.db.report(err)
-		}
-		s.mu.Unlock()
+	if err == nil || errors.Is(err, ErrBadCursor) || ctx.Err() != nil {
+		return page, err
 	}
-	return page, err
+	// The database cannot be read: reported (status), and what this
+	// process holds is listed, as List does.
+	s.mu.Lock()
+	if s.db != nil {
+		s.db.report(err)
+	}
+	all := s.listed(parent)
+	s.mu.Unlock()
+	return memPage(all, parent, cursor, limit)
 }
 
 // listed is every entry of parent ("" all) the store holds with its
@@ -362,7 +368,6 @@ type StateView struct {
 	Cache  []CacheSession // the most recently used first
 
 	c    *dbConn
-	ctx  context.Context // what the view's statements run under
 	inTx bool
 	// A JSON state file's entries: in EachEntry's order, and listed.
 	mem     []Entry
@@ -396,15 +401,14 @@ func OpenStateView(path string) (*StateView, error) {
 	if isJSONFile(path) {
 		return jsonView(path)
 	}
-	ctx := context.Background() // OpenStateView takes none yet
-	c, _, err := openDB(ctx, path, openReadOnly)
+	c, _, err := openDB(context.Background(), path, openReadOnly)
 	if errors.Is(err, errEmptyDB) {
 		return &StateView{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	v := &StateView{c: c, ctx: ctx}
+	v := &StateView{c: c}
 	if err := v.read(); err != nil {
 		v.Close()
 		return nil, err
@@ -415,17 +419,17 @@ func OpenStateView(path string) (*StateView, error) {
 // read begins the view's transaction and reads its counts, health and
 // figures.
 func (v *StateView) read() error {
-	c, ctx := v.c, v.ctx
-	if err := c.exec(ctx, "BEGIN"); err != nil {
+	c := v.c
+	if err := c.exec("BEGIN"); err != nil {
 		return classify(err)
 	}
 	v.inTx = true
-	if err := c.queryRow(ctx, `SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM entries e JOIN parents p ON p.pid=e.pid),
+	if err := c.queryRow(`SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM entries e JOIN parents p ON p.pid=e.pid),
 		(SELECT count(*) FROM tracked), (SELECT count(*) FROM frozen), coalesce((SELECT value FROM meta WHERE key='seq'),0)`).
 		Scan(&v.Parents, &v.Entries, &v.TrackedSessions, &v.FrozenBlocks, &v.Seq); err != nil {
 		return classify(err)
 	}
-	d := newStoreDB(ctx, c, true, func(error) {})
+	d := &storeDB{c: c, readOnly: true, report: func(error) {}}
 	if list, err := d.readHealthAll(); err == nil { // no table: a database no sidecar of this build has written
 		v.Health = list
 	}
@@ -453,7 +457,7 @@ func (v *StateView) read() error {
 // parentAndAgent is Store.parentAndAgent read from the view's database.
 func (v *StateView) parentAndAgent(session string) (parent, agent string) {
 	var model sql.NullString
-	if v.c.queryRow(v.ctx, "SELECT agent, model FROM tracked WHERE session=?", session).Scan(&agent, &model) == nil {
+	if v.c.queryRow("SELECT agent, model FROM tracked WHERE session=?", session).Scan(&agent, &model) == nil {
 		if model.Valid {
 			var sa sessionAgent
 			restoreTrackedColumn(&sa, model.String)
@@ -463,7 +467,7 @@ func (v *StateView) parentAndAgent(session string) (parent, agent string) {
 		}
 	}
 	var entryAgent string
-	if v.c.queryRow(v.ctx, "SELECT p.id, e.agent FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.task_id=? LIMIT 1", session).Scan(&parent, &entryAgent) == nil && agent == "" {
+	if v.c.queryRow("SELECT p.id, e.agent FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.task_id=? LIMIT 1", session).Scan(&parent, &entryAgent) == nil && agent == "" {
 		agent = entryAgent
 	}
 	return parent, agent
@@ -499,7 +503,7 @@ func (v *StateView) EachEntry(fn func(Entry) error) error {
 		}
 		return nil
 	}
-	rows, err := v.c.query(v.ctx, "SELECT "+entryColumns+" ORDER BY p.rev DESC, p.id, e.tick DESC, e.alias")
+	rows, err := v.c.query("SELECT " + entryColumns + " ORDER BY p.rev DESC, p.id, e.tick DESC, e.alias")
 	if err != nil {
 		return classify(err)
 	}
@@ -530,7 +534,7 @@ func (v *StateView) Close() error {
 		return nil
 	}
 	if v.inTx {
-		v.c.exec(v.ctx, "COMMIT")
+		v.c.exec("COMMIT")
 	}
 	err := v.c.close()
 	v.c = nil

@@ -1,10 +1,6 @@
 package sessions
 
-import (
-	"context"
-
-	"github.com/hookwire/hookwire/internal/lru"
-)
+import "github.com/hookwire/hookwire/internal/lru"
 
 // The frozen cache-stable blocks (PROTOCOL.md 4.4): per session and
 // message, the Resumable Sessions block the message carries, computed once.
@@ -21,19 +17,19 @@ type frozenBlock struct{ messageID, text string }
 //
 // A session or message id over MaxIDBytes gets "" (nothing is stored, so it
 // gets "" every time); a block over MaxFrozenBlockBytes is frozen as "".
-func (s *Store) FrozenBlock(ctx context.Context, session, messageID string, compute func() string) string {
+func (s *Store) FrozenBlock(session, messageID string, compute func() string) string {
 	if len(session) > MaxIDBytes || len(messageID) > MaxIDBytes {
 		return ""
 	}
-	s.lock(ctx)
+	s.mu.Lock()
 	s.refresh()
 	p := s.parent(session)
 	if text, ok := frozenText(p, messageID); ok {
-		s.release()
+		s.mu.Unlock()
 		return text
 	}
 	full := frozenFull(p)
-	s.release()
+	s.mu.Unlock()
 	if full {
 		return ""
 	}
@@ -43,7 +39,7 @@ func (s *Store) FrozenBlock(ctx context.Context, session, messageID string, comp
 		text = ""
 	}
 
-	s.lock(ctx)
+	s.mu.Lock()
 	defer s.unlock()
 	s.begin()
 	p = s.parent(session) // it may have been evicted or deleted meanwhile
@@ -94,8 +90,8 @@ func (s *Store) freeze(p *parentState, messageID, text string) {
 // dropped it from the history, e.g. by compaction), as no request will
 // carry that message again. Below the bound it does nothing, so a request
 // that carries only part of a history (a title request) costs nothing.
-func (s *Store) RetainFrozen(ctx context.Context, session string, inHistory func(messageID string) bool) {
-	s.lock(ctx)
+func (s *Store) RetainFrozen(session string, inHistory func(messageID string) bool) {
+	s.mu.Lock()
 	defer s.unlock()
 	s.refresh()
 	p := s.cached(session)

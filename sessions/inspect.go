@@ -58,8 +58,7 @@ func ReadStateFile(path string) (StateContents, error) {
 	if isJSONFile(path) {
 		return readJSONState(path)
 	}
-	ctx := context.Background() // ReadStateFile takes none yet
-	c, _, err := openDB(ctx, path, openReadOnly)
+	c, _, err := openDB(context.Background(), path, openReadOnly)
 	if errors.Is(err, errEmptyDB) {
 		return StateContents{}, nil
 	}
@@ -67,7 +66,7 @@ func ReadStateFile(path string) (StateContents, error) {
 		return StateContents{}, err
 	}
 	defer c.close()
-	all, err := newStoreDB(ctx, c, true, func(error) {}).readAll()
+	all, err := (&storeDB{c: c, readOnly: true, report: func(error) {}}).readAll()
 	if err != nil {
 		return StateContents{}, err
 	}

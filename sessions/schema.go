@@ -56,6 +56,12 @@ CREATE TABLE IF NOT EXISTS health(model TEXT PRIMARY KEY, until_ns INTEGER NOT N
 	{"prompt-cache figures", `
 CREATE TABLE IF NOT EXISTS cache(session TEXT PRIMARY KEY, used INTEGER NOT NULL, data TEXT NOT NULL) WITHOUT ROWID;
 `},
+	// 4: the entries by use (dblist.go): a page of sessions.list's
+	// order, newest use first, is read from the index, in time that
+	// grows with the page, not with the database (issue 30 item 13).
+	{"entries by use", `
+CREATE INDEX IF NOT EXISTS entries_tick ON entries(tick);
+`},
 }
 
 // schemaVersion is the format this build writes (PRAGMA user_version). A

@@ -1,7 +1,6 @@
 package sessions
 
 import (
-	"context"
 	"sort"
 	"strconv"
 	"strings"
@@ -306,8 +305,8 @@ func (s *Store) changed() { s.changes++ }
 // is remembered under it as a parent (entries, alias counters, frozen
 // blocks), every entry under any parent whose task id it is, the pending
 // calls made from it, and its agent.
-func (s *Store) DeleteSession(ctx context.Context, id string) {
-	s.lock(ctx)
+func (s *Store) DeleteSession(id string) {
+	s.mu.Lock()
 	defer s.unlock()
 	s.begin()
 	if s.db != nil {

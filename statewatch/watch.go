@@ -13,12 +13,13 @@ package statewatch
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"sync"
 	"time"
 
@@ -69,16 +70,28 @@ type Status struct {
 	Parents int `json:"parents"`
 }
 
-// Watcher holds the last good contents of one state file.
+// Watcher holds what the last good read of one state file found: the
+// newest sessions.DefaultListLimit entries, how many there are, and the
+// prompt-cache figures (bounded, sessions.MaxCacheSessions), never a copy
+// of the whole state (issue 30 item 13); Page reads any page of the file
+// as it is.
 type Watcher struct {
 	path string
 	opts Options
 	log  zerolog.Logger
 
 	mu      sync.Mutex
-	entries []sessions.Entry
+	entries []sessions.Entry // the first page
+	count   int
 	cache   []sessions.CacheSession
 	status  Status
+	// What tells the next read whether the entries changed: the digest
+	// of every entry, with the file, write sequence and count it was
+	// taken at (the digest is taken again only when one of them moved).
+	digest [sha256.Size]byte
+	file   os.FileInfo
+	seq    int64
+	read   bool
 }
 
 // Start reads path once, then follows it until ctx is done. path is made
@@ -133,11 +146,25 @@ func watchDir(dir string) (*fsnotify.Watcher, error) {
 	return fw, nil
 }
 
-// Entries returns what the last good read found, newest use first.
+// Entries returns the newest entries the last good read found (at most
+// sessions.DefaultListLimit), newest use first.
 func (w *Watcher) Entries() []sessions.Entry {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.entries
+}
+
+// Count returns how many entries the last good read found, all parents.
+func (w *Watcher) Count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.count
+}
+
+// Page reads one page of the file as it is now (sessions.Store.Page's
+// order), without reading the rest: a missing file is an empty page.
+func (w *Watcher) Page(ctx context.Context, parent, cursor string, limit int) (sessions.EntryPage, error) {
+	return sessions.ReadPage(ctx, w.path, parent, cursor, limit)
 }
 
 // Cache returns the sessions' prompt-cache figures the last good read
@@ -260,16 +287,32 @@ func (w *Watcher) reload() {
 	}
 }
 
-// load reads the file once. A missing file is no entries; a corrupt or
-// unreadable one keeps the last good entries.
+// load reads the file once: its counts and figures, the first page of
+// its entries and, when the file, its write sequence or its count moved
+// since the last read, a digest of all its entries, streamed (a write
+// that changed no entry, such as a frozen block, changes no digest). A
+// missing file is no entries; a corrupt or unreadable one keeps the last
+// good read.
 func (w *Watcher) load() (count int, changed bool) {
-	got, err := sessions.ReadStateFile(w.path)
+	fi, _ := os.Stat(w.path)
+	v, err := sessions.OpenStateView(w.path)
+	var page sessions.EntryPage
+	digest, seq := w.lastDigest(fi, v)
+	if err == nil {
+		page, err = v.Page(context.Background(), "", "", sessions.DefaultListLimit)
+		if err == nil && digest == nil {
+			digest, err = entriesDigest(v)
+		}
+		v.Close()
+	}
 	var outcome string
 	switch {
 	case err == nil:
 		outcome = "ok"
 	case errors.Is(err, fs.ErrNotExist):
-		outcome, got = "missing", sessions.StateContents{}
+		outcome, v, page = "missing", &sessions.StateView{}, sessions.EntryPage{}
+		none := sha256.Sum256(nil) // as a file with no entries
+		digest, fi, seq = &none, nil, 0
 	case isDecodeError(err):
 		outcome = "corrupt: " + err.Error()
 	default:
@@ -283,19 +326,46 @@ func (w *Watcher) load() (count int, changed bool) {
 	}
 	w.status.LastLoad = outcome
 	if err != nil && outcome != "missing" {
-		return len(w.entries), false
+		return w.count, false
 	}
-	entries := got.Sessions
+	entries := page.Entries
 	if entries == nil {
 		entries = []sessions.Entry{}
 	}
-	// Newest use first across parents, as sessions.list orders them.
-	sort.SliceStable(entries, func(i, j int) bool { return entries[i].LastUse.After(entries[j].LastUse) })
-	changed = !reflect.DeepEqual(entries, w.entries) || !reflect.DeepEqual(got.Cache, w.cache)
-	w.entries = entries
-	w.cache = got.Cache
-	w.status.Parents = got.Parents
-	return len(entries), changed
+	changed = !w.read || *digest != w.digest || !reflect.DeepEqual(v.Cache, w.cache)
+	w.entries, w.count, w.cache = entries, v.Entries, v.Cache
+	w.digest, w.file, w.seq, w.read = *digest, fi, seq, true
+	w.status.Parents = v.Parents
+	return v.Entries, changed
+}
+
+// lastDigest is the last read's digest when v is the file it was taken
+// of, at the same write sequence and count (nil: take it again), and v's
+// sequence.
+func (w *Watcher) lastDigest(fi os.FileInfo, v *sessions.StateView) (*[sha256.Size]byte, int64) {
+	if v == nil {
+		return nil, 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.read && v.Seq != 0 && v.Seq == w.seq && v.Entries == w.count && fi != nil && w.file != nil && os.SameFile(fi, w.file) {
+		d := w.digest
+		return &d, v.Seq
+	}
+	return nil, v.Seq
+}
+
+// entriesDigest is a digest of every entry of v, in EachEntry's order,
+// streamed.
+func entriesDigest(v *sessions.StateView) (*[sha256.Size]byte, error) {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	if err := v.EachEntry(func(e sessions.Entry) error { return enc.Encode(e) }); err != nil {
+		return nil, err
+	}
+	var d [sha256.Size]byte
+	h.Sum(d[:0])
+	return &d, nil
 }
 
 // isDecodeError tells a file whose contents cannot be read as a state

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -50,7 +49,7 @@ func forgetCmd(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 
-	done, err := sessions.Forget(context.Background(), path, sessions.ForgetSpec{All: *all, Parent: *parent, Alias: *alias})
+	done, err := sessions.Forget(path, sessions.ForgetSpec{All: *all, Parent: *parent, Alias: *alias})
 	if err != nil {
 		fmt.Fprintln(stderr, "hookwire forget:", err)
 		return 1

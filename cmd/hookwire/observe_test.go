@@ -133,7 +133,7 @@ func TestObserveFollowsServe(t *testing.T) {
 	o.result("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]any{"name": "test"}}, &init)
 	assert.True(t, init.Observer)
 	assert.Empty(t, init.Capabilities.Hooks)
-	assert.Equal(t, []string{"sessions.list", "status", "delegate.resolveModel", "delegate.detectError"}, init.Capabilities.Methods)
+	assert.Equal(t, []string{"sessions.list", "sessions.page", "status", "delegate.resolveModel", "delegate.detectError"}, init.Capabilities.Methods)
 	assert.Equal(t, []string{"sessions.changed"}, init.Capabilities.Notifications)
 	assert.Empty(t, o.list(), "no file yet")
 	assert.Equal(t, "missing", o.lastLoad())

@@ -18,6 +18,7 @@ export const METHODS = [
   { name: "delegate.resolveModel", kind: "request", role: "method" },
   { name: "delegate.detectError", kind: "request", role: "method" },
   { name: "sessions.list", kind: "request", role: "method" },
+  { name: "sessions.page", kind: "request", role: "method" },
   { name: "agents.update", kind: "notification", role: "method" },
   { name: "providers.update", kind: "notification", role: "method" },
   { name: "status", kind: "request", role: "method" },
@@ -49,7 +50,7 @@ export const NOTIFICATIONS = ["cache.bust"] as const;
 export type Notification = (typeof NOTIFICATIONS)[number];
 
 /** An observer's capabilities.methods and capabilities.notifications (PROTOCOL.md 9). */
-export const OBSERVER_METHODS = ["sessions.list", "status", "delegate.resolveModel", "delegate.detectError"] as const;
+export const OBSERVER_METHODS = ["sessions.list", "sessions.page", "status", "delegate.resolveModel", "delegate.detectError"] as const;
 export const OBSERVER_NOTIFICATIONS = ["sessions.changed"] as const;
 
 /** The JSON-RPC error codes (PROTOCOL.md 8). */

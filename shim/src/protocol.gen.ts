@@ -85,6 +85,13 @@ export type SessionsListParams = {
   sessionID?: string;
 };
 
+/** sessions.page's params. */
+export type SessionsPageParams = {
+  sessionID?: string;
+  limit?: number;
+  cursor?: string;
+};
+
 /** agents.update's params. */
 export type AgentsUpdateParams = {
   primaryAgents?: string[];
@@ -201,6 +208,11 @@ export type DetectedError = {
   fixHint: string;
   available?: string;
   guidance: string;
+};
+
+export type SessionsPage = {
+  entries: SessionEntry[];
+  next?: string;
 };
 
 export type SessionEntry = {
@@ -333,6 +345,7 @@ export interface Params {
   "delegate.resolveModel": DelegateResolveModelParams;
   "delegate.detectError": DelegateDetectErrorParams;
   "sessions.list": SessionsListParams;
+  "sessions.page": SessionsPageParams;
   "agents.update": AgentsUpdateParams;
   "providers.update": ProvidersUpdateParams;
   "status": Record<string, never> | undefined;
@@ -351,6 +364,7 @@ export interface Results {
   "delegate.resolveModel": ModelResolution | null;
   "delegate.detectError": DetectedError | null;
   "sessions.list": SessionEntry[];
+  "sessions.page": SessionsPage;
   "status": StatusResult;
   "model.failed": ModelFailedResult;
 }
