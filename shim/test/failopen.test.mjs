@@ -258,3 +258,19 @@ test("a toast that throws or rejects never reaches OpenCode; the log entry is st
   instances.push(h);
   assert.equal(h.sidecar, undefined);
 });
+
+test("the sidecar's own notifications: cache.bust is shown as a toast once per session; one the contract does not name is dropped", async () => {
+  const lastBust = { message: "msg_3", tokensLost: 900, cause: "system", byHookwire: false, detail: "system prompt changed by another plugin or OpenCode" };
+  const bust = (session, n) => ({ method: "cache.bust", params: { session, requests: 3, cacheShare: 0.5, busts: n, bustsInARow: n, lastBust } });
+  const notes = [{ method: "not.in.the.contract", params: { session: "ses_z", lastBust } }, bust("ses_a", 2), bust("ses_a", 3), bust("ses_b", 2)];
+  const { h, s, toasts } = start("ok", { env: { FAKE_NOTIFY: JSON.stringify(notes) } });
+  await waitFor(() => h.sidecar.state === "ready", 5000);
+  await waitFor(() => toasts.filter((t) => /prompt cache missed/.test(t.message)).length >= 2, 5000);
+  await h.sidecar.request("status", {}, 2000); // after the notifications on the same pipe
+  const shown = toasts.filter((t) => /prompt cache missed/.test(t.message)).map((t) => t.message);
+  assert.deepEqual(shown, [
+    "prompt cache missed 2 times in a row in session ses_a: system prompt changed by another plugin or OpenCode",
+    "prompt cache missed 2 times in a row in session ses_b: system prompt changed by another plugin or OpenCode",
+  ]);
+  assert.deepEqual(s.records().filter((r) => r.ev === "notification").map((r) => r.method), ["cache.bust", "cache.bust", "cache.bust"]);
+});
