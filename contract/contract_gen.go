@@ -87,6 +87,16 @@ var ObserverMethods = []string{MethodSessionsList, MethodSessionsPage, MethodSta
 // ObserverNotifications is capabilities.notifications of an observer.
 var ObserverNotifications = []string{MethodSessionsChanged}
 
+// VaryingMembers are, per method, the paths of the members of its reply
+// that differ from run to run (varies); "*" stands for every item of an
+// array. A recording keeps them as <any>.
+var VaryingMembers = map[string][][]string{
+	MethodInitialize:   {{"result", "serverInfo", "version"}},
+	MethodSessionsList: {{"result", "*", "lastUse"}},
+	MethodSessionsPage: {{"result", "entries", "*", "lastUse"}},
+	MethodStatus:       {{"result", "version"}, {"result", "uptimeSeconds"}, {"result", "memory"}, {"result", "state"}, {"result", "stateFile"}},
+}
+
 // Errors is every error code, as PROTOCOL.md 8 lists them.
 var Errors = []ErrorCode{
 	{Code: CodeParseError, Name: "ParseError", Message: "parse error"},

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/rs/zerolog"
@@ -80,7 +81,7 @@ type tokens struct {
 // figures (4.9) in store, and tells the client of a bust in a row. A
 // message that is not an assistant's, has no tokens yet (OpenCode reports
 // a message when it starts) or has tokens of the wrong shape is skipped.
-func (c *cacheAccounting) usage(store *sessions.Store, log zerolog.Logger, session, message, role, provider, model string, raw jsontext.Value) {
+func (c *cacheAccounting) usage(ctx context.Context, store *sessions.Store, log zerolog.Logger, session, message, role, provider, model string, raw jsontext.Value) {
 	if role != "assistant" || raw.Kind() != '{' {
 		return
 	}
@@ -103,7 +104,7 @@ func (c *cacheAccounting) usage(store *sessions.Store, log zerolog.Logger, sessi
 	if provider != "" || model != "" {
 		model = provider + "/" + model
 	}
-	bust, inARow := store.CacheUsage(sessions.Usage{Session: session, Message: message, Model: model,
+	bust, inARow := store.CacheUsage(ctx, sessions.Usage{Session: session, Message: message, Model: model,
 		Input: int64(t.Input), Output: int64(t.Output), CacheRead: int64(t.Cache.Read), CacheWrite: int64(t.Cache.Write)})
 	if bust != nil {
 		ev := log.Info()

@@ -16,7 +16,7 @@ type chatMessageInfo struct {
 // chatMessage learns which agent a session runs: input.agent, else
 // output.message.agent (4); for an agent listed in config.agentModels it
 // chooses the session's model (4.7).
-func (s *Server) chatMessage(_ context.Context, p *chatMessageParams) (PatchResult, error) {
+func (s *Server) chatMessage(ctx context.Context, p *chatMessageParams) (PatchResult, error) {
 	var msg chatMessageInfo
 	hasMessage := p.Output != nil && p.Output.Message.Kind() == '{'
 	if hasMessage {
@@ -30,12 +30,12 @@ func (s *Server) chatMessage(_ context.Context, p *chatMessageParams) (PatchResu
 	}
 	session := p.Input.SessionID
 	if session != "" && agent != "" {
-		s.store.SetAgent(session, agent)
+		s.store.SetAgent(ctx, session, agent)
 	}
 	c := chatMessageModel{session: session, agent: agent, inputVariant: rawString(p.Input.Variant), hasMessage: hasMessage,
 		onMessage: len(msg.Model) > 0}
 	if c.current, c.ok = parseMessageModel(msg.Model); !c.ok {
 		c.current, c.ok = parseMessageModel(p.Input.Model)
 	}
-	return patch(s.avoidCooling(c, s.modelPatch(c))...), nil
+	return patch(s.avoidCooling(ctx, c, s.modelPatch(ctx, c))...), nil
 }

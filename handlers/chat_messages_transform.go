@@ -89,7 +89,7 @@ const addedPart = -1
 // (4.3) or, in cache-stable mode, the frozen blocks and reminders (4.4).
 // A request may carry only what changed since a base (4.6): the history is
 // rebuilt from it first, so both forms take the same path from here.
-func (s *Server) chatMessagesTransform(_ context.Context, p *chatMessagesTransformParams) (any, error) {
+func (s *Server) chatMessagesTransform(ctx context.Context, p *chatMessagesTransformParams) (any, error) {
 	bases := s.transform.histories()
 	h, err := s.history(bases, p)
 	if err != nil {
@@ -102,7 +102,7 @@ func (s *Server) chatMessagesTransform(_ context.Context, p *chatMessagesTransfo
 			s.derive(m)
 		}
 	}
-	s.failThrownTasks(history)
+	s.failThrownTasks(ctx, history)
 	// A session's user messages mostly name the same agent: the store is
 	// told each session's agent once per run of equal ones (each call is a
 	// look at the database, PROTOCOL.md 6), which leaves it as telling it
@@ -115,7 +115,7 @@ func (s *Server) chatMessagesTransform(_ context.Context, p *chatMessagesTransfo
 				continue
 			}
 			setSession, setAgent = c.SessionID, c.Agent
-			s.store.SetAgent(c.SessionID, c.Agent)
+			s.store.SetAgent(ctx, c.SessionID, c.Agent)
 		}
 	}
 	// Each message's ops, relative to it; a base keeps them, so that a
@@ -130,7 +130,7 @@ func (s *Server) chatMessagesTransform(_ context.Context, p *chatMessagesTransfo
 		}
 	}
 	if s.cfg.CacheStable {
-		s.stableParts(history, per)
+		s.stableParts(ctx, history, per)
 	} else if i := reminderTarget(history); i >= 0 {
 		per[i] = history[i].AddOp(per[i], incremental.Op{Part: addedPart, Text: s.cfg.ReminderConfig().ReminderText()})
 	}
@@ -445,10 +445,10 @@ func (s *Server) guidedError(tool, text string) (string, bool) {
 // stableParts implements cache-stable mode (4.4): core.StableRule says
 // what each user message with a parts array carries; the store freezes a
 // message's block when it is first asked for.
-func (s *Server) stableParts(history []entry, per [][]incremental.Op) {
+func (s *Server) stableParts(ctx context.Context, history []entry, per [][]incremental.Op) {
 	rule := core.StableRule{Blocks: s.cfg.TaskSessions.Enabled, Reminder: s.cfg.ReminderConfig()}
 	reminder := rule.Reminder.ReminderText()
-	s.retainFrozen(history)
+	s.retainFrozen(ctx, history)
 	for i := range history {
 		m := &history[i]
 		if m.Local.flags&flagStable == 0 {
@@ -457,7 +457,7 @@ func (s *Server) stableParts(history []entry, per [][]incremental.Op) {
 		c := &m.Derived.core
 		agent := s.messageAgent(c)
 		if rule.CarriesBlock(c.ID, c.SessionID, s.cfg.IsManagedAgent(agent)) {
-			block := s.store.FrozenBlock(c.SessionID, c.ID, func() string {
+			block := s.store.FrozenBlock(ctx, c.SessionID, c.ID, func() string {
 				return core.ResumableSessionsBlockFor(s.store.ResumableSessions(c.SessionID), s.cfg.ResumeArg())
 			})
 			if core.AddsBlock(block, block != "" && m.Derived.hasPartText(block)) {
@@ -474,7 +474,7 @@ func (s *Server) stableParts(history []entry, per [][]incremental.Op) {
 // the history (OpenCode compacted them away), so a long session keeps room
 // to freeze its new messages. The store asks only for a full session, so
 // the history's ids are collected only then.
-func (s *Server) retainFrozen(history []entry) {
+func (s *Server) retainFrozen(ctx context.Context, history []entry) {
 	var seen map[string]bool
 	prev := ""
 	for i := range history {
@@ -491,7 +491,7 @@ func (s *Server) retainFrozen(history []entry) {
 		}
 		seen[session] = true
 		var ids map[string]bool
-		s.store.RetainFrozen(session, func(id string) bool {
+		s.store.RetainFrozen(ctx, session, func(id string) bool {
 			if ids == nil {
 				ids = map[string]bool{}
 				for j := range history {

@@ -9,19 +9,19 @@ import (
 // event forgets a deleted session and everything remembered under it
 // (4.2), and counts an assistant message's usage (message.updated, 4.9).
 // Other event types are accepted and ignored.
-func (s *Server) event(_ context.Context, p *eventParams) error {
+func (s *Server) event(ctx context.Context, p *eventParams) error {
 	ev := p.Input.Event
 	info := ev.Properties.Info
 	id := rawString(info.ID)
 	if ev.Type == contract.EventMessageUpdated {
-		s.cache.usage(s.store, s.log, rawString(info.SessionID), id, rawString(info.Role), rawString(info.ProviderID), rawString(info.ModelID), info.Tokens)
+		s.cache.usage(ctx, s.store, s.log, rawString(info.SessionID), id, rawString(info.Role), rawString(info.ProviderID), rawString(info.ModelID), info.Tokens)
 		return nil
 	}
 	if ev.Type == contract.EventSessionCreated {
 		if id == "" {
 			id = rawString(ev.Properties.SessionID)
 		}
-		s.sessionCreated(id, rawString(info.ParentID), rawString(info.Agent))
+		s.sessionCreated(ctx, id, rawString(info.ParentID), rawString(info.Agent))
 		return nil
 	}
 	if ev.Type != contract.EventSessionDeleted {
@@ -31,7 +31,7 @@ func (s *Server) event(_ context.Context, p *eventParams) error {
 		id = rawString(ev.Properties.SessionID)
 	}
 	if id != "" {
-		s.store.DeleteSession(id)
+		s.store.DeleteSession(ctx, id)
 		s.log.Debug().Str("session", id).Msg("session deleted")
 	}
 	return nil

@@ -40,7 +40,7 @@ type modelFailedResult struct {
 }
 
 // modelFailed answers model.failed (4.8).
-func (s *Server) modelFailed(_ context.Context, p *modelFailedParams) (modelFailedResult, error) {
+func (s *Server) modelFailed(ctx context.Context, p *modelFailedParams) (modelFailedResult, error) {
 	f := core.ProviderFailure{Name: rawString(p.Error.Name), Message: rawString(p.Error.Message)}
 	if n, ok := rawNumber(p.Error.StatusCode); ok {
 		f.StatusCode = int(n)
@@ -58,7 +58,7 @@ func (s *Server) modelFailed(_ context.Context, p *modelFailedParams) (modelFail
 	if at, ok := rawNumber(p.RetryAt); ok && at > 0 {
 		retryAfter = max(retryAfter, core.RetryAtDelay(at, now))
 	}
-	res, dup := s.countFailure(p.SessionID, model, f, retryAfter, now)
+	res, dup := s.countFailure(ctx, p.SessionID, model, f, retryAfter, now)
 	if res.Until == nil {
 		return res, nil
 	}
@@ -84,7 +84,7 @@ func (s *Server) modelFailed(_ context.Context, p *modelFailedParams) (modelFail
 	}
 	res.Action, res.Fallback = action, &to
 	res.Reason = switchReason(res.Class, f.Message)
-	s.recordSwitch(p.SessionID, agent, model, to, rung, res.Reason, now)
+	s.recordSwitch(ctx, p.SessionID, agent, model, to, rung, res.Reason, now)
 	return res, nil
 }
 
@@ -93,7 +93,7 @@ func (s *Server) modelFailed(_ context.Context, p *modelFailedParams) (modelFail
 // set, and dup when the session was already moved off the model in its
 // current cooldown. model.failed and OpenCode 2's failed subagent calls
 // (subagent_model.go) both come here.
-func (s *Server) countFailure(session, model string, f core.ProviderFailure, retryAfter time.Duration, now time.Time) (modelFailedResult, bool) {
+func (s *Server) countFailure(ctx context.Context, session, model string, f core.ProviderFailure, retryAfter time.Duration, now time.Time) (modelFailedResult, bool) {
 	class, counted := core.ClassifyFailure(f)
 	res := modelFailedResult{Counted: counted, Class: class, Action: actionNone, Model: model}
 	if !counted || model == "" || len(model) > sessions.MaxModelBytes {
@@ -104,7 +104,7 @@ func (s *Server) countFailure(session, model string, f core.ProviderFailure, ret
 	// retries and its events report one failure several times.
 	dup := prev.Cooling(now) && s.switchedFrom(session, model)
 	next := core.NextHealth(prev, now, retryAfter, class, f.Message, s.cfg.RuntimeFallback.Policy())
-	s.store.SetModelHealth(model, next)
+	s.store.SetModelHealth(ctx, model, next)
 	until := next.Until
 	res.Until = &until
 	if !prev.Cooling(now) {
@@ -147,9 +147,9 @@ func switchReason(class, message string) string {
 
 // recordSwitch keeps a switch of session from one model to another, with
 // its model decision, and logs it.
-func (s *Server) recordSwitch(session, agent, from string, to core.ModelRef, rung, reason string, now time.Time) {
-	s.store.AddSwitch(session, sessions.Switch{From: from, To: to.Name(), Reason: reason, At: now})
-	s.store.SetModelDecision(session, sessions.ModelDecision{Model: to.Name(), Variant: to.Variant, Rung: rung, Changed: true})
+func (s *Server) recordSwitch(ctx context.Context, session, agent, from string, to core.ModelRef, rung, reason string, now time.Time) {
+	s.store.AddSwitch(ctx, session, sessions.Switch{From: from, To: to.Name(), Reason: reason, At: now})
+	s.store.SetModelDecision(ctx, session, sessions.ModelDecision{Model: to.Name(), Variant: to.Variant, Rung: rung, Changed: true})
 	s.models.switched()
 	s.log.Info().Str("session", session).Str("agent", agent).Str("from", from).Str("to", to.Name()).
 		Str("rung", rung).Str("reason", reason).Msg("model switched")
@@ -158,7 +158,7 @@ func (s *Server) recordSwitch(session, agent, from string, to core.ModelRef, run
 // avoidCooling is 4.7 with health: when the model a chat.message leaves the
 // session on (after ops) cools down, the session gets the next healthy one.
 // It records the model the session runs on.
-func (s *Server) avoidCooling(c chatMessageModel, ops []Op) []Op {
+func (s *Server) avoidCooling(ctx context.Context, c chatMessageModel, ops []Op) []Op {
 	if c.session == "" {
 		return ops
 	}
@@ -179,8 +179,8 @@ func (s *Server) avoidCooling(c chatMessageModel, ops []Op) []Op {
 	if h, ok := s.store.ModelHealth(name); ok && h.Cooling(now) && s.cfg.FallbackEnabled(c.agent) {
 		if to, rung, ok := s.nextHealthy(c.session, c.agent, name, now); ok {
 			reason := fmt.Sprintf("cooling until %s (%s)", h.Until.UTC().Format(time.RFC3339), switchReason(h.Class, h.Message))
-			s.recordSwitch(c.session, c.agent, name, to, rung, reason, now)
-			s.store.SetRunning(c.session, to.Name())
+			s.recordSwitch(ctx, c.session, c.agent, name, to, rung, reason, now)
+			s.store.SetRunning(ctx, c.session, to.Name())
 			path := "/message/model"
 			op := "replace"
 			if !c.onMessage {
@@ -192,19 +192,19 @@ func (s *Server) avoidCooling(c chatMessageModel, ops []Op) []Op {
 			return []Op{{Op: op, Path: path, Value: to}}
 		}
 	}
-	s.store.SetRunning(c.session, name)
+	s.store.SetRunning(ctx, c.session, name)
 	return ops
 }
 
 // sessionCreated learns a new session's agent and parent (session.created).
-func (s *Server) sessionCreated(session, parent, agent string) {
+func (s *Server) sessionCreated(ctx context.Context, session, parent, agent string) {
 	if session == "" || parent == "" {
 		return
 	}
 	if agent != "" && s.store.Agent(session) == "" {
-		s.store.SetAgent(session, agent)
+		s.store.SetAgent(ctx, session, agent)
 	}
-	s.store.SetParent(session, parent)
+	s.store.SetParent(ctx, session, parent)
 }
 
 // statusHealth is status.health: every model whose health is kept, the

@@ -84,7 +84,7 @@ type chatMessageModel struct {
 // agentModels for the model core chooses (4.7, through s.models), which it
 // records (no ops: the model stays, also when the message has no place
 // for one).
-func (s *Server) modelPatch(c chatMessageModel) []Op {
+func (s *Server) modelPatch(ctx context.Context, c chatMessageModel) []Op {
 	entry, listed := s.cfg.AgentModels[c.agent]
 	if !listed || c.session == "" {
 		return nil
@@ -115,16 +115,16 @@ func (s *Server) modelPatch(c chatMessageModel) []Op {
 		d.Model, d.Variant = current, variant
 	}
 	d.Changed = len(ops) > 0
-	s.recordDecision(c, d)
+	s.recordDecision(ctx, c, d)
 	return ops
 }
 
 // recordDecision keeps d for the session, counts it, and logs it (model
 // names only).
-func (s *Server) recordDecision(c chatMessageModel, d sessions.ModelDecision) {
+func (s *Server) recordDecision(ctx context.Context, c chatMessageModel, d sessions.ModelDecision) {
 	s.countDecision(c, d)
 	if d.Model != "" {
-		s.store.SetModelDecision(c.session, d)
+		s.store.SetModelDecision(ctx, c.session, d)
 	}
 }
 

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"time"
@@ -124,7 +125,7 @@ var subagentFailedRe = regexp.MustCompile(`^Subagent failed \(sessionID: ([^\s()
 // classes) makes that model's health as model.failed would. v2 has
 // already failed the call, so nothing is aborted or resent: the next call
 // for the agent skips the cooling model.
-func (s *Server) subagentDone(in *toolInput, child, text string, failed bool) {
+func (s *Server) subagentDone(ctx context.Context, in *toolInput, child, text string, failed bool) {
 	p, ok := s.models.takePending(in.CallID)
 	if child == "" {
 		return
@@ -136,18 +137,18 @@ func (s *Server) subagentDone(in *toolInput, child, text string, failed bool) {
 	// The child is tracked with its agent and parent, as session.created
 	// makes it on 1.x: its model and health need both.
 	if p.agent != "" && s.store.Agent(child) == "" {
-		s.store.SetAgent(child, p.agent)
+		s.store.SetAgent(ctx, child, p.agent)
 	}
 	if s.store.Parent(child) == "" {
-		s.store.SetParent(child, in.SessionID)
+		s.store.SetParent(ctx, child, in.SessionID)
 	}
 	if p.decision != nil {
-		s.store.SetModelDecision(child, *p.decision)
+		s.store.SetModelDecision(ctx, child, *p.decision)
 	}
 	if p.sw != nil {
-		s.store.AddSwitch(child, *p.sw)
+		s.store.AddSwitch(ctx, child, *p.sw)
 	}
-	s.store.SetRunning(child, p.model)
+	s.store.SetRunning(ctx, child, p.model)
 	if !failed {
 		return
 	}
@@ -161,5 +162,5 @@ func (s *Server) subagentDone(in *toolInput, child, text string, failed bool) {
 		return
 	}
 	now := s.clock()
-	s.countFailure(child, model, core.ProviderFailure{Message: mm[2]}, 0, now)
+	s.countFailure(ctx, child, model, core.ProviderFailure{Message: mm[2]}, 0, now)
 }

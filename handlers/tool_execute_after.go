@@ -12,7 +12,7 @@ import (
 // A failed call (input.status "error", OpenCode 2) carries its error text
 // as output: the errored-part rule applies to it, and a child it names is
 // remembered with its run failed.
-func (s *Server) toolExecuteAfter(_ context.Context, p *toolExecuteAfterParams) (PatchResult, error) {
+func (s *Server) toolExecuteAfter(ctx context.Context, p *toolExecuteAfterParams) (PatchResult, error) {
 	in, out := p.Input, p.Output
 	failed := in.Status == "error"
 	text, ok := stringValue(out.Output)
@@ -20,7 +20,7 @@ func (s *Server) toolExecuteAfter(_ context.Context, p *toolExecuteAfterParams) 
 		// Not a string: there is nothing to parse, but the pending call is
 		// done all the same (an outcome with no id forgets nothing).
 		if s.cfg.TaskSessions.Enabled && in.CallID != "" {
-			s.store.CompleteCall(in.CallID, core.TaskOutcome{})
+			s.store.CompleteCall(ctx, in.CallID, core.TaskOutcome{})
 		}
 		return noChange(), nil
 	}
@@ -31,7 +31,7 @@ func (s *Server) toolExecuteAfter(_ context.Context, p *toolExecuteAfterParams) 
 		if failed && outcome.TaskID != "" {
 			outcome.Error = text
 		}
-		s.store.CompleteCall(in.CallID, outcome)
+		s.store.CompleteCall(ctx, in.CallID, outcome)
 	}
 	if d.Generation == 2 && s.cfg.IsTaskTool(in.Tool) {
 		// The model the call ran on, for the child (4.7, 4.8).
@@ -39,7 +39,7 @@ func (s *Server) toolExecuteAfter(_ context.Context, p *toolExecuteAfterParams) 
 		if child == "" {
 			child = d.ParseOutput(text).TaskID
 		}
-		s.subagentDone(in, child, text, failed)
+		s.subagentDone(ctx, in, child, text, failed)
 	}
 	if !s.cfg.DelegateRetry.Enabled || !s.cfg.IsTaskTool(in.Tool) {
 		return noChange(), nil

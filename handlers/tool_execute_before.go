@@ -15,7 +15,7 @@ import (
 // tool's core.Delegation row) into the real session id (PROTOCOL.md 4.2). A
 // call without a callID still gets its resume argument resolved, trimmed or
 // removed; only remembering the pending call needs the callID.
-func (s *Server) toolExecuteBefore(_ context.Context, p *toolExecuteBeforeParams) (PatchResult, error) {
+func (s *Server) toolExecuteBefore(ctx context.Context, p *toolExecuteBeforeParams) (PatchResult, error) {
 	in, args := p.Input, p.Output.Args
 	if !s.cfg.IsTaskTool(in.Tool) {
 		return noChange(), nil
@@ -25,7 +25,7 @@ func (s *Server) toolExecuteBefore(_ context.Context, p *toolExecuteBeforeParams
 	if strings.TrimSpace(agent) == "" {
 		return noChange(), nil
 	}
-	ops := s.resumeOps(in, args, d, agent)
+	ops := s.resumeOps(ctx, in, args, d, agent)
 	if d.Generation == 2 {
 		// OpenCode 2: the call names the child's model (4.7).
 		ops = append(ops, s.subagentModel(in, args, agent)...)
@@ -34,7 +34,7 @@ func (s *Server) toolExecuteBefore(_ context.Context, p *toolExecuteBeforeParams
 }
 
 // resumeOps remembers the call and resolves its resume argument (4.2).
-func (s *Server) resumeOps(in *toolInput, args map[string]jsontext.Value, d core.Delegation, agent string) []Op {
+func (s *Server) resumeOps(ctx context.Context, in *toolInput, args map[string]jsontext.Value, d core.Delegation, agent string) []Op {
 	if !s.cfg.TaskSessions.Enabled || !s.managed(in.SessionID) {
 		return nil
 	}
@@ -43,7 +43,7 @@ func (s *Server) resumeOps(in *toolInput, args map[string]jsontext.Value, d core
 	requested, isString := stringArg(args, d.ResumeArg)
 	label := core.TaskLabel(description, prompt, agent)
 
-	action, id := s.store.BeginCall(in.CallID, in.SessionID, agent, label, requested)
+	action, id := s.store.BeginCall(ctx, in.CallID, in.SessionID, agent, label, requested)
 	switch action {
 	case sessions.TaskIDReplace:
 		if isString && id == requested {

@@ -50,3 +50,14 @@ func TestServeNotificationsClosedChannel(t *testing.T) {
 	s.expectAlive()
 	require.NoError(t, s.finish())
 }
+
+// IsNotification tells the notifications Serve writes from replies, as an
+// Observer sees them.
+func TestIsNotification(t *testing.T) {
+	n, err := encodeNotification(Notification{Method: "cache.bust", Params: map[string]int{"a": 1}})
+	require.NoError(t, err)
+	assert.True(t, IsNotification(n), string(n))
+	for _, reply := range []string{`{"jsonrpc":"2.0","id":1,"result":{"method":"x"}}`, `{"id":1,"result":null,"jsonrpc":"2.0"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`, ``} {
+		assert.False(t, IsNotification([]byte(reply)), reply)
+	}
+}

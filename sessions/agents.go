@@ -1,5 +1,7 @@
 package sessions
 
+import "context"
+
 // The tracked sessions: which agent each session runs (and, model.go, the
 // model it was given), the most recently active first.
 
@@ -21,8 +23,8 @@ type sessionAgent struct {
 // Both count as the session's activity for the MaxTrackedSessions bound.
 // A session id or agent name over its cap is not kept: the session's agent
 // is then unknown.
-func (s *Store) SetAgent(session, agent string) {
-	s.mu.Lock()
+func (s *Store) SetAgent(ctx context.Context, session, agent string) {
+	s.lock(ctx)
 	defer s.unlock()
 	s.refresh()
 	if len(session) > MaxIDBytes || len(agent) > MaxAgentNameBytes {

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"sort"
 	"strings"
 	"time"
@@ -37,7 +38,7 @@ type entry struct {
 // name exceed their caps, or with no callID (PROTOCOL.md 4.2: only the
 // pending-call bookkeeping needs one), is resolved but not recorded, so
 // its task is not remembered.
-func (s *Store) BeginCall(callID, parent, agent, label, requestedID string) (TaskIDAction, string) {
+func (s *Store) BeginCall(ctx context.Context, callID, parent, agent, label, requestedID string) (TaskIDAction, string) {
 	if len(agent) > MaxAgentNameBytes {
 		return TaskIDLeave, ""
 	}
@@ -45,8 +46,8 @@ func (s *Store) BeginCall(callID, parent, agent, label, requestedID string) (Tas
 	if prefix == "" {
 		return TaskIDLeave, ""
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock(ctx)
+	defer s.release()
 
 	// The store keeps its own copies of what it keeps (keep), never a
 	// substring that would pin a request's larger buffer.
@@ -90,8 +91,8 @@ func (s *Store) BeginCall(callID, parent, agent, label, requestedID string) (Tas
 // CompleteCall takes the pending call callID (tool.execute.after) and
 // updates the remembered entries from what the task output said
 // (core.ParseTaskOutput).
-func (s *Store) CompleteCall(callID string, out core.TaskOutcome) {
-	s.mu.Lock()
+func (s *Store) CompleteCall(ctx context.Context, callID string, out core.TaskOutcome) {
+	s.lock(ctx)
 	defer s.unlock()
 	pc := s.removePending(callID)
 	if pc == nil {
@@ -155,8 +156,8 @@ func (s *Store) CompleteCall(callID string, out core.TaskOutcome) {
 // comes; the errored part shows in chat.messages.transform) and marks the
 // entry it resumed as failed with message. A call that resumed nothing
 // started no remembered session, so there is nothing to mark.
-func (s *Store) FailCall(callID, message string) {
-	s.mu.Lock()
+func (s *Store) FailCall(ctx context.Context, callID, message string) {
+	s.lock(ctx)
 	defer s.unlock()
 	pc := s.removePending(callID)
 	if pc == nil || pc.resumes == "" {

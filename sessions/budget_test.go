@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -73,7 +74,7 @@ func TestJSONLen(t *testing.T) {
 		t.Run(strconv.Quote(tt.in), func(t *testing.T) {
 			assert.Equal(t, tt.want, jsonLen(tt.in))
 			s := newTestStore(Config{})
-			s.SetAgent("s", tt.in)
+			s.SetAgent(context.Background(), "s", tt.in)
 			data, err := s.Snapshot()
 			require.NoError(t, err)
 			assert.Contains(t, string(data), `"agent":"`, "sanity")
@@ -101,49 +102,49 @@ func TestStringCaps(t *testing.T) {
 		want Stats
 	}{
 		{"a long call id is not recorded", func(h *harness) {
-			h.s.BeginCall(long, "p", "explorer", "l", "")
-			h.s.CompleteCall(long, out("ses_a"))
+			h.s.BeginCall(context.Background(), long, "p", "explorer", "l", "")
+			h.s.CompleteCall(context.Background(), long, out("ses_a"))
 		}, Stats{}},
 		{"a long parent id is not recorded", func(h *harness) {
-			h.s.BeginCall("c", long, "explorer", "l", "")
-			h.s.CompleteCall("c", out("ses_a"))
+			h.s.BeginCall(context.Background(), "c", long, "explorer", "l", "")
+			h.s.CompleteCall(context.Background(), "c", out("ses_a"))
 		}, Stats{}},
 		{"a long agent name is not recorded", func(h *harness) {
-			h.s.BeginCall("c", "p", longAgent, "l", "")
-			h.s.CompleteCall("c", out("ses_a"))
+			h.s.BeginCall(context.Background(), "c", "p", longAgent, "l", "")
+			h.s.CompleteCall(context.Background(), "c", out("ses_a"))
 		}, Stats{}},
 		{"a long alias prefix is not recorded", func(h *harness) {
 			h.s.cfg.AliasOverrides = map[string]string{"explorer": strings.Repeat("e", MaxIDBytes)}
-			h.s.BeginCall("c", "p", "explorer", "l", "")
-			h.s.CompleteCall("c", out("ses_a"))
+			h.s.BeginCall(context.Background(), "c", "p", "explorer", "l", "")
+			h.s.CompleteCall(context.Background(), "c", out("ses_a"))
 		}, Stats{}},
 		{"a long task id is not remembered", func(h *harness) {
-			h.s.BeginCall("c", "p", "explorer", "l", "")
-			h.s.CompleteCall("c", out("ses_"+long))
+			h.s.BeginCall(context.Background(), "c", "p", "explorer", "l", "")
+			h.s.CompleteCall(context.Background(), "c", out("ses_"+long))
 		}, Stats{}},
 		{"a long session id's agent is not tracked", func(h *harness) {
-			h.s.SetAgent(long, "explorer")
+			h.s.SetAgent(context.Background(), long, "explorer")
 		}, Stats{}},
 		{"a long agent name is not tracked, and forgets the old one", func(h *harness) {
-			h.s.SetAgent("s", "explorer")
-			h.s.SetAgent("s", longAgent)
+			h.s.SetAgent(context.Background(), "s", "explorer")
+			h.s.SetAgent(context.Background(), "s", longAgent)
 		}, Stats{}},
 		{"a long message id freezes nothing", func(h *harness) {
-			assert.Equal(h.t, "", h.s.FrozenBlock("p", long, func() string { return "block" }))
+			assert.Equal(h.t, "", h.s.FrozenBlock(context.Background(), "p", long, func() string { return "block" }))
 		}, Stats{}},
 		{"a long session id freezes nothing", func(h *harness) {
-			assert.Equal(h.t, "", h.s.FrozenBlock(long, "m", func() string { return "block" }))
+			assert.Equal(h.t, "", h.s.FrozenBlock(context.Background(), long, "m", func() string { return "block" }))
 		}, Stats{}},
 		{"an oversized block is frozen empty, every time", func(h *harness) {
 			big := strings.Repeat("b", MaxFrozenBlockBytes+1)
-			assert.Equal(h.t, "", h.s.FrozenBlock("p", "m", func() string { return big }))
-			assert.Equal(h.t, "", h.s.FrozenBlock("p", "m", func() string { return "small now" }))
+			assert.Equal(h.t, "", h.s.FrozenBlock(context.Background(), "p", "m", func() string { return big }))
+			assert.Equal(h.t, "", h.s.FrozenBlock(context.Background(), "p", "m", func() string { return "small now" }))
 		}, Stats{Parents: 1, FrozenBlocks: 1}},
 		{"ids at the caps are kept", func(h *harness) {
 			id := strings.Repeat("i", MaxIDBytes)
-			h.s.BeginCall(id, id, "explorer", "l", "")
-			h.s.CompleteCall(id, out(id))
-			h.s.SetAgent(id, strings.Repeat("a", MaxAgentNameBytes))
+			h.s.BeginCall(context.Background(), id, id, "explorer", "l", "")
+			h.s.CompleteCall(context.Background(), id, out(id))
+			h.s.SetAgent(context.Background(), id, strings.Repeat("a", MaxAgentNameBytes))
 		}, Stats{Parents: 1, Entries: 1, TrackedSessions: 1}},
 	}
 	for _, tt := range tests {
@@ -183,7 +184,7 @@ func TestByteBudgetEvictsLeastRecentParent(t *testing.T) {
 	for i := range 100 {
 		p := "p" + strconv.Itoa(i)
 		h.task(p, "explorer", "l", "ses_"+strconv.Itoa(i))
-		h.s.FrozenBlock(p, "m", func() string { return block })
+		h.s.FrozenBlock(context.Background(), p, "m", func() string { return block })
 		h.s.mu.Lock()
 		assert.LessOrEqual(t, h.s.bytes(), budget)
 		h.s.mu.Unlock()
@@ -201,8 +202,8 @@ func TestByteBudgetEvictsLeastRecentParent(t *testing.T) {
 
 	// One parent alone over the budget is kept: it is the one in use.
 	one := newHarness(t, Config{MaxStateBytes: 1000})
-	one.s.FrozenBlock("p", "m", func() string { return block })
-	assert.Equal(t, block, one.s.FrozenBlock("p", "m", func() string { return "x" }))
+	one.s.FrozenBlock(context.Background(), "p", "m", func() string { return block })
+	assert.Equal(t, block, one.s.FrozenBlock(context.Background(), "p", "m", func() string { return "x" }))
 }
 
 // One large item evicts as many small ones as it takes: the budget is
@@ -222,13 +223,13 @@ func TestByteBudgetEvictsUntilItFits(t *testing.T) {
 	before := h.s.Stats().Parents
 
 	block := strings.Repeat("b", 8<<10)
-	assert.Equal(t, block, h.s.FrozenBlock("p39", "m", func() string { return block }))
+	assert.Equal(t, block, h.s.FrozenBlock(context.Background(), "p39", "m", func() string { return block }))
 
 	h.s.mu.Lock()
 	assert.LessOrEqual(t, h.s.bytes(), budget)
 	h.s.mu.Unlock()
 	assert.LessOrEqual(t, h.s.Stats().Parents, before-(8<<10)/small, "enough small parents are forgotten for the block")
-	assert.Equal(t, block, h.s.FrozenBlock("p39", "m", func() string { return "x" }), "the block's parent is kept")
+	assert.Equal(t, block, h.s.FrozenBlock(context.Background(), "p39", "m", func() string { return "x" }), "the block's parent is kept")
 	assert.Len(t, h.s.List("p39"), 1)
 	assert.Empty(t, h.s.List("p0"), "the least recent parent is forgotten")
 	assertBytesCounted(t, h.s)
@@ -255,7 +256,7 @@ func TestByteBudgetEvictsTrackedSessions(t *testing.T) {
 	h.task("p", "explorer", "l", "ses_a")
 	agent := strings.Repeat("a", MaxAgentNameBytes)
 	for i := range 1000 {
-		h.s.SetAgent("s"+strconv.Itoa(i), agent)
+		h.s.SetAgent(context.Background(), "s"+strconv.Itoa(i), agent)
 	}
 	st := h.s.Stats()
 	assert.Equal(t, 1, st.Entries, "the parent is kept")
@@ -278,24 +279,24 @@ func TestByteAccountingRandomOps(t *testing.T) {
 				switch rng.IntN(9) {
 				case 0, 1:
 					c := pick("c", 20)
-					h.s.BeginCall(c, parent, agents[rng.IntN(4)], pick("label ", 50), pick("", 3)+pick("exp-", 4))
+					h.s.BeginCall(context.Background(), c, parent, agents[rng.IntN(4)], pick("label ", 50), pick("", 3)+pick("exp-", 4))
 				case 2, 3:
 					out := core.TaskOutcome{TaskID: pick("ses_", 30)}
 					if rng.IntN(4) == 0 {
 						out = core.TaskOutcome{SessionNotFound: true}
 					}
-					h.s.CompleteCall(pick("c", 20), out)
+					h.s.CompleteCall(context.Background(), pick("c", 20), out)
 				case 4:
-					h.s.SetAgent(pick("s", 24), agents[rng.IntN(4)])
+					h.s.SetAgent(context.Background(), pick("s", 24), agents[rng.IntN(4)])
 				case 5:
-					h.s.FrozenBlock(parent, pick("m", 10), func() string { return strings.Repeat("b", rng.IntN(600)) })
+					h.s.FrozenBlock(context.Background(), parent, pick("m", 10), func() string { return strings.Repeat("b", rng.IntN(600)) })
 				case 6:
-					h.s.RetainFrozen(parent, func(string) bool { return rng.IntN(2) == 0 })
+					h.s.RetainFrozen(context.Background(), parent, func(string) bool { return rng.IntN(2) == 0 })
 				case 7:
 					if rng.IntN(5) == 0 {
-						h.s.DeleteSession(pick("ses_", 30))
+						h.s.DeleteSession(context.Background(), pick("ses_", 30))
 					} else {
-						h.s.DeleteSession(parent)
+						h.s.DeleteSession(context.Background(), parent)
 					}
 				case 8:
 					h.s.ResumableSessions(parent)

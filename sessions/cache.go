@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -202,15 +203,15 @@ func (s *Store) CacheSystem(session string, system, block uint64) {
 // before is counted again with its new figures (OpenCode reports a message
 // more than once). It returns the bust it found, if any, and whether it is
 // the session's second (or later) in a row.
-func (s *Store) CacheUsage(u Usage) (bust *CacheBust, inARow bool) {
+func (s *Store) CacheUsage(ctx context.Context, u Usage) (bust *CacheBust, inARow bool) {
 	if u.Session == "" || u.Message == "" || len(u.Session) > MaxIDBytes || len(u.Message) > MaxIDBytes {
 		return nil, false
 	}
 	if len(u.Model) > MaxIDBytes {
 		u.Model = ""
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.lock(ctx)
+	defer s.release()
 	// The parent and agent as the store knows them now, while the task
 	// runs: its entry may be forgotten later (maxSessionsPerAgent).
 	parent, agent := s.parentAndAgent(u.Session)

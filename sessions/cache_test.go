@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,7 +50,7 @@ func playCache(t *testing.T, s *Store, steps []cacheStep) {
 			}
 			continue
 		}
-		bust, inARow := s.CacheUsage(*st.usage)
+		bust, inARow := s.CacheUsage(context.Background(), *st.usage)
 		if st.bust == nil {
 			assert.Nil(t, bust, "step %d", i)
 		} else if assert.NotNil(t, bust, "step %d", i) {
@@ -180,9 +181,9 @@ func TestCacheBusts(t *testing.T) {
 func TestCacheModelChange(t *testing.T) {
 	s := New(Config{})
 	s.CachePrompt("ses_p", &core.PromptPrint{})
-	s.CacheUsage(Usage{Session: "ses_p", Message: "a1", Model: "p/a", CacheRead: 100})
+	s.CacheUsage(context.Background(), Usage{Session: "ses_p", Message: "a1", Model: "p/a", CacheRead: 100})
 	s.CachePrompt("ses_p", &core.PromptPrint{Messages: []core.MessagePrint{{ID: core.HashID("a1")}}})
-	bust, _ := s.CacheUsage(Usage{Session: "ses_p", Message: "a2", Model: "p/b", CacheRead: 0, Input: 5})
+	bust, _ := s.CacheUsage(context.Background(), Usage{Session: "ses_p", Message: "a2", Model: "p/b", CacheRead: 0, Input: 5})
 	require.NotNil(t, bust)
 	assert.Equal(t, core.Bust{Cause: core.CauseModel, Detail: "model changed from p/a to p/b"}, bust.Bust)
 }
@@ -191,7 +192,7 @@ func TestCacheModelChange(t *testing.T) {
 // compares its first request with the last one of the previous process.
 func TestCacheSnapshotRoundTrip(t *testing.T) {
 	s := New(Config{})
-	s.SetAgent("ses_p", "orchestrator")
+	s.SetAgent(context.Background(), "ses_p", "orchestrator")
 	playCache(t, s, []cacheStep{
 		{prompt: []string{"u1"}, sys: 1, block: 5}, {usage: use("a1", 100)},
 		{prompt: []string{"u1", "a1"}, sys: 1, block: 6},
@@ -207,10 +208,10 @@ func TestCacheSnapshotRoundTrip(t *testing.T) {
 
 	// The restored last request is not counted again when reported again,
 	// and the next request is compared with it.
-	_, _ = r.CacheUsage(*use("a2", 10))
+	_, _ = r.CacheUsage(context.Background(), *use("a2", 10))
 	r.CachePrompt("ses_p", promptOf(cacheStep{prompt: []string{"u1", "a1", "a2"}}))
 	r.CacheSystem("ses_p", 1, 7)
-	bust, inARow := r.CacheUsage(*use("a3", 5))
+	bust, inARow := r.CacheUsage(context.Background(), *use("a3", 5))
 	require.NotNil(t, bust)
 	assert.True(t, bust.ByHookwire)
 	assert.True(t, inARow)
@@ -227,7 +228,7 @@ func TestCacheSnapshotRoundTrip(t *testing.T) {
 func TestCacheBoundsAndForget(t *testing.T) {
 	s := New(Config{})
 	for i := range MaxCacheSessions + 10 {
-		s.CacheUsage(Usage{Session: fmt.Sprintf("ses_%d", i), Message: "a1", CacheRead: 1})
+		s.CacheUsage(context.Background(), Usage{Session: fmt.Sprintf("ses_%d", i), Message: "a1", CacheRead: 1})
 	}
 	list := s.CacheList()
 	assert.Len(t, list, MaxCacheSessions)
@@ -235,8 +236,8 @@ func TestCacheBoundsAndForget(t *testing.T) {
 
 	// A session's busts are bounded; the count is not.
 	for i := range MaxBustsPerSession + 5 {
-		s.CacheUsage(Usage{Session: "ses_x", Message: fmt.Sprintf("a%d", 2*i), CacheRead: 100})
-		s.CacheUsage(Usage{Session: "ses_x", Message: fmt.Sprintf("a%d", 2*i+1), CacheRead: 50})
+		s.CacheUsage(context.Background(), Usage{Session: "ses_x", Message: fmt.Sprintf("a%d", 2*i), CacheRead: 100})
+		s.CacheUsage(context.Background(), Usage{Session: "ses_x", Message: fmt.Sprintf("a%d", 2*i+1), CacheRead: 50})
 	}
 	x := s.CacheList()[0]
 	assert.Equal(t, "ses_x", x.Session)
@@ -245,14 +246,14 @@ func TestCacheBoundsAndForget(t *testing.T) {
 	assert.Equal(t, fmt.Sprintf("a%d", 2*(MaxBustsPerSession+4)+1), x.Busts[MaxBustsPerSession-1].Message)
 
 	before := s.changeCount()
-	s.DeleteSession("ses_x")
+	s.DeleteSession(context.Background(), "ses_x")
 	assert.Greater(t, s.changeCount(), before)
 	for _, c := range s.CacheList() {
 		assert.NotEqual(t, "ses_x", c.Session)
 	}
 
 	// Ids over the cap and empty ones are not kept.
-	b, _ := s.CacheUsage(Usage{Session: "", Message: "a"})
+	b, _ := s.CacheUsage(context.Background(), Usage{Session: "", Message: "a"})
 	assert.Nil(t, b)
 	s.CachePrompt(string(make([]byte, MaxIDBytes+1)), &core.PromptPrint{})
 	assert.Len(t, s.CacheList(), MaxCacheSessions-1)
@@ -286,12 +287,12 @@ func TestPrintEncoding(t *testing.T) {
 func TestCacheKeepsParentOfForgottenTask(t *testing.T) {
 	s := New(Config{MaxSessionsPerAgent: 1})
 	task := func(callID, child string) {
-		s.BeginCall(callID, "ses_p", "explorer", "look", "")
-		s.CompleteCall(callID, core.TaskOutcome{TaskID: child})
+		s.BeginCall(context.Background(), callID, "ses_p", "explorer", "look", "")
+		s.CompleteCall(context.Background(), callID, core.TaskOutcome{TaskID: child})
 	}
 	task("c1", "ses_c1")
-	s.CacheUsage(Usage{Session: "ses_c1", Message: "a1", CacheRead: 5})
-	s.CacheUsage(Usage{Session: "ses_top", Message: "a1", CacheRead: 5})
+	s.CacheUsage(context.Background(), Usage{Session: "ses_c1", Message: "a1", CacheRead: 5})
+	s.CacheUsage(context.Background(), Usage{Session: "ses_top", Message: "a1", CacheRead: 5})
 	task("c2", "ses_c2") // ses_c1's entry is forgotten
 	assert.Len(t, s.List("ses_p"), 1)
 
@@ -318,7 +319,7 @@ func TestCacheInDatabase(t *testing.T) {
 	first := New(Config{})
 	d1, _ := openTestDB(t, path, first)
 	require.Equal(t, StateFilePersistent, d1.StateFile().Mode)
-	first.SetAgent("ses_p", "orchestrator")
+	first.SetAgent(context.Background(), "ses_p", "orchestrator")
 	playCache(t, first, []cacheStep{
 		{prompt: []string{"u1"}, sys: 1, block: 5}, {usage: use("a1", 100)},
 		{prompt: []string{"u1", "a1"}, sys: 1, block: 6},
@@ -329,11 +330,11 @@ func TestCacheInDatabase(t *testing.T) {
 	openTestDB(t, path, second)
 	second.CachePrompt("ses_p", promptOf(cacheStep{prompt: []string{"u1", "a1", "a2"}}))
 	second.CacheSystem("ses_p", 1, 7)
-	bust, inARow := second.CacheUsage(*use("a3", 5))
+	bust, inARow := second.CacheUsage(context.Background(), *use("a3", 5))
 	require.NotNil(t, bust, "compared with the first process's last request")
 	assert.True(t, bust.ByHookwire)
 	assert.True(t, inARow)
-	second.CacheUsage(Usage{Session: "ses_other", Message: "b1", CacheRead: 7})
+	second.CacheUsage(context.Background(), Usage{Session: "ses_other", Message: "b1", CacheRead: 7})
 
 	got, err := ReadStateFile(path)
 	require.NoError(t, err)
@@ -346,7 +347,7 @@ func TestCacheInDatabase(t *testing.T) {
 	assert.Len(t, p.Busts, 2)
 	assert.Equal(t, got.Cache, first.CacheList(), "a process lists every process's figures")
 
-	first.DeleteSession("ses_p")
+	first.DeleteSession(context.Background(), "ses_p")
 	got, err = ReadStateFile(path)
 	require.NoError(t, err)
 	require.Len(t, got.Cache, 1)
@@ -362,11 +363,11 @@ func TestCacheParentFromCompletedCall(t *testing.T) {
 			if withDB {
 				openTestDB(t, filepath.Join(t.TempDir(), "state.db"), s)
 			}
-			s.BeginCall("c1", "ses_p", "explorer", "look", "")
-			s.CacheUsage(Usage{Session: "ses_c1", Message: "a1", CacheRead: 5}) // the child runs: no entry yet
-			s.CompleteCall("c1", core.TaskOutcome{TaskID: "ses_c1"})
-			s.BeginCall("c2", "ses_p", "explorer", "look again", "")
-			s.CompleteCall("c2", core.TaskOutcome{TaskID: "ses_c2"}) // ses_c1's entry is forgotten
+			s.BeginCall(context.Background(), "c1", "ses_p", "explorer", "look", "")
+			s.CacheUsage(context.Background(), Usage{Session: "ses_c1", Message: "a1", CacheRead: 5}) // the child runs: no entry yet
+			s.CompleteCall(context.Background(), "c1", core.TaskOutcome{TaskID: "ses_c1"})
+			s.BeginCall(context.Background(), "c2", "ses_p", "explorer", "look again", "")
+			s.CompleteCall(context.Background(), "c2", core.TaskOutcome{TaskID: "ses_c2"}) // ses_c1's entry is forgotten
 			list := s.CacheList()
 			require.Len(t, list, 1)
 			assert.Equal(t, "ses_p", list[0].Parent)
@@ -386,7 +387,7 @@ func TestCacheListsSessionsWithUsage(t *testing.T) {
 			}
 			s.CachePrompt("ses_waiting", &core.PromptPrint{})
 			assert.Empty(t, s.CacheList())
-			s.CacheUsage(Usage{Session: "ses_waiting", Message: "a1", Input: 3})
+			s.CacheUsage(context.Background(), Usage{Session: "ses_waiting", Message: "a1", Input: 3})
 			require.Len(t, s.CacheList(), 1)
 			assert.Equal(t, int64(3), s.CacheList()[0].InputTokens)
 		})
@@ -397,8 +398,8 @@ func TestCacheListsSessionsWithUsage(t *testing.T) {
 // database with them (hookwire replay starts a recording from one).
 func TestCacheImportedFromJSON(t *testing.T) {
 	s := New(Config{})
-	s.CacheUsage(Usage{Session: "ses_old", Message: "a1", Input: 4, CacheRead: 6})
-	s.CacheUsage(Usage{Session: "ses_new", Message: "a1", Input: 1})
+	s.CacheUsage(context.Background(), Usage{Session: "ses_old", Message: "a1", Input: 4, CacheRead: 6})
+	s.CacheUsage(context.Background(), Usage{Session: "ses_new", Message: "a1", Input: 1})
 	data, err := s.Snapshot()
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "state.json")

@@ -36,7 +36,7 @@ func (s *Store) cacheLoad(session string) *snapshotCache {
 		return nil
 	}
 	var data string
-	err := d.c.queryRow("SELECT data FROM cache WHERE session=?", session).Scan(&data)
+	err := d.c.queryRow(d.ctx, "SELECT data FROM cache WHERE session=?", session).Scan(&data)
 	switch {
 	case err != nil && (noCacheTable(err) || errors.Is(err, sql.ErrNoRows)):
 		return nil
@@ -62,12 +62,12 @@ func (s *Store) cacheSave(cs *cacheSession) {
 		return
 	}
 	d := s.db
-	if err := d.c.exec("INSERT INTO cache(session, used, data) VALUES(?,?,?) ON CONFLICT(session) DO UPDATE SET used=excluded.used, data=excluded.data",
+	if err := d.c.exec(d.ctx, "INSERT INTO cache(session, used, data) VALUES(?,?,?) ON CONFLICT(session) DO UPDATE SET used=excluded.used, data=excluded.data",
 		cs.Session, time.Now().UnixNano(), string(data)); err != nil {
 		d.fail(classify(err))
 		return
 	}
-	if err := d.c.exec("DELETE FROM cache WHERE session IN (SELECT session FROM cache ORDER BY used DESC LIMIT -1 OFFSET ?)", MaxCacheSessions); err != nil {
+	if err := d.c.exec(d.ctx, "DELETE FROM cache WHERE session IN (SELECT session FROM cache ORDER BY used DESC LIMIT -1 OFFSET ?)", MaxCacheSessions); err != nil {
 		d.fail(classify(err))
 	}
 }
@@ -77,14 +77,14 @@ func (s *Store) cacheDelete(session string) {
 	if s.db == nil || s.db.readOnly {
 		return
 	}
-	if err := s.db.c.exec("DELETE FROM cache WHERE session=?", session); err != nil && !noCacheTable(err) {
+	if err := s.db.c.exec(s.db.ctx, "DELETE FROM cache WHERE session=?", session); err != nil && !noCacheTable(err) {
 		s.db.fail(classify(err))
 	}
 }
 
 // readCache reads every session's figures, the most recently used first.
 func (d *storeDB) readCache() ([]snapshotCache, error) {
-	rows, err := d.c.query("SELECT data FROM cache ORDER BY used DESC, session")
+	rows, err := d.c.query(d.ctx, "SELECT data FROM cache ORDER BY used DESC, session")
 	if noCacheTable(err) {
 		return nil, nil
 	}
@@ -124,7 +124,7 @@ func (s *Store) importCache() error {
 		if err != nil {
 			return err
 		}
-		if err := s.db.c.exec("INSERT INTO cache(session, used, data) VALUES(?,?,?) ON CONFLICT(session) DO UPDATE SET used=excluded.used, data=excluded.data",
+		if err := s.db.c.exec(s.db.ctx, "INSERT INTO cache(session, used, data) VALUES(?,?,?) ON CONFLICT(session) DO UPDATE SET used=excluded.used, data=excluded.data",
 			cs.Session, time.Now().UnixNano(), string(data)); err != nil {
 			return err
 		}

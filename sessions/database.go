@@ -26,6 +26,10 @@ type Database struct {
 	store *Store
 	log   zerolog.Logger
 	c     *dbConn
+	// ctx is the context OpenDatabase was given, less its cancellation:
+	// for the work of the database itself (pruning, and Close's last
+	// writes, which run after a SIGTERM cancelled it).
+	ctx context.Context
 
 	// movedAside is where an unreadable database went, "" if none.
 	movedAside string
@@ -68,7 +72,7 @@ func OpenDatabase(ctx context.Context, path string, store *Store, log zerolog.Lo
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs // checked, opened and named in status as one file
 	}
-	d := &Database{path: path, store: store, log: log}
+	d := &Database{path: path, store: store, log: log, ctx: context.WithoutCancel(ctx)}
 	if err := CheckStatePath(path); err != nil {
 		d.memoryOnly(err.Error())
 		return d, nil
@@ -112,7 +116,7 @@ func OpenDatabase(ctx context.Context, path string, store *Store, log zerolog.Lo
 	if w := DirWarning(path); w != "" {
 		d.warn(w)
 	}
-	store.attach(&storeDB{c: c, readOnly: ro != "", report: d.report})
+	store.attach(newStoreDB(ctx, c, ro != "", d.report))
 	if ro == "" {
 		if fi, err := os.Stat(path); err == nil {
 			d.file = fi
@@ -121,7 +125,7 @@ func OpenDatabase(ctx context.Context, path string, store *Store, log zerolog.Lo
 			go d.watchFile(ctx, d.stopWatch)
 		}
 	}
-	if ro == "" && store.overBounds() {
+	if ro == "" && store.overBounds(ctx) {
 		d.stopPrune = make(chan struct{})
 		d.pruning.Add(1)
 		go d.pruneLoop(d.stopPrune)
@@ -197,7 +201,7 @@ func (d *Database) watchFile(ctx context.Context, stop <-chan struct{}) {
 			d.mu.Lock()
 			d.c, d.file, d.lastErr = c, nfi, nil
 			d.mu.Unlock()
-			return &storeDB{c: c, report: d.report}, nil
+			return newStoreDB(ctx, c, false, d.report), nil
 		})
 		if err != nil {
 			d.mu.Lock()
@@ -322,7 +326,7 @@ func (d *Database) importLegacy(ctx context.Context, lp string) {
 			return err
 		}
 		imported = true
-		return importInto(d.c, src)
+		return importInto(ctx, d.c, src)
 	})
 	if err != nil {
 		d.warn(fmt.Sprintf("importing the JSON state file %s failed: %v; it stays where it is", lp, err))
@@ -340,14 +344,15 @@ func (d *Database) importLegacy(ctx context.Context, lp string) {
 
 // importInto writes everything src holds into c, inside c's write
 // transaction, keeping src's recency order, and marks the import done.
-func importInto(c *dbConn, src *Store) error {
-	seq, clock, err := c.seqClock()
+func importInto(ctx context.Context, c *dbConn, src *Store) error {
+	seq, clock, err := c.seqClock(ctx)
 	if err != nil {
 		return err
 	}
 	src.mu.Lock()
 	defer src.mu.Unlock()
-	sdb := &storeDB{c: c, inTx: true, seq: seq, clock: uint64(clock), report: func(error) {}}
+	sdb := newStoreDB(ctx, c, false, func(error) {})
+	sdb.ctx, sdb.inTx, sdb.seq, sdb.clock = ctx, true, seq, uint64(clock)
 	src.db = sdb
 	defer func() { src.db = nil }()
 	for _, p := range src.parents.Backward() { // oldest first: revisions grow with recency
@@ -364,7 +369,7 @@ func importInto(c *dbConn, src *Store) error {
 	}
 	for _, sa := range src.agents.Backward() {
 		sdb.seq++
-		if err := writeTracked(c, sa, sdb.seq); err != nil {
+		if err := writeTracked(ctx, c, sa, sdb.seq); err != nil {
 			return err
 		}
 	}
@@ -375,7 +380,7 @@ func importInto(c *dbConn, src *Store) error {
 		return err
 	}
 	for key, v := range map[string]int64{"seq": sdb.seq, "clock": max(clock, int64(min(src.clock, maxClock))), "imported": 1} {
-		if err := c.exec("INSERT INTO meta(key,value) VALUES(?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", key, v); err != nil {
+		if err := c.exec(ctx, "INSERT INTO meta(key,value) VALUES(?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", key, v); err != nil {
 			return err
 		}
 	}
@@ -423,7 +428,7 @@ func (d *Database) migrateInPlace(ctx context.Context) error {
 		d.log.Warn().Str("state", d.path).Str("reason", d.reason).Msg("state file is read-only: existing aliases resolve, new ones last as long as this process")
 		return err
 	}
-	err = c.inTx(ctx, func() error { return importInto(c, src) })
+	err = c.inTx(ctx, func() error { return importInto(ctx, c, src) })
 	if cerr := c.close(); err == nil {
 		err = cerr
 	}
@@ -482,7 +487,7 @@ func (d *Database) Flush() error { return nil }
 func (d *Database) pruneLoop(stop <-chan struct{}) {
 	defer d.pruning.Done()
 	steps := 0
-	for d.store.pruneStep() {
+	for d.store.pruneStep(d.ctx) {
 		steps++
 		select {
 		case <-stop:
@@ -536,12 +541,12 @@ func (d *Database) Close() error {
 	}
 	if d.stopPruning() {
 		steps := 1
-		for deadline := time.Now().Add(closePruneTime); time.Now().Before(deadline) && d.store.pruneStep(); {
+		for deadline := time.Now().Add(closePruneTime); time.Now().Before(deadline) && d.store.pruneStep(d.ctx); {
 			steps++
 		}
-		d.log.Info().Str("state", d.path).Int("transactions", steps).Bool("within", !d.store.overBounds()).Msg("state database pruned on close")
+		d.log.Info().Str("state", d.path).Int("transactions", steps).Bool("within", !d.store.overBounds(d.ctx)).Msg("state database pruned on close")
 	}
-	d.store.writeUnwritten()
+	d.store.writeUnwritten(d.ctx)
 	d.store.detach()
 	return c.close()
 }

@@ -381,11 +381,11 @@ func (c *dbConn) inTx(ctx context.Context, fn func() error) error {
 		return classify(err)
 	}
 	if err := fn(); err != nil {
-		c.rollback()
+		c.rollback(ctx)
 		return classify(err)
 	}
 	if err := c.commit(ctx); err != nil {
-		c.rollback()
+		c.rollback(ctx)
 		return classify(err)
 	}
 	return nil
@@ -422,9 +422,10 @@ func (c *dbConn) commit(ctx context.Context) error {
 }
 
 // rollback ends the write transaction, if one is open, and gives the turn
-// to the next writer.
-func (c *dbConn) rollback() {
-	c.conn.ExecContext(context.Background(), "ROLLBACK")
+// to the next writer. It runs when ctx is done too (what was cancelled is
+// the work, not its undoing).
+func (c *dbConn) rollback(ctx context.Context) {
+	c.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 	c.endWrite()
 }
 
@@ -437,11 +438,11 @@ func (c *dbConn) endWrite() {
 }
 
 // stmt returns the statement for query, prepared once.
-func (c *dbConn) stmt(query string) (*sql.Stmt, error) {
+func (c *dbConn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st := c.stmts[query]; st != nil {
 		return st, nil
 	}
-	st, err := c.conn.PrepareContext(context.Background(), query)
+	st, err := c.conn.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -451,21 +452,21 @@ func (c *dbConn) stmt(query string) (*sql.Stmt, error) {
 
 // queryRow runs the prepared query for one row; a failed prepare shows in
 // Scan.
-func (c *dbConn) queryRow(query string, args ...any) rowScanner {
-	st, err := c.stmt(query)
+func (c *dbConn) queryRow(ctx context.Context, query string, args ...any) rowScanner {
+	st, err := c.stmt(ctx, query)
 	if err != nil {
 		return errRow{err}
 	}
-	return st.QueryRow(args...)
+	return st.QueryRowContext(ctx, args...)
 }
 
 // query runs the prepared query.
-func (c *dbConn) query(query string, args ...any) (*sql.Rows, error) {
-	st, err := c.stmt(query)
+func (c *dbConn) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := c.stmt(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	return st.Query(args...)
+	return st.QueryContext(ctx, args...)
 }
 
 type rowScanner interface{ Scan(dest ...any) error }
@@ -474,32 +475,32 @@ type errRow struct{ err error }
 
 func (r errRow) Scan(...any) error { return r.err }
 
-func (c *dbConn) exec(query string, args ...any) error {
-	st, err := c.stmt(query)
+func (c *dbConn) exec(ctx context.Context, query string, args ...any) error {
+	st, err := c.stmt(ctx, query)
 	if err != nil {
 		return err
 	}
-	_, err = st.Exec(args...)
+	_, err = st.ExecContext(ctx, args...)
 	return err
 }
 
 // dataVersion changes when another connection commits (PRAGMA
 // data_version): the cheap test for "someone else wrote".
-func (c *dbConn) dataVersion() (int64, error) {
-	st, err := c.stmt("PRAGMA data_version")
+func (c *dbConn) dataVersion(ctx context.Context) (int64, error) {
+	st, err := c.stmt(ctx, "PRAGMA data_version")
 	if err != nil {
 		return 0, err
 	}
 	var v int64
-	err = st.QueryRow().Scan(&v)
+	err = st.QueryRowContext(ctx).Scan(&v)
 	return v, err
 }
 
 // seqClock reads the database's write sequence and logical clock (0 in a
 // new database); inside a write transaction they are the ones it goes on
 // from.
-func (c *dbConn) seqClock() (seq, clock int64, err error) {
-	err = c.queryRow("SELECT coalesce((SELECT value FROM meta WHERE key='seq'),0), coalesce((SELECT value FROM meta WHERE key='clock'),0)").Scan(&seq, &clock)
+func (c *dbConn) seqClock(ctx context.Context) (seq, clock int64, err error) {
+	err = c.queryRow(ctx, "SELECT coalesce((SELECT value FROM meta WHERE key='seq'),0), coalesce((SELECT value FROM meta WHERE key='clock'),0)").Scan(&seq, &clock)
 	return seq, clock, err
 }
 

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -22,9 +23,9 @@ func benchDB(b *testing.B, n int) string {
 	for i := range n {
 		parent := "ses_parent_" + strconv.Itoa(i/10)
 		c := "call_" + strconv.Itoa(i)
-		s.BeginCall(c, parent, "agent"+strconv.Itoa(i%5), "a task label of some length", "")
-		s.CompleteCall(c, out("ses_task_"+strconv.Itoa(i)))
-		s.SetAgent("ses_task_"+strconv.Itoa(i), "explorer")
+		s.BeginCall(context.Background(), c, parent, "agent"+strconv.Itoa(i%5), "a task label of some length", "")
+		s.CompleteCall(context.Background(), c, out("ses_task_"+strconv.Itoa(i)))
+		s.SetAgent(context.Background(), "ses_task_"+strconv.Itoa(i), "explorer")
 	}
 	if st := s.Stats(); st.Entries != n || st.TrackedSessions != n {
 		b.Fatalf("built %+v, want %d entries and tracked sessions", st, n)
@@ -76,8 +77,8 @@ func BenchmarkStoreCall(b *testing.B) {
 			for b.Loop() {
 				i++
 				c := "call_" + strconv.Itoa(i)
-				s.BeginCall(c, "ses_parent", "explorer", "label", "")
-				s.CompleteCall(c, out("ses_task_"+strconv.Itoa(i)))
+				s.BeginCall(context.Background(), c, "ses_parent", "explorer", "label", "")
+				s.CompleteCall(context.Background(), c, out("ses_task_"+strconv.Itoa(i)))
 			}
 		})
 	}

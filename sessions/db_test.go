@@ -64,13 +64,13 @@ func populate(h *harness) {
 	h.task("p1", "oracle", "four", "ses_o")
 	h.task("p2", "code reviewer", "five", "ses_r")
 	h.resume("p1", "explorer", "two again", "exp-2", out("ses_b"))
-	h.s.FrozenBlock("p1", "m1", func() string { return "### Resumable Sessions\n- explorer: exp-1 one" })
-	h.s.FrozenBlock("p1", "m2", func() string { return "" })
-	h.s.SetAgent("p1", "orchestrator")
-	h.s.SetAgent("p2", "orchestrator")
-	h.s.SetAgent("ses_a", "explorer")
-	h.s.SetModelDecision("ses_a", ModelDecision{Model: "fake/m1", Rung: "agent-model"})
-	h.s.BeginCall("pending", "p1", "explorer", "in flight", "")
+	h.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "### Resumable Sessions\n- explorer: exp-1 one" })
+	h.s.FrozenBlock(context.Background(), "p1", "m2", func() string { return "" })
+	h.s.SetAgent(context.Background(), "p1", "orchestrator")
+	h.s.SetAgent(context.Background(), "p2", "orchestrator")
+	h.s.SetAgent(context.Background(), "ses_a", "explorer")
+	h.s.SetModelDecision(context.Background(), "ses_a", ModelDecision{Model: "fake/m1", Rung: "agent-model"})
+	h.s.BeginCall(context.Background(), "pending", "p1", "explorer", "in flight", "")
 }
 
 func noCompute(t *testing.T) func() string {
@@ -90,8 +90,8 @@ func TestDatabaseRoundTrip(t *testing.T) {
 	b, _ := dbHarness(t, path, Config{})
 	assert.Equal(t, want, b.s.List(""))
 	assert.Equal(t, []string{"exp-2=ses_b two", "ora-1=ses_o four", "exp-3=ses_c three"}, b.aliases("p1"))
-	assert.Equal(t, "### Resumable Sessions\n- explorer: exp-1 one", b.s.FrozenBlock("p1", "m1", noCompute(t)))
-	assert.Equal(t, "", b.s.FrozenBlock("p1", "m2", noCompute(t)))
+	assert.Equal(t, "### Resumable Sessions\n- explorer: exp-1 one", b.s.FrozenBlock(context.Background(), "p1", "m1", noCompute(t)))
+	assert.Equal(t, "", b.s.FrozenBlock(context.Background(), "p1", "m2", noCompute(t)))
 	assert.Equal(t, "orchestrator", b.s.Agent("p1"))
 	assert.Equal(t, "explorer", b.s.Agent("ses_a"))
 	m, ok := b.s.ModelDecision("ses_a")
@@ -137,15 +137,15 @@ func TestDatabaseShared(t *testing.T) {
 	assert.Len(t, a.s.List(""), 4, "sessions.list of a includes b's parent")
 
 	// A session deleted in one is gone in the other.
-	a.s.DeleteSession("p1")
+	a.s.DeleteSession(context.Background(), "p1")
 	act, _ = b.resolve("p1", "explorer", "exp-1")
 	assert.Equal(t, TaskIDRemove, act)
 	assert.Empty(t, b.s.List("p1"))
 
 	// An agent set in one is read through by the other.
-	a.s.SetAgent("ses_x", "explorer")
+	a.s.SetAgent(context.Background(), "ses_x", "explorer")
 	assert.Equal(t, "explorer", b.s.Agent("ses_x"))
-	b.s.SetAgent("ses_x", "oracle")
+	b.s.SetAgent(context.Background(), "ses_x", "oracle")
 	assert.Equal(t, "oracle", a.s.Agent("ses_x"))
 }
 
@@ -167,8 +167,8 @@ func TestDatabaseAliasesAtomic(t *testing.T) {
 			defer wg.Done()
 			for j := range tasks {
 				c := fmt.Sprintf("c%d_%d", i, j)
-				h.s.BeginCall(c, "p", "explorer", "l", "")
-				h.s.CompleteCall(c, out(fmt.Sprintf("ses_%d_%d", i, j)))
+				h.s.BeginCall(context.Background(), c, "p", "explorer", "l", "")
+				h.s.CompleteCall(context.Background(), c, out(fmt.Sprintf("ses_%d_%d", i, j)))
 			}
 		}()
 	}
@@ -197,7 +197,7 @@ func TestDatabaseBounds(t *testing.T) {
 			h = b
 		}
 		h.task("p"+strconv.Itoa(i), "explorer", "l", "ses_"+strconv.Itoa(i))
-		h.s.SetAgent("s"+strconv.Itoa(i), "explorer")
+		h.s.SetAgent(context.Background(), "s"+strconv.Itoa(i), "explorer")
 	}
 	st := a.s.Stats()
 	assert.Equal(t, 3, st.Parents)
@@ -337,7 +337,7 @@ func TestDatabaseRefusesLinksAndFIFOs(t *testing.T) {
 			_, err = ReadStateFile(path)
 			var fe *FileError
 			assert.ErrorAs(t, err, &fe, "readers refuse it too")
-			_, err = Forget(path, ForgetSpec{All: true})
+			_, err = Forget(context.Background(), path, ForgetSpec{All: true})
 			assert.ErrorAs(t, err, &fe, "forget refuses it too")
 		})
 	}
@@ -385,8 +385,8 @@ func assertReleaseState(t *testing.T, h *harness) {
 	act, id := h.resolve("ses_parent_a", "explorer", "exp-1")
 	assert.Equal(t, TaskIDReplace, act)
 	assert.Equal(t, "ses_child_x1", id)
-	assert.Contains(t, h.s.FrozenBlock("ses_parent_a", "msg_u2", noCompute(t)), "explorer: exp-2 Map the lexer; exp-1 Map the parser")
-	assert.Equal(t, "", h.s.FrozenBlock("ses_parent_a", "msg_u1", noCompute(t)))
+	assert.Contains(t, h.s.FrozenBlock(context.Background(), "ses_parent_a", "msg_u2", noCompute(t)), "explorer: exp-2 Map the lexer; exp-1 Map the parser")
+	assert.Equal(t, "", h.s.FrozenBlock(context.Background(), "ses_parent_a", "msg_u1", noCompute(t)))
 	assert.Equal(t, "orchestrator", h.s.Agent("ses_parent_a"))
 	assert.Equal(t, "explorer", h.s.Agent("ses_child_x1"))
 	list := h.s.List("ses_parent_b")
@@ -449,7 +449,7 @@ func TestMigrateInPlaceFallsBackToReadOnly(t *testing.T) {
 	w := newHarness(t, Config{})
 	w.task("p1", "explorer", "one", "ses_a")
 	until := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	w.s.SetModelHealth("openai/gpt-5", core.ModelHealth{Until: until, Strikes: 2, Last: until.Add(-time.Minute), Class: "rate_limit"})
+	w.s.SetModelHealth(context.Background(), "openai/gpt-5", core.ModelHealth{Until: until, Strikes: 2, Last: until.Add(-time.Minute), Class: "rate_limit"})
 	doc, err := w.s.Snapshot()
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, doc, 0o600))

@@ -22,7 +22,7 @@ func (s *Store) cached(id string) *parentState {
 		return p
 	}
 	var rev int64
-	err := d.c.queryRow("SELECT rev FROM parents WHERE id=?", id).Scan(&rev)
+	err := d.c.queryRow(d.ctx, "SELECT rev FROM parents WHERE id=?", id).Scan(&rev)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		if ok {
@@ -52,7 +52,7 @@ func (s *Store) cached(id string) *parentState {
 func (s *Store) readParent(id string, rev int64) (*parentState, error) {
 	d := s.db
 	sp := snapshotParent{ID: id, Counters: map[string]json.RawMessage{}}
-	rows, err := d.c.query("SELECT alias, agent, task_id, label, last_use, tick, run_state, run_error FROM entries WHERE pid=(SELECT pid FROM parents WHERE id=?) ORDER BY tick DESC", id)
+	rows, err := d.c.query(d.ctx, "SELECT alias, agent, task_id, label, last_use, tick, run_state, run_error FROM entries WHERE pid=(SELECT pid FROM parents WHERE id=?) ORDER BY tick DESC", id)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (s *Store) readParent(id string, rev int64) (*parentState, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	rows, err = d.c.query("SELECT prefix, n FROM counters WHERE pid=(SELECT pid FROM parents WHERE id=?)", id)
+	rows, err = d.c.query(d.ctx, "SELECT prefix, n FROM counters WHERE pid=(SELECT pid FROM parents WHERE id=?)", id)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (s *Store) readParent(id string, rev int64) (*parentState, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	rows, err = d.c.query("SELECT message_id, block FROM frozen WHERE pid=(SELECT pid FROM parents WHERE id=?) ORDER BY seq DESC", id)
+	rows, err = d.c.query(d.ctx, "SELECT message_id, block FROM frozen WHERE pid=(SELECT pid FROM parents WHERE id=?) ORDER BY seq DESC", id)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func (s *Store) cachedAgent(session string) *sessionAgent {
 	var agent string
 	var model sql.NullString
 	var rev int64
-	err := d.c.queryRow("SELECT agent, model, rev FROM tracked WHERE session=?", session).Scan(&agent, &model, &rev)
+	err := d.c.queryRow(d.ctx, "SELECT agent, model, rev FROM tracked WHERE session=?", session).Scan(&agent, &model, &rev)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		if ok {

@@ -151,7 +151,7 @@ func readPage(ctx context.Context, c *dbConn, parent, cursor string, limit int) 
 		}
 	}
 	args = append(args, limit+1) // one more: is there a next page?
-	st, err := c.stmt(pageQuery(parent != "", after != nil))
+	st, err := c.stmt(ctx, pageQuery(parent != "", after != nil))
 	if err != nil {
 		return EntryPage{}, classify(err)
 	}
@@ -368,6 +368,7 @@ type StateView struct {
 	Cache  []CacheSession // the most recently used first
 
 	c    *dbConn
+	ctx  context.Context // what the view's statements run under
 	inTx bool
 	// A JSON state file's entries: in EachEntry's order, and listed.
 	mem     []Entry
@@ -401,14 +402,15 @@ func OpenStateView(path string) (*StateView, error) {
 	if isJSONFile(path) {
 		return jsonView(path)
 	}
-	c, _, err := openDB(context.Background(), path, openReadOnly)
+	ctx := context.Background() // OpenStateView takes none yet
+	c, _, err := openDB(ctx, path, openReadOnly)
 	if errors.Is(err, errEmptyDB) {
 		return &StateView{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	v := &StateView{c: c}
+	v := &StateView{c: c, ctx: ctx}
 	if err := v.read(); err != nil {
 		v.Close()
 		return nil, err
@@ -419,17 +421,17 @@ func OpenStateView(path string) (*StateView, error) {
 // read begins the view's transaction and reads its counts, health and
 // figures.
 func (v *StateView) read() error {
-	c := v.c
-	if err := c.exec("BEGIN"); err != nil {
+	c, ctx := v.c, v.ctx
+	if err := c.exec(ctx, "BEGIN"); err != nil {
 		return classify(err)
 	}
 	v.inTx = true
-	if err := c.queryRow(`SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM entries e JOIN parents p ON p.pid=e.pid),
+	if err := c.queryRow(ctx, `SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM entries e JOIN parents p ON p.pid=e.pid),
 		(SELECT count(*) FROM tracked), (SELECT count(*) FROM frozen), coalesce((SELECT value FROM meta WHERE key='seq'),0)`).
 		Scan(&v.Parents, &v.Entries, &v.TrackedSessions, &v.FrozenBlocks, &v.Seq); err != nil {
 		return classify(err)
 	}
-	d := &storeDB{c: c, readOnly: true, report: func(error) {}}
+	d := newStoreDB(ctx, c, true, func(error) {})
 	if list, err := d.readHealthAll(); err == nil { // no table: a database no sidecar of this build has written
 		v.Health = list
 	}
@@ -457,7 +459,7 @@ func (v *StateView) read() error {
 // parentAndAgent is Store.parentAndAgent read from the view's database.
 func (v *StateView) parentAndAgent(session string) (parent, agent string) {
 	var model sql.NullString
-	if v.c.queryRow("SELECT agent, model FROM tracked WHERE session=?", session).Scan(&agent, &model) == nil {
+	if v.c.queryRow(v.ctx, "SELECT agent, model FROM tracked WHERE session=?", session).Scan(&agent, &model) == nil {
 		if model.Valid {
 			var sa sessionAgent
 			restoreTrackedColumn(&sa, model.String)
@@ -467,7 +469,7 @@ func (v *StateView) parentAndAgent(session string) (parent, agent string) {
 		}
 	}
 	var entryAgent string
-	if v.c.queryRow("SELECT p.id, e.agent FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.task_id=? LIMIT 1", session).Scan(&parent, &entryAgent) == nil && agent == "" {
+	if v.c.queryRow(v.ctx, "SELECT p.id, e.agent FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.task_id=? LIMIT 1", session).Scan(&parent, &entryAgent) == nil && agent == "" {
 		agent = entryAgent
 	}
 	return parent, agent
@@ -503,7 +505,7 @@ func (v *StateView) EachEntry(fn func(Entry) error) error {
 		}
 		return nil
 	}
-	rows, err := v.c.query("SELECT " + entryColumns + " ORDER BY p.rev DESC, p.id, e.tick DESC, e.alias")
+	rows, err := v.c.query(v.ctx, "SELECT "+entryColumns+" ORDER BY p.rev DESC, p.id, e.tick DESC, e.alias")
 	if err != nil {
 		return classify(err)
 	}
@@ -534,7 +536,7 @@ func (v *StateView) Close() error {
 		return nil
 	}
 	if v.inTx {
-		v.c.exec("COMMIT")
+		v.c.exec(v.ctx, "COMMIT")
 	}
 	err := v.c.close()
 	v.c = nil

@@ -1,12 +1,9 @@
 package sessions
 
 import (
-	"context"
 	"math"
 	"strconv"
 )
-
-var bg = context.Background()
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
@@ -25,14 +22,15 @@ var unbounded = Config{
 // transaction, so it sees one state however others write.
 func (d *storeDB) readAll() (*Store, error) {
 	if !d.inTx {
-		if err := d.c.exec("BEGIN"); err != nil {
+		if err := d.c.exec(d.ctx, "BEGIN"); err != nil {
 			return nil, classify(err)
 		}
-		defer d.c.exec("COMMIT")
+		defer d.c.exec(d.ctx, "COMMIT")
 	}
 	reader := New(unbounded)
-	reader.db = &storeDB{c: d.c, readOnly: true, report: func(error) {}, epoch: 1}
-	rows, err := d.c.query("SELECT id, rev FROM parents ORDER BY rev DESC, id")
+	reader.db = newStoreDB(d.ctx, d.c, true, func(error) {})
+	reader.db.epoch = 1
+	rows, err := d.c.query(d.ctx, "SELECT id, rev FROM parents ORDER BY rev DESC, id")
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -58,7 +56,7 @@ func (d *storeDB) readAll() (*Store, error) {
 			return nil, classify(err)
 		}
 	}
-	rows, err = d.c.query("SELECT session FROM tracked ORDER BY rev, session")
+	rows, err = d.c.query(d.ctx, "SELECT session FROM tracked ORDER BY rev, session")
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -97,7 +95,7 @@ func (d *storeDB) readAll() (*Store, error) {
 // stats counts what the database holds.
 func (d *storeDB) stats() (Stats, error) {
 	var st Stats
-	err := d.c.queryRow(`SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM entries),
+	err := d.c.queryRow(d.ctx, `SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM entries),
 		(SELECT count(*) FROM tracked), (SELECT count(*) FROM frozen)`).Scan(&st.Parents, &st.Entries, &st.TrackedSessions, &st.FrozenBlocks)
 	if err != nil {
 		d.fail(classify(err))
@@ -107,7 +105,7 @@ func (d *storeDB) stats() (Stats, error) {
 
 // parentsOfTask lists the parents with an entry whose task id is id.
 func (d *storeDB) parentsOfTask(id string) []string {
-	rows, err := d.c.query("SELECT DISTINCT p.id FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.task_id=?", id)
+	rows, err := d.c.query(d.ctx, "SELECT DISTINCT p.id FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.task_id=?", id)
 	if err != nil {
 		d.fail(classify(err))
 		return nil

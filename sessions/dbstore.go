@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 )
@@ -34,6 +35,15 @@ type storeDB struct {
 	report   func(error) // a failed read or write (nil: working again): logged, shown in status
 	failed   bool
 
+	// ctx is what the store's statements run under: the context of the
+	// method that holds mu (Store.lock, the caller's, for its transaction
+	// and the reads it makes), else base.
+	ctx context.Context
+	// base is the context the database was opened with, less its
+	// cancellation: for the methods that only read, and take none (a
+	// read of the cache's row must answer while the sidecar stops).
+	base context.Context
+
 	seen  int64  // data_version as last read
 	epoch uint64 // bumped when another process committed
 	inTx  bool
@@ -53,6 +63,23 @@ type storeDB struct {
 	// forgets at most pruneBatch rows a transaction); pruneDue: the next
 	// transaction prunes even when it writes nothing else.
 	overBound, pruneDue bool
+}
+
+// newStoreDB is the store's handle on c, its statements run under ctx
+// (less its cancellation) outside a method that gives its own.
+func newStoreDB(ctx context.Context, c *dbConn, readOnly bool, report func(error)) *storeDB {
+	base := context.WithoutCancel(ctx)
+	return &storeDB{c: c, readOnly: readOnly, report: report, ctx: base, base: base}
+}
+
+// lock takes mu for a method whose statements run under ctx (the
+// caller's: a write transaction's wait for the lock ends with it); unlock
+// finishes its transaction and releases mu.
+func (s *Store) lock(ctx context.Context) {
+	s.mu.Lock()
+	if s.db != nil {
+		s.db.ctx = ctx
+	}
 }
 
 // attach makes d the store's database; the store's cache starts empty.
@@ -121,7 +148,7 @@ func (s *Store) refresh() {
 	if d == nil {
 		return
 	}
-	v, err := d.c.dataVersion()
+	v, err := d.c.dataVersion(d.ctx)
 	if err != nil {
 		d.fail(err)
 		return
@@ -145,14 +172,14 @@ func (s *Store) begin() {
 		s.refresh()
 		return
 	}
-	if err := d.c.beginWrite(bg); err != nil {
+	if err := d.c.beginWrite(d.ctx); err != nil {
 		d.fail(classify(err))
 		s.refresh()
 		return
 	}
 	d.inTx = true
 	s.refresh()
-	seq, clock, err := d.c.seqClock()
+	seq, clock, err := d.c.seqClock(d.ctx)
 	if err != nil {
 		d.fail(err)
 		d.rollback()
@@ -181,7 +208,7 @@ func (s *Store) takeUnwritten() error {
 		}
 		p.unwritten = false
 		var rev int64
-		err := d.c.queryRow("SELECT rev FROM parents WHERE id=?", p.id).Scan(&rev)
+		err := d.c.queryRow(d.ctx, "SELECT rev FROM parents WHERE id=?", p.id).Scan(&rev)
 		switch {
 		case errors.Is(err, sql.ErrNoRows) && p.rev == 0, err == nil && rev == p.rev:
 			p.dirty = true
@@ -201,7 +228,7 @@ func (s *Store) takeUnwritten() error {
 		}
 		sa.unwritten = false
 		var rev int64
-		err := d.c.queryRow("SELECT rev FROM tracked WHERE session=?", sa.session).Scan(&rev)
+		err := d.c.queryRow(d.ctx, "SELECT rev FROM tracked WHERE session=?", sa.session).Scan(&rev)
 		switch {
 		case errors.Is(err, sql.ErrNoRows) && sa.rev == 0, err == nil && rev == sa.rev:
 			sa.dirty = true
@@ -227,7 +254,7 @@ func (s *Store) finish() {
 		return
 	}
 	if len(d.dirtyParents) == 0 && len(d.dirtyTracked) == 0 && len(d.deleted) == 0 && len(d.untracked) == 0 && !d.pruneDue {
-		if err := d.c.commit(bg); err != nil {
+		if err := d.c.commit(d.ctx); err != nil {
 			d.fail(err)
 			d.rollback()
 		}
@@ -239,7 +266,7 @@ func (s *Store) finish() {
 		d.rollback()
 		return
 	}
-	if err := d.c.commit(bg); err != nil {
+	if err := d.c.commit(d.ctx); err != nil {
 		d.fail(classify(err))
 		d.rollback()
 		return
@@ -262,9 +289,9 @@ func (s *Store) finish() {
 
 // writeUnwritten tries once more to write what this process acknowledged
 // but could not write (Close, before the store leaves the database).
-func (s *Store) writeUnwritten() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) writeUnwritten(ctx context.Context) {
+	s.lock(ctx)
+	defer s.unlock()
 	d := s.db
 	if d == nil || d.readOnly || len(d.unwrittenParents)+len(d.unwrittenTracked) == 0 {
 		return
@@ -276,9 +303,9 @@ func (s *Store) writeUnwritten() {
 // pruneStep runs one transaction that prunes (at most pruneBatch rows of
 // each table) and reports whether the database is still over its bounds
 // and the transaction worked (so another step is worth its turn).
-func (s *Store) pruneStep() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) pruneStep(ctx context.Context) bool {
+	s.lock(ctx)
+	defer s.unlock()
 	d := s.db
 	if d == nil || d.readOnly {
 		return false
@@ -295,23 +322,29 @@ func (s *Store) pruneStep() bool {
 // overBounds reports whether the database holds more parents or tracked
 // sessions than the store's bounds, or more bytes than its budget (a
 // count of each table, by their indexes).
-func (s *Store) overBounds() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (s *Store) overBounds(ctx context.Context) bool {
+	s.lock(ctx)
+	defer s.unlock()
 	d := s.db
 	if d == nil || d.readOnly {
 		return false
 	}
 	var parents, tracked int
 	var bytes int64
-	if err := d.c.queryRow("SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM tracked), (SELECT coalesce(sum(bytes),0) FROM parents)+(SELECT coalesce(sum(bytes),0) FROM tracked)").Scan(&parents, &tracked, &bytes); err != nil {
+	if err := d.c.queryRow(d.ctx, "SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM tracked), (SELECT coalesce(sum(bytes),0) FROM parents)+(SELECT coalesce(sum(bytes),0) FROM tracked)").Scan(&parents, &tracked, &bytes); err != nil {
 		return false
 	}
 	return parents > s.cfg.MaxParents || tracked > s.cfg.MaxTrackedSessions || bytes > int64(s.cfg.MaxStateBytes)
 }
 
-// fail reports err; the next commit that succeeds reports recovery.
+// fail reports err; the next commit that succeeds reports recovery. An
+// error of a method whose context ended (the sidecar is stopping) is not
+// the database's: what the method changed stays unwritten, for the next
+// transaction or Close, and nothing is reported.
 func (d *storeDB) fail(err error) {
+	if d.ctx.Err() != nil {
+		return
+	}
 	d.failed = true
 	d.report(err)
 }
@@ -322,7 +355,7 @@ func (d *storeDB) fail(err error) {
 // changed that parent or session, read again otherwise, so a later write
 // never overwrites another process's change with a stale parent.
 func (d *storeDB) rollback() {
-	d.c.rollback()
+	d.c.rollback(d.ctx)
 	d.inTx = false
 	for _, p := range d.dirtyParents {
 		p.dirty = false
@@ -354,6 +387,15 @@ func (d *storeDB) unwriteTracked(sa *sessionAgent) {
 // unlock finishes the method's transaction, if any, and releases mu.
 func (s *Store) unlock() {
 	s.finish()
+	s.release()
+}
+
+// release gives the store's statements back to the database's own
+// context (lock took the caller's) and releases mu.
+func (s *Store) release() {
+	if s.db != nil {
+		s.db.ctx = s.db.base
+	}
 	s.mu.Unlock()
 }
 
@@ -402,15 +444,15 @@ func (s *Store) fresh() uint64 {
 // transaction.
 func (s *Store) write() error {
 	d := s.db
-	c := d.c
+	c, ctx := d.c, d.ctx
 	d.seq++
 	for _, id := range d.deleted {
-		if err := deleteParentRows(c, id); err != nil {
+		if err := deleteParentRows(ctx, c, id); err != nil {
 			return err
 		}
 	}
 	for _, session := range d.untracked {
-		if err := c.exec("DELETE FROM tracked WHERE session=?", session); err != nil {
+		if err := c.exec(ctx, "DELETE FROM tracked WHERE session=?", session); err != nil {
 			return err
 		}
 	}
@@ -420,7 +462,7 @@ func (s *Store) write() error {
 		}
 	}
 	for _, sa := range d.dirtyTracked {
-		if err := writeTracked(c, sa, d.seq); err != nil {
+		if err := writeTracked(ctx, c, sa, d.seq); err != nil {
 			return err
 		}
 	}
@@ -428,11 +470,11 @@ func (s *Store) write() error {
 		return err
 	}
 	d.pruneDue = d.overBound
-	if err := c.exec("INSERT INTO meta(key,value) VALUES('seq',?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", d.seq); err != nil {
+	if err := c.exec(ctx, "INSERT INTO meta(key,value) VALUES('seq',?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", d.seq); err != nil {
 		return err
 	}
 	if s.clock > d.clock {
-		if err := c.exec("INSERT INTO meta(key,value) VALUES('clock',?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", int64(s.clock)); err != nil {
+		if err := c.exec(ctx, "INSERT INTO meta(key,value) VALUES('clock',?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", int64(s.clock)); err != nil {
 			return err
 		}
 		d.clock = s.clock
@@ -440,12 +482,12 @@ func (s *Store) write() error {
 	return nil
 }
 
-func deleteParentRows(c *dbConn, id string) error {
+func deleteParentRows(ctx context.Context, c *dbConn, id string) error {
 	for _, q := range []string{
 		"DELETE FROM entries WHERE pid=(SELECT pid FROM parents WHERE id=?)", "DELETE FROM counters WHERE pid=(SELECT pid FROM parents WHERE id=?)",
 		"DELETE FROM frozen WHERE pid=(SELECT pid FROM parents WHERE id=?)", "DELETE FROM parents WHERE id=?",
 	} {
-		if err := c.exec(q, id); err != nil {
+		if err := c.exec(ctx, q, id); err != nil {
 			return err
 		}
 	}
@@ -453,12 +495,12 @@ func deleteParentRows(c *dbConn, id string) error {
 }
 
 // deleteParentPid deletes the rows of the parent keyed pid.
-func deleteParentPid(c *dbConn, pid int64) error {
+func deleteParentPid(ctx context.Context, c *dbConn, pid int64) error {
 	for _, q := range []string{
 		"DELETE FROM entries WHERE pid=?", "DELETE FROM counters WHERE pid=?",
 		"DELETE FROM frozen WHERE pid=?", "DELETE FROM parents WHERE pid=?",
 	} {
-		if err := c.exec(q, pid); err != nil {
+		if err := c.exec(ctx, q, pid); err != nil {
 			return err
 		}
 	}
@@ -468,11 +510,11 @@ func deleteParentPid(c *dbConn, pid int64) error {
 // writeParent writes p whole: its row, entries and counters, and the
 // frozen blocks made or dropped since it was last written.
 func (s *Store) writeParent(p *parentState, seq int64) error {
-	c := s.db.c
-	if err := c.exec("INSERT INTO parents(id,rev,bytes) VALUES(?,?,?) ON CONFLICT(id) DO UPDATE SET rev=excluded.rev, bytes=excluded.bytes", p.id, seq, p.bytes); err != nil {
+	c, ctx := s.db.c, s.db.ctx
+	if err := c.exec(ctx, "INSERT INTO parents(id,rev,bytes) VALUES(?,?,?) ON CONFLICT(id) DO UPDATE SET rev=excluded.rev, bytes=excluded.bytes", p.id, seq, p.bytes); err != nil {
 		return err
 	}
-	st, err := c.stmt("SELECT pid FROM parents WHERE id=?")
+	st, err := c.stmt(ctx, "SELECT pid FROM parents WHERE id=?")
 	if err != nil {
 		return err
 	}
@@ -480,27 +522,27 @@ func (s *Store) writeParent(p *parentState, seq int64) error {
 	if err := st.QueryRow(p.id).Scan(&pid); err != nil {
 		return err
 	}
-	if err := c.exec("DELETE FROM entries WHERE pid=?", pid); err != nil {
+	if err := c.exec(ctx, "DELETE FROM entries WHERE pid=?", pid); err != nil {
 		return err
 	}
-	if err := c.exec("DELETE FROM counters WHERE pid=?", pid); err != nil {
+	if err := c.exec(ctx, "DELETE FROM counters WHERE pid=?", pid); err != nil {
 		return err
 	}
 	for _, a := range p.agents {
 		for _, e := range a.entries.All() {
-			if err := c.exec("INSERT INTO entries(pid,alias,agent,task_id,label,last_use,tick,run_state,run_error) VALUES(?,?,?,?,?,?,?,?,?)",
+			if err := c.exec(ctx, "INSERT INTO entries(pid,alias,agent,task_id,label,last_use,tick,run_state,run_error) VALUES(?,?,?,?,?,?,?,?,?)",
 				pid, e.alias, a.name, e.taskID, e.label, e.lastUse.UnixNano(), int64(e.tick), e.run.State, e.run.Error); err != nil {
 				return err
 			}
 		}
 	}
 	for prefix, n := range p.counters {
-		if err := c.exec("INSERT INTO counters(pid,prefix,n) VALUES(?,?,?)", pid, prefix, n); err != nil {
+		if err := c.exec(ctx, "INSERT INTO counters(pid,prefix,n) VALUES(?,?,?)", pid, prefix, n); err != nil {
 			return err
 		}
 	}
 	for _, id := range p.goneFrozen {
-		if err := c.exec("DELETE FROM frozen WHERE pid=? AND message_id=?", pid, id); err != nil {
+		if err := c.exec(ctx, "DELETE FROM frozen WHERE pid=? AND message_id=?", pid, id); err != nil {
 			return err
 		}
 	}
@@ -510,19 +552,19 @@ func (s *Store) writeParent(p *parentState, seq int64) error {
 			continue
 		}
 		s.db.seq++
-		if err := c.exec("INSERT INTO frozen(pid,message_id,seq,block) VALUES(?,?,?,?) ON CONFLICT(pid,message_id) DO NOTHING", pid, id, s.db.seq, text); err != nil {
+		if err := c.exec(ctx, "INSERT INTO frozen(pid,message_id,seq,block) VALUES(?,?,?,?) ON CONFLICT(pid,message_id) DO NOTHING", pid, id, s.db.seq, text); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func writeTracked(c *dbConn, sa *sessionAgent, seq int64) error {
+func writeTracked(ctx context.Context, c *dbConn, sa *sessionAgent, seq int64) error {
 	model, err := trackedModelColumn(sa) // health.go
 	if err != nil {
 		return err
 	}
-	return c.exec("INSERT INTO tracked(session,agent,model,rev,bytes) VALUES(?,?,?,?,?) ON CONFLICT(session) DO UPDATE SET agent=excluded.agent, model=excluded.model, rev=excluded.rev, bytes=excluded.bytes",
+	return c.exec(ctx, "INSERT INTO tracked(session,agent,model,rev,bytes) VALUES(?,?,?,?,?) ON CONFLICT(session) DO UPDATE SET agent=excluded.agent, model=excluded.model, rev=excluded.rev, bytes=excluded.bytes",
 		sa.session, sa.agent, model, seq, trackedCost(sa))
 }
 
@@ -541,13 +583,13 @@ const pruneBatch = 200
 // whether more is left for the next transaction.
 func (s *Store) prune() error {
 	d := s.db
-	c := d.c
+	c, ctx := d.c, d.ctx
 	var parents, tracked int
 	var parentBytes, trackedBytes int64
-	if err := c.queryRow("SELECT count(*), coalesce(sum(bytes),0) FROM parents").Scan(&parents, &parentBytes); err != nil {
+	if err := c.queryRow(ctx, "SELECT count(*), coalesce(sum(bytes),0) FROM parents").Scan(&parents, &parentBytes); err != nil {
 		return err
 	}
-	if err := c.queryRow("SELECT count(*), coalesce(sum(bytes),0) FROM tracked").Scan(&tracked, &trackedBytes); err != nil {
+	if err := c.queryRow(ctx, "SELECT count(*), coalesce(sum(bytes),0) FROM tracked").Scan(&tracked, &trackedBytes); err != nil {
 		return err
 	}
 	parentBudget, trackedBudget := pruneBatch, pruneBatch
@@ -555,7 +597,7 @@ func (s *Store) prune() error {
 	// dropParents forgets the n least recently written parents.
 	dropParents := func(n int) error {
 		const oldest = "SELECT pid FROM parents ORDER BY rev, pid LIMIT ?"
-		rows, err := c.query("SELECT id, bytes FROM parents ORDER BY rev, pid LIMIT ?", n)
+		rows, err := c.query(ctx, "SELECT id, bytes FROM parents ORDER BY rev, pid LIMIT ?", n)
 		if err != nil {
 			return err
 		}
@@ -581,7 +623,7 @@ func (s *Store) prune() error {
 			"DELETE FROM entries WHERE pid IN (" + oldest + ")", "DELETE FROM counters WHERE pid IN (" + oldest + ")",
 			"DELETE FROM frozen WHERE pid IN (" + oldest + ")", "DELETE FROM parents WHERE pid IN (" + oldest + ")",
 		} {
-			if err := c.exec(q, n); err != nil {
+			if err := c.exec(ctx, q, n); err != nil {
 				return err
 			}
 		}
@@ -600,7 +642,7 @@ func (s *Store) prune() error {
 		return nil
 	}
 	dropTracked := func(n int) error {
-		rows, err := c.query("SELECT session, bytes FROM tracked ORDER BY rev, session LIMIT ?", n)
+		rows, err := c.query(ctx, "SELECT session, bytes FROM tracked ORDER BY rev, session LIMIT ?", n)
 		if err != nil {
 			return err
 		}
@@ -620,7 +662,7 @@ func (s *Store) prune() error {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if err := c.exec("DELETE FROM tracked WHERE session IN (SELECT session FROM tracked ORDER BY rev, session LIMIT ?)", n); err != nil {
+		if err := c.exec(ctx, "DELETE FROM tracked WHERE session IN (SELECT session FROM tracked ORDER BY rev, session LIMIT ?)", n); err != nil {
 			return err
 		}
 		for _, session := range sessions {
@@ -641,7 +683,7 @@ func (s *Store) prune() error {
 		if dropped {
 			// Give the pages of what was forgotten back to the file
 			// system, so the file stays near what the budget counts.
-			c.exec("PRAGMA incremental_vacuum")
+			c.exec(ctx, "PRAGMA incremental_vacuum")
 		}
 	}()
 	if n := min(parents-s.cfg.MaxParents, parentBudget); n > 0 {

@@ -69,7 +69,7 @@ func TestDatabaseWritersTakeTurns(t *testing.T) {
 	assert.ErrorIs(t, b.beginWrite(ctx), context.Canceled, "b waits for a's turn")
 	require.NoError(t, a.commit(context.Background()))
 	require.NoError(t, b.beginWrite(context.Background()))
-	b.rollback()
+	b.rollback(ctx)
 	assert.ErrorIs(t, a.inTx(context.Background(), func() error { return os.ErrInvalid }), os.ErrInvalid)
 	assert.False(t, a.writing, "a failed transaction gives the turn back")
 	require.NoError(t, b.inTx(context.Background(), func() error { return nil }))

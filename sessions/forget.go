@@ -33,7 +33,7 @@ type Forgotten struct {
 // (or a path CheckStatePath refuses) is an error and nothing changes; a
 // corrupt one is moved aside, which with All is the reset asked for and
 // otherwise an error.
-func Forget(path string, spec ForgetSpec) (Forgotten, error) {
+func Forget(ctx context.Context, path string, spec ForgetSpec) (Forgotten, error) {
 	var done Forgotten
 	if spec.All && (spec.Parent != "" || spec.Alias != "") {
 		return done, errors.New("forget: All excludes Parent and Alias")
@@ -48,7 +48,7 @@ func Forget(path string, spec ForgetSpec) (Forgotten, error) {
 		return done, nil // nothing to forget; create nothing
 	}
 	s := New(unbounded)
-	d, err := OpenDatabase(context.Background(), path, s, zerolog.Nop())
+	d, err := OpenDatabase(ctx, path, s, zerolog.Nop())
 	if err != nil {
 		return done, err
 	}
@@ -63,31 +63,31 @@ func Forget(path string, spec ForgetSpec) (Forgotten, error) {
 	c := d.c
 	count := func(q string, args ...any) int {
 		var n int
-		c.queryRow(q, args...).Scan(&n)
+		c.queryRow(ctx, q, args...).Scan(&n)
 		return n
 	}
 	switch {
 	case spec.All:
 		done.Parents, done.Sessions = count("SELECT count(*) FROM parents"), count("SELECT count(*) FROM tracked")
-		err = c.inTx(bg, func() error {
+		err = c.inTx(ctx, func() error {
 			for _, q := range []string{"DELETE FROM entries", "DELETE FROM counters", "DELETE FROM frozen", "DELETE FROM parents", "DELETE FROM tracked"} {
-				if err := c.exec(q); err != nil {
+				if err := c.exec(ctx, q); err != nil {
 					return err
 				}
 			}
-			return c.exec("INSERT INTO meta(key,value) VALUES('seq',1) ON CONFLICT(key) DO UPDATE SET value=value+1")
+			return c.exec(ctx, "INSERT INTO meta(key,value) VALUES('seq',1) ON CONFLICT(key) DO UPDATE SET value=value+1")
 		})
 	case spec.Alias == "":
 		done.Parents = count("SELECT count(*) FROM parents WHERE id=?", spec.Parent)
 		done.Entries = count("SELECT count(*) FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.task_id=? AND p.id<>?", spec.Parent, spec.Parent)
 		done.Sessions = count("SELECT count(*) FROM tracked WHERE session=?", spec.Parent)
-		s.DeleteSession(spec.Parent)
+		s.DeleteSession(ctx, spec.Parent)
 	default:
 		q, args := "SELECT DISTINCT p.id FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.alias=?", []any{spec.Alias}
 		if spec.Parent != "" {
 			q, args = q+" AND p.id=?", append(args, spec.Parent)
 		}
-		done.Entries = s.forgetAlias(q, args, spec.Alias)
+		done.Entries = s.forgetAlias(ctx, q, args, spec.Alias)
 	}
 	if err == nil {
 		err = d.StateFile().lastError()
@@ -97,11 +97,11 @@ func Forget(path string, spec ForgetSpec) (Forgotten, error) {
 
 // forgetAlias forgets the entries with alias under the parents query
 // lists, in one transaction; it returns how many it forgot.
-func (s *Store) forgetAlias(query string, args []any, alias string) int {
-	s.mu.Lock()
+func (s *Store) forgetAlias(ctx context.Context, query string, args []any, alias string) int {
+	s.lock(ctx)
 	defer s.unlock()
 	s.begin()
-	rows, err := s.db.c.query(query, args...)
+	rows, err := s.db.c.query(s.db.ctx, query, args...)
 	if err != nil {
 		s.db.fail(err)
 		return 0

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,9 +19,9 @@ func forgetState(t *testing.T) string {
 	h.task("p1", "explorer", "two", "ses_b")
 	h.task("p2", "explorer", "three", "ses_c")
 	h.task("p2", "oracle", "p1 again", "p1") // an entry whose task is p1
-	h.s.FrozenBlock("p1", "m1", func() string { return "block" })
-	h.s.SetAgent("p1", "orchestrator")
-	h.s.SetAgent("ses_a", "explorer")
+	h.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "block" })
+	h.s.SetAgent(context.Background(), "p1", "orchestrator")
+	h.s.SetAgent(context.Background(), "ses_a", "explorer")
 	require.NoError(t, d.Close())
 	return path
 }
@@ -53,7 +54,7 @@ func TestForget(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := forgetState(t)
-			got, err := Forget(path, tt.spec)
+			got, err := Forget(context.Background(), path, tt.spec)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 			h := loadState(t, path)
@@ -69,7 +70,7 @@ func TestForget(t *testing.T) {
 // A forgotten alias is never handed out again: its counter stays.
 func TestForgetKeepsCounters(t *testing.T) {
 	path := forgetState(t)
-	_, err := Forget(path, ForgetSpec{Parent: "p1", Alias: "exp-2"})
+	_, err := Forget(context.Background(), path, ForgetSpec{Parent: "p1", Alias: "exp-2"})
 	require.NoError(t, err)
 	h := loadState(t, path)
 	h.n = 100
@@ -84,12 +85,12 @@ func TestForgetWhileServed(t *testing.T) {
 	h, _ := dbHarness(t, path, Config{})
 	act, _ := h.resolve("p2", "explorer", "exp-1")
 	require.Equal(t, TaskIDReplace, act)
-	got, err := Forget(path, ForgetSpec{Alias: "exp-1"})
+	got, err := Forget(context.Background(), path, ForgetSpec{Alias: "exp-1"})
 	require.NoError(t, err)
 	assert.Equal(t, Forgotten{Entries: 2}, got)
 	act, _ = h.resolve("p2", "explorer", "exp-1")
 	assert.Equal(t, TaskIDRemove, act, "the serving store read the change")
-	_, err = Forget(path, ForgetSpec{All: true})
+	_, err = Forget(context.Background(), path, ForgetSpec{All: true})
 	require.NoError(t, err)
 	assert.Empty(t, h.s.List(""))
 }
@@ -97,9 +98,9 @@ func TestForgetWhileServed(t *testing.T) {
 func TestForgetCorruptFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hookwire.db")
 	require.NoError(t, os.WriteFile(path, []byte("not a database at all, but long enough to look like one"), 0o600))
-	_, err := Forget(path, ForgetSpec{Parent: "p1"})
+	_, err := Forget(context.Background(), path, ForgetSpec{Parent: "p1"})
 	require.ErrorContains(t, err, "moved to "+path+".corrupt-")
-	_, err = Forget(path, ForgetSpec{All: true})
+	_, err = Forget(context.Background(), path, ForgetSpec{All: true})
 	require.NoError(t, err)
 	h := loadState(t, path)
 	assert.Equal(t, Stats{}, h.s.Stats())
@@ -107,12 +108,12 @@ func TestForgetCorruptFile(t *testing.T) {
 
 func TestForgetMissingFileAndBadSpecs(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "none", "hookwire.db")
-	got, err := Forget(path, ForgetSpec{All: true})
+	got, err := Forget(context.Background(), path, ForgetSpec{All: true})
 	require.NoError(t, err)
 	assert.Equal(t, Forgotten{}, got)
-	_, err = Forget(path, ForgetSpec{})
+	_, err = Forget(context.Background(), path, ForgetSpec{})
 	assert.Error(t, err)
-	_, err = Forget(path, ForgetSpec{All: true, Alias: "exp-1"})
+	_, err = Forget(context.Background(), path, ForgetSpec{All: true, Alias: "exp-1"})
 	assert.Error(t, err)
 }
 

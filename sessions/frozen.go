@@ -1,6 +1,10 @@
 package sessions
 
-import "github.com/hookwire/hookwire/internal/lru"
+import (
+	"context"
+
+	"github.com/hookwire/hookwire/internal/lru"
+)
 
 // The frozen cache-stable blocks (PROTOCOL.md 4.4): per session and
 // message, the Resumable Sessions block the message carries, computed once.
@@ -17,19 +21,19 @@ type frozenBlock struct{ messageID, text string }
 //
 // A session or message id over MaxIDBytes gets "" (nothing is stored, so it
 // gets "" every time); a block over MaxFrozenBlockBytes is frozen as "".
-func (s *Store) FrozenBlock(session, messageID string, compute func() string) string {
+func (s *Store) FrozenBlock(ctx context.Context, session, messageID string, compute func() string) string {
 	if len(session) > MaxIDBytes || len(messageID) > MaxIDBytes {
 		return ""
 	}
-	s.mu.Lock()
+	s.lock(ctx)
 	s.refresh()
 	p := s.parent(session)
 	if text, ok := frozenText(p, messageID); ok {
-		s.mu.Unlock()
+		s.release()
 		return text
 	}
 	full := frozenFull(p)
-	s.mu.Unlock()
+	s.release()
 	if full {
 		return ""
 	}
@@ -39,7 +43,7 @@ func (s *Store) FrozenBlock(session, messageID string, compute func() string) st
 		text = ""
 	}
 
-	s.mu.Lock()
+	s.lock(ctx)
 	defer s.unlock()
 	s.begin()
 	p = s.parent(session) // it may have been evicted or deleted meanwhile
@@ -90,8 +94,8 @@ func (s *Store) freeze(p *parentState, messageID, text string) {
 // dropped it from the history, e.g. by compaction), as no request will
 // carry that message again. Below the bound it does nothing, so a request
 // that carries only part of a history (a title request) costs nothing.
-func (s *Store) RetainFrozen(session string, inHistory func(messageID string) bool) {
-	s.mu.Lock()
+func (s *Store) RetainFrozen(ctx context.Context, session string, inHistory func(messageID string) bool) {
+	s.lock(ctx)
 	defer s.unlock()
 	s.refresh()
 	p := s.cached(session)

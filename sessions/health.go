@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -89,11 +90,11 @@ func (s *Store) Cooling(model string, now time.Time) bool {
 
 // SetModelHealth keeps h as model's health. A model name over the model cap
 // is not kept; the message is cut to MaxReasonBytes.
-func (s *Store) SetModelHealth(model string, h core.ModelHealth) {
+func (s *Store) SetModelHealth(ctx context.Context, model string, h core.ModelHealth) {
 	if model == "" || len(model) > MaxModelBytes {
 		return
 	}
-	s.mu.Lock()
+	s.lock(ctx)
 	defer s.unlock()
 	s.begin()
 	h.Message = cutText(h.Message, MaxReasonBytes)
@@ -178,11 +179,11 @@ func (s *Store) changeTracked(session string, wanted func(*sessionAgent) bool, c
 
 // SetParent records session's parent session (from session.created), for a
 // tracked session. Ids over the cap are not kept.
-func (s *Store) SetParent(session, parent string) {
+func (s *Store) SetParent(ctx context.Context, session, parent string) {
 	if len(parent) > MaxIDBytes {
 		return
 	}
-	s.mu.Lock()
+	s.lock(ctx)
 	defer s.unlock()
 	s.changeTracked(session, func(sa *sessionAgent) bool { return sa.parent != parent },
 		func(sa *sessionAgent) { sa.parent = keep(parent) })
@@ -201,11 +202,11 @@ func (s *Store) Parent(session string) string {
 
 // SetRunning records the model session's requests go to now (its latest
 // chat.message, after any change the sidecar made).
-func (s *Store) SetRunning(session, model string) {
+func (s *Store) SetRunning(ctx context.Context, session, model string) {
 	if len(model) > MaxModelBytes {
 		return
 	}
-	s.mu.Lock()
+	s.lock(ctx)
 	defer s.unlock()
 	s.changeTracked(session, func(sa *sessionAgent) bool { return sa.running != model },
 		func(sa *sessionAgent) { sa.running = keep(model) })
@@ -224,12 +225,12 @@ func (s *Store) Running(session string) string {
 
 // AddSwitch records sw for a tracked session, keeping the newest
 // MaxSwitchesPerSession; the reason is cut to MaxReasonBytes.
-func (s *Store) AddSwitch(session string, sw Switch) {
+func (s *Store) AddSwitch(ctx context.Context, session string, sw Switch) {
 	if len(sw.From) > MaxModelBytes || len(sw.To) > MaxModelBytes {
 		return
 	}
 	sw = Switch{From: keep(sw.From), To: keep(sw.To), Reason: keep(cutText(sw.Reason, MaxReasonBytes)), At: sw.At}
-	s.mu.Lock()
+	s.lock(ctx)
 	defer s.unlock()
 	s.changeTracked(session, func(*sessionAgent) bool { return true }, func(sa *sessionAgent) {
 		list := append(append([]Switch(nil), sa.switches...), sw)
@@ -302,7 +303,7 @@ func healthFromRow(model string, until, strikes, last int64, class, message stri
 func (d *storeDB) readHealth(model string) (Health, bool, error) {
 	var until, strikes, last int64
 	var class, message string
-	err := d.c.queryRow("SELECT until_ns, strikes, last_ns, class, message FROM health WHERE model=?", model).Scan(&until, &strikes, &last, &class, &message)
+	err := d.c.queryRow(d.ctx, "SELECT until_ns, strikes, last_ns, class, message FROM health WHERE model=?", model).Scan(&until, &strikes, &last, &class, &message)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Health{}, false, nil
 	}
@@ -314,7 +315,7 @@ func (d *storeDB) readHealth(model string) (Health, bool, error) {
 
 // readHealthAll reads every row, the latest failure first.
 func (d *storeDB) readHealthAll() ([]Health, error) {
-	rows, err := d.c.query("SELECT model, until_ns, strikes, last_ns, class, message FROM health")
+	rows, err := d.c.query(d.ctx, "SELECT model, until_ns, strikes, last_ns, class, message FROM health")
 	if err != nil {
 		return nil, err
 	}
@@ -338,13 +339,13 @@ func (d *storeDB) readHealthAll() ([]Health, error) {
 // writeHealth writes one model's row in the open transaction and keeps
 // the table within MaxHealthModels (the oldest failure goes first).
 func (d *storeDB) writeHealth(h Health) error {
-	if err := d.c.exec(`INSERT INTO health(model,until_ns,strikes,last_ns,class,message) VALUES(?,?,?,?,?,?)
+	if err := d.c.exec(d.ctx, `INSERT INTO health(model,until_ns,strikes,last_ns,class,message) VALUES(?,?,?,?,?,?)
 		ON CONFLICT(model) DO UPDATE SET until_ns=excluded.until_ns, strikes=excluded.strikes, last_ns=excluded.last_ns,
 		class=excluded.class, message=excluded.message`,
 		h.Model, h.Until.UnixNano(), h.Strikes, h.Last.UnixNano(), h.Class, h.Message); err != nil {
 		return err
 	}
-	return d.c.exec("DELETE FROM health WHERE model NOT IN (SELECT model FROM health ORDER BY last_ns DESC, model LIMIT ?)", MaxHealthModels)
+	return d.c.exec(d.ctx, "DELETE FROM health WHERE model NOT IN (SELECT model FROM health ORDER BY last_ns DESC, model LIMIT ?)", MaxHealthModels)
 }
 
 // trackedRow is a tracked session's model column: the model decision's

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -17,17 +18,17 @@ func TestHealthKeptAndRestored(t *testing.T) {
 	h := newHarness(t, Config{})
 	s := h.s
 	until := epoch.Add(5 * time.Minute)
-	s.SetModelHealth("fake/fake-model-3", core.ModelHealth{Until: until, Strikes: 1, Last: epoch, Class: core.FailureRateLimit, Message: "Rate limit reached"})
-	s.SetModelHealth(strings.Repeat("m", MaxModelBytes+1), core.ModelHealth{Until: until})
+	s.SetModelHealth(context.Background(), "fake/fake-model-3", core.ModelHealth{Until: until, Strikes: 1, Last: epoch, Class: core.FailureRateLimit, Message: "Rate limit reached"})
+	s.SetModelHealth(context.Background(), strings.Repeat("m", MaxModelBytes+1), core.ModelHealth{Until: until})
 	assert.True(t, s.Cooling("fake/fake-model-3", epoch))
 	assert.False(t, s.Cooling("fake/fake-model-3", until))
 	assert.False(t, s.Cooling("fake/other", epoch))
 	require.Len(t, s.HealthList(), 1, "a model over the cap is not kept")
 
-	s.SetAgent("ses_child", "explorer")
-	s.SetParent("ses_child", "ses_parent")
-	s.SetRunning("ses_child", "fake/fake-model")
-	s.AddSwitch("ses_child", Switch{From: "fake/fake-model-3", To: "fake/fake-model", Reason: "rate-limit: Rate limit reached", At: epoch})
+	s.SetAgent(context.Background(), "ses_child", "explorer")
+	s.SetParent(context.Background(), "ses_child", "ses_parent")
+	s.SetRunning(context.Background(), "ses_child", "fake/fake-model")
+	s.AddSwitch(context.Background(), "ses_child", Switch{From: "fake/fake-model-3", To: "fake/fake-model", Reason: "rate-limit: Rate limit reached", At: epoch})
 	h.task("ses_parent", "explorer", "Explore", "ses_child")
 
 	data, err := s.Snapshot()
@@ -54,7 +55,7 @@ func TestHealthKeptAndRestored(t *testing.T) {
 func TestHealthBounds(t *testing.T) {
 	s := newTestStore(Config{})
 	for i := 0; i < MaxHealthModels+5; i++ {
-		s.SetModelHealth(fmt.Sprintf("p/m%d", i), core.ModelHealth{Until: epoch.Add(time.Hour), Last: epoch.Add(time.Duration(i) * time.Second)})
+		s.SetModelHealth(context.Background(), fmt.Sprintf("p/m%d", i), core.ModelHealth{Until: epoch.Add(time.Hour), Last: epoch.Add(time.Duration(i) * time.Second)})
 	}
 	list := s.HealthList()
 	require.Len(t, list, MaxHealthModels)
@@ -64,30 +65,30 @@ func TestHealthBounds(t *testing.T) {
 	_, kept = s.ModelHealth("p/m5")
 	assert.True(t, kept)
 
-	s.SetAgent("ses", "a")
+	s.SetAgent(context.Background(), "ses", "a")
 	for i := 0; i < MaxSwitchesPerSession+3; i++ {
-		s.AddSwitch("ses", Switch{From: "p/a", To: fmt.Sprintf("p/b%d", i), Reason: strings.Repeat("r", MaxReasonBytes+10), At: epoch})
+		s.AddSwitch(context.Background(), "ses", Switch{From: "p/a", To: fmt.Sprintf("p/b%d", i), Reason: strings.Repeat("r", MaxReasonBytes+10), At: epoch})
 	}
 	sw := s.Switches("ses")
 	require.Len(t, sw, MaxSwitchesPerSession)
 	assert.Equal(t, fmt.Sprintf("p/b%d", MaxSwitchesPerSession+2), sw[len(sw)-1].To, "the newest switches are kept")
 	assert.Len(t, sw[0].Reason, MaxReasonBytes)
 
-	s.AddSwitch("untracked", Switch{From: "p/a", To: "p/b"})
+	s.AddSwitch(context.Background(), "untracked", Switch{From: "p/a", To: "p/b"})
 	assert.Nil(t, s.Switches("untracked"), "an untracked session keeps no switch")
-	s.SetParent("untracked", "x")
+	s.SetParent(context.Background(), "untracked", "x")
 	assert.Equal(t, "", s.Parent("untracked"))
 }
 
 func TestHealthCountsAgainstTheBudget(t *testing.T) {
 	s := newTestStore(Config{})
-	s.SetAgent("ses", "a")
+	s.SetAgent(context.Background(), "ses", "a")
 	before := s.trackedBytes
-	s.SetParent("ses", "ses_parent")
-	s.SetRunning("ses", "p/m")
-	s.AddSwitch("ses", Switch{From: "p/a", To: "p/b", Reason: "why", At: epoch})
+	s.SetParent(context.Background(), "ses", "ses_parent")
+	s.SetRunning(context.Background(), "ses", "p/m")
+	s.AddSwitch(context.Background(), "ses", Switch{From: "p/a", To: "p/b", Reason: "why", At: epoch})
 	assert.Greater(t, s.trackedBytes, before)
-	s.DeleteSession("ses")
+	s.DeleteSession(context.Background(), "ses")
 	assert.Equal(t, 0, s.trackedBytes, "forgetting the session gives its bytes back")
 }
 
@@ -99,7 +100,7 @@ func TestHealthSharedThroughTheDatabase(t *testing.T) {
 	a, _ := dbHarness(t, path, Config{})
 	b, _ := dbHarness(t, path, Config{})
 	until := epoch.Add(5 * time.Minute)
-	a.s.SetModelHealth("fake/fake-model-3", core.ModelHealth{Until: until, Strikes: 1, Last: epoch, Class: core.FailureRateLimit, Message: "Rate limit reached"})
+	a.s.SetModelHealth(context.Background(), "fake/fake-model-3", core.ModelHealth{Until: until, Strikes: 1, Last: epoch, Class: core.FailureRateLimit, Message: "Rate limit reached"})
 	assert.True(t, b.s.Cooling("fake/fake-model-3", epoch), "b sees a's failure at once")
 	got, ok := b.s.ModelHealth("fake/fake-model-3")
 	require.True(t, ok)
@@ -107,11 +108,11 @@ func TestHealthSharedThroughTheDatabase(t *testing.T) {
 	assert.Equal(t, "Rate limit reached", got.Message)
 	require.Len(t, b.s.HealthList(), 1)
 
-	a.s.SetAgent("ses_c", "explorer")
-	a.s.SetParent("ses_c", "ses_p")
-	a.s.SetRunning("ses_c", "fake/fake-model-2")
-	a.s.SetModelDecision("ses_c", ModelDecision{Model: "fake/fake-model-2", Rung: "user-fallback", Changed: true})
-	a.s.AddSwitch("ses_c", Switch{From: "fake/fake-model-3", To: "fake/fake-model-2", Reason: "rate-limit", At: epoch})
+	a.s.SetAgent(context.Background(), "ses_c", "explorer")
+	a.s.SetParent(context.Background(), "ses_c", "ses_p")
+	a.s.SetRunning(context.Background(), "ses_c", "fake/fake-model-2")
+	a.s.SetModelDecision(context.Background(), "ses_c", ModelDecision{Model: "fake/fake-model-2", Rung: "user-fallback", Changed: true})
+	a.s.AddSwitch(context.Background(), "ses_c", Switch{From: "fake/fake-model-3", To: "fake/fake-model-2", Reason: "rate-limit", At: epoch})
 	assert.Equal(t, "ses_p", b.s.Parent("ses_c"))
 	assert.Equal(t, "fake/fake-model-2", b.s.Running("ses_c"))
 	require.Len(t, b.s.Switches("ses_c"), 1)

@@ -58,7 +58,8 @@ func ReadStateFile(path string) (StateContents, error) {
 	if isJSONFile(path) {
 		return readJSONState(path)
 	}
-	c, _, err := openDB(context.Background(), path, openReadOnly)
+	ctx := context.Background() // ReadStateFile takes none yet
+	c, _, err := openDB(ctx, path, openReadOnly)
 	if errors.Is(err, errEmptyDB) {
 		return StateContents{}, nil
 	}
@@ -66,7 +67,7 @@ func ReadStateFile(path string) (StateContents, error) {
 		return StateContents{}, err
 	}
 	defer c.close()
-	all, err := (&storeDB{c: c, readOnly: true, report: func(error) {}}).readAll()
+	all, err := newStoreDB(ctx, c, true, func(error) {}).readAll()
 	if err != nil {
 		return StateContents{}, err
 	}

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,9 +27,9 @@ func TestReadStateFile(t *testing.T) {
 	small.task("p1", "oracle", "two", "ses_o")
 	small.task("p2", "explorer", "three", "ses_c")
 	small.task("p1", "explorer", "four", "ses_d")
-	small.s.FrozenBlock("p2", "m1", func() string { return "block" })
-	small.s.FrozenBlock("p2", "m2", func() string { return "" })
-	small.s.SetAgent("p1", "orchestrator")
+	small.s.FrozenBlock(context.Background(), "p2", "m1", func() string { return "block" })
+	small.s.FrozenBlock(context.Background(), "p2", "m2", func() string { return "" })
+	small.s.SetAgent(context.Background(), "p1", "orchestrator")
 
 	// Written by a sidecar configured to keep 5 per agent: a reader with
 	// the default bounds (2) would drop three.
@@ -118,7 +119,7 @@ func TestReadStateFileWhileServed(t *testing.T) {
 	require.Len(t, got.Sessions, 1)
 	assert.Equal(t, "exp-1", got.Sessions[0].Alias)
 	h.task("p2", "explorer", "two", "ses_b")
-	h.s.FrozenBlock("p2", "m1", func() string { return "b" })
+	h.s.FrozenBlock(context.Background(), "p2", "m1", func() string { return "b" })
 	got, err = ReadStateFile(path)
 	require.NoError(t, err)
 	assert.Len(t, got.Sessions, 2)

@@ -62,18 +62,18 @@ func TestLoneParentOverTheBudgetIsKept(t *testing.T) {
 			s, path := openKind(t, kind.db, Config{MaxStateBytes: 4000})
 			doTask(t, s, "call_1", "p1", "explorer", "one", "ses_a")
 			doTask(t, s, "call_2", "p1", "oracle", "two", "ses_b")
-			assert.Equal(t, block, s.FrozenBlock("p1", "msg_1", func() string { return block })) // over the budget alone
+			assert.Equal(t, block, s.FrozenBlock(context.Background(), "p1", "msg_1", func() string { return block })) // over the budget alone
 			want := []string{"ora-1 ses_b", "exp-1 ses_a"}
 			assert.Equal(t, want, aliasesOf(s.List("p1")))
-			assert.Equal(t, block, s.FrozenBlock("p1", "msg_1", func() string { return "computed again" }))
+			assert.Equal(t, block, s.FrozenBlock(context.Background(), "p1", "msg_1", func() string { return "computed again" }))
 			if got := reopened(t, path); got != nil {
 				assert.Equal(t, want, aliasesOf(got.Sessions), "a later process finds the aliases")
 				assert.Equal(t, 1, got.FrozenBlocks)
 			}
 
-			s.FrozenBlock("p2", "msg_2", func() string { return "newer" })
+			s.FrozenBlock(context.Background(), "p2", "msg_2", func() string { return "newer" })
 			assert.Empty(t, s.List("p1"), "the older parent is forgotten")
-			assert.Equal(t, "newer", s.FrozenBlock("p2", "msg_2", func() string { return "computed again" }))
+			assert.Equal(t, "newer", s.FrozenBlock(context.Background(), "p2", "msg_2", func() string { return "computed again" }))
 			if got := reopened(t, path); got != nil {
 				assert.Empty(t, got.Sessions)
 				assert.Equal(t, 1, got.Parents)
@@ -103,7 +103,7 @@ func TestHealthBoundsKeepTheNewestFailures(t *testing.T) {
 				if order == "newest first" {
 					i = n - 1 - k
 				}
-				s.SetModelHealth(fmt.Sprintf("p/m%d", i), core.ModelHealth{Until: t0.Add(2 * time.Hour), Strikes: 1, Last: t0.Add(time.Duration(i) * time.Second), Class: core.FailureRateLimit})
+				s.SetModelHealth(context.Background(), fmt.Sprintf("p/m%d", i), core.ModelHealth{Until: t0.Add(2 * time.Hour), Strikes: 1, Last: t0.Add(time.Duration(i) * time.Second), Class: core.FailureRateLimit})
 			}
 			lists := map[string][]Health{"this process": s.HealthList()}
 			if got := reopened(t, path); got != nil {
@@ -128,10 +128,10 @@ func TestCacheBoundsKeepTheMostRecentlyUsed(t *testing.T) {
 		t.Run(kind.name, func(t *testing.T) {
 			s, path := openKind(t, kind.db, Config{})
 			for i := range MaxCacheSessions + 10 {
-				s.CacheUsage(Usage{Session: fmt.Sprintf("ses_%d", i), Message: "a1", CacheRead: 1})
+				s.CacheUsage(context.Background(), Usage{Session: fmt.Sprintf("ses_%d", i), Message: "a1", CacheRead: 1})
 			}
-			s.CacheUsage(Usage{Session: "ses_10", Message: "a2", CacheRead: 1}) // the oldest kept, used again
-			s.CacheUsage(Usage{Session: "ses_new", Message: "a1", CacheRead: 1})
+			s.CacheUsage(context.Background(), Usage{Session: "ses_10", Message: "a2", CacheRead: 1}) // the oldest kept, used again
+			s.CacheUsage(context.Background(), Usage{Session: "ses_new", Message: "a1", CacheRead: 1})
 			lists := map[string][]CacheSession{"this process": s.CacheList()}
 			if got := reopened(t, path); got != nil {
 				lists["a later reader"] = got.Cache
@@ -172,15 +172,15 @@ func TestCacheBustReportedAgainIsOneBust(t *testing.T) {
 			s, path := openKind(t, kind.db, Config{})
 			s.CachePrompt("ses_p", prompt("u1"))
 			s.CacheSystem("ses_p", 1, 5)
-			_, inARow := s.CacheUsage(usage("a1", 100))
+			_, inARow := s.CacheUsage(context.Background(), usage("a1", 100))
 			assert.False(t, inARow)
 			s.CachePrompt("ses_p", prompt("u1", "a1"))
 			s.CacheSystem("ses_p", 1, 6) // hookwire's block changed: a bust
-			bust, inARow := s.CacheUsage(usage("a2", 10))
+			bust, inARow := s.CacheUsage(context.Background(), usage("a2", 10))
 			require.NotNil(t, bust)
 			assert.False(t, inARow)
 			for _, read := range []int64{20, 30} { // the same message, newer figures, still a bust
-				bust, inARow = s.CacheUsage(usage("a2", read))
+				bust, inARow = s.CacheUsage(context.Background(), usage("a2", read))
 				require.NotNil(t, bust, "still a bust")
 				assert.False(t, inARow, "one bust is not two in a row")
 			}

@@ -65,11 +65,11 @@ func TestRestoreManyAgents(t *testing.T) {
 
 	// A kept agent's counter continues; an agent with a new prefix is not
 	// remembered, as MaxAliasPrefixesPerParent counters are held.
-	s.BeginCall("c1", "ses_parent", "agent 65535", "new", "")
-	s.CompleteCall("c1", out("ses_new"))
+	s.BeginCall(context.Background(), "c1", "ses_parent", "agent 65535", "new", "")
+	s.CompleteCall(context.Background(), "c1", out("ses_new"))
 	assert.Equal(t, "agent-65535-2", s.List("ses_parent")[0].Alias)
-	s.BeginCall("c2", "ses_parent", "explorer", "new", "")
-	s.CompleteCall("c2", out("ses_other"))
+	s.BeginCall(context.Background(), "c2", "ses_parent", "explorer", "new", "")
+	s.CompleteCall(context.Background(), "c2", out("ses_other"))
 	assert.Equal(t, MaxAgentsPerParent+1, s.Stats().Entries)
 	assertBytesCounted(t, s)
 }
@@ -114,8 +114,8 @@ func TestRestoreRepairsCounters(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestStore(Config{MaxSessionsPerAgent: 5})
 			require.NoError(t, s.Restore([]byte(tt.data)))
-			s.BeginCall("c", "p", "explorer", "new", "")
-			s.CompleteCall("c", out("ses_new"))
+			s.BeginCall(context.Background(), "c", "p", "explorer", "new", "")
+			s.CompleteCall(context.Background(), "c", out("ses_new"))
 			var got string
 			for _, e := range s.List("p") {
 				if e.TaskID == "ses_new" {
@@ -182,15 +182,15 @@ func TestRestoreCapsStrings(t *testing.T) {
 	assert.Equal(t, MaxLabelBytes, len(list[0].Label), "the label is cut at a character boundary")
 	assert.Equal(t, strings.Repeat("é", MaxLabelBytes/2), list[0].Label)
 	assert.Equal(t, 2, s.Stats().FrozenBlocks)
-	assert.Equal(t, "", s.FrozenBlock("p", "m_big", func() string { return "recomputed" }), "an oversized block is frozen empty")
-	assert.Equal(t, "ok", s.FrozenBlock("p", "m", func() string { return "recomputed" }))
+	assert.Equal(t, "", s.FrozenBlock(context.Background(), "p", "m_big", func() string { return "recomputed" }), "an oversized block is frozen empty")
+	assert.Equal(t, "ok", s.FrozenBlock(context.Background(), "p", "m", func() string { return "recomputed" }))
 	assert.Equal(t, 1, s.Stats().TrackedSessions)
 	assert.Equal(t, "b", s.Agent("s2"))
 
 	// exp-9's entry is dropped (its task id is too long) but its number
 	// still counts: the alias is never handed out again.
-	s.BeginCall("c", "p", "explorer", "new", "")
-	s.CompleteCall("c", out("ses_new"))
+	s.BeginCall(context.Background(), "c", "p", "explorer", "new", "")
+	s.CompleteCall(context.Background(), "c", out("ses_new"))
 	assert.Equal(t, "exp-10", s.List("p")[0].Alias)
 }
 
@@ -199,7 +199,7 @@ func TestRestoreAppliesByteBudget(t *testing.T) {
 	src := newTestStore(Config{})
 	block := strings.Repeat("b", 4000)
 	for i := range 40 {
-		src.FrozenBlock("p"+strconv.Itoa(i), "m", func() string { return block })
+		src.FrozenBlock(context.Background(), "p"+strconv.Itoa(i), "m", func() string { return block })
 	}
 	data, err := src.Snapshot()
 	require.NoError(t, err)

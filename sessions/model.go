@@ -1,5 +1,7 @@
 package sessions
 
+import "context"
+
 // ModelDecision is the model the sidecar chose for a session at its latest
 // chat.message (PROTOCOL.md 4.7): the model it runs on, the variant, the
 // rung of MODEL_RESOLUTION.md that decided ("" when none answered and the
@@ -38,8 +40,8 @@ const modelOverhead = 64
 // is not tracked keeps none, and a decision over the string caps is not
 // kept (the session's earlier one is dropped too, so none that is out of
 // date is shown).
-func (s *Store) SetModelDecision(session string, d ModelDecision) {
-	s.mu.Lock()
+func (s *Store) SetModelDecision(ctx context.Context, session string, d ModelDecision) {
+	s.lock(ctx)
 	defer s.unlock()
 	s.refresh()
 	sa := s.cachedAgent(session)

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -35,10 +36,10 @@ func TestModelDecision(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestStore(Config{})
 			if tt.tracked {
-				s.SetAgent("ses_c", "explorer")
+				s.SetAgent(context.Background(), "ses_c", "explorer")
 			}
 			for _, d := range tt.set {
-				s.SetModelDecision("ses_c", d)
+				s.SetModelDecision(context.Background(), "ses_c", d)
 			}
 			got, ok := s.ModelDecision("ses_c")
 			if tt.want == nil {
@@ -56,8 +57,8 @@ func TestModelDecision(t *testing.T) {
 // session's deletion forgets it with the session's agent.
 func TestListShowsTaskSessionModel(t *testing.T) {
 	h := newHarness(t, Config{})
-	h.s.SetAgent("ses_a", "explorer")
-	h.s.SetModelDecision("ses_a", ModelDecision{Model: "fake/fake-model-2", Rung: "fallback-chain", Changed: true})
+	h.s.SetAgent(context.Background(), "ses_a", "explorer")
+	h.s.SetModelDecision(context.Background(), "ses_a", ModelDecision{Model: "fake/fake-model-2", Rung: "fallback-chain", Changed: true})
 	h.task("ses_p", "explorer", "look", "ses_a")
 	h.task("ses_p", "oracle", "think", "ses_b")
 
@@ -67,7 +68,7 @@ func TestListShowsTaskSessionModel(t *testing.T) {
 	require.NotNil(t, list[1].Model)
 	assert.Equal(t, ModelDecision{Model: "fake/fake-model-2", Rung: "fallback-chain", Changed: true}, *list[1].Model)
 
-	h.s.DeleteSession("ses_a")
+	h.s.DeleteSession(context.Background(), "ses_a")
 	_, ok := h.s.ModelDecision("ses_a")
 	assert.False(t, ok)
 }
@@ -77,8 +78,8 @@ func TestListShowsTaskSessionModel(t *testing.T) {
 // decision breaks the caps keeps the session without it.
 func TestModelDecisionPersists(t *testing.T) {
 	h := newHarness(t, Config{})
-	h.s.SetAgent("ses_a", "explorer")
-	h.s.SetModelDecision("ses_a", ModelDecision{Model: "fake/fake-model-2", Variant: "high", Rung: "fallback-chain", Changed: true})
+	h.s.SetAgent(context.Background(), "ses_a", "explorer")
+	h.s.SetModelDecision(context.Background(), "ses_a", ModelDecision{Model: "fake/fake-model-2", Variant: "high", Rung: "fallback-chain", Changed: true})
 	h.task("ses_p", "explorer", "look", "ses_a")
 	data, err := h.s.Snapshot()
 	require.NoError(t, err)
@@ -127,11 +128,11 @@ func TestModelDecisionBytes(t *testing.T) {
 			for range 2000 {
 				switch rng.IntN(4) {
 				case 0:
-					s.SetAgent(pick(24), "explorer")
+					s.SetAgent(context.Background(), pick(24), "explorer")
 				case 1, 2:
-					s.SetModelDecision(pick(24), ModelDecision{Model: "p/" + strings.Repeat("m", rng.IntN(300)), Rung: "fallback-chain", Changed: rng.IntN(2) == 0})
+					s.SetModelDecision(context.Background(), pick(24), ModelDecision{Model: "p/" + strings.Repeat("m", rng.IntN(300)), Rung: "fallback-chain", Changed: rng.IntN(2) == 0})
 				case 3:
-					s.DeleteSession(pick(24))
+					s.DeleteSession(context.Background(), pick(24))
 				}
 				require.LessOrEqual(t, s.bytes(), budget)
 			}

@@ -23,9 +23,9 @@ import (
 // doTask runs one complete task call, as the handlers do, that returns id.
 func doTask(t *testing.T, s *Store, callID, parent, agent, label, id string) {
 	t.Helper()
-	act, _ := s.BeginCall(callID, parent, agent, label, "")
+	act, _ := s.BeginCall(context.Background(), callID, parent, agent, label, "")
 	require.Equal(t, TaskIDLeave, act)
-	s.CompleteCall(callID, core.TaskOutcome{TaskID: id})
+	s.CompleteCall(context.Background(), callID, core.TaskOutcome{TaskID: id})
 }
 
 // aliasesOf lists parent's entries as "alias taskID".
@@ -94,14 +94,14 @@ func TestReadOnlyDatabaseKeepsWhatIsNewInMemory(t *testing.T) {
 	for i := range 3 {
 		doTask(t, s, "call_p"+strconv.Itoa(i), "p"+strconv.Itoa(i+2), "oracle", "new", "ses_n"+strconv.Itoa(i))
 	}
-	s.SetAgent("ses_x", "oracle")
+	s.SetAgent(context.Background(), "ses_x", "oracle")
 
 	assert.Equal(t, []string{"exp-2 ses_b", "exp-1 ses_a"}, aliasesOf(s.List("p1")))
 	for i := range 3 {
 		assert.Equal(t, []string{"ora-1 ses_n" + strconv.Itoa(i)}, aliasesOf(s.List("p"+strconv.Itoa(i+2))), "a new parent's alias is kept")
 	}
 	assert.Equal(t, "oracle", s.Agent("ses_x"), "a new session's agent is kept")
-	act, id := s.BeginCall("call_r", "p3", "oracle", "again", "ora-1")
+	act, id := s.BeginCall(context.Background(), "call_r", "p3", "oracle", "again", "ora-1")
 	assert.Equal(t, TaskIDReplace, act)
 	assert.Equal(t, "ses_n1", id)
 	st := d.StateFile()
@@ -124,7 +124,7 @@ func TestForgetReadOnlyDatabaseRefused(t *testing.T) {
 		path := readOnlyState(t)
 		before, err := os.ReadFile(path)
 		require.NoError(t, err)
-		got, err := Forget(path, spec)
+		got, err := Forget(context.Background(), path, spec)
 		require.Error(t, err, "%+v", spec)
 		assert.Contains(t, err.Error(), "cannot be written", "%+v", spec)
 		assert.Equal(t, Forgotten{}, got, "%+v: nothing is said forgotten", spec)

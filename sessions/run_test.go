@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -26,7 +27,7 @@ func TestRunState(t *testing.T) {
 			name: "a resume runs until its outcome",
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
-				act, _ := h.s.BeginCall("c-resume", "p1", "explorer", "again", "exp-1")
+				act, _ := h.s.BeginCall(context.Background(), "c-resume", "p1", "explorer", "again", "exp-1")
 				require.Equal(h.t, TaskIDReplace, act)
 			},
 			want: Run{State: RunRunning},
@@ -51,8 +52,8 @@ func TestRunState(t *testing.T) {
 			name: "a thrown resume (errored part) failed, with its error cut",
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
-				h.s.BeginCall("c-resume", "p1", "explorer", "again", "exp-1")
-				h.s.FailCall("c-resume", long)
+				h.s.BeginCall(context.Background(), "c-resume", "p1", "explorer", "again", "exp-1")
+				h.s.FailCall(context.Background(), "c-resume", long)
 			},
 			want: Run{State: RunError, Error: long[:MaxRunErrorBytes]},
 		},
@@ -60,10 +61,10 @@ func TestRunState(t *testing.T) {
 			name: "an errored part seen again changes nothing: the call is gone",
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
-				h.s.BeginCall("c-resume", "p1", "explorer", "again", "exp-1")
-				h.s.FailCall("c-resume", "boom")
+				h.s.BeginCall(context.Background(), "c-resume", "p1", "explorer", "again", "exp-1")
+				h.s.FailCall(context.Background(), "c-resume", "boom")
 				h.resume("p1", "explorer", "again", "exp-1", out("ses_a"))
-				h.s.FailCall("c-resume", "boom")
+				h.s.FailCall(context.Background(), "c-resume", "boom")
 			},
 			want: Run{State: RunCompleted},
 		},
@@ -71,8 +72,8 @@ func TestRunState(t *testing.T) {
 			name: "a thrown fresh call marks no entry",
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
-				h.s.BeginCall("c-fresh", "p1", "explorer", "new", "")
-				h.s.FailCall("c-fresh", "Unknown agent type")
+				h.s.BeginCall(context.Background(), "c-fresh", "p1", "explorer", "new", "")
+				h.s.FailCall(context.Background(), "c-fresh", "Unknown agent type")
 			},
 			want: Run{State: RunCompleted},
 		},
@@ -80,7 +81,7 @@ func TestRunState(t *testing.T) {
 			name: "a resume without callID has no outcome, so it is not marked running",
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
-				h.s.BeginCall("", "p1", "explorer", "again", "exp-1")
+				h.s.BeginCall(context.Background(), "", "p1", "explorer", "again", "exp-1")
 			},
 			want: Run{State: RunCompleted},
 		},

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"strconv"
 	"testing"
 
@@ -51,8 +52,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	})
 	t.Run("frozen blocks and agents", func(t *testing.T) {
 		assert.Equal(t, "### Resumable Sessions\n- explorer: exp-1 one",
-			dst.s.FrozenBlock("p1", "m1", func() string { return "recomputed" }))
-		assert.Equal(t, "", dst.s.FrozenBlock("p1", "m2", func() string { return "recomputed" }))
+			dst.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "recomputed" }))
+		assert.Equal(t, "", dst.s.FrozenBlock(context.Background(), "p1", "m2", func() string { return "recomputed" }))
 		assert.Equal(t, "orchestrator", dst.s.Agent("p2"))
 		assert.Equal(t, "explorer", dst.s.Agent("ses_a"))
 	})
@@ -64,8 +65,8 @@ func TestRestoreKeepsRecencyOrder(t *testing.T) {
 	src.task("p2", "explorer", "two", "ses_b")
 	src.task("p3", "explorer", "three", "ses_c")
 	src.resolve("p1", "explorer", "exp-1") // p1 active again: p2 is the oldest
-	src.s.SetAgent("s1", "a")
-	src.s.SetAgent("s2", "b")
+	src.s.SetAgent(context.Background(), "s1", "a")
+	src.s.SetAgent(context.Background(), "s2", "b")
 	src.s.Agent("s1")
 	data, err := src.s.Snapshot()
 	require.NoError(t, err)
@@ -74,7 +75,7 @@ func TestRestoreKeepsRecencyOrder(t *testing.T) {
 	require.NoError(t, dst.s.Restore(data))
 	dst.n = 1000
 	dst.task("p4", "explorer", "four", "ses_d") // evicts the least recently active
-	dst.s.SetAgent("s3", "c")
+	dst.s.SetAgent(context.Background(), "s3", "c")
 	assert.Empty(t, dst.s.List("p2"))
 	assert.Len(t, dst.s.List("p1"), 1)
 	assert.Len(t, dst.s.List("p3"), 1)
@@ -148,8 +149,8 @@ func TestRestoreCounterBehindAliases(t *testing.T) {
 	s := newTestStore(Config{})
 	require.NoError(t, s.Restore([]byte(`{"version":1,"parents":[{"id":"p","counters":{"exp":1},"entries":[
 		{"agent":"explorer","alias":"exp-7","taskId":"ses_a","label":"l","lastUse":"2026-01-02T03:04:05Z","use":3}]}]}`)))
-	s.BeginCall("c", "p", "explorer", "new", "")
-	s.CompleteCall("c", out("ses_b"))
+	s.BeginCall(context.Background(), "c", "p", "explorer", "new", "")
+	s.CompleteCall(context.Background(), "c", out("ses_b"))
 	assert.Equal(t, "exp-8", s.List("p")[0].Alias)
 }
 

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"sort"
 	"strconv"
 	"strings"
@@ -305,8 +306,8 @@ func (s *Store) changed() { s.changes++ }
 // is remembered under it as a parent (entries, alias counters, frozen
 // blocks), every entry under any parent whose task id it is, the pending
 // calls made from it, and its agent.
-func (s *Store) DeleteSession(id string) {
-	s.mu.Lock()
+func (s *Store) DeleteSession(ctx context.Context, id string) {
+	s.lock(ctx)
 	defer s.unlock()
 	s.begin()
 	if s.db != nil {

@@ -81,8 +81,8 @@ func TestPruneOverBound5000ParentsToDefault1000(t *testing.T) {
 	d, err := OpenDatabase(t.Context(), path, s, logs.logger())
 	require.NoError(t, err)
 	start := time.Now()
-	act, _ := s.BeginCall("call_1", "ses_new_parent", "explorer", "new work", "")
-	s.CompleteCall("call_1", out("ses_new_task"))
+	act, _ := s.BeginCall(context.Background(), "call_1", "ses_new_parent", "explorer", "new work", "")
+	s.CompleteCall(context.Background(), "call_1", out("ses_new_task"))
 	first := time.Since(start)
 	assert.Equal(t, TaskIDLeave, act)
 	require.NoError(t, d.Close())
@@ -113,10 +113,10 @@ func TestPruneStepsBounded(t *testing.T) {
 	s.cfg.MaxParents, s.cfg.MaxTrackedSessions = 1000, 1000
 	s.mu.Unlock()
 	before := countRows(t, path, "parents")
-	require.True(t, s.pruneStep(), "more to prune after one step")
+	require.True(t, s.pruneStep(context.Background()), "more to prune after one step")
 	assert.Equal(t, pruneBatch, before-countRows(t, path, "parents"), "one step forgets one batch of parents")
 	steps := 2 // the first, and the one that says none is left
-	for s.pruneStep() {
+	for s.pruneStep(context.Background()) {
 		steps++
 	}
 	require.NoError(t, d.Close())
@@ -145,7 +145,7 @@ func BenchmarkPruneOverBound(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				s.SetAgent("ses_x", "explorer")
+				s.SetAgent(context.Background(), "ses_x", "explorer")
 				if err := d.Close(); err != nil {
 					b.Fatal(err)
 				}
@@ -190,7 +190,7 @@ func TestCacheTokenSums1100UsagesOf2To53(t *testing.T) {
 		if i%2 == 1 {
 			read = 0 // a bust: all of it lost
 		}
-		s.CacheUsage(Usage{Session: "ses_big", Message: "msg_" + strconv.Itoa(i), Model: "fake/m",
+		s.CacheUsage(context.Background(), Usage{Session: "ses_big", Message: "msg_" + strconv.Itoa(i), Model: "fake/m",
 			Input: big, Output: big, CacheRead: read, CacheWrite: big})
 	}
 	list := s.CacheList()
@@ -235,13 +235,13 @@ func TestUnwrittenKeptUntilWritten(t *testing.T) {
 	h.task("ses_old", "oracle", "while failing too", "ses_failing_old")
 	require.Contains(t, d.StateFile().LastWriteError, "disk full (test)")
 	for range 3 { // further requests, one a failing write
-		h.s.SetAgent("ses_other", "explorer")
+		h.s.SetAgent(context.Background(), "ses_other", "explorer")
 		require.Len(t, h.s.List("ses_new"), 1, "the new parent's alias is served from the cache")
 		require.Len(t, h.s.List("ses_old"), 2)
 	}
 
 	execOn(t, path, "DROP TRIGGER fail_writes")
-	h.s.SetAgent("ses_again", "explorer") // a transaction that works
+	h.s.SetAgent(context.Background(), "ses_again", "explorer") // a transaction that works
 	assert.Empty(t, d.StateFile().LastWriteError)
 
 	s2 := New(Config{})
@@ -266,7 +266,7 @@ func TestUnwrittenYieldsToAnotherProcess(t *testing.T) {
 	require.NotEmpty(t, da.StateFile().LastWriteError)
 	execOn(t, path, "DROP TRIGGER fail_writes")
 	b.task("ses_p", "coder", "b's", "ses_from_b")
-	a.s.SetAgent("ses_x", "explorer") // a's next transaction
+	a.s.SetAgent(context.Background(), "ses_x", "explorer") // a's next transaction
 
 	var ids []string
 	for _, e := range a.s.List("ses_p") {
@@ -359,7 +359,7 @@ func TestDatabaseDeletedOrReplacedUnderProcess(t *testing.T) {
 				require.NoError(t, os.Rename(other, path))
 			}
 			require.Eventually(t, func() bool {
-				h.s.SetAgent("ses_poke", "explorer") // requests go on meanwhile
+				h.s.SetAgent(context.Background(), "ses_poke", "explorer") // requests go on meanwhile
 				for _, w := range d.StateFile().Warnings {
 					if strings.Contains(w, tt+" under this process") {
 						return true
@@ -408,7 +408,7 @@ func TestCorruptUnderRunningProcessMovedAside(t *testing.T) {
 	b.task("ses_b", "explorer", "b's", "ses_b_child")
 
 	require.Eventually(t, func() bool {
-		a.s.SetAgent("ses_poke", "explorer")
+		a.s.SetAgent(context.Background(), "ses_poke", "explorer")
 		for _, w := range da.StateFile().Warnings {
 			if strings.Contains(w, "replaced under this process") {
 				return true

@@ -74,8 +74,8 @@ func childRound(path string, start int64, writes int, parent string) {
 	rep := childReport{Mode: d.StateFile().Mode, Reason: d.StateFile().Reason}
 	for i := range writes {
 		call := parent + "_call_" + strconv.Itoa(i)
-		s.BeginCall(call, parent, "agent"+strconv.Itoa(i), "task "+strconv.Itoa(i), "")
-		s.CompleteCall(call, out(parent+"_task_"+strconv.Itoa(i)))
+		s.BeginCall(context.Background(), call, parent, "agent"+strconv.Itoa(i), "task "+strconv.Itoa(i), "")
+		s.CompleteCall(context.Background(), call, out(parent+"_task_"+strconv.Itoa(i)))
 		if e := d.StateFile().LastWriteError; e != "" && rep.WriteError == "" {
 			rep.WriteError = e
 		}

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"sync"
@@ -40,9 +41,9 @@ func (h *harness) callID() string { h.n++; return "call_" + strconv.Itoa(h.n) }
 func (h *harness) task(parent, agent, label, id string) {
 	h.t.Helper()
 	c := h.callID()
-	act, _ := h.s.BeginCall(c, parent, agent, label, "")
+	act, _ := h.s.BeginCall(context.Background(), c, parent, agent, label, "")
 	require.Equal(h.t, TaskIDLeave, act)
-	h.s.CompleteCall(c, out(id))
+	h.s.CompleteCall(context.Background(), c, out(id))
 }
 
 // resume runs a task call asking for requested, whose output says out. It
@@ -50,15 +51,15 @@ func (h *harness) task(parent, agent, label, id string) {
 func (h *harness) resume(parent, agent, label, requested string, out core.TaskOutcome) (TaskIDAction, string) {
 	h.t.Helper()
 	c := h.callID()
-	act, id := h.s.BeginCall(c, parent, agent, label, requested)
-	h.s.CompleteCall(c, out)
+	act, id := h.s.BeginCall(context.Background(), c, parent, agent, label, requested)
+	h.s.CompleteCall(context.Background(), c, out)
 	return act, id
 }
 
 // resolve asks BeginCall about requested without completing the call.
 func (h *harness) resolve(parent, agent, requested string) (TaskIDAction, string) {
 	h.t.Helper()
-	return h.s.BeginCall(h.callID(), parent, agent, "probe", requested)
+	return h.s.BeginCall(context.Background(), h.callID(), parent, agent, "probe", requested)
 }
 
 // aliases lists parent's entries as "alias=taskID label", newest first.
@@ -143,8 +144,8 @@ func TestCompleteCall(t *testing.T) {
 			name: "OpenCode 1.18 task tag is parsed",
 			run: func(h *harness) {
 				c := h.callID()
-				h.s.BeginCall(c, "p1", "explorer", "one", "")
-				h.s.CompleteCall(c, core.ParseTaskOutput("<task id=\"ses_x\" state=\"completed\">\nfound it\n</task>"))
+				h.s.BeginCall(context.Background(), c, "p1", "explorer", "one", "")
+				h.s.CompleteCall(context.Background(), c, core.ParseTaskOutput("<task id=\"ses_x\" state=\"completed\">\nfound it\n</task>"))
 			},
 			want: map[string][]string{"p1": {"exp-1=ses_x one"}},
 		},
@@ -152,24 +153,24 @@ func TestCompleteCall(t *testing.T) {
 			name: "output without an id remembers nothing",
 			run: func(h *harness) {
 				c := h.callID()
-				h.s.BeginCall(c, "p1", "explorer", "one", "")
-				h.s.CompleteCall(c, core.ParseTaskOutput("[ERROR] Invalid arguments"))
+				h.s.BeginCall(context.Background(), c, "p1", "explorer", "one", "")
+				h.s.CompleteCall(context.Background(), c, core.ParseTaskOutput("[ERROR] Invalid arguments"))
 			},
 			want: map[string][]string{"p1": nil},
 		},
 		{
 			name: "completion without a pending call does nothing",
 			run: func(h *harness) {
-				h.s.CompleteCall("never-begun", out("ses_a"))
+				h.s.CompleteCall(context.Background(), "never-begun", out("ses_a"))
 			},
 			want: map[string][]string{"": nil},
 		},
 		{
 			name: "a call completes once",
 			run: func(h *harness) {
-				h.s.BeginCall("c", "p1", "explorer", "one", "")
-				h.s.CompleteCall("c", out("ses_a"))
-				h.s.CompleteCall("c", out("ses_b"))
+				h.s.BeginCall(context.Background(), "c", "p1", "explorer", "one", "")
+				h.s.CompleteCall(context.Background(), "c", out("ses_a"))
+				h.s.CompleteCall(context.Background(), "c", out("ses_b"))
 			},
 			want: map[string][]string{"p1": {"exp-1=ses_a one"}},
 		},
@@ -296,7 +297,7 @@ func TestCompleteCall(t *testing.T) {
 				h.task("p1", "explorer", "two", "ses_b")
 				h.task("p1", "explorer", "three", "ses_c") // evicts exp-1
 				h.resume("p1", "explorer", "gone", "exp-3", sessionGone)
-				h.s.DeleteSession("ses_b") // forgets exp-2 as a child id
+				h.s.DeleteSession(context.Background(), "ses_b") // forgets exp-2 as a child id
 				h.task("p1", "explorer", "four", "ses_d")
 				h.task("p2", "explorer", "elsewhere", "ses_e")
 			},
@@ -336,10 +337,10 @@ func TestCompleteCall(t *testing.T) {
 		{
 			name: "a callID begun again is replaced",
 			run: func(h *harness) {
-				h.s.BeginCall("c", "p1", "explorer", "first", "")
-				h.s.BeginCall("c", "p1", "oracle", "second", "")
+				h.s.BeginCall(context.Background(), "c", "p1", "explorer", "first", "")
+				h.s.BeginCall(context.Background(), "c", "p1", "oracle", "second", "")
 				assert.Equal(h.t, 1, h.s.Stats().PendingCalls)
-				h.s.CompleteCall("c", out("ses_a"))
+				h.s.CompleteCall(context.Background(), "c", out("ses_a"))
 			},
 			want: map[string][]string{"p1": {"ora-1=ses_a second"}},
 		},
@@ -347,13 +348,13 @@ func TestCompleteCall(t *testing.T) {
 			name: "pending calls are capped, oldest evicted",
 			cfg:  Config{MaxPendingCalls: 2},
 			run: func(h *harness) {
-				h.s.BeginCall("c1", "p1", "explorer", "one", "")
-				h.s.BeginCall("c2", "p1", "explorer", "two", "")
-				h.s.BeginCall("c3", "p1", "explorer", "three", "")
+				h.s.BeginCall(context.Background(), "c1", "p1", "explorer", "one", "")
+				h.s.BeginCall(context.Background(), "c2", "p1", "explorer", "two", "")
+				h.s.BeginCall(context.Background(), "c3", "p1", "explorer", "three", "")
 				assert.Equal(h.t, 2, h.s.Stats().PendingCalls)
-				h.s.CompleteCall("c1", out("ses_a"))
-				h.s.CompleteCall("c3", out("ses_c"))
-				h.s.CompleteCall("c2", out("ses_b"))
+				h.s.CompleteCall(context.Background(), "c1", out("ses_a"))
+				h.s.CompleteCall(context.Background(), "c3", out("ses_c"))
+				h.s.CompleteCall(context.Background(), "c2", out("ses_b"))
 				assert.Equal(h.t, 0, h.s.Stats().PendingCalls)
 			},
 			want: map[string][]string{"p1": {"exp-2=ses_b two", "exp-1=ses_c three"}},
@@ -382,11 +383,11 @@ func TestCompleteCall(t *testing.T) {
 				h.task("p1", "explorer", "one", "ses_a")
 				h.task("p1", "explorer", "two", "ses_b")
 				h.task("p2", "explorer", "other", "ses_x")
-				h.s.BeginCall("late", "p1", "explorer", "late", "")
-				h.s.BeginCall("other", "p2", "explorer", "kept", "")
-				h.s.DeleteSession("p1")
-				h.s.CompleteCall("late", out("ses_late"))
-				h.s.CompleteCall("other", out("ses_y"))
+				h.s.BeginCall(context.Background(), "late", "p1", "explorer", "late", "")
+				h.s.BeginCall(context.Background(), "other", "p2", "explorer", "kept", "")
+				h.s.DeleteSession(context.Background(), "p1")
+				h.s.CompleteCall(context.Background(), "late", out("ses_late"))
+				h.s.CompleteCall(context.Background(), "other", out("ses_y"))
 				h.task("p1", "explorer", "new life", "ses_c")
 			},
 			want: map[string][]string{
@@ -401,7 +402,7 @@ func TestCompleteCall(t *testing.T) {
 				h.task("p1", "explorer", "two", "ses_shared")
 				h.task("p2", "oracle", "three", "ses_shared")
 				h.task("p2", "oracle", "four", "ses_b")
-				h.s.DeleteSession("ses_shared")
+				h.s.DeleteSession(context.Background(), "ses_shared")
 			},
 			want: map[string][]string{
 				"p1": {"exp-1=ses_a one"},
@@ -412,7 +413,7 @@ func TestCompleteCall(t *testing.T) {
 			name: "DeleteSession of an unknown id changes nothing",
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
-				h.s.DeleteSession("nobody")
+				h.s.DeleteSession(context.Background(), "nobody")
 			},
 			want: map[string][]string{"p1": {"exp-1=ses_a one"}},
 		},
@@ -421,9 +422,9 @@ func TestCompleteCall(t *testing.T) {
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
 				h.resume("p1", "explorer", "continued", "exp-1", out("ses_c"))
-				h.s.DeleteSession("ses_a") // the old id is no longer held
+				h.s.DeleteSession(context.Background(), "ses_a") // the old id is no longer held
 				h.task("p1", "oracle", "two", "ses_o")
-				h.s.DeleteSession("ses_o")
+				h.s.DeleteSession(context.Background(), "ses_o")
 			},
 			want: map[string][]string{"p1": {"exp-1=ses_c one"}},
 		},
@@ -485,7 +486,7 @@ func TestResumableSessions(t *testing.T) {
 			name: "parent with everything forgotten is nil",
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
-				h.s.DeleteSession("ses_a")
+				h.s.DeleteSession(context.Background(), "ses_a")
 			},
 			want: nil,
 		},
@@ -523,7 +524,7 @@ func TestResumableSessions(t *testing.T) {
 				h.task("p1", "explorer", "one", "ses_a")
 				h.task("p1", "oracle", "two", "ses_o")
 				h.task("p1", "explorer", "three", "ses_b")
-				h.s.DeleteSession("ses_b")
+				h.s.DeleteSession(context.Background(), "ses_b")
 			},
 			want: []core.BlockAgent{
 				{Agent: "oracle", Entries: []core.BlockEntry{{Alias: "ora-1", Label: "two"}}},
@@ -559,8 +560,8 @@ func TestList(t *testing.T) {
 func TestLastUseIsWallClock(t *testing.T) {
 	s := New(Config{})
 	before := time.Now()
-	s.BeginCall("c", "p1", "explorer", "one", "")
-	s.CompleteCall("c", out("ses_a"))
+	s.BeginCall(context.Background(), "c", "p1", "explorer", "one", "")
+	s.CompleteCall(context.Background(), "c", out("ses_a"))
 	got := s.List("p1")
 	require.Len(t, got, 1)
 	assert.False(t, got[0].LastUse.Before(before))
@@ -576,31 +577,31 @@ func TestSessionAgents(t *testing.T) {
 		{
 			name: "set and read",
 			run: func(s *Store) {
-				s.SetAgent("s1", "orchestrator")
-				s.SetAgent("s2", "explorer")
-				s.SetAgent("s1", "oracle")
+				s.SetAgent(context.Background(), "s1", "orchestrator")
+				s.SetAgent(context.Background(), "s2", "explorer")
+				s.SetAgent(context.Background(), "s1", "oracle")
 			},
 			want: map[string]string{"s1": "oracle", "s2": "explorer", "s3": ""},
 		},
 		{
 			name: "maxTrackedSessions forgets the least recently active",
 			run: func(s *Store) {
-				s.SetAgent("s1", "a")
-				s.SetAgent("s2", "b")
-				s.SetAgent("s3", "c")
+				s.SetAgent(context.Background(), "s1", "a")
+				s.SetAgent(context.Background(), "s2", "b")
+				s.SetAgent(context.Background(), "s3", "c")
 				s.Agent("s1") // reading is activity
-				s.SetAgent("s4", "d")
-				s.SetAgent("s3", "c") // setting again is activity
-				s.SetAgent("s5", "e")
+				s.SetAgent(context.Background(), "s4", "d")
+				s.SetAgent(context.Background(), "s3", "c") // setting again is activity
+				s.SetAgent(context.Background(), "s5", "e")
 			},
 			want: map[string]string{"s1": "", "s2": "", "s3": "c", "s4": "", "s5": "e"},
 		},
 		{
 			name: "DeleteSession forgets the agent",
 			run: func(s *Store) {
-				s.SetAgent("s1", "orchestrator")
-				s.SetAgent("s2", "explorer")
-				s.DeleteSession("s1")
+				s.SetAgent(context.Background(), "s1", "orchestrator")
+				s.SetAgent(context.Background(), "s2", "explorer")
+				s.DeleteSession(context.Background(), "s1")
 			},
 			want: map[string]string{"s1": "", "s2": "explorer"},
 		},
@@ -626,21 +627,21 @@ func TestFrozenBlock(t *testing.T) {
 		compute := func(text string) func() string {
 			return func() string { calls++; return text }
 		}
-		first := s.FrozenBlock("p1", "m1", compute("### Resumable Sessions\n- explorer: exp-1 é\u00a0x"))
-		again := s.FrozenBlock("p1", "m1", compute("something else"))
+		first := s.FrozenBlock(context.Background(), "p1", "m1", compute("### Resumable Sessions\n- explorer: exp-1 é\u00a0x"))
+		again := s.FrozenBlock(context.Background(), "p1", "m1", compute("something else"))
 		assert.Equal(t, first, again)
 		assert.Equal(t, 1, calls)
 
-		assert.Equal(t, "other", s.FrozenBlock("p1", "m2", compute("other")))
-		assert.Equal(t, "elsewhere", s.FrozenBlock("p2", "m1", compute("elsewhere")))
+		assert.Equal(t, "other", s.FrozenBlock(context.Background(), "p1", "m2", compute("other")))
+		assert.Equal(t, "elsewhere", s.FrozenBlock(context.Background(), "p2", "m1", compute("elsewhere")))
 		assert.Equal(t, 3, calls)
 		assert.Equal(t, 3, s.Stats().FrozenBlocks)
 	})
 
 	t.Run("an empty block is frozen too", func(t *testing.T) {
 		s := newTestStore(Config{})
-		assert.Equal(t, "", s.FrozenBlock("p1", "m1", func() string { return "" }))
-		assert.Equal(t, "", s.FrozenBlock("p1", "m1", func() string {
+		assert.Equal(t, "", s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "" }))
+		assert.Equal(t, "", s.FrozenBlock(context.Background(), "p1", "m1", func() string {
 			t.Fatal("compute called again")
 			return "x"
 		}))
@@ -649,53 +650,53 @@ func TestFrozenBlock(t *testing.T) {
 	t.Run("compute may read the store", func(t *testing.T) {
 		h := newHarness(t, Config{})
 		h.task("p1", "explorer", "one", "ses_a")
-		got := h.s.FrozenBlock("p1", "m1", func() string {
+		got := h.s.FrozenBlock(context.Background(), "p1", "m1", func() string {
 			return fmt.Sprint(h.s.ResumableSessions("p1"))
 		})
 		assert.Equal(t, "[{explorer [{exp-1 one}]}]", got)
 		h.task("p1", "explorer", "two", "ses_b")
-		assert.Equal(t, got, h.s.FrozenBlock("p1", "m1", func() string { return "changed" }))
+		assert.Equal(t, got, h.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "changed" }))
 	})
 
 	t.Run("cleared on delete", func(t *testing.T) {
 		s := newTestStore(Config{})
-		s.FrozenBlock("p1", "m1", func() string { return "old" })
-		s.FrozenBlock("p2", "m1", func() string { return "kept" })
-		s.DeleteSession("p1")
+		s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "old" })
+		s.FrozenBlock(context.Background(), "p2", "m1", func() string { return "kept" })
+		s.DeleteSession(context.Background(), "p1")
 		assert.Equal(t, 1, s.Stats().FrozenBlocks)
-		assert.Equal(t, "new", s.FrozenBlock("p1", "m1", func() string { return "new" }))
-		assert.Equal(t, "kept", s.FrozenBlock("p2", "m1", func() string { return "x" }))
+		assert.Equal(t, "new", s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "new" }))
+		assert.Equal(t, "kept", s.FrozenBlock(context.Background(), "p2", "m1", func() string { return "x" }))
 	})
 
 	t.Run("a full session freezes no more and keeps every earlier block", func(t *testing.T) {
 		s := newTestStore(Config{})
 		for i := 0; i < MaxFrozenBlocksPerSession; i++ {
-			s.FrozenBlock("p1", "m"+strconv.Itoa(i), func() string { return "b" + strconv.Itoa(i) })
+			s.FrozenBlock(context.Background(), "p1", "m"+strconv.Itoa(i), func() string { return "b" + strconv.Itoa(i) })
 		}
 		over := "m" + strconv.Itoa(MaxFrozenBlocksPerSession)
-		assert.Equal(t, "", s.FrozenBlock("p1", over, func() string { return "new" }), "beyond the bound: no block")
-		assert.Equal(t, "", s.FrozenBlock("p1", over, func() string { return "new" }), "and none next time either")
+		assert.Equal(t, "", s.FrozenBlock(context.Background(), "p1", over, func() string { return "new" }), "beyond the bound: no block")
+		assert.Equal(t, "", s.FrozenBlock(context.Background(), "p1", over, func() string { return "new" }), "and none next time either")
 		assert.Equal(t, MaxFrozenBlocksPerSession, s.Stats().FrozenBlocks)
-		assert.Equal(t, "b0", s.FrozenBlock("p1", "m0", func() string { return "x" }), "the first message keeps its bytes")
-		assert.Equal(t, "b255", s.FrozenBlock("p1", "m255", func() string { return "x" }))
+		assert.Equal(t, "b0", s.FrozenBlock(context.Background(), "p1", "m0", func() string { return "x" }), "the first message keeps its bytes")
+		assert.Equal(t, "b255", s.FrozenBlock(context.Background(), "p1", "m255", func() string { return "x" }))
 	})
 
 	t.Run("RetainFrozen drops blocks of messages that left the history", func(t *testing.T) {
 		s := newTestStore(Config{})
 		for i := 0; i < MaxFrozenBlocksPerSession; i++ {
-			s.FrozenBlock("p1", "m"+strconv.Itoa(i), func() string { return "b" + strconv.Itoa(i) })
+			s.FrozenBlock(context.Background(), "p1", "m"+strconv.Itoa(i), func() string { return "b" + strconv.Itoa(i) })
 		}
-		s.FrozenBlock("p2", "m0", func() string { return "other session" })
+		s.FrozenBlock(context.Background(), "p2", "m0", func() string { return "other session" })
 		c := s.changeCount()
 		// A compaction: only m200 and later are still in p1's history.
-		s.RetainFrozen("p1", func(id string) bool { n, _ := strconv.Atoi(id[1:]); return n >= 200 })
+		s.RetainFrozen(context.Background(), "p1", func(id string) bool { n, _ := strconv.Atoi(id[1:]); return n >= 200 })
 		assert.Equal(t, 56+1, s.Stats().FrozenBlocks)
 		assert.Greater(t, s.changeCount(), c, "the state file must learn of it")
-		assert.Equal(t, "b200", s.FrozenBlock("p1", "m200", func() string { return "x" }))
-		assert.Equal(t, "fresh", s.FrozenBlock("p1", "m999", func() string { return "fresh" }), "room again")
-		assert.Equal(t, "other session", s.FrozenBlock("p2", "m0", func() string { return "x" }))
-		s.RetainFrozen("nobody", func(string) bool { return false }) // unknown session: nothing happens
-		s.RetainFrozen("p2", func(string) bool { return false })     // below the bound: nothing happens
+		assert.Equal(t, "b200", s.FrozenBlock(context.Background(), "p1", "m200", func() string { return "x" }))
+		assert.Equal(t, "fresh", s.FrozenBlock(context.Background(), "p1", "m999", func() string { return "fresh" }), "room again")
+		assert.Equal(t, "other session", s.FrozenBlock(context.Background(), "p2", "m0", func() string { return "x" }))
+		s.RetainFrozen(context.Background(), "nobody", func(string) bool { return false }) // unknown session: nothing happens
+		s.RetainFrozen(context.Background(), "p2", func(string) bool { return false })     // below the bound: nothing happens
 		assert.Equal(t, 56+2, s.Stats().FrozenBlocks)
 	})
 
@@ -704,12 +705,12 @@ func TestFrozenBlock(t *testing.T) {
 		// the block frozen first is the one every later request sends, so
 		// the late value is dropped and no second block is stored.
 		s := newTestStore(Config{})
-		got := s.FrozenBlock("p1", "m1", func() string {
-			assert.Equal(t, "first", s.FrozenBlock("p1", "m1", func() string { return "first" }))
+		got := s.FrozenBlock(context.Background(), "p1", "m1", func() string {
+			assert.Equal(t, "first", s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "first" }))
 			return "second"
 		})
 		assert.Equal(t, "first", got)
-		assert.Equal(t, "first", s.FrozenBlock("p1", "m1", func() string { return "third" }))
+		assert.Equal(t, "first", s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "third" }))
 		assert.Equal(t, 1, s.Stats().FrozenBlocks)
 		s.mu.Lock()
 		p1, _ := s.parents.Get("p1")
@@ -720,12 +721,12 @@ func TestFrozenBlock(t *testing.T) {
 
 	t.Run("go with the parent's eviction", func(t *testing.T) {
 		s := newTestStore(Config{MaxParents: 2})
-		s.FrozenBlock("p1", "m1", func() string { return "one" })
-		s.FrozenBlock("p2", "m1", func() string { return "two" })
-		s.FrozenBlock("p3", "m1", func() string { return "three" })
+		s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "one" })
+		s.FrozenBlock(context.Background(), "p2", "m1", func() string { return "two" })
+		s.FrozenBlock(context.Background(), "p3", "m1", func() string { return "three" })
 		assert.Equal(t, 2, s.Stats().Parents)
 		assert.Equal(t, 2, s.Stats().FrozenBlocks)
-		assert.Equal(t, "again", s.FrozenBlock("p1", "m1", func() string { return "again" }))
+		assert.Equal(t, "again", s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "again" }))
 	})
 }
 
@@ -738,9 +739,9 @@ func TestDeleteSessionIsAChange(t *testing.T) {
 		id    string
 	}{
 		{"a parent with entries", func(h *harness) { h.task("p1", "explorer", "one", "ses_a") }, "p1"},
-		{"a parent with only a frozen block", func(h *harness) { h.s.FrozenBlock("p1", "m1", func() string { return "b" }) }, "p1"},
+		{"a parent with only a frozen block", func(h *harness) { h.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "b" }) }, "p1"},
 		{"a child's task session", func(h *harness) { h.task("p1", "explorer", "one", "ses_a") }, "ses_a"},
-		{"a tracked session", func(h *harness) { h.s.SetAgent("s1", "orchestrator") }, "s1"},
+		{"a tracked session", func(h *harness) { h.s.SetAgent(context.Background(), "s1", "orchestrator") }, "s1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -749,7 +750,7 @@ func TestDeleteSessionIsAChange(t *testing.T) {
 			before, err := h.s.Snapshot()
 			require.NoError(t, err)
 			c := h.s.changeCount()
-			h.s.DeleteSession(tt.id)
+			h.s.DeleteSession(context.Background(), tt.id)
 			assert.Greater(t, h.s.changeCount(), c, "recorded as a change")
 			after, err := h.s.Snapshot()
 			require.NoError(t, err)
@@ -765,7 +766,7 @@ func TestChanges(t *testing.T) {
 	h.s.List("")
 	h.s.Stats()
 	h.s.Agent("s1")
-	h.s.DeleteSession("nobody")
+	h.s.DeleteSession(context.Background(), "nobody")
 	assert.Equal(t, c0, h.s.changeCount(), "reads and no-ops change nothing")
 
 	steps := []struct {
@@ -774,9 +775,9 @@ func TestChanges(t *testing.T) {
 	}{
 		{"task remembered", func() { h.task("p1", "explorer", "one", "ses_a") }},
 		{"resume marks use", func() { h.resolve("p1", "explorer", "exp-1") }},
-		{"agent set", func() { h.s.SetAgent("s1", "orchestrator") }},
-		{"block frozen", func() { h.s.FrozenBlock("p1", "m1", func() string { return "b" }) }},
-		{"session deleted", func() { h.s.DeleteSession("p1") }},
+		{"agent set", func() { h.s.SetAgent(context.Background(), "s1", "orchestrator") }},
+		{"block frozen", func() { h.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "b" }) }},
+		{"session deleted", func() { h.s.DeleteSession(context.Background(), "p1") }},
 	}
 	for _, st := range steps {
 		before := h.s.changeCount()
@@ -792,12 +793,12 @@ func TestBoundsStayFlat(t *testing.T) {
 		parent := "p" + strconv.Itoa(i%700)
 		agent := []string{"explorer", "oracle", "fixer"}[i%3]
 		c := h.callID()
-		h.s.BeginCall(c, parent, agent, "l", "")
+		h.s.BeginCall(context.Background(), c, parent, agent, "l", "")
 		if i%4 != 0 { // some calls never complete
-			h.s.CompleteCall(c, out("ses_"+strconv.Itoa(i)))
+			h.s.CompleteCall(context.Background(), c, out("ses_"+strconv.Itoa(i)))
 		}
-		h.s.SetAgent(parent, "orchestrator")
-		h.s.FrozenBlock(parent, "m"+strconv.Itoa(i), func() string { return "b" })
+		h.s.SetAgent(context.Background(), parent, "orchestrator")
+		h.s.FrozenBlock(context.Background(), parent, "m"+strconv.Itoa(i), func() string { return "b" })
 	}
 	st := h.s.Stats()
 	assert.LessOrEqual(t, st.Parents, 50)
@@ -852,13 +853,13 @@ func TestConcurrentUse(t *testing.T) {
 			for i := 0; i < 2000; i++ {
 				parent := "p" + strconv.Itoa((g*7+i)%40)
 				c := fmt.Sprintf("c%d_%d", g, i)
-				s.BeginCall(c, parent, "explorer", "l", "exp-1")
-				s.CompleteCall(c, out(fmt.Sprintf("ses_%d_%d", g, i%5)))
-				s.SetAgent(parent, "orchestrator")
+				s.BeginCall(context.Background(), c, parent, "explorer", "l", "exp-1")
+				s.CompleteCall(context.Background(), c, out(fmt.Sprintf("ses_%d_%d", g, i%5)))
+				s.SetAgent(context.Background(), parent, "orchestrator")
 				s.Agent(parent)
-				s.FrozenBlock(parent, "m"+strconv.Itoa(i%3), func() string { return fmt.Sprint(s.ResumableSessions(parent)) })
+				s.FrozenBlock(context.Background(), parent, "m"+strconv.Itoa(i%3), func() string { return fmt.Sprint(s.ResumableSessions(parent)) })
 				if i%50 == 0 {
-					s.DeleteSession(parent)
+					s.DeleteSession(context.Background(), parent)
 				}
 				s.List("")
 				s.Stats()
@@ -889,23 +890,23 @@ func BenchmarkStoreMixed(b *testing.B) {
 		c := "call_" + strconv.Itoa(i)
 		switch i % 10 {
 		case 0, 1, 2, 3: // fresh task
-			s.BeginCall(c, parent, agent, "label", "")
-			s.CompleteCall(c, out("ses_child_"+strconv.Itoa(i)))
+			s.BeginCall(context.Background(), c, parent, agent, "label", "")
+			s.CompleteCall(context.Background(), c, out("ses_child_"+strconv.Itoa(i)))
 		case 4, 5, 6: // resume by alias
-			if act, id := s.BeginCall(c, parent, agent, "label", "exp-1"); act == TaskIDReplace {
-				s.CompleteCall(c, out(id))
+			if act, id := s.BeginCall(context.Background(), c, parent, agent, "label", "exp-1"); act == TaskIDReplace {
+				s.CompleteCall(context.Background(), c, out(id))
 			} else {
-				s.CompleteCall(c, out("ses_child_"+strconv.Itoa(i)))
+				s.CompleteCall(context.Background(), c, out("ses_child_"+strconv.Itoa(i)))
 			}
 		case 7:
 			s.ResumableSessions(parent)
 		case 8:
-			s.SetAgent(parent, "orchestrator")
+			s.SetAgent(context.Background(), parent, "orchestrator")
 		case 9:
 			if i%100 == 9 {
-				s.DeleteSession(parent)
+				s.DeleteSession(context.Background(), parent)
 			} else {
-				s.DeleteSession("ses_child_" + strconv.Itoa(i-5))
+				s.DeleteSession(context.Background(), "ses_child_"+strconv.Itoa(i-5))
 			}
 		}
 	}

@@ -101,7 +101,7 @@ type Recorder struct {
 	tw      *Writer // writes into buf
 	buf     bytes.Buffer
 	held    *heldStep // the message read last, until its reply or the next event
-	method  string    // the method whose reply comes next, for varyingMembers
+	method  string    // the method whose reply comes next, for contract.VaryingMembers
 	drop    int       // replies to leave out: their message was left out
 	gaveUp  string    // why the recording stopped, once
 	written bool      // something reached out
@@ -270,6 +270,12 @@ func (r *Recorder) handle(ev recordEvent) {
 		r.write(Step{Note: "here the sidecar skipped input (" + ev.reason + "); it and its error reply are left out"})
 		r.drop++
 	case 'w':
+		if rpc.IsNotification(ev.data) {
+			// The sidecar's own (cache.bust): replay serves without a
+			// reader for them, so a recording keeps none, and the reply
+			// awaited is still the next one.
+			return
+		}
 		r.release()
 		if r.drop > 0 {
 			r.drop--
@@ -361,20 +367,11 @@ func (r *Recorder) write(st Step) {
 	}
 }
 
-// varyingMembers are the members of replies that differ from run to run,
-// by method: they are recorded as Any. "*" stands for every item of an
-// array.
-var varyingMembers = map[string][][]string{
-	contract.MethodInitialize:   {{"result", "serverInfo", "version"}},
-	contract.MethodStatus:       {{"result", "version"}, {"result", "uptimeSeconds"}, {"result", "memory"}, {"result", "state"}, {"result", "stateFile"}},
-	contract.MethodSessionsList: {{"result", "*", "lastUse"}},
-}
-
 // wildcardVarying returns reply with the varying members of method's
 // replies set to Any (and then its members sorted, as an update writes
 // them).
 func wildcardVarying(method string, reply []byte) json.RawMessage {
-	paths := varyingMembers[method]
+	paths := contract.VaryingMembers[method]
 	if paths == nil {
 		return reply
 	}

@@ -129,6 +129,20 @@ func TestRecorderSteps(t *testing.T) {
 			},
 		},
 		{
+			name: "a notification the sidecar sends on its own (cache.bust) is not recorded, and the awaited reply is still the next",
+			events: []ev{
+				{'r', `{"jsonrpc":"2.0","method":"event","params":{}}`},
+				{'r', `{"jsonrpc":"2.0","id":5,"method":"status"}`},
+				{'w', `{"jsonrpc":"2.0","method":"cache.bust","params":{"session":"ses_1","bustsInARow":2}}`},
+				{'w', `{"id":5,"result":{"version":"v","errors":0},"jsonrpc":"2.0"}`},
+			},
+			want: []string{
+				`{"send":{"jsonrpc":"2.0","method":"event","params":{}}}`,
+				`{"send":{"jsonrpc":"2.0","id":5,"method":"status"}}`,
+				`{"recv":{"id":5,"jsonrpc":"2.0","result":{"errors":0,"version":"<any>"}}}`,
+			},
+		},
+		{
 			name: "skipped input: a note, and its error reply is left out",
 			events: []ev{
 				{'s', "message over the size limit"},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -49,7 +50,7 @@ func forgetCmd(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 
-	done, err := sessions.Forget(path, sessions.ForgetSpec{All: *all, Parent: *parent, Alias: *alias})
+	done, err := sessions.Forget(context.Background(), path, sessions.ForgetSpec{All: *all, Parent: *parent, Alias: *alias})
 	if err != nil {
 		fmt.Fprintln(stderr, "hookwire forget:", err)
 		return 1

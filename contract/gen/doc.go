@@ -139,5 +139,8 @@ func docFlags(m member, result bool) string {
 	if result && m.OmitEmpty {
 		fs = append(fs, "absent when empty")
 	}
+	if m.Varies {
+		fs = append(fs, "differs from run to run")
+	}
 	return strings.Join(fs, ", ")
 }

@@ -161,8 +161,11 @@ type member struct {
 	// Nullable: the member may be null.
 	Nullable bool `json:"nullable,omitempty"`
 	// OmitEmpty: a result's member left out when empty.
-	OmitEmpty bool     `json:"omitEmpty,omitempty"`
-	Fields    []member `json:"fields,omitempty"`
+	OmitEmpty bool `json:"omitEmpty,omitempty"`
+	// Varies: a result's member that differs from run to run (a version,
+	// a time); recordings keep it as <any> (contract.VaryingMembers).
+	Varies bool     `json:"varies,omitempty"`
+	Fields []member `json:"fields,omitempty"`
 }
 
 type shimOptions struct {
@@ -533,6 +536,16 @@ func goSource(s *spec) ([]byte, error) {
 	for i, n := range s.Observer.Notifications {
 		p("%sMethod%s", sep(i), goName(n))
 	}
+	p("}\n\n// VaryingMembers are, per method, the paths of the members of its reply\n// that differ from run to run (varies); \"*\" stands for every item of an\n// array. A recording keeps them as <any>.\nvar VaryingMembers = map[string][][]string{\n")
+	for _, m := range s.Methods {
+		if paths := s.varying(m); len(paths) > 0 {
+			p("\tMethod%s: {", goName(m.Name))
+			for i, path := range paths {
+				p("%s{%s}", sep(i), quoteList(path))
+			}
+			p("},\n")
+		}
+	}
 	p("}\n\n// Errors is every error code, as PROTOCOL.md 8 lists them.\nvar Errors = []ErrorCode{\n")
 	for _, e := range s.Errors {
 		p("\t{Code: Code%s, Name: %q, Message: %q},\n", e.Name, e.Name, e.Message)
@@ -559,6 +572,47 @@ func goSource(s *spec) ([]byte, error) {
 		return nil, fmt.Errorf("formatting the Go source: %w", err)
 	}
 	return out, nil
+}
+
+// varying returns the paths of m's reply members that vary, from "result".
+func (s *spec) varying(m method) [][]string {
+	var out [][]string
+	var walk func(path []string, t string, ms []member, depth int)
+	walk = func(path []string, t string, ms []member, depth int) {
+		if depth > 8 {
+			return
+		}
+		if t != "" {
+			for strings.HasSuffix(t, "[]") {
+				t, path = strings.TrimSuffix(t, "[]"), append(slices.Clip(path), "*")
+			}
+			i := slices.IndexFunc(s.Types, func(nt namedType) bool { return nt.Name == t })
+			if i < 0 {
+				return
+			}
+			ms = s.Types[i].Fields
+		}
+		for _, f := range ms {
+			p := append(slices.Clip(path), f.Name)
+			if f.Varies {
+				out = append(out, p)
+				continue
+			}
+			walk(p, f.Type, f.Fields, depth+1)
+		}
+	}
+	if m.Result != "" {
+		walk([]string{"result"}, m.Result, nil, 0)
+	}
+	return out
+}
+
+func quoteList(list []string) string {
+	parts := make([]string, len(list))
+	for i, s := range list {
+		parts[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func noteNames(ns []note) []string {

@@ -92,6 +92,25 @@ func TestProtocolDocSection(t *testing.T) {
 	assert.ErrorContains(t, err, "no generated section")
 }
 
+// The members marked varies are found through named types and lists, as
+// paths from the reply's result.
+func TestVaryingMembers(t *testing.T) {
+	s, err := parse([]byte(`{"protocolVersion": 1, "methods": [
+	  {"name": "status", "kind": "request", "role": "method", "result": "R"},
+	  {"name": "x.list", "kind": "request", "role": "method", "result": "E[]"},
+	  {"name": "x.none", "kind": "request", "role": "method"}],
+	  "types": [{"name": "R", "fields": [{"name": "v", "type": "string", "varies": true}, {"name": "in", "type": "I"},
+	      {"name": "o", "fields": [{"name": "t", "type": "time", "varies": true}]}]},
+	    {"name": "I", "fields": [{"name": "n", "type": "integer"}, {"name": "w", "type": "string", "varies": true}]},
+	    {"name": "E", "fields": [{"name": "at", "type": "time", "varies": true}]}],
+	  "events": [], "observer": {"methods": [], "notifications": []}, "errors": [],
+	  "transformReads": {"info": [], "part": [], "sync": []}, "packages": {"plugin": "p", "platforms": []}}`))
+	require.NoError(t, err)
+	assert.Equal(t, [][]string{{"result", "v"}, {"result", "in", "w"}, {"result", "o", "t"}}, s.varying(s.Methods[0]))
+	assert.Equal(t, [][]string{{"result", "*", "at"}}, s.varying(s.Methods[1]))
+	assert.Empty(t, s.varying(s.Methods[2]))
+}
+
 // A contract with a mistake is refused with an error that names it;
 // nothing is generated from it.
 func TestContractMistakes(t *testing.T) {
