@@ -432,6 +432,7 @@ func (d *Database) migrateInPlace(ctx context.Context) error {
 	if cerr := c.close(); err == nil {
 		err = cerr
 	}
+	os.Remove(tmp + queueSuffix) // its queue: no other process knew tmp
 	if err == nil && !isJSONFile(d.path) {
 		os.Remove(tmp) // another process migrated it meanwhile: use theirs
 		return nil

@@ -68,12 +68,15 @@ func CheckStatePath(path string) error {
 	return nil
 }
 
+// companions names the files beside the database at path: SQLite's, and
+// the writers' queue (dbqueue.go), which is not part of the database and
+// is not moved aside with it.
 func companions(path string) []string {
-	out := make([]string, len(companionSuffixes))
-	for i, s := range companionSuffixes {
-		out[i] = path + s
+	out := make([]string, 0, len(companionSuffixes)+1)
+	for _, s := range companionSuffixes {
+		out = append(out, path+s)
 	}
-	return out
+	return append(out, path+queueSuffix)
 }
 
 // DirWarning returns a warning when the directory holding path can be
@@ -105,6 +108,12 @@ type dbConn struct {
 	// (dbwriters.go); writing: this connection holds its turn.
 	writers *writerQueue
 	writing bool
+	// queue is the writers' turn across processes (dbqueue.go; nil: none
+	// could be made); turn is this connection's while it writes.
+	queue *writerLock
+	turn  turn
+	// wal is the record of the WAL's checkpoints (dbwal.go).
+	wal walBound
 }
 
 // dbURI is path as an SQLite URI filename with the given parameters.
@@ -290,6 +299,7 @@ func connect(ctx context.Context, path string, params url.Values, readOnly bool)
 	c := &dbConn{path: path, db: db, conn: conn, readOnly: readOnly, stmts: map[string]*sql.Stmt{}}
 	if !readOnly {
 		c.writers = joinWriters(path)
+		c.queue = newWriterLock(path)
 	}
 	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.Itoa(int(busyTimeout/time.Millisecond))); err != nil {
 		c.close()
@@ -368,7 +378,7 @@ func (c *dbConn) setUp(ctx context.Context) error {
 	if err := c.conn.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&jm); err != nil {
 		return classify(err)
 	}
-	if _, err := c.conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
+	if _, err := c.conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = "+strconv.Itoa(walFileLimit)); err != nil {
 		return classify(err)
 	}
 	return c.migrate(ctx, migrations[:])
@@ -404,6 +414,9 @@ func (c *dbConn) beginWrite(ctx context.Context) error {
 		}
 		c.writing = true
 	}
+	if c.queue != nil {
+		c.turn, _ = c.queue.lock(ctx, queueWait)
+	}
 	if _, err := c.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		c.endWrite()
 		return err
@@ -417,6 +430,7 @@ func (c *dbConn) commit(ctx context.Context) error {
 	if _, err := c.conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return err
 	}
+	c.boundWAL(ctx)
 	c.endWrite()
 	return nil
 }
@@ -429,8 +443,11 @@ func (c *dbConn) rollback(ctx context.Context) {
 	c.endWrite()
 }
 
-// endWrite gives this process's next writer on the file its turn.
+// endWrite gives the next writer on the file its turn: another
+// process's waiting in the queue, and this process's.
 func (c *dbConn) endWrite() {
+	c.turn.release()
+	c.turn = turn{}
 	if c.writing {
 		c.writing = false
 		c.writers.unlock()
