@@ -5,12 +5,7 @@
 HOOKWIRE_CACHE ?= $(HOME)/.cache/hookwire
 export HOOKWIRE_CACHE
 export GOMODCACHE ?= $(HOOKWIRE_CACHE)/go-mod
-export GOFLAGS ?= -mod=mod -trimpath
-# Plain builds (vet, `make build`, the tests' sidecar binaries) compile as
-# the linux/amd64 release build does (no cgo, -trimpath), so from an empty
-# build cache modernc's SQLite, about 100 CPU-seconds a configuration, is
-# compiled once for all of them; -race needs cgo and turns it back on.
-export CGO_ENABLED ?= 0
+export GOFLAGS ?= -mod=mod
 export npm_config_cache ?= $(HOOKWIRE_CACHE)/npm
 
 GO      ?= go
@@ -84,7 +79,7 @@ lint:
 # a stall should fail with its own message (the soaks' watchdog) or this
 # dump, not at go test's silent 10-minute default on a loaded machine.
 test-go:
-	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
 
 test-shim: build
 	cd shim && npm ci --no-audit --no-fund && HOOKWIRE_BIN=$(CURDIR)/$(BIN) npm test

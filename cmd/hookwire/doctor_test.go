@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -410,7 +411,7 @@ func buildVersioned(t *testing.T, v string) string {
 		return p
 	}
 	bin := filepath.Join(testDir, "hookwire-"+v)
-	out, err := goBuild("-ldflags", "-X main.version="+v, "-o", bin, ".").CombinedOutput()
+	out, err := exec.Command("go", "build", "-ldflags", "-X main.version="+v, "-o", bin, ".").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	if versioned.bins == nil {
 		versioned.bins = map[string]string{}

@@ -114,7 +114,7 @@ func TestVersionFlags(t *testing.T) {
 	}
 
 	bin := filepath.Join(t.TempDir(), "hookwire-ldflags")
-	out, err := goBuild("-ldflags", "-X main.version=v9.8.7", "-o", bin, ".").CombinedOutput()
+	out, err := exec.Command("go", "build", "-ldflags", "-X main.version=v9.8.7", "-o", bin, ".").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	out, err = exec.Command(bin, "--version").Output()
 	require.NoError(t, err)
