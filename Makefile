@@ -129,7 +129,7 @@ soak: build
 ## first, in the same run, and prints the ratios. `make test` runs a 3 s
 ## pass (TestLoadShort: nothing lost, the WAL bound).
 load:
-	HOOKWIRE_LOAD_BASELINE=$(LOAD_BASELINE) $(GO) test -tags load -run '^TestLoad$$' -count=1 -timeout 20m -v ./cmd/hookwire/
+	CGO_ENABLED=1 HOOKWIRE_LOAD_BASELINE=$(LOAD_BASELINE) $(GO) test -tags load -run '^TestLoad$$' -count=1 -timeout 20m -v ./cmd/hookwire/
 
 ## dist: the release artifacts in dist/ (git-ignored): the five binaries
 ## (hookwire-<npm version>-<goos>-<goarch>[.exe]), the npm packages
