@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math/rand/v2"
 	"net/url"
@@ -628,18 +627,4 @@ func moveAside(path string) (string, error) {
 		}
 	}
 	return name, nil
-}
-
-// isJSONFile reports whether path holds a JSON document (a state file of
-// an earlier release), by its first non-blank byte.
-func isJSONFile(path string) bool {
-	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow, 0)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	buf := make([]byte, 512)
-	n, _ := io.ReadFull(f, buf)
-	s := strings.TrimLeft(string(buf[:n]), " \t\r\n")
-	return strings.HasPrefix(s, "{")
 }

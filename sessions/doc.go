@@ -3,8 +3,9 @@
 // calls; which agent each session runs; the frozen cache-stable blocks; and
 // their persistence in the project's SQLite database, shared with every
 // other process on the project (db.go opens it, schema.go is its schema
-// and numbered migrations, dbstore.go is the store's
-// side of it, database.go what the server holds). It is safe for
-// concurrent use. It never speaks the protocol and never decides guidance
-// text (that is core's).
+// and numbered migrations, dbstore.go is the store's side of it,
+// database.go what the server holds, legacy.go the one-time import of an
+// earlier release's JSON state file). It is safe for concurrent use. It
+// never speaks the protocol and never decides guidance text (that is
+// core's).
 package sessions
