@@ -314,11 +314,10 @@ func TestCacheStableCompactionFreesRoom(t *testing.T) {
 // fakePersistence is a state file that is always written.
 type fakePersistence struct{}
 
-func (f *fakePersistence) Flush() error   { return nil }
 func (f *fakePersistence) Close() error   { return nil }
 func (f *fakePersistence) Status() string { return "persistent: /state/hookwire.json" }
-func (f *fakePersistence) StateFile() sessions.StateFileStatus {
-	return sessions.StateFileStatus{Mode: sessions.StateFilePersistent, Path: "/state/hookwire.json"}
+func (f *fakePersistence) State() sessions.StateStatus {
+	return sessions.StateStatus{Mode: sessions.StatePersistent, Path: "/state/hookwire.json"}
 }
 
 // TestRouteTable: the one route table gives initialize's capabilities and

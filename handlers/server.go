@@ -18,15 +18,14 @@ import (
 // ProtocolVersion is the protocol version this sidecar speaks.
 const ProtocolVersion = contract.ProtocolVersion
 
-// Persistence is what the server needs of the state file: a flush on
-// shutdown, a close at exit, and for status a line for humans and the same
-// as fields for clients. (Every change is written in its request's own
-// transaction, so nothing is nudged after a request.)
+// Persistence is what the server needs of the state database: a close at
+// exit, and for status a line for humans and the same as fields for
+// clients. (Every change is written in its request's own transaction, so
+// nothing is flushed after a request or at shutdown.)
 type Persistence interface {
-	Flush() error
 	Close() error
 	Status() string
-	StateFile() sessions.StateFileStatus
+	State() sessions.StateStatus
 }
 
 // Options wires a Server.
@@ -59,7 +58,7 @@ type Server struct {
 	// guidance (transform_state.go).
 	transform transformState
 
-	// mu serialises Dispatch and Close: a signal's final flush waits for
+	// mu serialises Dispatch and Close: a signal's final write waits for
 	// the request in flight.
 	mu       sync.Mutex
 	cfg      config.Config

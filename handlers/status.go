@@ -35,7 +35,7 @@ type statusAgents struct {
 // stateFile is status.stateFile: where the state lives, for clients (the
 // shim warns on memory-only); state says the same for humans. Mode is
 // stateFileNone or one of the sessions.StateFile* modes.
-type stateFile = sessions.StateFileStatus
+type stateFile = sessions.StateStatus
 
 // stateFileNone is stateFile's mode when no state file was asked for.
 const stateFileNone = "none"
@@ -53,7 +53,7 @@ func (s *Server) status(context.Context) (statusResult, error) {
 	requests, errs := s.gate.counts()
 	state, file := "memory", stateFile{Mode: stateFileNone}
 	if s.persist != nil {
-		state, file = s.persist.Status(), s.persist.StateFile()
+		state, file = s.persist.Status(), s.persist.State()
 	}
 	return statusResult{
 		Version:       s.opts.Version,

@@ -318,7 +318,7 @@ func TestCacheInDatabase(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	first := New(Config{})
 	d1, _ := openTestDB(t, path, first)
-	require.Equal(t, StateFilePersistent, d1.StateFile().Mode)
+	require.Equal(t, StatePersistent, d1.State().Mode)
 	first.SetAgent(context.Background(), "ses_p", "orchestrator")
 	playCache(t, first, []cacheStep{
 		{prompt: []string{"u1"}, sys: 1, block: 5}, {usage: use("a1", 100)},
@@ -336,7 +336,7 @@ func TestCacheInDatabase(t *testing.T) {
 	assert.True(t, inARow)
 	second.CacheUsage(context.Background(), Usage{Session: "ses_other", Message: "b1", CacheRead: 7})
 
-	got, err := ReadStateFile(path)
+	got, err := ReadState(path)
 	require.NoError(t, err)
 	require.Len(t, got.Cache, 2)
 	assert.Equal(t, "ses_other", got.Cache[0].Session, "the most recently used first")
@@ -348,7 +348,7 @@ func TestCacheInDatabase(t *testing.T) {
 	assert.Equal(t, got.Cache, first.CacheList(), "a process lists every process's figures")
 
 	first.DeleteSession(context.Background(), "ses_p")
-	got, err = ReadStateFile(path)
+	got, err = ReadState(path)
 	require.NoError(t, err)
 	require.Len(t, got.Cache, 1)
 	assert.Equal(t, "ses_other", got.Cache[0].Session)
@@ -407,7 +407,7 @@ func TestCacheImportedFromJSON(t *testing.T) {
 
 	r := New(Config{})
 	openTestDB(t, path, r) // migrated in place
-	got, err := ReadStateFile(path)
+	got, err := ReadState(path)
 	require.NoError(t, err)
 	require.Len(t, got.Cache, 2)
 	assert.Equal(t, []string{"ses_new", "ses_old"}, []string{got.Cache[0].Session, got.Cache[1].Session})

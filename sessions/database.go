@@ -55,7 +55,7 @@ type Database struct {
 // that cannot be opened leave the store in memory only; one that cannot be
 // written is read only; a corrupt one is moved aside (path.corrupt-<UTC
 // time>) and a new one made. Each case is logged once and shown in
-// StateFile. A JSON state file of an earlier release, at path itself or
+// State. A JSON state file of an earlier release, at path itself or
 // beside a path ending in .db (the same name with .json), is imported once
 // and kept as <that file>.bak. The error is for bad arguments only.
 func OpenDatabase(ctx context.Context, path string, store *Store, log zerolog.Logger) (*Database, error) {
@@ -98,9 +98,9 @@ func OpenDatabase(ctx context.Context, path string, store *Store, log zerolog.Lo
 		return d, nil
 	}
 	d.c = c
-	d.mode = StateFilePersistent
+	d.mode = StatePersistent
 	if ro != "" {
-		d.mode, d.reason = StateFileReadOnly, ro
+		d.mode, d.reason = StateReadOnly, ro
 		if c.immutable {
 			d.reason += "; read as an unchanging file, so what other processes write later is not seen"
 		}
@@ -202,7 +202,7 @@ func (d *Database) watchFile(ctx context.Context, stop <-chan struct{}) {
 		if err != nil {
 			d.mu.Lock()
 			d.c = nil
-			d.mode, d.reason = StateFileMemoryOnly, why+"; reopening it failed: "+err.Error()
+			d.mode, d.reason = StateMemoryOnly, why+"; reopening it failed: "+err.Error()
 			d.mu.Unlock()
 			d.log.Warn().Str("state", d.path).Str("reason", d.reason).Msg("state database not used: running in memory only")
 			return
@@ -212,7 +212,7 @@ func (d *Database) watchFile(ctx context.Context, stop <-chan struct{}) {
 }
 
 // MemoryOnly is a Database that keeps nothing: the store stays in memory,
-// and StateFile says so with reason (no state directory, for one).
+// and State says so with reason (no state directory, for one).
 func MemoryOnly(path, reason string, log zerolog.Logger) *Database {
 	d := &Database{path: path, log: log}
 	d.memoryOnly(reason)
@@ -228,7 +228,7 @@ func HasState(path string) bool {
 }
 
 func (d *Database) memoryOnly(reason string) {
-	d.mode, d.reason = StateFileMemoryOnly, reason
+	d.mode, d.reason = StateMemoryOnly, reason
 	d.log.Warn().Str("state", d.path).Str("reason", reason).Msg("state database not used: running in memory only")
 }
 
@@ -238,7 +238,7 @@ func (d *Database) memoryOnly(reason string) {
 // plugin at once: nothing is wrong with the file, so it is said at debug
 // level, not as a warning; the store is in memory for the moments left.
 func (d *Database) stopping(err error) {
-	d.mode, d.reason = StateFileMemoryOnly, "stopped before the state database was opened: "+err.Error()
+	d.mode, d.reason = StateMemoryOnly, "stopped before the state database was opened: "+err.Error()
 	d.log.Debug().Str("state", d.path).Err(err).Msg("state database not opened: the sidecar is stopping")
 }
 
@@ -268,9 +268,6 @@ func (d *Database) report(err error) {
 	}
 	d.lastErr = err
 }
-
-// Flush is part of handlers.Persistence: changes are already written.
-func (d *Database) Flush() error { return nil }
 
 // pruneLoop brings a database over its bounds within them, a short
 // transaction at a time, taking its turn with the requests' writers (each
@@ -323,8 +320,8 @@ func (d *Database) Close() error {
 	d.mu.Lock()
 	c := d.c
 	d.c = nil
-	if d.mode == StateFilePersistent || d.mode == StateFileReadOnly {
-		d.mode = StateFileClosed
+	if d.mode == StatePersistent || d.mode == StateReadOnly {
+		d.mode = StateClosed
 	}
 	d.mu.Unlock()
 	if c == nil {
@@ -342,15 +339,15 @@ func (d *Database) Close() error {
 	return c.close()
 }
 
-// StateFile reports where the state lives.
-func (d *Database) StateFile() StateFileStatus {
+// State reports where the state lives.
+func (d *Database) State() StateStatus {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	st := StateFileStatus{Mode: d.mode, Path: d.path, Warnings: d.warnings}
+	st := StateStatus{Mode: d.mode, Path: d.path, Warnings: d.warnings}
 	switch d.mode {
-	case StateFileReadOnly, StateFileMemoryOnly:
+	case StateReadOnly, StateMemoryOnly:
 		st.Reason = d.reason
-	case StateFilePersistent:
+	case StatePersistent:
 		if d.lastErr != nil {
 			st.LastWriteError = d.lastErr.Error()
 		}
@@ -358,13 +355,13 @@ func (d *Database) StateFile() StateFileStatus {
 	return st
 }
 
-// Status says the same as StateFile in a line for humans.
+// Status says the same as State in a line for humans.
 func (d *Database) Status() string {
-	st := d.StateFile()
+	st := d.State()
 	switch st.Mode {
-	case StateFileMemoryOnly, StateFileReadOnly:
+	case StateMemoryOnly, StateReadOnly:
 		return st.Mode + ": " + st.Reason
-	case StateFilePersistent:
+	case StatePersistent:
 		if st.LastWriteError != "" {
 			return "persistent: " + st.Path + "; last write failed: " + st.LastWriteError
 		}

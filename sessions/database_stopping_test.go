@@ -40,8 +40,8 @@ func TestOpenDatabaseWhileStopping(t *testing.T) {
 			d, err := OpenDatabase(ctx, path, New(Config{}), zerolog.New(&logged).Level(zerolog.InfoLevel))
 			require.NoError(t, err)
 			defer d.Close()
-			assert.Equal(t, StateFileMemoryOnly, d.StateFile().Mode)
-			assert.Contains(t, d.StateFile().Reason, "stopped before the state database was opened")
+			assert.Equal(t, StateMemoryOnly, d.State().Mode)
+			assert.Contains(t, d.State().Reason, "stopped before the state database was opened")
 			assert.NotContains(t, logged.String(), `"warn"`, "stopping is not a problem to warn of")
 			if berr == nil {
 				after, err := os.ReadFile(path)

@@ -53,7 +53,7 @@ func dbHarness(t *testing.T, path string, cfg Config) (*harness, *Database) {
 	t.Helper()
 	h := newHarness(t, cfg)
 	d, _ := openTestDB(t, path, h.s)
-	require.Equal(t, StateFilePersistent, d.StateFile().Mode, d.StateFile().Reason)
+	require.Equal(t, StatePersistent, d.State().Mode, d.State().Reason)
 	return h, d
 }
 
@@ -242,11 +242,11 @@ func TestDatabaseNewerFormat(t *testing.T) {
 
 	s := newTestStore(Config{})
 	d2, logs := openTestDB(t, path, s)
-	st := d2.StateFile()
-	assert.Equal(t, StateFileMemoryOnly, st.Mode)
+	st := d2.State()
+	assert.Equal(t, StateMemoryOnly, st.Mode)
 	assert.Contains(t, st.Reason, "format 7 written by a newer hookwire")
 	assert.Contains(t, logs.String(), "newer hookwire")
-	_, err = ReadStateFile(path)
+	_, err = ReadState(path)
 	assert.ErrorIs(t, err, ErrNewerFormat)
 	matches, _ := filepath.Glob(path + ".corrupt-*")
 	assert.Empty(t, matches, "a newer database is never moved aside")
@@ -267,7 +267,7 @@ func TestDatabaseCorruptMovedAside(t *testing.T) {
 				require.NoError(t, err)
 			}
 			h, d := dbHarness(t, path, Config{})
-			st := d.StateFile()
+			st := d.State()
 			require.Len(t, st.Warnings, 1)
 			assert.Contains(t, st.Warnings[0], "moved to "+path+".corrupt-")
 			matches, _ := filepath.Glob(path + ".corrupt-*")
@@ -323,8 +323,8 @@ func TestDatabaseRefusesLinksAndFIFOs(t *testing.T) {
 			tt.plant(t, path, target)
 			h := newHarness(t, Config{})
 			d, _ := openTestDB(t, path, h.s)
-			st := d.StateFile()
-			assert.Equal(t, StateFileMemoryOnly, st.Mode)
+			st := d.State()
+			assert.Equal(t, StateMemoryOnly, st.Mode)
 			assert.Contains(t, st.Reason, tt.why)
 			h.task("p1", "explorer", "one", "ses_a")
 			assert.Len(t, h.s.List("p1"), 1, "served from memory")
@@ -334,7 +334,7 @@ func TestDatabaseRefusesLinksAndFIFOs(t *testing.T) {
 			} else {
 				assert.ErrorIs(t, err, os.ErrNotExist, "a dangling link's target is not created")
 			}
-			_, err = ReadStateFile(path)
+			_, err = ReadState(path)
 			var fe *FileError
 			assert.ErrorAs(t, err, &fe, "readers refuse it too")
 			_, err = Forget(context.Background(), path, ForgetSpec{All: true})
@@ -348,7 +348,7 @@ func TestDatabaseModesAndDirWarning(t *testing.T) {
 	path := filepath.Join(dir, "state.db")
 	h, d := dbHarness(t, path, Config{})
 	h.task("p1", "explorer", "one", "ses_a")
-	assert.Empty(t, d.StateFile().Warnings)
+	assert.Empty(t, d.State().Warnings)
 	for _, name := range []string{path, path + "-wal", path + "-shm"} {
 		fi, err := os.Stat(name)
 		require.NoError(t, err)
@@ -360,8 +360,8 @@ func TestDatabaseModesAndDirWarning(t *testing.T) {
 
 	require.NoError(t, os.Chmod(dir, 0o777))
 	_, d2 := dbHarness(t, path, Config{})
-	require.Len(t, d2.StateFile().Warnings, 1)
-	assert.Contains(t, d2.StateFile().Warnings[0], "writable by others")
+	require.Len(t, d2.State().Warnings, 1)
+	assert.Contains(t, d2.State().Warnings[0], "writable by others")
 }
 
 // releaseState is a state file the release before the database wrote
@@ -426,7 +426,7 @@ func TestMigrateFromRelease(t *testing.T) {
 func TestMigrateInPlace(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hookwire.json")
 	releaseState(t, path)
-	got, err := ReadStateFile(path)
+	got, err := ReadState(path)
 	require.NoError(t, err, "readers read the JSON file before any sidecar migrates it")
 	require.Len(t, got.Sessions, 4)
 
@@ -436,7 +436,7 @@ func TestMigrateInPlace(t *testing.T) {
 	assert.True(t, isJSONFile(path+".bak"))
 	leftovers, _ := filepath.Glob(path + ".migrating-*")
 	assert.Empty(t, leftovers)
-	got, err = ReadStateFile(path)
+	got, err = ReadState(path)
 	require.NoError(t, err)
 	assert.Len(t, got.Sessions, 5)
 }
@@ -460,7 +460,7 @@ func TestMigrateInPlaceFallsBackToReadOnly(t *testing.T) {
 
 	r := newHarness(t, Config{})
 	d, _ := openTestDB(t, path, r.s)
-	assert.Equal(t, StateFileReadOnly, d.StateFile().Mode)
+	assert.Equal(t, StateReadOnly, d.State().Mode)
 	assert.True(t, isJSONFile(path), "the JSON file is left as it was")
 	act, id := r.resolve("p1", "explorer", "exp-1")
 	assert.Equal(t, TaskIDReplace, act)
@@ -488,8 +488,8 @@ func TestDatabaseReadOnly(t *testing.T) {
 
 	r := newHarness(t, Config{})
 	rd, logs := openTestDB(t, path, r.s)
-	st := rd.StateFile()
-	assert.Equal(t, StateFileReadOnly, st.Mode)
+	st := rd.State()
+	assert.Equal(t, StateReadOnly, st.Mode)
 	assert.NotEmpty(t, st.Reason)
 	assert.Contains(t, logs.String(), "read-only")
 	act, id := r.resolve("p1", "explorer", "exp-1")
@@ -509,7 +509,7 @@ func TestDatabaseCloseCheckpoints(t *testing.T) {
 		_, err := os.Stat(path + s)
 		assert.ErrorIs(t, err, os.ErrNotExist, s)
 	}
-	got, err := ReadStateFile(path)
+	got, err := ReadState(path)
 	require.NoError(t, err)
 	assert.Len(t, got.Sessions, 1)
 }

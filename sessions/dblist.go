@@ -376,7 +376,7 @@ type StateView struct {
 }
 
 // OpenStateView opens the state at path for reading, with the errors
-// ReadStateFile gives: a path CheckStatePath refuses is a *FileError; a
+// ReadState gives: a path CheckStatePath refuses is a *FileError; a
 // missing state an error matching fs.ErrNotExist; one the sidecar would
 // move aside, or of a newer format, an error. An empty file, or a
 // database with no schema yet, is an empty view. Close releases it.

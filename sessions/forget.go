@@ -53,8 +53,8 @@ func Forget(ctx context.Context, path string, spec ForgetSpec) (Forgotten, error
 		return done, err
 	}
 	defer d.Close()
-	st := d.StateFile()
-	if st.Mode != StateFilePersistent {
+	st := d.State()
+	if st.Mode != StatePersistent {
 		return done, fmt.Errorf("the state database cannot be written (%s): %s", st.Mode, st.Reason)
 	}
 	if d.movedAside != "" && !spec.All {
@@ -90,7 +90,7 @@ func Forget(ctx context.Context, path string, spec ForgetSpec) (Forgotten, error
 		done.Entries = s.forgetAlias(ctx, q, args, spec.Alias)
 	}
 	if err == nil {
-		err = d.StateFile().lastError()
+		err = d.State().lastError()
 	}
 	return done, err
 }
@@ -131,7 +131,7 @@ func (s *Store) forgetAlias(ctx context.Context, query string, args []any, alias
 	return n
 }
 
-func (st StateFileStatus) lastError() error {
+func (st StateStatus) lastError() error {
 	if st.LastWriteError != "" {
 		return errors.New(st.LastWriteError)
 	}

@@ -121,7 +121,7 @@ func TestHealthSharedThroughTheDatabase(t *testing.T) {
 	assert.Equal(t, "user-fallback", d.Rung)
 
 	// A later reader of the file (hookwire sessions) lists the health too.
-	contents, err := ReadStateFile(path)
+	contents, err := ReadState(path)
 	require.NoError(t, err)
 	require.Len(t, contents.Health, 1)
 	assert.Equal(t, "fake/fake-model-3", contents.Health[0].Model)

@@ -29,14 +29,14 @@ type StateContents struct {
 	Cache []CacheSession
 }
 
-// ReadStateFile reads the state database at path, read-only, in one read
+// ReadState reads the state database at path, read-only, in one read
 // transaction. A JSON state file of an earlier release (at path, or beside
 // a path ending in .db while no database exists yet) is read as the
 // sidecar would import it. Nothing is dropped for a bound: what is listed
 // is what the state holds. A path CheckStatePath refuses is a *FileError
 // at once; a missing state is an error matching fs.ErrNotExist; one the
 // sidecar would move aside, or of a newer format, is an error.
-func ReadStateFile(path string) (StateContents, error) {
+func ReadState(path string) (StateContents, error) {
 	if err := CheckStatePath(path); err != nil {
 		return StateContents{}, err
 	}
@@ -58,7 +58,7 @@ func ReadStateFile(path string) (StateContents, error) {
 	if isJSONFile(path) {
 		return readJSONState(path)
 	}
-	ctx := context.Background() // ReadStateFile takes none yet
+	ctx := context.Background() // ReadState takes none yet
 	c, _, err := openDB(ctx, path, openReadOnly)
 	if errors.Is(err, errEmptyDB) {
 		return StateContents{}, nil
@@ -112,7 +112,7 @@ func ProjectRoot(dir string) (string, error) {
 	return projectDir(abs), nil
 }
 
-// Advice is what to do about err, an error ReadStateFile gave for the
+// Advice is what to do about err, an error ReadState gave for the
 // state at path, true for its case ("" when the error says it already).
 // IsCorrupt reports whether err means the state is damaged or not a
 // hookwire database: what a sidecar moves aside.

@@ -21,7 +21,7 @@ func writeState(t *testing.T, h *harness) string {
 	return path
 }
 
-func TestReadStateFile(t *testing.T) {
+func TestReadState(t *testing.T) {
 	small := newHarness(t, Config{})
 	small.task("p1", "explorer", "one", "ses_a")
 	small.task("p1", "oracle", "two", "ses_o")
@@ -85,7 +85,7 @@ func TestReadStateFile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ReadStateFile(tt.path)
+			got, err := ReadState(tt.path)
 			if tt.err != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.err)
@@ -104,29 +104,29 @@ func TestReadStateFile(t *testing.T) {
 		})
 	}
 
-	_, err := ReadStateFile(filepath.Join(dir, "missing.json"))
+	_, err := ReadState(filepath.Join(dir, "missing.json"))
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 }
 
-// ReadStateFile reads a database while a store writes it, and sees each
+// ReadState reads a database while a store writes it, and sees each
 // commit.
-func TestReadStateFileWhileServed(t *testing.T) {
+func TestReadStateWhileServed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hookwire.db")
 	h, _ := dbHarness(t, path, Config{})
 	h.task("p1", "explorer", "one", "ses_a")
-	got, err := ReadStateFile(path)
+	got, err := ReadState(path)
 	require.NoError(t, err)
 	require.Len(t, got.Sessions, 1)
 	assert.Equal(t, "exp-1", got.Sessions[0].Alias)
 	h.task("p2", "explorer", "two", "ses_b")
 	h.s.FrozenBlock(context.Background(), "p2", "m1", func() string { return "b" })
-	got, err = ReadStateFile(path)
+	got, err = ReadState(path)
 	require.NoError(t, err)
 	assert.Len(t, got.Sessions, 2)
 	assert.Equal(t, "p2", got.Sessions[0].Parent, "the most recently written parent first")
 	assert.Equal(t, 1, got.FrozenBlocks)
 	h.task("p1", "explorer", "three", "ses_c")
-	got, err = ReadStateFile(path)
+	got, err = ReadState(path)
 	require.NoError(t, err)
 	assert.Len(t, got.Sessions, 3)
 }

@@ -37,7 +37,7 @@ func openKind(t *testing.T, db bool, cfg Config) (s *Store, path string) {
 	d, err := OpenDatabase(context.Background(), path, s, zerolog.Nop())
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
-	require.Equal(t, StateFilePersistent, d.StateFile().Mode, d.StateFile().Reason)
+	require.Equal(t, StatePersistent, d.State().Mode, d.State().Reason)
 	return s, path
 }
 
@@ -47,7 +47,7 @@ func reopened(t *testing.T, path string) *StateContents {
 	if path == "" {
 		return nil
 	}
-	got, err := ReadStateFile(path)
+	got, err := ReadState(path)
 	require.NoError(t, err)
 	return &got
 }
@@ -221,8 +221,8 @@ func TestDamagedDatabaseMovedAside(t *testing.T) {
 	d2, err := OpenDatabase(context.Background(), path, s2, zerolog.Nop())
 	require.NoError(t, err)
 	t.Cleanup(func() { d2.Close() })
-	st := d2.StateFile()
-	assert.Equal(t, StateFilePersistent, st.Mode, st.Reason)
+	st := d2.State()
+	assert.Equal(t, StatePersistent, st.Mode, st.Reason)
 	require.Len(t, st.Warnings, 1)
 	assert.Contains(t, st.Warnings[0], "moved to "+path+".corrupt-")
 	matches, _ := filepath.Glob(path + ".corrupt-*")
@@ -232,7 +232,7 @@ func TestDamagedDatabaseMovedAside(t *testing.T) {
 	assert.Equal(t, data, aside, "moved, never changed")
 
 	doTask(t, s2, "call_2", "p1", "explorer", "two", "ses_b")
-	got, err := ReadStateFile(path)
+	got, err := ReadState(path)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"exp-1 ses_b"}, aliasesOf(got.Sessions), "the new database keeps new aliases")
 }
@@ -255,8 +255,8 @@ func TestStateDirectoryWritableByOthersWarned(t *testing.T) {
 			d, err := OpenDatabase(context.Background(), filepath.Join(dir, "state.db"), s, zerolog.Nop())
 			require.NoError(t, err)
 			t.Cleanup(func() { d.Close() })
-			st := d.StateFile()
-			assert.Equal(t, StateFilePersistent, st.Mode)
+			st := d.State()
+			assert.Equal(t, StatePersistent, st.Mode)
 			if !tt.warn {
 				assert.Empty(t, st.Warnings)
 				return

@@ -170,7 +170,7 @@ func (d *Database) migrateInPlace(ctx context.Context) error {
 		d.store.mu.Lock()
 		d.store.adopt(src)
 		d.store.mu.Unlock()
-		d.mode, d.reason = StateFileReadOnly, "the JSON state file of an earlier release could not be made a database ("+err.Error()+"): read, never written"
+		d.mode, d.reason = StateReadOnly, "the JSON state file of an earlier release could not be made a database ("+err.Error()+"): read, never written"
 		d.log.Warn().Str("state", d.path).Str("reason", d.reason).Msg("state file is read-only: existing aliases resolve, new ones last as long as this process")
 		return err
 	}

@@ -73,7 +73,7 @@ func TestListShowsTaskSessionModel(t *testing.T) {
 	assert.False(t, ok)
 }
 
-// Decisions survive the state file, and ReadStateFile (the CLI's view)
+// Decisions survive the state file, and ReadState (the CLI's view)
 // shows them; a file from before decisions reads as none, and one whose
 // decision breaks the caps keeps the session without it.
 func TestModelDecisionPersists(t *testing.T) {
@@ -94,7 +94,7 @@ func TestModelDecisionPersists(t *testing.T) {
 
 	path := filepath.Join(t.TempDir(), "state.json")
 	require.NoError(t, os.WriteFile(path, data, 0o600))
-	contents, err := ReadStateFile(path)
+	contents, err := ReadState(path)
 	require.NoError(t, err)
 	require.Len(t, contents.Sessions, 1)
 	require.NotNil(t, contents.Sessions[0].Model)

@@ -65,7 +65,7 @@ func readOnlyState(t *testing.T) string {
 	s := New(Config{})
 	d, err := OpenDatabase(context.Background(), path, s, zerolog.Nop())
 	require.NoError(t, err)
-	require.Equal(t, StateFilePersistent, d.StateFile().Mode, d.StateFile().Reason)
+	require.Equal(t, StatePersistent, d.State().Mode, d.State().Reason)
 	doTask(t, s, "call_0", "p1", "explorer", "one", "ses_a")
 	require.NoError(t, d.Close())
 	require.NoError(t, os.Chmod(path, 0o400))
@@ -88,7 +88,7 @@ func TestReadOnlyDatabaseKeepsWhatIsNewInMemory(t *testing.T) {
 	d, err := OpenDatabase(context.Background(), path, s, zerolog.New(&logs))
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
-	require.Equal(t, StateFileReadOnly, d.StateFile().Mode)
+	require.Equal(t, StateReadOnly, d.State().Mode)
 
 	doTask(t, s, "call_1", "p1", "explorer", "two", "ses_b")
 	for i := range 3 {
@@ -104,12 +104,12 @@ func TestReadOnlyDatabaseKeepsWhatIsNewInMemory(t *testing.T) {
 	act, id := s.BeginCall(context.Background(), "call_r", "p3", "oracle", "again", "ora-1")
 	assert.Equal(t, TaskIDReplace, act)
 	assert.Equal(t, "ses_n1", id)
-	st := d.StateFile()
-	assert.Equal(t, StateFileReadOnly, st.Mode)
+	st := d.State()
+	assert.Equal(t, StateReadOnly, st.Mode)
 	assert.Empty(t, st.LastWriteError, "nothing is written, so no write fails")
 	assert.NotContains(t, logs.String(), "write failed")
 
-	got, err := ReadStateFile(path)
+	got, err := ReadState(path)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"exp-1 ses_a"}, aliasesOf(got.Sessions), "the file is as it was")
 }
@@ -131,7 +131,7 @@ func TestForgetReadOnlyDatabaseRefused(t *testing.T) {
 		after, err := os.ReadFile(path)
 		require.NoError(t, err)
 		assert.Equal(t, before, after, "%+v: the file is unchanged", spec)
-		contents, err := ReadStateFile(path)
+		contents, err := ReadState(path)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"exp-1 ses_a"}, aliasesOf(contents.Sessions), "%+v", spec)
 	}

@@ -85,7 +85,7 @@ func TestMigrateFormat1Database(t *testing.T) {
 			}
 
 			// Read-only (sessions, observe, doctor): read as format 1, unchanged.
-			got, err := ReadStateFile(path)
+			got, err := ReadState(path)
 			require.NoError(t, err)
 			assert.Equal(t, 2, got.Parents)
 			assert.Len(t, got.Cache, tt.cacheRows)

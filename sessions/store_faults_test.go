@@ -87,7 +87,7 @@ func TestPruneOverBound5000ParentsToDefault1000(t *testing.T) {
 	assert.Equal(t, TaskIDLeave, act)
 	require.NoError(t, d.Close())
 	t.Logf("%d parents, maxParents 1000: first write answered in %v; %s", n, first, strings.TrimSpace(logs.String()))
-	assert.Empty(t, d.StateFile().LastWriteError)
+	assert.Empty(t, d.State().LastWriteError)
 	assert.Equal(t, 1000, countRows(t, path, "parents"))
 	assert.Equal(t, 1000, countRows(t, path, "entries"))
 	assert.Equal(t, 1000, countRows(t, path, "counters"))
@@ -233,7 +233,7 @@ func TestUnwrittenKeptUntilWritten(t *testing.T) {
 	execOn(t, path, "CREATE TRIGGER fail_writes BEFORE INSERT ON entries BEGIN SELECT RAISE(ABORT, 'disk full (test)'); END")
 	h.task("ses_new", "explorer", "while failing", "ses_failing")
 	h.task("ses_old", "oracle", "while failing too", "ses_failing_old")
-	require.Contains(t, d.StateFile().LastWriteError, "disk full (test)")
+	require.Contains(t, d.State().LastWriteError, "disk full (test)")
 	for range 3 { // further requests, one a failing write
 		h.s.SetAgent(context.Background(), "ses_other", "explorer")
 		require.Len(t, h.s.List("ses_new"), 1, "the new parent's alias is served from the cache")
@@ -242,7 +242,7 @@ func TestUnwrittenKeptUntilWritten(t *testing.T) {
 
 	execOn(t, path, "DROP TRIGGER fail_writes")
 	h.s.SetAgent(context.Background(), "ses_again", "explorer") // a transaction that works
-	assert.Empty(t, d.StateFile().LastWriteError)
+	assert.Empty(t, d.State().LastWriteError)
 
 	s2 := New(Config{})
 	openTestDB(t, path, s2)
@@ -263,7 +263,7 @@ func TestUnwrittenYieldsToAnotherProcess(t *testing.T) {
 
 	execOn(t, path, "CREATE TRIGGER fail_writes BEFORE INSERT ON entries WHEN NEW.task_id='ses_from_a' BEGIN SELECT RAISE(ABORT, 'disk full (test)'); END")
 	a.task("ses_p", "oracle", "a's, not written", "ses_from_a")
-	require.NotEmpty(t, da.StateFile().LastWriteError)
+	require.NotEmpty(t, da.State().LastWriteError)
 	execOn(t, path, "DROP TRIGGER fail_writes")
 	b.task("ses_p", "coder", "b's", "ses_from_b")
 	a.s.SetAgent(context.Background(), "ses_x", "explorer") // a's next transaction
@@ -307,20 +307,20 @@ func TestCorruptIntactHeaderMovedAside(t *testing.T) {
 	filledDB(t, path, 300)
 	corruptPage(t, path, 3)
 
-	_, err := ReadStateFile(path)
+	_, err := ReadState(path)
 	require.ErrorIs(t, err, errCorrupt, "sessions and doctor read it as corrupt")
 	assert.Contains(t, err.Error(), "corrupt")
 
 	h := newHarness(t, Config{})
 	d, _ := openTestDB(t, path, h.s)
-	st := d.StateFile()
-	require.Equal(t, StateFilePersistent, st.Mode, st.Reason)
+	st := d.State()
+	require.Equal(t, StatePersistent, st.Mode, st.Reason)
 	require.Len(t, st.Warnings, 1)
 	assert.Contains(t, st.Warnings[0], "moved to "+path+".corrupt-")
 	h.task("ses_after", "explorer", "after", "ses_after_child")
-	assert.Empty(t, d.StateFile().LastWriteError)
+	assert.Empty(t, d.State().LastWriteError)
 	require.NoError(t, d.Close())
-	got, err := ReadStateFile(path)
+	got, err := ReadState(path)
 	require.NoError(t, err)
 	require.Len(t, got.Sessions, 1)
 	assert.Equal(t, "ses_after_child", got.Sessions[0].TaskID)
@@ -360,7 +360,7 @@ func TestDatabaseDeletedOrReplacedUnderProcess(t *testing.T) {
 			}
 			require.Eventually(t, func() bool {
 				h.s.SetAgent(context.Background(), "ses_poke", "explorer") // requests go on meanwhile
-				for _, w := range d.StateFile().Warnings {
+				for _, w := range d.State().Warnings {
 					if strings.Contains(w, tt+" under this process") {
 						return true
 					}
@@ -368,10 +368,10 @@ func TestDatabaseDeletedOrReplacedUnderProcess(t *testing.T) {
 				return false
 			}, 10*time.Second, 50*time.Millisecond)
 			h.task("ses_after", "explorer", "after", "ses_after_child")
-			require.Empty(t, d.StateFile().LastWriteError)
+			require.Empty(t, d.State().LastWriteError)
 			require.NoError(t, d.Close())
 
-			got, err := ReadStateFile(path)
+			got, err := ReadState(path)
 			require.NoError(t, err)
 			ids := map[string]bool{}
 			for _, e := range got.Sessions {
@@ -403,24 +403,24 @@ func TestCorruptUnderRunningProcessMovedAside(t *testing.T) {
 
 	b := newHarness(t, Config{})
 	db, _ := openTestDB(t, path, b.s)
-	require.Len(t, db.StateFile().Warnings, 1)
-	assert.Contains(t, db.StateFile().Warnings[0], "database is corrupt")
+	require.Len(t, db.State().Warnings, 1)
+	assert.Contains(t, db.State().Warnings[0], "database is corrupt")
 	b.task("ses_b", "explorer", "b's", "ses_b_child")
 
 	require.Eventually(t, func() bool {
 		a.s.SetAgent(context.Background(), "ses_poke", "explorer")
-		for _, w := range da.StateFile().Warnings {
+		for _, w := range da.State().Warnings {
 			if strings.Contains(w, "replaced under this process") {
 				return true
 			}
 		}
 		return false
-	}, 10*time.Second, 50*time.Millisecond, "%+v", da.StateFile())
+	}, 10*time.Second, 50*time.Millisecond, "%+v", da.State())
 	a.task("ses_after", "explorer", "after", "ses_after_child")
-	require.Empty(t, da.StateFile().LastWriteError)
+	require.Empty(t, da.State().LastWriteError)
 	require.NoError(t, da.Close())
 	require.NoError(t, db.Close())
-	got, err := ReadStateFile(path)
+	got, err := ReadState(path)
 	require.NoError(t, err)
 	ids := map[string]bool{}
 	for _, e := range got.Sessions {

@@ -71,12 +71,12 @@ func childRound(path string, start int64, writes int, parent string) {
 		fmt.Println(`REPORT {"mode":"error","reason":` + strconv.Quote(err.Error()) + `}`)
 		return
 	}
-	rep := childReport{Mode: d.StateFile().Mode, Reason: d.StateFile().Reason}
+	rep := childReport{Mode: d.State().Mode, Reason: d.State().Reason}
 	for i := range writes {
 		call := parent + "_call_" + strconv.Itoa(i)
 		s.BeginCall(context.Background(), call, parent, "agent"+strconv.Itoa(i), "task "+strconv.Itoa(i), "")
 		s.CompleteCall(context.Background(), call, out(parent+"_task_"+strconv.Itoa(i)))
-		if e := d.StateFile().LastWriteError; e != "" && rep.WriteError == "" {
+		if e := d.State().LastWriteError; e != "" && rep.WriteError == "" {
 			rep.WriteError = e
 		}
 	}
@@ -172,7 +172,7 @@ func TestOpenTogether60RoundsTwoProcesses(t *testing.T) {
 		}
 		reps := rc.round(t, path)
 		for i, r := range reps {
-			require.Equal(t, StateFilePersistent, r.Mode, "round %d child %d: %s", round, i, r.Reason)
+			require.Equal(t, StatePersistent, r.Mode, "round %d child %d: %s", round, i, r.Reason)
 			require.Empty(t, r.WriteError, "round %d child %d", round, i)
 			require.Equal(t, writes, r.Aliases, "round %d child %d", round, i)
 		}

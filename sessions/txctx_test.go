@@ -37,7 +37,7 @@ func TestWriteUnderCallersContext(t *testing.T) {
 
 			assert.Equal(t, "explorer", h.s.Agent("ses_a"), "served from the cache")
 			assert.Equal(t, []string{"exp-1=ses_child one"}, h.aliases("p1"))
-			assert.Empty(t, d.StateFile().LastWriteError, "a caller that gave up is not a failing database")
+			assert.Empty(t, d.State().LastWriteError, "a caller that gave up is not a failing database")
 			assert.Equal(t, 0, countRows(t, path, "tracked"), "not written yet")
 			assert.Equal(t, 0, countRows(t, path, "parents"))
 
@@ -47,7 +47,7 @@ func TestWriteUnderCallersContext(t *testing.T) {
 			h.s.SetAgent(context.Background(), "ses_b", "oracle")
 			assert.Equal(t, 2, countRows(t, path, "tracked"), "the next transaction wrote what was kept")
 			assert.Equal(t, 1, countRows(t, path, "parents"))
-			assert.Empty(t, d.StateFile().LastWriteError)
+			assert.Empty(t, d.State().LastWriteError)
 
 			// The turn is free, once: taken now, a second taker finds it taken.
 			require.NoError(t, q.lock(context.Background(), 0))

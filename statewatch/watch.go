@@ -3,7 +3,7 @@
 // found, for `hookwire observe`.
 //
 // It must never write the database or create it: it reads with
-// sessions.ReadStateFile, which opens it read-only (a WAL reader never
+// sessions.ReadState, which opens it read-only (a WAL reader never
 // blocks the writers). It notices changes with fsnotify on the file's
 // directory (commits land in FILE-wal, checkpoints and an earlier
 // release's renames in FILE), or, when fsnotify cannot watch, by comparing

@@ -93,7 +93,7 @@ func (t *stateTarget) path(defaultProject string) (string, error) {
 	}
 	p, err := sessions.ProjectStatePath(dir)
 	if err != nil {
-		return "", fmt.Errorf("the state file of %s: %w", dir, err)
+		return "", fmt.Errorf("the state database of %s: %w", dir, err)
 	}
 	return p, nil
 }

@@ -121,7 +121,7 @@ func TestServeProject(t *testing.T) {
 	p.stdin.Close()
 	require.Equal(t, 0, p.waitExit())
 
-	got, err := sessions.ReadStateFile(want)
+	got, err := sessions.ReadState(want)
 	require.NoError(t, err)
 	require.Len(t, got.Sessions, 1)
 	assert.Equal(t, "ses_child", got.Sessions[0].TaskID)

@@ -439,7 +439,7 @@ func (d *doctor) checkStateFile() {
 	if w := sessions.DirWarning(path); w != "" {
 		d.add(levelWarn, "state directory", w+".", "chmod 700 "+filepath.Dir(path))
 	}
-	got, err := sessions.ReadStateFile(path)
+	got, err := sessions.ReadState(path)
 	if err != nil {
 		what := "not loadable"
 		if sessions.IsCorrupt(err) {

@@ -27,7 +27,7 @@ func (d *doctor) checkActivity() {
 	if err != nil || path == "" {
 		return // off or unknown: said by the state file line
 	}
-	got, err := sessions.ReadStateFile(path)
+	got, err := sessions.ReadState(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return
 	}

@@ -15,8 +15,8 @@ import (
 func forgetCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("forget", flag.ContinueOnError)
 	target := addStateFlags(fs,
-		"edit the default state file (the shim's) of the project in `DIR`; default: the current directory",
-		"edit the state file `FILE`")
+		"edit the default state database (the shim's) of the project in `DIR`; default: the current directory",
+		"edit the state database `FILE`")
 	all := fs.Bool("all", false, "forget everything")
 	parent := fs.String("parent", "", "forget what this parent session holds, as if it were deleted")
 	alias := fs.String("alias", "", "forget the entries with this alias (under --parent, else under every parent)")

@@ -62,7 +62,7 @@ func TestForgetCommand(t *testing.T) {
 				assert.Empty(t, stderr)
 			}
 			if tt.entries >= 0 {
-				got, err := sessions.ReadStateFile(state)
+				got, err := sessions.ReadState(state)
 				require.NoError(t, err)
 				assert.Len(t, got.Sessions, tt.entries)
 			}

@@ -115,7 +115,7 @@ func TestListingPages2500Parents(t *testing.T) {
 // 13, the serving store's sessions.list of everything as it was (List:
 // the whole database read under the store's lock) beside its first page
 // now and all its pages, and observe's initial read as it was
-// (ReadStateFile of everything, sorted) beside statewatch's read now;
+// (ReadState of everything, sorted) beside statewatch's read now;
 // each with its heap peak.
 func BenchmarkListing100k(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "big.db")
@@ -157,7 +157,7 @@ func BenchmarkListing100k(b *testing.B) {
 	})
 	b.Run("observe-initialize-before", func(b *testing.B) {
 		peak(b, func() {
-			got, err := sessions.ReadStateFile(path)
+			got, err := sessions.ReadState(path)
 			require.NoError(b, err)
 			sort.SliceStable(got.Sessions, func(i, j int) bool { return got.Sessions[i].LastUse.After(got.Sessions[j].LastUse) })
 		})

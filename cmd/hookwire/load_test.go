@@ -257,7 +257,7 @@ func driveLoad(c *loadClient, lp *loadProc, i, parents int, deadline time.Time) 
 // agent) under the aliases their creation was given.
 func checkLoadKept(t *testing.T, state string, procs []*loadProc, created *int) []string {
 	t.Helper()
-	contents, err := sessions.ReadStateFile(state)
+	contents, err := sessions.ReadState(state)
 	require.NoError(t, err)
 	have := map[string]string{} // parent \x00 alias -> task
 	for _, e := range contents.Sessions {

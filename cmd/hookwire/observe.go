@@ -25,8 +25,8 @@ func observeCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("observe", flag.ContinueOnError)
 	wire := addWireFlags(fs, "message framing: auto, header or line (editors send Content-Length headers)")
 	target := addStateFlags(fs,
-		"observe the state file of the project in `DIR` (its git top level's; default: the current directory)",
-		"observe the state file `FILE`")
+		"observe the state database of the project in `DIR` (its git top level's; default: the current directory)",
+		"observe the state database `FILE`")
 	if code, done := parseFlags(fs, args, observeUsage, stdout, stderr); done {
 		return code
 	}

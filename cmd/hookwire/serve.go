@@ -23,7 +23,7 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	wire := addWireFlags(fs, "message framing: auto, header or line")
 	record := addRecordFlags(fs)
 	target := addStateFlags(fs,
-		"keep the session store in the state file of the project in `DIR` (its git top level's; the file hookwire sessions and doctor read)",
+		"keep the session store in the state database of the project in `DIR` (its git top level's; the file hookwire sessions and doctor read)",
 		"keep the session store in `FILE` across restarts")
 	if code, done := parseFlags(fs, args, serveUsage, stdout, stderr); done {
 		return code
@@ -107,7 +107,7 @@ func newServer(ctx context.Context, stop func(), log zerolog.Logger, state, noSt
 			// and leaves the file as it is.
 			p, err := sessions.OpenDatabase(ctx, state, store, log)
 			if err != nil {
-				log.Warn().Err(err).Str("state", state).Msg("state file unusable; keeping state in memory")
+				log.Warn().Err(err).Str("state", state).Msg("state database unusable; keeping state in memory")
 				return nil
 			}
 			return p

@@ -21,7 +21,7 @@ import (
 // sessionsList is `hookwire sessions --json`'s output (README, Commands).
 type sessionsList struct {
 	Path            string           `json:"path"`
-	Exists          bool             `json:"exists"` // false: no state file yet, and every count is 0
+	Exists          bool             `json:"exists"` // false: no state database yet, and every count is 0
 	Parents         int              `json:"parents"`
 	FrozenBlocks    int              `json:"frozenBlocks"`
 	TrackedSessions int              `json:"trackedSessions"`
@@ -74,8 +74,8 @@ func cacheEntries(list []sessions.CacheSession) []cacheEntry {
 func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("sessions", flag.ContinueOnError)
 	target := addStateFlags(flags,
-		"read the default state file (the shim's) of the project in `DIR`; default: the current directory",
-		"read the state file `FILE`")
+		"read the default state database (the shim's) of the project in `DIR`; default: the current directory",
+		"read the state database `FILE`")
 	asJSON := flags.Bool("json", false, "print one JSON object (path, exists, parents, frozenBlocks, trackedSessions, sessions, health, cache)")
 	if code, done := parseFlags(flags, args, "usage: hookwire sessions [--project DIR | --state FILE] [--json]", stdout, stderr); done {
 		return code
@@ -193,7 +193,7 @@ func sessionCells(e sessions.Entry, cacheOf map[string]*cacheEntry) [8]string {
 // table, the most recently active parent first.
 func printSessions(w io.Writer, l sessionsList, view *sessions.StateView) error {
 	if !l.Exists {
-		_, err := fmt.Fprintf(w, "%s: no state file yet, nothing remembered\n", l.Path)
+		_, err := fmt.Fprintf(w, "%s: no state database yet, nothing remembered\n", l.Path)
 		return err
 	}
 	fmt.Fprintf(w, "%s: %s under %s, %s, %s\n", l.Path,

@@ -90,7 +90,7 @@ func TestSessionsCommand(t *testing.T) {
 		{
 			name:   "a missing file: said, exit 0",
 			args:   []string{"--state", missing},
-			stdout: []string{missing + ": no state file yet, nothing remembered"},
+			stdout: []string{missing + ": no state database yet, nothing remembered"},
 		},
 		{
 			name:   "a corrupt file: exit 1, what to do",
@@ -214,7 +214,7 @@ func TestSessionsAndDoctorWhileServed(t *testing.T) {
 	p.initialize()
 	p.orchestrate("ses_a")
 	p.createTask("ses_a", "call_1", "explorer", "ses_first")
-	require.Nil(t, p.call("shutdown", nil).Error) // flush; the process goes on holding the file
+	require.Nil(t, p.call("shutdown", nil).Error) // the process goes on holding the file
 
 	out, err := exec.Command(binPath, "sessions", "--project", project, "--json").Output()
 	require.NoError(t, err)
@@ -231,7 +231,7 @@ func TestSessionsAndDoctorWhileServed(t *testing.T) {
 
 	// The sidecar still writes, and readers see each commit at once.
 	p.createTask("ses_a", "call_2", "explorer", "ses_second")
-	got, err := sessions.ReadStateFile(state)
+	got, err := sessions.ReadState(state)
 	require.NoError(t, err)
 	assert.Len(t, got.Sessions, 2, "the sidecar wrote after sessions and doctor read")
 	p.stdin.Close()

@@ -26,11 +26,11 @@ import (
 
 // wholeSessionsOutput is `hookwire sessions`' output as it was made
 // before the entries were streamed (issue 30 item 13): the whole state
-// read with ReadStateFile, encoded with json.Encoder, the table with
+// read with ReadState, encoded with json.Encoder, the table with
 // text/tabwriter. The streamed output must be these bytes.
 func wholeSessionsOutput(t *testing.T, path string, asJSON bool) string {
 	t.Helper()
-	got, err := sessions.ReadStateFile(path)
+	got, err := sessions.ReadState(path)
 	require.NoError(t, err)
 	l := sessionsList{Path: path, Exists: true, Parents: got.Parents, FrozenBlocks: got.FrozenBlocks, TrackedSessions: got.TrackedSessions,
 		Sessions: got.Sessions, Health: got.Health, Cache: cacheEntries(got.Cache)}
@@ -96,7 +96,7 @@ func TestSessionsStreamedAsReadWhole(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "state.json"), []byte(withSwitches), 0o600))
 	d, err := sessions.OpenDatabase(context.Background(), db, sessions.New(sessions.Config{}), zerolog.Nop())
 	require.NoError(t, err)
-	require.Equal(t, sessions.StateFilePersistent, d.StateFile().Mode)
+	require.Equal(t, sessions.StatePersistent, d.State().Mode)
 	require.NoError(t, d.Close())
 	require.NoError(t, seeddb.Seed(seeded, 300))
 
@@ -166,7 +166,7 @@ func TestSessionsBoundedMemory20kParents(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "big.db")
 	require.NoError(t, seeddb.Seed(path, 20_000))
 	whole := heapPeak(func() {
-		got, err := sessions.ReadStateFile(path)
+		got, err := sessions.ReadState(path)
 		require.NoError(t, err)
 		require.Len(t, got.Sessions, 20_000)
 	})
@@ -200,7 +200,7 @@ func BenchmarkSessionsCommand(b *testing.B) {
 		var peak uint64
 		for b.Loop() {
 			peak = max(peak, heapPeak(func() {
-				got, err := sessions.ReadStateFile(path)
+				got, err := sessions.ReadState(path)
 				require.NoError(b, err)
 				l := sessionsList{Sessions: got.Sessions}
 				require.NoError(b, json.NewEncoder(io.Discard).Encode(l))

@@ -48,7 +48,7 @@ func (p *proc) stateFile() stateFileReply {
 // loadedStats is what the state at path holds, as status reports it.
 func loadedStats(t *testing.T, state string) sessions.Stats {
 	t.Helper()
-	got, err := sessions.ReadStateFile(state)
+	got, err := sessions.ReadState(state)
 	require.NoError(t, err)
 	return sessions.Stats{Parents: got.Parents, Entries: len(got.Sessions), TrackedSessions: got.TrackedSessions, FrozenBlocks: got.FrozenBlocks}
 }
@@ -144,7 +144,7 @@ func TestFaultKill9DuringStateWrites(t *testing.T) {
 		p.waitExit()
 		<-drained
 
-		got, err := sessions.ReadStateFile(state)
+		got, err := sessions.ReadState(state)
 		require.NoError(t, err, "round %d: the database does not open after kill -9", round)
 		mu.Lock()
 		for i := range answered {

@@ -1,16 +1,16 @@
 package sessions
 
-// The modes of StateFileStatus.
+// The modes of StateStatus.
 const (
-	StateFilePersistent = "persistent"  // the store is kept in the database, shared with other processes
-	StateFileReadOnly   = "read-only"   // the database is read, never written (Reason says why); new state lives in memory
-	StateFileMemoryOnly = "memory-only" // the database could not be used (Reason says why)
-	StateFileClosed     = "closed"      // released at exit
+	StatePersistent = "persistent"  // the store is kept in the database, shared with other processes
+	StateReadOnly   = "read-only"   // the database is read, never written (Reason says why); new state lives in memory
+	StateMemoryOnly = "memory-only" // the database could not be used (Reason says why)
+	StateClosed     = "closed"      // released at exit
 )
 
-// StateFileStatus is where the state lives, for a client to read (status's
+// StateStatus is where the state lives, for a client to read (status's
 // stateFile, PROTOCOL.md 5). Status says the same in a line for humans.
-type StateFileStatus struct {
+type StateStatus struct {
 	Mode           string `json:"mode"`
 	Path           string `json:"path,omitempty"`           // the database, in every mode
 	Reason         string `json:"reason,omitempty"`         // read-only, memory-only: why
