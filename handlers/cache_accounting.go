@@ -81,7 +81,7 @@ type tokens struct {
 // figures (4.9) in store, and tells the client of a bust in a row. A
 // message that is not an assistant's, has no tokens yet (OpenCode reports
 // a message when it starts) or has tokens of the wrong shape is skipped.
-func (c *cacheAccounting) usage(ctx context.Context, store *sessions.Store, log zerolog.Logger, session, message, role, provider, model string, raw jsontext.Value) {
+func (c *cacheAccounting) usage(ctx context.Context, store cacheStore, log zerolog.Logger, session, message, role, provider, model string, raw jsontext.Value) {
 	if role != "assistant" || raw.Kind() != '{' {
 		return
 	}

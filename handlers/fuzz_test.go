@@ -17,6 +17,7 @@ import (
 	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/handlers"
 	"github.com/hookwire/hookwire/rpc"
+	"github.com/hookwire/hookwire/sessions"
 )
 
 // announced returns the hooks and methods a fresh server announces in
@@ -193,7 +194,7 @@ type storeSnapshot struct {
 func storeState(srv *handlers.Server) storeSnapshot {
 	st := srv.Store()
 	list, _ := json.Marshal(st.List(""))
-	snap, _ := st.Snapshot()
+	snap, _ := st.(*sessions.Store).Snapshot()
 	return storeSnapshot{stats: st.Stats(), entries: string(list), state: snap}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/hookwire/hookwire/config"
 	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/rpc"
+	"github.com/hookwire/hookwire/sessions"
 )
 
 // fallbackRig is a server with a clock the test moves, on the providers
@@ -112,7 +113,7 @@ func TestModelFailedSubagent(t *testing.T) {
 			require.Len(t, sw, 1)
 			assert.Equal(t, "fake/fake-model-3", sw[0].From)
 			assert.Equal(t, tt.want.Name(), sw[0].To)
-			d, ok := r.s.store.ModelDecision("ses_c")
+			d, ok := r.s.store.(*sessions.Store).ModelDecision("ses_c")
 			require.True(t, ok)
 			assert.Equal(t, tt.want.Name(), d.Model)
 			assert.Equal(t, tt.rung, d.Rung)

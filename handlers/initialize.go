@@ -36,9 +36,10 @@ func (s *Server) initialize(_ context.Context, p *initializeParams) (initializeR
 	}
 	s.cfg = cfg
 	s.transform.reset() // worked out under the config
-	s.store = sessions.New(cfg.StoreConfig())
+	store := sessions.New(cfg.StoreConfig())
+	s.store = store
 	if s.opts.OpenState != nil {
-		s.persist = s.opts.OpenState(s.store)
+		s.persist = s.opts.OpenState(store)
 	}
 	s.maxBytes.Store(cfg.MaxMessageBytes)
 	s.gate.opened()

@@ -52,7 +52,7 @@ type Server struct {
 	started time.Time
 
 	// store and persist are created by initialize, with the client's bounds.
-	store   *sessions.Store
+	store   Store
 	persist Persistence
 	// transform is chat.messages.transform's bases, interned names and
 	// guidance (transform_state.go).
@@ -134,7 +134,7 @@ func (s *Server) Notifications() <-chan rpc.Notification { return s.cache.notes 
 func (s *Server) MaxMessageBytes() int64 { return s.maxBytes.Load() }
 
 // Store exposes the session store (for the demo and tests).
-func (s *Server) Store() *sessions.Store { return s.store }
+func (s *Server) Store() Store { return s.store }
 
 // Dispatch implements rpc.Dispatcher: it enforces initialize-first and
 // counts requests and errors.

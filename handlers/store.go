@@ -1,0 +1,67 @@
+package handlers
+
+import (
+	"context"
+	"time"
+
+	"github.com/hookwire/hookwire/core"
+	"github.com/hookwire/hookwire/sessions"
+)
+
+// Store is what the handlers need of the session store, declared here
+// where it is used (a *sessions.Store is the one initialize makes), in the
+// parts each area of the protocol uses. The methods that take a context
+// may write; their transaction runs under it (the request's).
+type Store interface {
+	taskStore
+	sessionStore
+	healthStore
+	cacheStore
+	Stats() sessions.Stats
+}
+
+// taskStore: the task calls and their aliases (4.2), the frozen blocks
+// (4.4), sessions.list.
+type taskStore interface {
+	BeginCall(ctx context.Context, callID, parent, agent, label, requestedID string) (sessions.TaskIDAction, string)
+	CompleteCall(ctx context.Context, callID string, out core.TaskOutcome)
+	FailCall(ctx context.Context, callID, message string)
+	List(parent string) []sessions.Entry
+	Page(ctx context.Context, parent, cursor string, limit int) (sessions.EntryPage, error)
+	ResumableSessions(parent string) []core.BlockAgent
+	FrozenBlock(ctx context.Context, session, messageID string, compute func() string) string
+	RetainFrozen(ctx context.Context, session string, inHistory func(messageID string) bool)
+	DeleteSession(ctx context.Context, id string)
+}
+
+// sessionStore: what is kept of a session (4.7, 4.8): its agent, parent,
+// running model, model decision and switches.
+type sessionStore interface {
+	SetAgent(ctx context.Context, session, agent string)
+	Agent(session string) string
+	SetParent(ctx context.Context, session, parent string)
+	Parent(session string) string
+	SetRunning(ctx context.Context, session, model string)
+	Running(session string) string
+	SetModelDecision(ctx context.Context, session string, d sessions.ModelDecision)
+	AddSwitch(ctx context.Context, session string, sw sessions.Switch)
+	Switches(session string) []sessions.Switch
+}
+
+// healthStore: the models' health (4.8).
+type healthStore interface {
+	ModelHealth(model string) (core.ModelHealth, bool)
+	Cooling(model string, now time.Time) bool
+	SetModelHealth(ctx context.Context, model string, h core.ModelHealth)
+	HealthList() []sessions.Health
+}
+
+// cacheStore: the prompt-cache figures (4.9).
+type cacheStore interface {
+	CachePrompt(session string, p *core.PromptPrint)
+	CacheSystem(session string, system, block uint64)
+	CacheUsage(ctx context.Context, u sessions.Usage) (bust *sessions.CacheBust, inARow bool)
+	CacheList() []sessions.CacheSession
+}
+
+var _ Store = (*sessions.Store)(nil)
