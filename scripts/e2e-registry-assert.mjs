@@ -157,6 +157,11 @@ check("R5. one OpenCode process, one sidecar: run 1 (over a minute on 1.17+) had
   const many = running.filter((s) => s.length > 1);
   if (many.length) return { ok: false, why: `${many.length} samples saw more than one sidecar: ${JSON.stringify(many[0])}` };
   const distinct = [...new Set(running.map((s) => s[0]))];
+  // Before 1.17 run 1 takes a few seconds, and its sidecar can live between
+  // two one-second samples: there the trace's one spawn is the evidence, and
+  // the samples only must not see another.
+  if (distinct.length === 0 && !late)
+    return { ok: true, why: `run 1 lasted ${Math.round(ms / 1000)} s (OpenCode ${opencode}: no hold); the shim spawned one sidecar (${spawns[0].pid}), none other sampled in ${samples.length} one-second samples` };
   if (distinct.length !== 1) return { ok: false, why: `sidecars seen (pid:ppid): ${JSON.stringify(distinct)} in ${samples.length} samples` };
   if (String(spawns[0].pid) !== distinct[0].split(":")[0]) return { ok: false, why: `sampled ${distinct[0]}, the trace spawned ${spawns[0].pid}` };
   return {
