@@ -185,26 +185,12 @@ func openDB(ctx context.Context, path string, mode openMode) (c *dbConn, roReaso
 		return nil, "", err
 	}
 	err = retryBusy(ctx, func() error {
-		c, err = connect(ctx, path, url.Values{"mode": {"ro"}}, true)
+		c, err = connectReadOnly(ctx, path)
 		if err == nil {
-			err = c.check(ctx)
-			if err != nil && isReadOnlyError(err) {
-				// No -shm can be made beside a WAL database (a read-only
-				// directory): read it as immutable, as SQLite documents.
+			if err = c.quickCheck(ctx); err != nil {
 				c.close()
-				c, err = connect(ctx, path, url.Values{"mode": {"ro"}, "immutable": {"1"}}, true)
-				if err == nil {
-					c.immutable = true
-					err = c.check(ctx)
-				}
+				c = nil
 			}
-		}
-		if err == nil {
-			err = c.quickCheck(ctx)
-		}
-		if err != nil && c != nil {
-			c.close()
-			c = nil
 		}
 		return err
 	})
@@ -627,4 +613,28 @@ func moveAside(path string) (string, error) {
 		}
 	}
 	return name, nil
+}
+
+// connectReadOnly connects to the database at path read-only and checks
+// it, as immutable when no -shm can be made beside a WAL database (a
+// read-only directory), as SQLite documents; on an error it holds no
+// connection.
+func connectReadOnly(ctx context.Context, path string) (*dbConn, error) {
+	c, err := connect(ctx, path, url.Values{"mode": {"ro"}}, true)
+	if err == nil {
+		err = c.check(ctx)
+		if err != nil && isReadOnlyError(err) {
+			c.close()
+			c, err = connect(ctx, path, url.Values{"mode": {"ro"}, "immutable": {"1"}}, true)
+			if err == nil {
+				c.immutable = true
+				err = c.check(ctx)
+			}
+		}
+	}
+	if err != nil && c != nil {
+		c.close()
+		c = nil
+	}
+	return c, err
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"sort"
 	"sync"
@@ -326,22 +325,7 @@ func openReader(ctx context.Context, path string) (*dbConn, error) {
 	var c *dbConn
 	err := retryBusy(ctx, func() error {
 		var err error
-		c, err = connect(ctx, path, url.Values{"mode": {"ro"}}, true)
-		if err == nil {
-			err = c.check(ctx)
-			if err != nil && isReadOnlyError(err) {
-				c.close()
-				c, err = connect(ctx, path, url.Values{"mode": {"ro"}, "immutable": {"1"}}, true)
-				if err == nil {
-					c.immutable = true
-					err = c.check(ctx)
-				}
-			}
-		}
-		if err != nil && c != nil {
-			c.close()
-			c = nil
-		}
+		c, err = connectReadOnly(ctx, path)
 		return err
 	})
 	return c, err
