@@ -46,8 +46,9 @@ func (s *Store) SetAgent(ctx context.Context, session, agent string) {
 	if sa := s.cachedAgent(session); sa != nil {
 		s.agents.Touch(session)
 		if sa.agent != agent {
-			s.trackedBytes += jsonLen(agent) - jsonLen(sa.agent)
+			before := trackedCost(sa)
 			sa.agent = keep(agent)
+			s.trackedBytes += trackedCost(sa) - before
 			s.markTracked(sa)
 			s.changed()
 			s.enforceBudget()

@@ -176,8 +176,9 @@ func (s *Store) setRun(e *entry, r Run) {
 		return
 	}
 	r.Error = keep(r.Error)
-	s.addParentBytes(e.parent, runCost(r)-runCost(e.run))
+	before := entryCost(e)
 	e.run = r
+	s.addParentBytes(e.parent, entryCost(e)-before)
 	s.changed()
 }
 
@@ -251,8 +252,9 @@ func (s *Store) use(e *entry, label string) {
 	e.tick = s.clock
 	e.lastUse = s.now()
 	if e.label == "" {
-		s.addParentBytes(e.parent, jsonLen(label)-jsonLen(e.label))
+		before := entryCost(e)
 		e.label = label
+		s.addParentBytes(e.parent, entryCost(e)-before)
 	}
 	e.agent.entries.Touch(e.alias)
 	s.changed()
@@ -262,8 +264,9 @@ func (s *Store) use(e *entry, label string) {
 func (s *Store) retarget(e *entry, id string) {
 	delete(e.agent.byTask, e.taskID)
 	s.unindexTask(e)
-	s.addParentBytes(e.parent, jsonLen(id)-jsonLen(e.taskID))
+	before := entryCost(e)
 	e.taskID = id
+	s.addParentBytes(e.parent, entryCost(e)-before)
 	e.agent.byTask[id] = e
 	s.indexTask(e)
 }

@@ -211,7 +211,7 @@ func (s *Store) CacheUsage(ctx context.Context, u Usage) (bust *CacheBust, inARo
 		u.Model = ""
 	}
 	s.lock(ctx)
-	defer s.release()
+	defer s.unlock() // finishes the transaction cacheSave begins
 	// The parent and agent as the store knows them now, while the task
 	// runs: its entry may be forgotten later (maxSessionsPerAgent).
 	parent, agent := s.parentAndAgent(u.Session)

@@ -62,14 +62,25 @@ func (s *Store) cacheSave(cs *cacheSession) {
 		return
 	}
 	d := s.db
-	if err := d.c.exec(d.ctx, "INSERT INTO cache(session, used, data) VALUES(?,?,?) ON CONFLICT(session) DO UPDATE SET used=excluded.used, data=excluded.data",
-		cs.Session, time.Now().UnixNano(), string(data)); err != nil {
+	// In a write transaction (finished by the caller's unlock), so the
+	// row takes its turn with the other writers and the prune that follows
+	// keeps the table inside the byte budget.
+	s.begin()
+	if !d.inTx {
+		return
+	}
+	if err := d.c.exec(d.ctx, "INSERT INTO cache(session, used, bytes, data) VALUES(?,?,?,?) ON CONFLICT(session) DO UPDATE SET used=excluded.used, bytes=excluded.bytes, data=excluded.data",
+		cs.Session, time.Now().UnixNano(), cacheRowCost(cs.Session, len(data)), string(data)); err != nil {
 		d.fail(classify(err))
+		d.rollback()
 		return
 	}
 	if err := d.c.exec(d.ctx, "DELETE FROM cache WHERE session IN (SELECT session FROM cache ORDER BY used DESC LIMIT -1 OFFSET ?)", MaxCacheSessions); err != nil {
 		d.fail(classify(err))
+		d.rollback()
+		return
 	}
+	d.pruneDue = true
 }
 
 // cacheDelete forgets session's row (session.deleted).
@@ -124,8 +135,8 @@ func (s *Store) importCache() error {
 		if err != nil {
 			return err
 		}
-		if err := s.db.c.exec(s.db.ctx, "INSERT INTO cache(session, used, data) VALUES(?,?,?) ON CONFLICT(session) DO UPDATE SET used=excluded.used, data=excluded.data",
-			cs.Session, time.Now().UnixNano(), string(data)); err != nil {
+		if err := s.db.c.exec(s.db.ctx, "INSERT INTO cache(session, used, bytes, data) VALUES(?,?,?,?) ON CONFLICT(session) DO UPDATE SET used=excluded.used, bytes=excluded.bytes, data=excluded.data",
+			cs.Session, time.Now().UnixNano(), cacheRowCost(cs.Session, len(data)), string(data)); err != nil {
 			return err
 		}
 	}

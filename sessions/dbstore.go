@@ -22,7 +22,8 @@ import (
 //   - A changed parent is written whole (its entries and counters: a few
 //     rows); frozen blocks are written one by one as they are made.
 //   - The bounds of the whole database (parents, tracked sessions, the
-//     byte budget) are enforced in the transaction that grows it; the
+//     byte budget, which counts the prompt-cache rows too) are enforced
+//     in the transaction that grows it; the
 //     cache's own evictions forget nothing from the database.
 //
 // Pending calls stay in memory: their outcome only reaches the process
@@ -321,7 +322,7 @@ func (s *Store) pruneStep(ctx context.Context) bool {
 
 // overBounds reports whether the database holds more parents or tracked
 // sessions than the store's bounds, or more bytes than its budget (a
-// count of each table, by their indexes).
+// count of each table, by their indexes; the prompt-cache rows count).
 func (s *Store) overBounds(ctx context.Context) bool {
 	s.lock(ctx)
 	defer s.unlock()
@@ -331,7 +332,7 @@ func (s *Store) overBounds(ctx context.Context) bool {
 	}
 	var parents, tracked int
 	var bytes int64
-	if err := d.c.queryRow(d.ctx, "SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM tracked), (SELECT coalesce(sum(bytes),0) FROM parents)+(SELECT coalesce(sum(bytes),0) FROM tracked)").Scan(&parents, &tracked, &bytes); err != nil {
+	if err := d.c.queryRow(d.ctx, "SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM tracked), (SELECT coalesce(sum(bytes),0) FROM parents)+(SELECT coalesce(sum(bytes),0) FROM tracked)+(SELECT coalesce(sum(bytes),0) FROM cache)").Scan(&parents, &tracked, &bytes); err != nil {
 		return false
 	}
 	return parents > s.cfg.MaxParents || tracked > s.cfg.MaxTrackedSessions || bytes > int64(s.cfg.MaxStateBytes)
@@ -577,7 +578,8 @@ const pruneBatch = 200
 
 // prune brings the database toward the store's bounds: MaxParents and
 // MaxTrackedSessions by least recent write, then the byte budget as
-// enforceBudget keeps the cache (never the most recently written parent).
+// enforceBudget keeps the cache (never the most recently written parent),
+// the prompt-cache rows (cachedb.go) counted and forgotten with them.
 // It forgets at most pruneBatch rows of each table, each found through the
 // revision index (time linear in what it forgets); d.overBound says
 // whether more is left for the next transaction.
@@ -592,7 +594,13 @@ func (s *Store) prune() error {
 	if err := c.queryRow(ctx, "SELECT count(*), coalesce(sum(bytes),0) FROM tracked").Scan(&tracked, &trackedBytes); err != nil {
 		return err
 	}
-	parentBudget, trackedBudget := pruneBatch, pruneBatch
+	// The prompt-cache rows (cachedb.go) count in the same budget.
+	var cacheRows int
+	var cacheBytes int64
+	if err := c.queryRow(ctx, "SELECT count(*), coalesce(sum(bytes),0) FROM cache").Scan(&cacheRows, &cacheBytes); err != nil {
+		return err
+	}
+	parentBudget, trackedBudget, cacheBudget := pruneBatch, pruneBatch, pruneBatch
 	dropped := false
 	// dropParents forgets the n least recently written parents.
 	dropParents := func(n int) error {
@@ -679,6 +687,25 @@ func (s *Store) prune() error {
 		}
 		return nil
 	}
+	// dropCache forgets the least recently used prompt-cache row. A
+	// process whose book holds the session writes it again at its next
+	// usage.
+	dropCache := func() error {
+		var b int64
+		err := c.queryRow(ctx, "DELETE FROM cache WHERE session=(SELECT session FROM cache ORDER BY used, session LIMIT 1) RETURNING bytes").Scan(&b)
+		if errors.Is(err, sql.ErrNoRows) {
+			cacheBudget = 0
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		dropped = true
+		cacheRows--
+		cacheBytes -= b
+		cacheBudget--
+		return nil
+	}
 	defer func() {
 		if dropped {
 			// Give the pages of what was forgotten back to the file
@@ -697,21 +724,29 @@ func (s *Store) prune() error {
 		}
 	}
 	budget := int64(s.cfg.MaxStateBytes)
-	for parentBytes+trackedBytes > budget && (parentBudget > 0 || trackedBudget > 0) {
+	over := func() bool { return parentBytes+trackedBytes+cacheBytes > budget }
+	// Beyond the budget, from the kind that holds the most bytes, as
+	// enforceBudget does (never the last parent).
+	for over() && (parentBudget > 0 || trackedBudget > 0 || cacheBudget > 0) {
+		canParent := parents > 1 && parentBudget > 0
+		canTracked := tracked > 0 && trackedBudget > 0
+		canCache := cacheRows > 0 && cacheBudget > 0
 		var err error
 		switch {
-		case parents > 1 && parentBudget > 0 && (parentBytes >= trackedBytes || tracked == 0 || trackedBudget == 0):
+		case canParent && (!canTracked || parentBytes >= trackedBytes) && (!canCache || parentBytes >= cacheBytes):
 			err = dropParents(1)
-		case tracked > 0 && trackedBudget > 0:
+		case canTracked && (!canCache || trackedBytes >= cacheBytes):
 			err = dropTracked(1)
+		case canCache:
+			err = dropCache()
 		default:
-			parentBudget, trackedBudget = 0, 0
+			parentBudget, trackedBudget, cacheBudget = 0, 0, 0
 		}
 		if err != nil {
 			return err
 		}
 	}
 	d.overBound = parents > s.cfg.MaxParents || tracked > s.cfg.MaxTrackedSessions ||
-		(parentBytes+trackedBytes > budget && (parents > 1 || tracked > 0))
+		(over() && (parents > 1 || tracked > 0 || cacheRows > 0))
 	return nil
 }

@@ -59,8 +59,9 @@ func (s *Store) SetModelDecision(ctx context.Context, session string, d ModelDec
 	if sa = s.cachedAgent(session); sa == nil {
 		return
 	}
-	s.trackedBytes += modelCost(next) - modelCost(sa.model)
+	before := trackedCost(sa)
 	sa.model = next
+	s.trackedBytes += trackedCost(sa) - before
 	s.markTracked(sa)
 	s.changed()
 	s.enforceBudget()

@@ -62,6 +62,19 @@ CREATE TABLE IF NOT EXISTS cache(session TEXT PRIMARY KEY, used INTEGER NOT NULL
 	{"entries by use", `
 CREATE INDEX IF NOT EXISTS entries_tick ON entries(tick);
 `},
+	// 5: the prompt-cache rows inside the byte budget (issue 30 item 8):
+	// each row says what it takes (bytes, budget.go's cacheRowCost) ahead
+	// of its figures, so the sum is read from the rows' first page, not
+	// their overflow pages. The rows a build before it wrote are counted
+	// as their figures rounded up to whole pages, until written again.
+	{"prompt-cache rows counted", `
+CREATE TABLE cache_counted(session TEXT PRIMARY KEY, used INTEGER NOT NULL, bytes INTEGER NOT NULL, data TEXT NOT NULL) WITHOUT ROWID;
+INSERT INTO cache_counted(session, used, bytes, data)
+  SELECT session, used, 64 + CASE WHEN n <= 2000 THEN n ELSE 1003 + 8192*((n - 1003 + 8187)/8188) END, data
+  FROM (SELECT session, used, data, length(CAST(session AS BLOB)) + length(CAST(data AS BLOB)) AS n FROM cache);
+DROP TABLE cache;
+ALTER TABLE cache_counted RENAME TO cache;
+`},
 }
 
 // schemaVersion is the format this build writes (PRAGMA user_version). A

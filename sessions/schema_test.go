@@ -110,6 +110,13 @@ func TestMigrateFormat1Database(t *testing.T) {
 			c = rawConn(t, path)
 			assert.Equal(t, schemaVersion, userVersion(t, c))
 			assert.Equal(t, allTables, tableNames(t, c))
+			var rows int
+			var counted int64
+			require.NoError(t, c.conn.QueryRowContext(t.Context(), "SELECT count(*), coalesce(min(bytes),0) FROM cache").Scan(&rows, &counted))
+			assert.Equal(t, tt.cacheRows, rows, "migration 5 keeps the prompt-cache rows")
+			if rows > 0 {
+				assert.Positive(t, counted, "and counts each in the byte budget")
+			}
 			require.NoError(t, c.close())
 
 			// And a later open finds it at this format, with what was added.

@@ -27,9 +27,10 @@ const (
 	DefaultMaxPendingCalls     = 100
 	DefaultMaxParents          = 1000
 	DefaultMaxTrackedSessions  = 10000
-	// DefaultMaxStateBytes is the byte budget of the store and its state
-	// file: what it holds, counted as the state file's bytes plus a fixed
-	// overhead per item (PROTOCOL.md 7). Beyond it the least recently
+	// DefaultMaxStateBytes is the byte budget of the store and its
+	// database: what it holds, counted as what each item takes in the
+	// database's pages plus a fixed overhead per item (budget.go,
+	// PROTOCOL.md 7); the database's prompt-cache rows count too. Beyond it the least recently
 	// active parent is forgotten (or, when tracked sessions or pending
 	// calls hold more bytes than the parents, the oldest of those).
 	DefaultMaxStateBytes = 16 << 20
