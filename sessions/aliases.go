@@ -374,3 +374,42 @@ func (e *entry) export() Entry {
 		Run:     e.run,
 	}
 }
+
+// ForgetAlias forgets the entries named alias under parent (under every
+// parent when parent is ""), in one transaction, as `hookwire forget
+// --alias` asks; their alias counters stay, so the alias is never handed
+// out again. It returns how many it forgot.
+func (s *Store) ForgetAlias(ctx context.Context, alias, parent string) int {
+	s.lock(ctx)
+	defer s.unlock()
+	s.begin()
+	var parents []string
+	if d := s.db; d != nil {
+		var err error
+		if parents, err = d.b.ParentsWithAlias(d.ctx, alias, parent); err != nil {
+			d.fail(err)
+			return 0
+		}
+	} else if parent != "" {
+		parents = []string{parent}
+	} else {
+		for id := range s.parents.All() {
+			parents = append(parents, id)
+		}
+	}
+	n := 0
+	for _, id := range parents {
+		p := s.cached(id)
+		if p == nil {
+			continue
+		}
+		for _, a := range p.agents {
+			if e, ok := a.entries.Get(alias); ok {
+				s.forget(e)
+				n++
+			}
+		}
+	}
+	s.changed()
+	return n
+}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/internal/lru"
@@ -316,7 +317,7 @@ func (s *Store) CacheList() []CacheSession {
 	var out []CacheSession
 	if s.db != nil {
 		// The database's: every process's sessions, not only this one's.
-		rows, err := s.db.readCache()
+		rows, err := s.db.b.ReadCacheAll(s.db.ctx)
 		if err != nil {
 			s.db.fail(err)
 		}
@@ -444,25 +445,27 @@ func (s *Store) cacheChanges() uint64 {
 	return b.changes
 }
 
-// snapshotCache is one session's figures in the state file: the counts,
-// the busts, and the last request's usage and prompt (so that the next
-// process compares its first request with it).
-type snapshotCache struct {
+// CacheRecord is one session's figures as the state keeps them (the
+// state file's "cache" member, a Backend's row): the counts, the busts,
+// and the last request's usage and prompt (so that the next process
+// compares its first request with it).
+type CacheRecord struct {
 	CacheSession
-	Last *snapshotRequest `json:"last,omitempty"`
+	Last *CacheRequestRecord `json:"last,omitempty"`
 }
 
-type snapshotRequest struct {
+// CacheRequestRecord is the last request of a CacheRecord.
+type CacheRequestRecord struct {
 	Message   string `json:"message"`
 	Model     string `json:"model,omitempty"`
 	CacheRead int64  `json:"cacheRead"`
 	Print     string `json:"print,omitempty"` // encodePrint
 }
 
-func (b *cacheBook) snapshot() []snapshotCache {
+func (b *cacheBook) snapshot() []CacheRecord {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make([]snapshotCache, 0, b.sessions.Len())
+	out := make([]CacheRecord, 0, b.sessions.Len())
 	for _, cs := range b.sessions.All() {
 		out = append(out, cs.save())
 	}
@@ -470,10 +473,10 @@ func (b *cacheBook) snapshot() []snapshotCache {
 }
 
 // save is cs as the state keeps it.
-func (cs *cacheSession) save() snapshotCache {
-	sc := snapshotCache{CacheSession: cs.CacheSession}
+func (cs *cacheSession) save() CacheRecord {
+	sc := CacheRecord{CacheSession: cs.CacheSession}
 	if r := cs.last; r != nil {
-		sc.Last = &snapshotRequest{Message: r.usage.Message, Model: r.usage.Model, CacheRead: r.usage.CacheRead, Print: encodePrint(r.print)}
+		sc.Last = &CacheRequestRecord{Message: r.usage.Message, Model: r.usage.Model, CacheRead: r.usage.CacheRead, Print: encodePrint(r.print)}
 	}
 	return sc
 }
@@ -481,7 +484,7 @@ func (cs *cacheSession) save() snapshotCache {
 // loadCacheSession is sc as the book keeps it: bounded, its last request
 // restored to be compared with (never counted again). An error (a print
 // this build cannot read) still returns the figures, without the print.
-func loadCacheSession(sc *snapshotCache) (*cacheSession, error) {
+func loadCacheSession(sc *CacheRecord) (*cacheSession, error) {
 	cs := &cacheSession{CacheSession: sc.CacheSession}
 	if len(cs.Parent) > MaxIDBytes || len(cs.Agent) > MaxAgentNameBytes {
 		cs.Parent, cs.Agent = "", ""
@@ -503,7 +506,7 @@ func loadCacheSession(sc *snapshotCache) (*cacheSession, error) {
 
 // restore fills the empty book from a state file's "cache" member, the
 // most recently used first; what breaks the bounds is left out.
-func (b *cacheBook) restore(list []snapshotCache) error {
+func (b *cacheBook) restore(list []CacheRecord) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i := range list {
@@ -598,4 +601,87 @@ func cut(s string, sep byte) (before, after string, found bool) {
 		}
 	}
 	return s, "", false
+}
+
+// The cache book's backing (Backend's cache rows); the caller of each
+// holds the store's mu.
+
+// cacheWritable reports whether the figures go to a database (one open
+// for writing has the table: schema's migration 3).
+func (s *Store) cacheWritable() bool {
+	return s.db != nil && !s.db.readOnly
+}
+
+// cacheLoad reads session's figures from the database, nil when it has
+// none (or there is no database).
+func (s *Store) cacheLoad(session string) *CacheRecord {
+	d := s.db
+	if d == nil {
+		return nil
+	}
+	sc, ok, err := d.b.ReadCache(d.ctx, session)
+	if err != nil {
+		d.fail(err)
+		return nil
+	}
+	if !ok || sc.Session != session {
+		return nil // a row this build cannot read is replaced at the next write
+	}
+	return &sc
+}
+
+// cacheSave writes cs's figures, stamped with the store's clock.
+func (s *Store) cacheSave(cs *cacheSession) {
+	if !s.cacheWritable() {
+		return
+	}
+	d := s.db
+	// In a write transaction (finished by the caller's unlock), so the
+	// row takes its turn with the other writers and the prune that follows
+	// keeps the table inside the byte budget.
+	s.begin()
+	if !d.inTx {
+		return
+	}
+	if err := d.b.WriteCache(d.ctx, cs.save(), s.now()); err != nil {
+		d.fail(err)
+		d.rollback()
+		return
+	}
+	d.pruneDue = true
+}
+
+// cacheDelete forgets session's row (session.deleted).
+func (s *Store) cacheDelete(session string) {
+	if s.db == nil || s.db.readOnly {
+		return
+	}
+	if err := s.db.b.DeleteCache(s.db.ctx, session); err != nil {
+		s.db.fail(err)
+	}
+}
+
+// importCache writes every session's figures into the database the store
+// is being imported into (WriteAll), the least recently used first,
+// each stamped a nanosecond after the one before, so the database keeps
+// the book's order; the caller holds mu.
+func (s *Store) importCache() error {
+	b := &s.cache
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sessions.Len() == 0 {
+		return nil
+	}
+	if !s.cacheWritable() {
+		return errors.New("the prompt-cache table cannot be made")
+	}
+	now := s.now()
+	i := 0
+	for _, cs := range b.sessions.Backward() {
+		if err := s.db.b.WriteCache(s.db.ctx, cs.save(), now.Add(time.Duration(i))); err != nil {
+			return err
+		}
+		i++
+	}
+	return nil
 }

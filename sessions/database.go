@@ -22,6 +22,8 @@ type Database struct {
 	store *Store
 	log   zerolog.Logger
 	c     *dbConn
+	// b is the Backend over c the store is attached to.
+	b *storeDB
 	// ctx is the context OpenDatabase was given, less its cancellation:
 	// for the work of the database itself (pruning, and Close's last
 	// writes, which run after a SIGTERM cancelled it).
@@ -112,7 +114,8 @@ func OpenDatabase(ctx context.Context, path string, store *Store, log zerolog.Lo
 	if w := DirWarning(path); w != "" {
 		d.warn(w)
 	}
-	store.attach(newStoreDB(ctx, c, ro != "", d.report))
+	d.b = newStoreDB(c)
+	store.Attach(ctx, d.b, ro != "", d.report)
 	if ro == "" {
 		if fi, err := os.Stat(path); err == nil {
 			d.file = fi
@@ -121,7 +124,7 @@ func OpenDatabase(ctx context.Context, path string, store *Store, log zerolog.Lo
 			go d.watchFile(ctx, d.stopWatch)
 		}
 	}
-	if ro == "" && store.overBounds(ctx) {
+	if ro == "" && store.OverBounds(ctx) {
 		d.stopPrune = make(chan struct{})
 		d.pruning.Add(1)
 		go d.pruneLoop(d.stopPrune)
@@ -180,7 +183,7 @@ func (d *Database) watchFile(ctx context.Context, stop <-chan struct{}) {
 		if CheckStatePath(d.path) != nil {
 			continue // a link or FIFO planted there: keep the open file
 		}
-		err = d.store.reattach(func() (*storeDB, error) {
+		err = d.store.Reattach(func() (Backend, error) {
 			c, ro, err := openDB(ctx, d.path, openReadWrite)
 			if err == nil && ro != "" {
 				c.close()
@@ -194,14 +197,15 @@ func (d *Database) watchFile(ctx context.Context, stop <-chan struct{}) {
 				c.close()
 				return nil, err
 			}
+			b := newStoreDB(c)
 			d.mu.Lock()
-			d.c, d.file, d.lastErr = c, nfi, nil
+			d.c, d.b, d.file, d.lastErr = c, b, nfi, nil
 			d.mu.Unlock()
-			return newStoreDB(ctx, c, false, d.report), nil
+			return b, nil
 		})
 		if err != nil {
 			d.mu.Lock()
-			d.c = nil
+			d.c, d.b = nil, nil
 			d.mode, d.reason = StateMemoryOnly, why+"; reopening it failed: "+err.Error()
 			d.mu.Unlock()
 			d.log.Warn().Str("state", d.path).Str("reason", d.reason).Msg("state database not used: running in memory only")
@@ -275,7 +279,7 @@ func (d *Database) report(err error) {
 func (d *Database) pruneLoop(stop <-chan struct{}) {
 	defer d.pruning.Done()
 	steps := 0
-	for d.store.pruneStep(d.ctx) {
+	for d.store.PruneStep(d.ctx) {
 		steps++
 		select {
 		case <-stop:
@@ -318,8 +322,8 @@ func (d *Database) Close() error {
 		d.watching.Wait()
 	}
 	d.mu.Lock()
-	c := d.c
-	d.c = nil
+	c, b := d.c, d.b
+	d.c, d.b = nil, nil
 	if d.mode == StatePersistent || d.mode == StateReadOnly {
 		d.mode = StateClosed
 	}
@@ -329,14 +333,14 @@ func (d *Database) Close() error {
 	}
 	if d.stopPruning() {
 		steps := 1
-		for deadline := time.Now().Add(closePruneTime); time.Now().Before(deadline) && d.store.pruneStep(d.ctx); {
+		for deadline := time.Now().Add(closePruneTime); time.Now().Before(deadline) && d.store.PruneStep(d.ctx); {
 			steps++
 		}
-		d.log.Info().Str("state", d.path).Int("transactions", steps).Bool("within", !d.store.overBounds(d.ctx)).Msg("state database pruned on close")
+		d.log.Info().Str("state", d.path).Int("transactions", steps).Bool("within", !d.store.OverBounds(d.ctx)).Msg("state database pruned on close")
 	}
-	d.store.writeUnwritten(d.ctx)
-	d.store.detach()
-	return c.close()
+	d.store.WriteUnwritten(d.ctx)
+	d.store.Detach()
+	return b.Close()
 }
 
 // State reports where the state lives.

@@ -1,13 +1,10 @@
 package sessions
 
 import (
-	"database/sql"
 	"encoding/json"
-	"errors"
-	"time"
 )
 
-// The store's reads from the database (dbstore.go says how the cache and
+// The store's reads from its Backend (dbstore.go says how the cache and
 // the database agree): a cached parent or tracked session checked against
 // its row's revision, or read through when the cache lacks it.
 
@@ -21,17 +18,16 @@ func (s *Store) cached(id string) *parentState {
 	if d == nil || ok && (p.epoch == d.epoch || p.dirty || p.pinned || p.unwritten) {
 		return p
 	}
-	var rev int64
-	err := d.c.queryRow(d.ctx, "SELECT rev FROM parents WHERE id=?", id).Scan(&rev)
+	rev, found, err := d.b.ParentRev(d.ctx, id)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		d.fail(err)
+		return p
+	case !found:
 		if ok {
 			s.dropParent(p) // forgotten by another process
 		}
 		return nil
-	case err != nil:
-		d.fail(classify(err))
-		return p
 	case ok && p.rev == rev:
 		p.epoch = d.epoch
 		return p
@@ -41,7 +37,7 @@ func (s *Store) cached(id string) *parentState {
 	}
 	p, err = s.readParent(id, rev)
 	if err != nil {
-		d.fail(classify(err))
+		d.fail(err)
 		return nil
 	}
 	return p
@@ -51,61 +47,23 @@ func (s *Store) cached(id string) *parentState {
 // recently active parent; the cache's bounds then apply.
 func (s *Store) readParent(id string, rev int64) (*parentState, error) {
 	d := s.db
-	sp := snapshotParent{ID: id, Counters: map[string]json.RawMessage{}}
-	rows, err := d.c.query(d.ctx, "SELECT alias, agent, task_id, label, last_use, tick, run_state, run_error FROM entries WHERE pid=(SELECT pid FROM parents WHERE id=?) ORDER BY tick DESC", id)
+	rec, err := d.b.ReadParent(d.ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var se snapshotEntry
-		var lastUse, tick int64
-		var run snapshotRun
-		if err := rows.Scan(&se.Alias, &se.Agent, &se.TaskID, &se.Label, &lastUse, &tick, &run.State, &run.Error); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		se.LastUse, se.Use = time.Unix(0, lastUse).UTC(), uint64(max(tick, 0))
-		if run.State != RunCompleted || run.Error != "" {
-			se.Run = &run
+	sp := snapshotParent{ID: id, Counters: make(map[string]json.RawMessage, len(rec.Counters))}
+	for _, e := range rec.Entries {
+		se := snapshotEntry{Agent: e.Agent, Alias: e.Alias, TaskID: e.TaskID, Label: e.Label, LastUse: e.LastUse, Use: uint64(max(e.Tick, 0))}
+		if run := e.Run; run.State != RunCompleted || run.Error != "" {
+			se.Run = &snapshotRun{State: run.State, Error: run.Error}
 		}
 		sp.Entries = append(sp.Entries, se)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows, err = d.c.query(d.ctx, "SELECT prefix, n FROM counters WHERE pid=(SELECT pid FROM parents WHERE id=?)", id)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		var prefix string
-		var n int64
-		if err := rows.Scan(&prefix, &n); err != nil {
-			rows.Close()
-			return nil, err
-		}
+	for prefix, n := range rec.Counters {
 		sp.Counters[prefix] = json.RawMessage(itoa(n))
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows, err = d.c.query(d.ctx, "SELECT message_id, block FROM frozen WHERE pid=(SELECT pid FROM parents WHERE id=?) ORDER BY seq DESC", id)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		var f snapshotFrozen
-		if err := rows.Scan(&f.MessageID, &f.Block); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		sp.Frozen = append(sp.Frozen, f)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
+	for _, f := range rec.Frozen {
+		sp.Frozen = append(sp.Frozen, snapshotFrozen{MessageID: f.MessageID, Block: f.Block})
 	}
 
 	d.loading = true
@@ -128,33 +86,29 @@ func (s *Store) cachedAgent(session string) *sessionAgent {
 	if d == nil || ok && (sa.epoch == d.epoch || sa.dirty || sa.pinned || sa.unwritten) {
 		return sa
 	}
-	var agent string
-	var model sql.NullString
-	var rev int64
-	err := d.c.queryRow(d.ctx, "SELECT agent, model, rev FROM tracked WHERE session=?", session).Scan(&agent, &model, &rev)
+	t, found, err := d.b.ReadTracked(d.ctx, session)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		d.fail(err)
+		return sa
+	case !found:
 		if ok {
 			s.untrack(session)
 		}
 		return nil
-	case err != nil:
-		d.fail(classify(err))
-		return sa
-	case ok && sa.rev == rev:
+	case ok && sa.rev == t.Rev:
 		sa.epoch = d.epoch
 		return sa
 	}
 	if ok {
 		s.untrack(session)
 	}
-	if len(session) > MaxIDBytes || len(agent) > MaxAgentNameBytes {
+	if len(session) > MaxIDBytes || len(t.Agent) > MaxAgentNameBytes {
 		return nil
 	}
-	sa = &sessionAgent{session: session, agent: agent, rev: rev, epoch: d.epoch}
-	if model.Valid {
-		restoreTrackedColumn(sa, model.String) // health.go
-	}
+	t = t.Bounded()
+	sa = &sessionAgent{session: session, agent: t.Agent, rev: t.Rev, epoch: d.epoch,
+		model: t.Model, parent: t.Parent, running: t.Running, switches: t.Switches}
 	s.track(sa, false)
 	s.evictTracked()
 	return sa

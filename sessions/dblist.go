@@ -3,13 +3,10 @@ package sessions
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"sort"
 	"sync"
 	"time"
 )
@@ -20,73 +17,6 @@ import (
 // `observe` and `sessions.list`), never as a whole copy of the state. A
 // serving store lists on a read connection of its own (lister), without
 // its mutex: its hooks go on while a page is read.
-
-// DefaultListLimit is how many entries sessions.list of all parents gives
-// and sessions.page without a limit, and MaxListLimit the most one page
-// holds: a page is read in a
-// few milliseconds and held in a few hundred KiB whatever the database
-// holds.
-const (
-	DefaultListLimit = 1000
-	MaxListLimit     = 1000
-)
-
-// EntryPage is one page of entries, newest use first; Next is the cursor
-// of the page after it ("" when this is the last).
-type EntryPage struct {
-	Entries []Entry `json:"entries"`
-	Next    string  `json:"next,omitempty"`
-}
-
-// ErrBadCursor is a cursor no page gave.
-var ErrBadCursor = errors.New("not a cursor a page of this listing gave")
-
-// listKey is an entry's place in the listing order: tick descending, then
-// parent and alias ascending (a total order: (parent, alias) is unique).
-type listKey struct {
-	Tick   int64  `json:"t"`
-	Parent string `json:"p"`
-	Alias  string `json:"a"`
-}
-
-func (k listKey) cursor() string {
-	b, _ := json.Marshal(k)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func parseCursor(s string) (*listKey, error) {
-	if s == "" {
-		return nil, nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return nil, ErrBadCursor
-	}
-	var k listKey
-	if json.Unmarshal(b, &k) != nil || k.Parent == "" || k.Alias == "" {
-		return nil, ErrBadCursor
-	}
-	return &k, nil
-}
-
-// before reports whether a comes before b in the listing order.
-func (a listKey) before(b listKey) bool {
-	if a.Tick != b.Tick {
-		return a.Tick > b.Tick
-	}
-	if a.Parent != b.Parent {
-		return a.Parent < b.Parent
-	}
-	return a.Alias < b.Alias
-}
-
-// clampLimit is limit within 1..MaxListLimit (0: DefaultListLimit).
-func clampLimit(limit int) int {
-	if limit <= 0 {
-		return DefaultListLimit
-	}
-	return min(limit, MaxListLimit)
-}
 
 const entryColumns = `p.id, e.agent, e.alias, e.task_id, e.label, e.last_use, e.tick, e.run_state, e.run_error, t.model
 FROM entries e JOIN parents p ON p.pid=e.pid LEFT JOIN tracked t ON t.session=e.task_id`
@@ -118,14 +48,14 @@ func scanEntry(rows *sql.Rows) (Entry, int64, error) {
 	}
 	e.LastUse = time.Unix(0, lastUse).UTC()
 	if model.Valid {
-		var sa sessionAgent
-		restoreTrackedColumn(&sa, model.String)
-		if sa.model != nil {
-			d := *sa.model
-			e.Model = &d
+		var t TrackedRecord
+		restoreTrackedColumn(&t, model.String)
+		t = t.Bounded()
+		if t.Model != nil {
+			e.Model = t.Model
 		}
-		if len(sa.switches) > 0 {
-			e.Switches = sa.switches
+		if len(t.Switches) > 0 {
+			e.Switches = t.Switches
 		}
 	}
 	return e, tick, nil
@@ -133,11 +63,11 @@ func scanEntry(rows *sql.Rows) (Entry, int64, error) {
 
 // readPage reads the page of parent ("" all) after cursor from c.
 func readPage(ctx context.Context, c *dbConn, parent, cursor string, limit int) (EntryPage, error) {
-	after, err := parseCursor(cursor)
+	after, err := ParseCursor(cursor)
 	if err != nil {
 		return EntryPage{}, err
 	}
-	limit = clampLimit(limit)
+	limit = ClampLimit(limit)
 	var args []any
 	if parent != "" {
 		args = append(args, parent)
@@ -160,10 +90,10 @@ func readPage(ctx context.Context, c *dbConn, parent, cursor string, limit int) 
 	}
 	defer rows.Close()
 	out := EntryPage{Entries: make([]Entry, 0, min(limit, 64))}
-	var last listKey
+	var last ListKey
 	for rows.Next() {
 		if len(out.Entries) == limit {
-			out.Next = last.cursor()
+			out.Next = last.Cursor()
 			break
 		}
 		e, tick, err := scanEntry(rows)
@@ -174,7 +104,7 @@ func readPage(ctx context.Context, c *dbConn, parent, cursor string, limit int) 
 			listPause()
 		}
 		out.Entries = append(out.Entries, e)
-		last = listKey{Tick: tick, Parent: e.Parent, Alias: e.Alias}
+		last = ListKey{Tick: tick, Parent: e.Parent, Alias: e.Alias}
 	}
 	if err := rows.Err(); err != nil {
 		return EntryPage{}, classify(err)
@@ -185,98 +115,15 @@ func readPage(ctx context.Context, c *dbConn, parent, cursor string, limit int) 
 // listPause, when set (tests), is called after each row a page reads.
 var listPause func()
 
-// listed is an entry with its place in the listing order.
-type listed struct {
-	entry Entry
-	key   listKey
+// Page reads the page on the lister's connection.
+func (d *storeDB) Page(ctx context.Context, parent, cursor string, limit int) (EntryPage, error) {
+	d.lister.mu.Lock()
+	defer d.lister.mu.Unlock()
+	return d.lister.page(ctx, d.c.path, parent, cursor, limit)
 }
 
-// memPage is the page of parent after cursor among entries the caller
-// holds whole (a memory-only store, a JSON state file).
-func memPage(all []listed, parent, cursor string, limit int) (EntryPage, error) {
-	after, err := parseCursor(cursor)
-	if err != nil {
-		return EntryPage{}, err
-	}
-	limit = clampLimit(limit)
-	sort.Slice(all, func(i, j int) bool { return all[i].key.before(all[j].key) })
-	out := EntryPage{Entries: []Entry{}}
-	var last listKey
-	for _, l := range all {
-		if parent != "" && l.entry.Parent != parent || after != nil && !after.before(l.key) {
-			continue
-		}
-		if len(out.Entries) == limit {
-			out.Next = last.cursor()
-			break
-		}
-		out.Entries = append(out.Entries, l.entry)
-		last = l.key
-	}
-	return out, nil
-}
-
-// Page returns the page of parent's entries ("" all parents) after
-// cursor ("" from the newest), at most limit of them (0:
-// DefaultListLimit; at most MaxListLimit), newest use first. With a
-// database it reads the page there on a read connection of its own (a
-// WAL reader: it never waits for a writer), without the store's mutex,
-// so the store's other methods go on while it reads; memory-only it
-// pages what the store holds (and so it does when the database cannot be
-// read, which is reported). A cursor no page gave is ErrBadCursor.
-func (s *Store) Page(ctx context.Context, parent, cursor string, limit int) (EntryPage, error) {
-	s.lister.mu.Lock()
-	defer s.lister.mu.Unlock()
-	s.mu.Lock()
-	if s.db == nil {
-		all := s.listed(parent)
-		s.mu.Unlock()
-		return memPage(all, parent, cursor, limit)
-	}
-	path := s.db.c.path
-	s.mu.Unlock()
-	page, err := s.lister.page(ctx, path, parent, cursor, limit)
-	if err == nil || errors.Is(err, ErrBadCursor) || ctx.Err() != nil {
-		return page, err
-	}
-	// The database cannot be read: reported (status), and what this
-	// process holds is listed, as List does.
-	s.mu.Lock()
-	if s.db != nil {
-		s.db.report(err)
-	}
-	all := s.listed(parent)
-	s.mu.Unlock()
-	return memPage(all, parent, cursor, limit)
-}
-
-// listed is every entry of parent ("" all) the store holds with its
-// place in the listing order; the caller holds mu.
-func (s *Store) listed(parent string) []listed {
-	var out []listed
-	collect := func(p *parentState) {
-		for _, a := range p.agents {
-			for _, e := range a.entries.All() {
-				x := e.export()
-				x.Model = s.entryModel(e.taskID)
-				x.Switches = s.switchesOf(e.taskID)
-				out = append(out, listed{entry: x, key: listKey{Tick: int64(e.tick), Parent: p.id, Alias: e.alias}})
-			}
-		}
-	}
-	if parent == "" {
-		for _, p := range s.parents.All() {
-			collect(p)
-		}
-	} else if p := s.cached(parent); p != nil {
-		collect(p)
-	}
-	return out
-}
-
-// lister is a store's read connection for Page, opened at the first
-// page and closed when the store leaves its database; its mu orders
-// pages (and is taken before the store's mu).
+// lister is a Backend's read connection for Page, opened at the first
+// page and closed with the Backend; its mu orders pages.
 type lister struct {
 	mu   sync.Mutex
 	c    *dbConn
@@ -302,15 +149,15 @@ func (l *lister) page(ctx context.Context, path, parent, cursor string, limit in
 	return readPage(ctx, l.c, parent, cursor, limit)
 }
 
-// closeLister closes the lister's connection, if open: before the store's
+// close closes the lister's connection, if open: before the Backend's
 // own connection closes (the last connection on a database checkpoints
-// it), and when the store moves to another file.
-func (s *Store) closeLister() {
-	s.lister.mu.Lock()
-	defer s.lister.mu.Unlock()
-	if s.lister.c != nil {
-		s.lister.c.close()
-		s.lister.c = nil
+// it).
+func (l *lister) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.c != nil {
+		l.c.close()
+		l.c = nil
 	}
 }
 
@@ -354,9 +201,10 @@ type StateView struct {
 	c    *dbConn
 	ctx  context.Context // what the view's statements run under
 	inTx bool
-	// A JSON state file's entries: in EachEntry's order, and listed.
-	mem     []Entry
-	memList []listed
+	// A JSON state file's entries, in EachEntry's order, and the
+	// memory-only store that holds them (for Page).
+	mem      []Entry
+	memStore *Store
 }
 
 // OpenStateView opens the state at path for reading, with the errors
@@ -415,11 +263,11 @@ func (v *StateView) read() error {
 		Scan(&v.Parents, &v.Entries, &v.TrackedSessions, &v.FrozenBlocks, &v.Seq); err != nil {
 		return classify(err)
 	}
-	d := newStoreDB(ctx, c, true, func(error) {})
-	if list, err := d.readHealthAll(); err == nil { // no table: a database no sidecar of this build has written
+	d := newStoreDB(c)
+	if list, err := d.ReadHealthAll(ctx); err == nil { // no table: a database no sidecar of this build has written
 		v.Health = list
 	}
-	caches, err := d.readCache()
+	caches, err := d.ReadCacheAll(ctx)
 	if err != nil {
 		return err
 	}
@@ -445,10 +293,10 @@ func (v *StateView) parentAndAgent(session string) (parent, agent string) {
 	var model sql.NullString
 	if v.c.queryRow(v.ctx, "SELECT agent, model FROM tracked WHERE session=?", session).Scan(&agent, &model) == nil {
 		if model.Valid {
-			var sa sessionAgent
-			restoreTrackedColumn(&sa, model.String)
-			if sa.parent != "" {
-				return sa.parent, agent
+			var t TrackedRecord
+			restoreTrackedColumn(&t, model.String)
+			if t = t.Bounded(); t.Parent != "" {
+				return t.Parent, agent
 			}
 		}
 	}
@@ -468,11 +316,8 @@ func jsonView(path string) (*StateView, error) {
 		return nil, err
 	}
 	got := contents(s)
-	s.mu.Lock()
-	all := s.listed("")
-	s.mu.Unlock()
 	return &StateView{Parents: got.Parents, Entries: len(got.Sessions), FrozenBlocks: got.FrozenBlocks, TrackedSessions: got.TrackedSessions,
-		Health: got.Health, Cache: got.Cache, mem: got.Sessions, memList: all}, nil
+		Health: got.Health, Cache: got.Cache, mem: got.Sessions, memStore: s}, nil
 }
 
 // EachEntry calls fn with each entry, the most recently active parent's
@@ -509,7 +354,10 @@ func (v *StateView) EachEntry(fn func(Entry) error) error {
 // Page is Store.Page of the view: entries newest use first.
 func (v *StateView) Page(ctx context.Context, parent, cursor string, limit int) (EntryPage, error) {
 	if v.c == nil {
-		return memPage(append([]listed(nil), v.memList...), parent, cursor, limit)
+		if v.memStore == nil {
+			return EntryPage{Entries: []Entry{}}, nil
+		}
+		return v.memStore.Page(ctx, parent, cursor, limit)
 	}
 	return readPage(ctx, v.c, parent, cursor, limit)
 }
@@ -531,7 +379,7 @@ func (v *StateView) Close() error {
 // it) without reading the rest, for an observer's sessions.list: a
 // missing state is an empty page; the other errors are OpenStateView's.
 func ReadPage(ctx context.Context, path, parent, cursor string, limit int) (EntryPage, error) {
-	if _, err := parseCursor(cursor); err != nil {
+	if _, err := ParseCursor(cursor); err != nil {
 		return EntryPage{}, err
 	}
 	if err := CheckStatePath(path); err != nil {

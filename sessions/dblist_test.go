@@ -17,13 +17,13 @@ func allPages(t *testing.T, s *Store, parent string, limit int) (entries []Entry
 	for cursor := ""; ; {
 		page, err := s.Page(context.Background(), parent, cursor, limit)
 		require.NoError(t, err)
-		require.LessOrEqual(t, len(page.Entries), clampLimit(limit))
+		require.LessOrEqual(t, len(page.Entries), ClampLimit(limit))
 		entries = append(entries, page.Entries...)
 		pages++
 		if cursor = page.Next; cursor == "" {
 			return entries, pages
 		}
-		require.Len(t, page.Entries, clampLimit(limit), "only the last page is short")
+		require.Len(t, page.Entries, ClampLimit(limit), "only the last page is short")
 	}
 }
 

@@ -2,20 +2,19 @@ package sessions
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 )
 
-// The store's database side. With a database attached (Database), the
+// The store's side of its Backend. With a database attached (Attach), the
 // store's maps are a cache in front of it and the database is the truth:
 //
 //   - A method that may change what is kept runs in one write transaction
-//     (begin ... finish, BEGIN IMMEDIATE, after this process's earlier
-//     writers on the file: dbwriters.go), so it decides on the latest
-//     state: alias numbers are allocated under the write lock, and two
-//     processes never hand out the same one.
-//   - Before reading, the store asks SQLite whether another process
-//     committed since (PRAGMA data_version). If so, each cached parent and
+//     (begin ... finish: Backend.BeginWrite, which takes the database's
+//     write lock after this process's and other processes' earlier
+//     writers), so it decides on the latest state: alias numbers are
+//     allocated under the write lock, and two processes never hand out
+//     the same one.
+//   - Before reading, the store asks the Backend whether another process
+//     committed since (DataVersion). If so, each cached parent and
 //     tracked session is checked against its row's revision before use
 //     and read again when it changed; a parent or session the cache lacks
 //     is read through from the database.
@@ -29,9 +28,9 @@ import (
 // Pending calls stay in memory: their outcome only reaches the process
 // that saw the call begin.
 
-// storeDB is the store's handle on the database; the store's mu guards it.
-type storeDB struct {
-	c        *dbConn
+// backing is the store's handle on its Backend; the store's mu guards it.
+type backing struct {
+	b        Backend
 	readOnly bool
 	report   func(error) // a failed read or write (nil: working again): logged, shown in status
 	failed   bool
@@ -66,11 +65,11 @@ type storeDB struct {
 	overBound, pruneDue bool
 }
 
-// newStoreDB is the store's handle on c, its statements run under ctx
+// newBacking is the store's handle on b, its statements run under ctx
 // (less its cancellation) outside a method that gives its own.
-func newStoreDB(ctx context.Context, c *dbConn, readOnly bool, report func(error)) *storeDB {
+func newBacking(ctx context.Context, b Backend, readOnly bool, report func(error)) *backing {
 	base := context.WithoutCancel(ctx)
-	return &storeDB{c: c, readOnly: readOnly, report: report, ctx: base, base: base}
+	return &backing{b: b, readOnly: readOnly, report: report, ctx: base, base: base}
 }
 
 // lock takes mu for a method whose statements run under ctx (the
@@ -83,34 +82,48 @@ func (s *Store) lock(ctx context.Context) {
 	}
 }
 
-// attach makes d the store's database; the store's cache starts empty.
-func (s *Store) attach(d *storeDB) {
+// Attach makes b the store's database; the store's cache starts empty.
+// Its statements run under ctx (less its cancellation) outside a method
+// that gives its own. Read-only, what the store changes lives in memory
+// only. report is told of each failed read or write (nil: one succeeded
+// again); the store keeps serving from its cache.
+func (s *Store) Attach(ctx context.Context, b Backend, readOnly bool, report func(error)) {
+	s.pages.Lock()
+	defer s.pages.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reset()
-	s.db = d
+	s.db = newBacking(ctx, b, readOnly, report)
 }
 
-// reattach moves the store to the database open makes at the same path
+// Reattach moves the store to the database open makes at the same path
 // (the file was replaced, deleted or moved aside under this process), and
 // writes there every parent and tracked session the cache holds that it
 // lacks: what this process acknowledged is not lost with the old file.
 // One the new database holds is read from it (another process's stands).
-// The old connection is closed first: its -wal and -shm are named by the
+// The old Backend is closed first: its -wal and -shm are named by the
 // path, and the new file must not be read with the old file's WAL. When
-// open fails the store serves from memory.
-func (s *Store) reattach(open func() (*storeDB, error)) error {
-	s.closeLister()
+// open fails the store serves from memory. The new Backend is writable,
+// and told of failures as the old one's were.
+func (s *Store) Reattach(open func() (Backend, error)) error {
+	s.pages.Lock()
+	defer s.pages.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old := s.db; old != nil {
-		old.c.close()
+	old := s.db
+	if old != nil {
+		old.b.Close()
 		s.db = nil
 	}
-	d, err := open()
+	b, err := open()
 	if err != nil {
 		return err
 	}
+	base, report := context.Background(), func(error) {}
+	if old != nil {
+		base, report = old.base, old.report
+	}
+	d := newBacking(base, b, false, report)
 	s.db = d
 	d.epoch = 1
 	for _, p := range s.parents.All() {
@@ -134,13 +147,14 @@ func (s *Store) reattach(open func() (*storeDB, error)) error {
 	return nil
 }
 
-// detach closes the store's use of its database: it serves from memory
-// with what it holds.
-func (s *Store) detach() {
+// Detach ends the store's use of its Backend (the caller closes it): it
+// serves from memory with what it holds.
+func (s *Store) Detach() {
+	s.pages.Lock()
+	defer s.pages.Unlock()
 	s.mu.Lock()
 	s.db = nil
 	s.mu.Unlock()
-	s.closeLister()
 }
 
 // refresh notices other processes' commits; the caller holds mu.
@@ -149,7 +163,7 @@ func (s *Store) refresh() {
 	if d == nil {
 		return
 	}
-	v, err := d.c.dataVersion(d.ctx)
+	v, err := d.b.DataVersion(d.ctx)
 	if err != nil {
 		d.fail(err)
 		return
@@ -173,14 +187,14 @@ func (s *Store) begin() {
 		s.refresh()
 		return
 	}
-	if err := d.c.beginWrite(d.ctx); err != nil {
-		d.fail(classify(err))
+	if err := d.b.BeginWrite(d.ctx); err != nil {
+		d.fail(err)
 		s.refresh()
 		return
 	}
 	d.inTx = true
 	s.refresh()
-	seq, clock, err := d.c.seqClock(d.ctx)
+	seq, clock, err := d.b.SeqClock(d.ctx)
 	if err != nil {
 		d.fail(err)
 		d.rollback()
@@ -190,7 +204,7 @@ func (s *Store) begin() {
 	d.clock = uint64(clock)
 	s.clock = max(s.clock, d.clock)
 	if err := s.takeUnwritten(); err != nil {
-		d.fail(classify(err))
+		d.fail(err)
 		d.rollback()
 	}
 }
@@ -208,13 +222,12 @@ func (s *Store) takeUnwritten() error {
 			continue
 		}
 		p.unwritten = false
-		var rev int64
-		err := d.c.queryRow(d.ctx, "SELECT rev FROM parents WHERE id=?", p.id).Scan(&rev)
+		rev, ok, err := d.b.ParentRev(d.ctx, p.id)
 		switch {
-		case errors.Is(err, sql.ErrNoRows) && p.rev == 0, err == nil && rev == p.rev:
+		case err == nil && !ok && p.rev == 0, err == nil && ok && rev == p.rev:
 			p.dirty = true
 			d.dirtyParents = append(d.dirtyParents, p)
-		case err != nil && !errors.Is(err, sql.ErrNoRows):
+		case err != nil:
 			p.unwritten = true
 			return err
 		default:
@@ -228,13 +241,12 @@ func (s *Store) takeUnwritten() error {
 			continue
 		}
 		sa.unwritten = false
-		var rev int64
-		err := d.c.queryRow(d.ctx, "SELECT rev FROM tracked WHERE session=?", sa.session).Scan(&rev)
+		t, ok, err := d.b.ReadTracked(d.ctx, sa.session)
 		switch {
-		case errors.Is(err, sql.ErrNoRows) && sa.rev == 0, err == nil && rev == sa.rev:
+		case err == nil && !ok && sa.rev == 0, err == nil && ok && t.Rev == sa.rev:
 			sa.dirty = true
 			d.dirtyTracked = append(d.dirtyTracked, sa)
-		case err != nil && !errors.Is(err, sql.ErrNoRows):
+		case err != nil:
 			sa.unwritten = true
 			return err
 		default:
@@ -255,7 +267,7 @@ func (s *Store) finish() {
 		return
 	}
 	if len(d.dirtyParents) == 0 && len(d.dirtyTracked) == 0 && len(d.deleted) == 0 && len(d.untracked) == 0 && !d.pruneDue {
-		if err := d.c.commit(d.ctx); err != nil {
+		if err := d.b.Commit(d.ctx); err != nil {
 			d.fail(err)
 			d.rollback()
 		}
@@ -263,12 +275,12 @@ func (s *Store) finish() {
 		return
 	}
 	if err := s.write(); err != nil {
-		d.fail(classify(err))
+		d.fail(err)
 		d.rollback()
 		return
 	}
-	if err := d.c.commit(d.ctx); err != nil {
-		d.fail(classify(err))
+	if err := d.b.Commit(d.ctx); err != nil {
+		d.fail(err)
 		d.rollback()
 		return
 	}
@@ -288,9 +300,9 @@ func (s *Store) finish() {
 	d.dirtyParents, d.dirtyTracked, d.deleted, d.untracked = d.dirtyParents[:0], d.dirtyTracked[:0], nil, nil
 }
 
-// writeUnwritten tries once more to write what this process acknowledged
-// but could not write (Close, before the store leaves the database).
-func (s *Store) writeUnwritten(ctx context.Context) {
+// WriteUnwritten tries once more to write what this process acknowledged
+// but could not write (before the store leaves its database).
+func (s *Store) WriteUnwritten(ctx context.Context) {
 	s.lock(ctx)
 	defer s.unlock()
 	d := s.db
@@ -301,10 +313,10 @@ func (s *Store) writeUnwritten(ctx context.Context) {
 	s.finish()
 }
 
-// pruneStep runs one transaction that prunes (at most pruneBatch rows of
+// PruneStep runs one transaction that prunes (at most pruneBatch rows of
 // each table) and reports whether the database is still over its bounds
 // and the transaction worked (so another step is worth its turn).
-func (s *Store) pruneStep(ctx context.Context) bool {
+func (s *Store) PruneStep(ctx context.Context) bool {
 	s.lock(ctx)
 	defer s.unlock()
 	d := s.db
@@ -320,19 +332,18 @@ func (s *Store) pruneStep(ctx context.Context) bool {
 	return d.overBound && !d.failed
 }
 
-// overBounds reports whether the database holds more parents or tracked
-// sessions than the store's bounds, or more bytes than its budget (a
-// count of each table, by their indexes; the prompt-cache rows count).
-func (s *Store) overBounds(ctx context.Context) bool {
+// OverBounds reports whether the database holds more parents or tracked
+// sessions than the store's bounds, or more bytes than its budget (the
+// prompt-cache rows count).
+func (s *Store) OverBounds(ctx context.Context) bool {
 	s.lock(ctx)
 	defer s.unlock()
 	d := s.db
 	if d == nil || d.readOnly {
 		return false
 	}
-	var parents, tracked int
-	var bytes int64
-	if err := d.c.queryRow(d.ctx, "SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM tracked), (SELECT coalesce(sum(bytes),0) FROM parents)+(SELECT coalesce(sum(bytes),0) FROM tracked)+(SELECT coalesce(sum(bytes),0) FROM cache)").Scan(&parents, &tracked, &bytes); err != nil {
+	parents, tracked, bytes, err := d.b.Counts(d.ctx)
+	if err != nil {
 		return false
 	}
 	return parents > s.cfg.MaxParents || tracked > s.cfg.MaxTrackedSessions || bytes > int64(s.cfg.MaxStateBytes)
@@ -342,7 +353,7 @@ func (s *Store) overBounds(ctx context.Context) bool {
 // error of a method whose context ended (the sidecar is stopping) is not
 // the database's: what the method changed stays unwritten, for the next
 // transaction or Close, and nothing is reported.
-func (d *storeDB) fail(err error) {
+func (d *backing) fail(err error) {
 	if d.ctx.Err() != nil {
 		return
 	}
@@ -355,8 +366,8 @@ func (d *storeDB) fail(err error) {
 // the next use after another process commits: kept while nobody else
 // changed that parent or session, read again otherwise, so a later write
 // never overwrites another process's change with a stale parent.
-func (d *storeDB) rollback() {
-	d.c.rollback(d.ctx)
+func (d *backing) rollback() {
+	d.b.Rollback(d.ctx)
 	d.inTx = false
 	for _, p := range d.dirtyParents {
 		p.dirty = false
@@ -371,14 +382,14 @@ func (d *storeDB) rollback() {
 
 // unwrite keeps p, changed but not written, for the next transaction
 // (takeUnwritten); its new frozen blocks stay listed for it.
-func (d *storeDB) unwrite(p *parentState) {
+func (d *backing) unwrite(p *parentState) {
 	if !p.unwritten {
 		p.unwritten = true
 		d.unwrittenParents = append(d.unwrittenParents, p)
 	}
 }
 
-func (d *storeDB) unwriteTracked(sa *sessionAgent) {
+func (d *backing) unwriteTracked(sa *sessionAgent) {
 	if !sa.unwritten {
 		sa.unwritten = true
 		d.unwrittenTracked = append(d.unwrittenTracked, sa)
@@ -445,25 +456,25 @@ func (s *Store) fresh() uint64 {
 // transaction.
 func (s *Store) write() error {
 	d := s.db
-	c, ctx := d.c, d.ctx
+	b, ctx := d.b, d.ctx
 	d.seq++
 	for _, id := range d.deleted {
-		if err := deleteParentRows(ctx, c, id); err != nil {
+		if err := b.DeleteParent(ctx, id); err != nil {
 			return err
 		}
 	}
 	for _, session := range d.untracked {
-		if err := c.exec(ctx, "DELETE FROM tracked WHERE session=?", session); err != nil {
+		if err := b.DeleteTracked(ctx, session); err != nil {
 			return err
 		}
 	}
 	for _, p := range d.dirtyParents {
-		if err := s.writeParent(p, d.seq); err != nil {
+		if err := b.WriteParent(ctx, s.parentRecord(p, d.seq)); err != nil {
 			return err
 		}
 	}
 	for _, sa := range d.dirtyTracked {
-		if err := writeTracked(ctx, c, sa, d.seq); err != nil {
+		if err := b.WriteTracked(ctx, trackedRecord(sa, d.seq)); err != nil {
 			return err
 		}
 	}
@@ -471,11 +482,11 @@ func (s *Store) write() error {
 		return err
 	}
 	d.pruneDue = d.overBound
-	if err := c.exec(ctx, "INSERT INTO meta(key,value) VALUES('seq',?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", d.seq); err != nil {
+	if err := b.SetMeta(ctx, "seq", d.seq); err != nil {
 		return err
 	}
 	if s.clock > d.clock {
-		if err := c.exec(ctx, "INSERT INTO meta(key,value) VALUES('clock',?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", int64(s.clock)); err != nil {
+		if err := b.SetMeta(ctx, "clock", int64(s.clock)); err != nil {
 			return err
 		}
 		d.clock = s.clock
@@ -483,270 +494,111 @@ func (s *Store) write() error {
 	return nil
 }
 
-func deleteParentRows(ctx context.Context, c *dbConn, id string) error {
-	for _, q := range []string{
-		"DELETE FROM entries WHERE pid=(SELECT pid FROM parents WHERE id=?)", "DELETE FROM counters WHERE pid=(SELECT pid FROM parents WHERE id=?)",
-		"DELETE FROM frozen WHERE pid=(SELECT pid FROM parents WHERE id=?)", "DELETE FROM parents WHERE id=?",
-	} {
-		if err := c.exec(ctx, q, id); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// deleteParentPid deletes the rows of the parent keyed pid.
-func deleteParentPid(ctx context.Context, c *dbConn, pid int64) error {
-	for _, q := range []string{
-		"DELETE FROM entries WHERE pid=?", "DELETE FROM counters WHERE pid=?",
-		"DELETE FROM frozen WHERE pid=?", "DELETE FROM parents WHERE pid=?",
-	} {
-		if err := c.exec(ctx, q, pid); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeParent writes p whole: its row, entries and counters, and the
-// frozen blocks made or dropped since it was last written.
-func (s *Store) writeParent(p *parentState, seq int64) error {
-	c, ctx := s.db.c, s.db.ctx
-	if err := c.exec(ctx, "INSERT INTO parents(id,rev,bytes) VALUES(?,?,?) ON CONFLICT(id) DO UPDATE SET rev=excluded.rev, bytes=excluded.bytes", p.id, seq, p.bytes); err != nil {
-		return err
-	}
-	st, err := c.stmt(ctx, "SELECT pid FROM parents WHERE id=?")
-	if err != nil {
-		return err
-	}
-	var pid int64
-	if err := st.QueryRow(p.id).Scan(&pid); err != nil {
-		return err
-	}
-	if err := c.exec(ctx, "DELETE FROM entries WHERE pid=?", pid); err != nil {
-		return err
-	}
-	if err := c.exec(ctx, "DELETE FROM counters WHERE pid=?", pid); err != nil {
-		return err
-	}
+// parentRecord is p as the Backend writes it, at revision seq: its
+// entries and counters, and the frozen blocks made (each numbered from
+// the transaction's sequence, the oldest first: seq grows with recency)
+// or dropped since it was last written.
+func (s *Store) parentRecord(p *parentState, seq int64) ParentRecord {
+	rec := ParentRecord{ID: p.id, Rev: seq, Bytes: p.bytes, GoneFrozen: p.goneFrozen}
 	for _, a := range p.agents {
 		for _, e := range a.entries.All() {
-			if err := c.exec(ctx, "INSERT INTO entries(pid,alias,agent,task_id,label,last_use,tick,run_state,run_error) VALUES(?,?,?,?,?,?,?,?,?)",
-				pid, e.alias, a.name, e.taskID, e.label, e.lastUse.UnixNano(), int64(e.tick), e.run.State, e.run.Error); err != nil {
-				return err
-			}
+			rec.Entries = append(rec.Entries, EntryRecord{Agent: a.name, Alias: e.alias, TaskID: e.taskID, Label: e.label,
+				LastUse: e.lastUse, Tick: int64(e.tick), Run: e.run})
 		}
 	}
+	rec.Counters = make(map[string]int64, len(p.counters))
 	for prefix, n := range p.counters {
-		if err := c.exec(ctx, "INSERT INTO counters(pid,prefix,n) VALUES(?,?,?)", pid, prefix, n); err != nil {
-			return err
-		}
+		rec.Counters[prefix] = int64(n)
 	}
-	for _, id := range p.goneFrozen {
-		if err := c.exec(ctx, "DELETE FROM frozen WHERE pid=? AND message_id=?", pid, id); err != nil {
-			return err
-		}
-	}
-	for _, id := range p.newFrozen { // oldest first: seq grows with recency
+	for _, id := range p.newFrozen {
 		text, ok := frozenText(p, id)
 		if !ok {
 			continue
 		}
 		s.db.seq++
-		if err := c.exec(ctx, "INSERT INTO frozen(pid,message_id,seq,block) VALUES(?,?,?,?) ON CONFLICT(pid,message_id) DO NOTHING", pid, id, s.db.seq, text); err != nil {
-			return err
-		}
+		rec.Frozen = append(rec.Frozen, FrozenRecord{MessageID: id, Block: text, Seq: s.db.seq})
 	}
-	return nil
+	return rec
 }
 
-func writeTracked(ctx context.Context, c *dbConn, sa *sessionAgent, seq int64) error {
-	model, err := trackedModelColumn(sa) // health.go
-	if err != nil {
-		return err
-	}
-	return c.exec(ctx, "INSERT INTO tracked(session,agent,model,rev,bytes) VALUES(?,?,?,?,?) ON CONFLICT(session) DO UPDATE SET agent=excluded.agent, model=excluded.model, rev=excluded.rev, bytes=excluded.bytes",
-		sa.session, sa.agent, model, seq, trackedCost(sa))
+// trackedRecord is sa as the Backend writes it, at revision seq.
+func trackedRecord(sa *sessionAgent, seq int64) TrackedRecord {
+	return TrackedRecord{Session: sa.session, Agent: sa.agent, Rev: seq, Bytes: trackedCost(sa),
+		Model: sa.model, Parent: sa.parent, Running: sa.running, Switches: sa.switches}
 }
 
 // pruneBatch is the most parents and tracked sessions one transaction
 // forgets. A database far over its bounds (a user who raised maxParents
 // and lowered it again, two configs on one project) is brought within
-// them over as many transactions as it takes (pruneLoop), each a few
+// them over as many transactions as it takes (PruneStep), each a few
 // milliseconds, so no request waits on an old database.
 const pruneBatch = 200
 
-// prune brings the database toward the store's bounds: MaxParents and
-// MaxTrackedSessions by least recent write, then the byte budget as
-// enforceBudget keeps the cache (never the most recently written parent),
-// the prompt-cache rows (cachedb.go) counted and forgotten with them.
-// It forgets at most pruneBatch rows of each table, each found through the
-// revision index (time linear in what it forgets); d.overBound says
-// whether more is left for the next transaction.
+// prune brings the database toward the store's bounds (Backend.Prune)
+// and forgets from the cache what it forgot; d.overBound says whether
+// more is left for the next transaction.
 func (s *Store) prune() error {
 	d := s.db
-	c, ctx := d.c, d.ctx
-	var parents, tracked int
-	var parentBytes, trackedBytes int64
-	if err := c.queryRow(ctx, "SELECT count(*), coalesce(sum(bytes),0) FROM parents").Scan(&parents, &parentBytes); err != nil {
+	pr, err := d.b.Prune(d.ctx, Bounds{MaxParents: s.cfg.MaxParents, MaxTrackedSessions: s.cfg.MaxTrackedSessions,
+		MaxBytes: int64(s.cfg.MaxStateBytes), Batch: pruneBatch})
+	if err != nil {
 		return err
 	}
-	if err := c.queryRow(ctx, "SELECT count(*), coalesce(sum(bytes),0) FROM tracked").Scan(&tracked, &trackedBytes); err != nil {
-		return err
-	}
-	// The prompt-cache rows (cachedb.go) count in the same budget.
-	var cacheRows int
-	var cacheBytes int64
-	if err := c.queryRow(ctx, "SELECT count(*), coalesce(sum(bytes),0) FROM cache").Scan(&cacheRows, &cacheBytes); err != nil {
-		return err
-	}
-	parentBudget, trackedBudget, cacheBudget := pruneBatch, pruneBatch, pruneBatch
-	dropped := false
-	// dropParents forgets the n least recently written parents.
-	dropParents := func(n int) error {
-		const oldest = "SELECT pid FROM parents ORDER BY rev, pid LIMIT ?"
-		rows, err := c.query(ctx, "SELECT id, bytes FROM parents ORDER BY rev, pid LIMIT ?", n)
-		if err != nil {
-			return err
-		}
-		var ids []string
-		var bytes int64
-		for rows.Next() {
-			var id string
-			var b int64
-			if err := rows.Scan(&id, &b); err != nil {
-				rows.Close()
-				return err
-			}
-			ids = append(ids, id)
-			bytes += b
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		// The same n parents (nothing else writes in the transaction),
-		// each table's rows by its pid index.
-		for _, q := range []string{
-			"DELETE FROM entries WHERE pid IN (" + oldest + ")", "DELETE FROM counters WHERE pid IN (" + oldest + ")",
-			"DELETE FROM frozen WHERE pid IN (" + oldest + ")", "DELETE FROM parents WHERE pid IN (" + oldest + ")",
-		} {
-			if err := c.exec(ctx, q, n); err != nil {
-				return err
-			}
-		}
-		for _, id := range ids {
-			if p, ok := s.parents.Get(id); ok && !p.dirty {
-				s.dropParent(p)
-			}
-		}
-		dropped = dropped || len(ids) > 0
-		parents -= len(ids)
-		parentBytes -= bytes
-		parentBudget -= len(ids)
-		if len(ids) < n {
-			parentBudget = 0 // none left to drop
-		}
-		return nil
-	}
-	dropTracked := func(n int) error {
-		rows, err := c.query(ctx, "SELECT session, bytes FROM tracked ORDER BY rev, session LIMIT ?", n)
-		if err != nil {
-			return err
-		}
-		var sessions []string
-		var bytes int64
-		for rows.Next() {
-			var session string
-			var b int64
-			if err := rows.Scan(&session, &b); err != nil {
-				rows.Close()
-				return err
-			}
-			sessions = append(sessions, session)
-			bytes += b
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if err := c.exec(ctx, "DELETE FROM tracked WHERE session IN (SELECT session FROM tracked ORDER BY rev, session LIMIT ?)", n); err != nil {
-			return err
-		}
-		for _, session := range sessions {
-			if s.agents.Has(session) {
-				s.untrack(session)
-			}
-		}
-		dropped = dropped || len(sessions) > 0
-		tracked -= len(sessions)
-		trackedBytes -= bytes
-		trackedBudget -= len(sessions)
-		if len(sessions) < n {
-			trackedBudget = 0
-		}
-		return nil
-	}
-	// dropCache forgets the least recently used prompt-cache row. A
-	// process whose book holds the session writes it again at its next
-	// usage.
-	dropCache := func() error {
-		var b int64
-		err := c.queryRow(ctx, "DELETE FROM cache WHERE session=(SELECT session FROM cache ORDER BY used, session LIMIT 1) RETURNING bytes").Scan(&b)
-		if errors.Is(err, sql.ErrNoRows) {
-			cacheBudget = 0
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		dropped = true
-		cacheRows--
-		cacheBytes -= b
-		cacheBudget--
-		return nil
-	}
-	defer func() {
-		if dropped {
-			// Give the pages of what was forgotten back to the file
-			// system, so the file stays near what the budget counts.
-			c.exec(ctx, "PRAGMA incremental_vacuum")
-		}
-	}()
-	if n := min(parents-s.cfg.MaxParents, parentBudget); n > 0 {
-		if err := dropParents(n); err != nil {
-			return err
+	for _, id := range pr.Parents {
+		if p, ok := s.parents.Get(id); ok && !p.dirty {
+			s.dropParent(p)
 		}
 	}
-	if n := min(tracked-s.cfg.MaxTrackedSessions, trackedBudget); n > 0 {
-		if err := dropTracked(n); err != nil {
-			return err
+	for _, session := range pr.Tracked {
+		if s.agents.Has(session) {
+			s.untrack(session)
 		}
 	}
-	budget := int64(s.cfg.MaxStateBytes)
-	over := func() bool { return parentBytes+trackedBytes+cacheBytes > budget }
-	// Beyond the budget, from the kind that holds the most bytes, as
-	// enforceBudget does (never the last parent).
-	for over() && (parentBudget > 0 || trackedBudget > 0 || cacheBudget > 0) {
-		canParent := parents > 1 && parentBudget > 0
-		canTracked := tracked > 0 && trackedBudget > 0
-		canCache := cacheRows > 0 && cacheBudget > 0
-		var err error
-		switch {
-		case canParent && (!canTracked || parentBytes >= trackedBytes) && (!canCache || parentBytes >= cacheBytes):
-			err = dropParents(1)
-		case canTracked && (!canCache || trackedBytes >= cacheBytes):
-			err = dropTracked(1)
-		case canCache:
-			err = dropCache()
-		default:
-			parentBudget, trackedBudget, cacheBudget = 0, 0, 0
-		}
-		if err != nil {
-			return err
-		}
-	}
-	d.overBound = parents > s.cfg.MaxParents || tracked > s.cfg.MaxTrackedSessions ||
-		(over() && (parents > 1 || tracked > 0 || cacheRows > 0))
+	d.overBound = pr.OverBound
 	return nil
+}
+
+// WriteAll writes everything the memory-only store s holds into b,
+// inside b's write transaction, keeping s's recency order (revisions
+// grow with it), and prunes b to s's bounds: the import of a state file
+// into a database.
+func (s *Store) WriteAll(ctx context.Context, b Backend) error {
+	seq, clock, err := b.SeqClock(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := newBacking(ctx, b, false, func(error) {})
+	d.ctx, d.inTx, d.seq, d.clock = ctx, true, seq, uint64(clock)
+	s.db = d
+	defer func() { s.db = nil }()
+	for _, p := range s.parents.Backward() { // oldest first: revisions grow with recency
+		if p.frozen != nil {
+			p.newFrozen = p.newFrozen[:0]
+			for id := range p.frozen.Backward() {
+				p.newFrozen = append(p.newFrozen, id)
+			}
+		}
+		d.seq++
+		if err := b.WriteParent(ctx, s.parentRecord(p, d.seq)); err != nil {
+			return err
+		}
+	}
+	for _, sa := range s.agents.Backward() {
+		d.seq++
+		if err := b.WriteTracked(ctx, trackedRecord(sa, d.seq)); err != nil {
+			return err
+		}
+	}
+	if err := s.importCache(); err != nil {
+		return err
+	}
+	if err := s.prune(); err != nil {
+		return err
+	}
+	if err := b.SetMeta(ctx, "seq", d.seq); err != nil {
+		return err
+	}
+	return b.SetMeta(ctx, "clock", max(clock, int64(min(s.clock, maxClock))))
 }

@@ -47,7 +47,7 @@ func Forget(ctx context.Context, path string, spec ForgetSpec) (Forgotten, error
 	if !HasState(path) {
 		return done, nil // nothing to forget; create nothing
 	}
-	s := New(unbounded)
+	s := Unbounded()
 	d, err := OpenDatabase(ctx, path, s, zerolog.Nop())
 	if err != nil {
 		return done, err
@@ -83,52 +83,12 @@ func Forget(ctx context.Context, path string, spec ForgetSpec) (Forgotten, error
 		done.Sessions = count("SELECT count(*) FROM tracked WHERE session=?", spec.Parent)
 		s.DeleteSession(ctx, spec.Parent)
 	default:
-		q, args := "SELECT DISTINCT p.id FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.alias=?", []any{spec.Alias}
-		if spec.Parent != "" {
-			q, args = q+" AND p.id=?", append(args, spec.Parent)
-		}
-		done.Entries = s.forgetAlias(ctx, q, args, spec.Alias)
+		done.Entries = s.ForgetAlias(ctx, spec.Alias, spec.Parent)
 	}
 	if err == nil {
 		err = d.State().lastError()
 	}
 	return done, err
-}
-
-// forgetAlias forgets the entries with alias under the parents query
-// lists, in one transaction; it returns how many it forgot.
-func (s *Store) forgetAlias(ctx context.Context, query string, args []any, alias string) int {
-	s.lock(ctx)
-	defer s.unlock()
-	s.begin()
-	rows, err := s.db.c.query(s.db.ctx, query, args...)
-	if err != nil {
-		s.db.fail(err)
-		return 0
-	}
-	var parents []string
-	for rows.Next() {
-		var p string
-		if rows.Scan(&p) == nil {
-			parents = append(parents, p)
-		}
-	}
-	rows.Close()
-	n := 0
-	for _, id := range parents {
-		p := s.cached(id)
-		if p == nil {
-			continue
-		}
-		for _, a := range p.agents {
-			if e, ok := a.entries.Get(alias); ok {
-				s.forget(e)
-				n++
-			}
-		}
-	}
-	s.changed()
-	return n
 }
 
 func (st StateStatus) lastError() error {

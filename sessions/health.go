@@ -2,9 +2,6 @@ package sessions
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
-	"errors"
 	"sort"
 	"time"
 
@@ -71,7 +68,7 @@ func (s *Store) ModelHealth(model string) (core.ModelHealth, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d := s.db; d != nil {
-		if h, ok, err := d.readHealth(model); err == nil {
+		if h, ok, err := d.b.ReadHealth(d.ctx, model); err == nil {
 			return h.core(), ok
 		}
 	}
@@ -101,8 +98,8 @@ func (s *Store) SetModelHealth(ctx context.Context, model string, h core.ModelHe
 	kept := healthOf(keep(model), h)
 	s.putHealth(kept)
 	if d := s.db; d != nil && d.inTx {
-		if err := d.writeHealth(kept); err != nil {
-			d.fail(classify(err))
+		if err := d.b.WriteHealth(d.ctx, kept); err != nil {
+			d.fail(err)
 		}
 	}
 	s.changed()
@@ -131,7 +128,7 @@ func (s *Store) HealthList() []Health {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d := s.db; d != nil {
-		if list, err := d.readHealthAll(); err == nil {
+		if list, err := d.b.ReadHealthAll(d.ctx); err == nil {
 			return list
 		}
 	}
@@ -291,104 +288,4 @@ func restoredSwitches(list []Switch) []Switch {
 		out = out[len(out)-MaxSwitchesPerSession:]
 	}
 	return out
-}
-
-// --- The database side ----------------------------------------------------------
-
-func healthFromRow(model string, until, strikes, last int64, class, message string) Health {
-	return Health{Model: model, Until: time.Unix(0, until).UTC(), Strikes: int(strikes), Last: time.Unix(0, last).UTC(), Class: class, Message: message}
-}
-
-// readHealth reads one model's row.
-func (d *storeDB) readHealth(model string) (Health, bool, error) {
-	var until, strikes, last int64
-	var class, message string
-	err := d.c.queryRow(d.ctx, "SELECT until_ns, strikes, last_ns, class, message FROM health WHERE model=?", model).Scan(&until, &strikes, &last, &class, &message)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Health{}, false, nil
-	}
-	if err != nil {
-		return Health{}, false, err
-	}
-	return healthFromRow(model, until, strikes, last, class, message), true, nil
-}
-
-// readHealthAll reads every row, the latest failure first.
-func (d *storeDB) readHealthAll() ([]Health, error) {
-	rows, err := d.c.query(d.ctx, "SELECT model, until_ns, strikes, last_ns, class, message FROM health")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []Health{}
-	for rows.Next() {
-		var model, class, message string
-		var until, strikes, last int64
-		if err := rows.Scan(&model, &until, &strikes, &last, &class, &message); err != nil {
-			return nil, err
-		}
-		out = append(out, healthFromRow(model, until, strikes, last, class, message))
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	sortHealth(out)
-	return out, nil
-}
-
-// writeHealth writes one model's row in the open transaction and keeps
-// the table within MaxHealthModels (the oldest failure goes first).
-func (d *storeDB) writeHealth(h Health) error {
-	if err := d.c.exec(d.ctx, `INSERT INTO health(model,until_ns,strikes,last_ns,class,message) VALUES(?,?,?,?,?,?)
-		ON CONFLICT(model) DO UPDATE SET until_ns=excluded.until_ns, strikes=excluded.strikes, last_ns=excluded.last_ns,
-		class=excluded.class, message=excluded.message`,
-		h.Model, h.Until.UnixNano(), h.Strikes, h.Last.UnixNano(), h.Class, h.Message); err != nil {
-		return err
-	}
-	return d.c.exec(d.ctx, "DELETE FROM health WHERE model NOT IN (SELECT model FROM health ORDER BY last_ns DESC, model LIMIT ?)", MaxHealthModels)
-}
-
-// trackedRow is a tracked session's model column: the model decision's
-// members and, beside them, the session's parent, running model and
-// switches (an earlier build reads only the decision's).
-type trackedRow struct {
-	Model    string   `json:"model,omitempty"`
-	Variant  string   `json:"variant,omitempty"`
-	Rung     string   `json:"rung,omitempty"`
-	Changed  bool     `json:"changed,omitempty"`
-	Parent   string   `json:"parent,omitempty"`
-	Running  string   `json:"running,omitempty"`
-	Switches []Switch `json:"switches,omitempty"`
-}
-
-// trackedModelColumn is sa's model column; nil (NULL) when it has nothing.
-func trackedModelColumn(sa *sessionAgent) (any, error) {
-	if sa.model == nil && sa.parent == "" && sa.running == "" && len(sa.switches) == 0 {
-		return nil, nil
-	}
-	row := trackedRow{Parent: sa.parent, Running: sa.running, Switches: sa.switches}
-	if m := sa.model; m != nil {
-		row.Model, row.Variant, row.Rung, row.Changed = m.Model, m.Variant, m.Rung, m.Changed
-	}
-	b, err := json.Marshal(row)
-	if err != nil {
-		return nil, err
-	}
-	return string(b), nil
-}
-
-// restoreTrackedColumn fills sa from its model column, within the caps.
-func restoreTrackedColumn(sa *sessionAgent, column string) {
-	var row trackedRow
-	if json.Unmarshal([]byte(column), &row) != nil {
-		return
-	}
-	sa.model = restoredModel(&ModelDecision{Model: row.Model, Variant: row.Variant, Rung: row.Rung, Changed: row.Changed})
-	if len(row.Parent) <= MaxIDBytes {
-		sa.parent = row.Parent
-	}
-	if len(row.Running) <= MaxModelBytes {
-		sa.running = row.Running
-	}
-	sa.switches = restoredSwitches(row.Switches)
 }

@@ -67,7 +67,7 @@ func ReadState(path string) (StateContents, error) {
 		return StateContents{}, err
 	}
 	defer c.close()
-	all, err := newStoreDB(ctx, c, true, func(error) {}).readAll()
+	all, err := ReadAll(ctx, newStoreDB(c))
 	if err != nil {
 		return StateContents{}, err
 	}

@@ -91,46 +91,11 @@ func (d *Database) importLegacy(ctx context.Context, lp string) {
 // importInto writes everything src holds into c, inside c's write
 // transaction, keeping src's recency order, and marks the import done.
 func importInto(ctx context.Context, c *dbConn, src *Store) error {
-	seq, clock, err := c.seqClock(ctx)
-	if err != nil {
+	b := newStoreDB(c)
+	if err := src.WriteAll(ctx, b); err != nil {
 		return err
 	}
-	src.mu.Lock()
-	defer src.mu.Unlock()
-	sdb := newStoreDB(ctx, c, false, func(error) {})
-	sdb.ctx, sdb.inTx, sdb.seq, sdb.clock = ctx, true, seq, uint64(clock)
-	src.db = sdb
-	defer func() { src.db = nil }()
-	for _, p := range src.parents.Backward() { // oldest first: revisions grow with recency
-		if p.frozen != nil {
-			p.newFrozen = p.newFrozen[:0]
-			for id := range p.frozen.Backward() {
-				p.newFrozen = append(p.newFrozen, id)
-			}
-		}
-		sdb.seq++
-		if err := src.writeParent(p, sdb.seq); err != nil {
-			return err
-		}
-	}
-	for _, sa := range src.agents.Backward() {
-		sdb.seq++
-		if err := writeTracked(ctx, c, sa, sdb.seq); err != nil {
-			return err
-		}
-	}
-	if err := src.importCache(); err != nil {
-		return err
-	}
-	if err := src.prune(); err != nil {
-		return err
-	}
-	for key, v := range map[string]int64{"seq": sdb.seq, "clock": max(clock, int64(min(src.clock, maxClock))), "imported": 1} {
-		if err := c.exec(ctx, "INSERT INTO meta(key,value) VALUES(?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", key, v); err != nil {
-			return err
-		}
-	}
-	return nil
+	return b.SetMeta(ctx, "imported", 1)
 }
 
 // migrateInPlace turns the JSON state file at d.path (a --state FILE an

@@ -24,7 +24,7 @@ type snapshotDoc struct {
 	Parents       []snapshotParent `json:"parents"`
 	SessionAgents []snapshotAgent  `json:"sessionAgents"`
 	Health        []Health         `json:"health,omitempty"`
-	Cache         []snapshotCache  `json:"cache,omitempty"` // cache.go
+	Cache         []CacheRecord    `json:"cache,omitempty"` // cache.go
 }
 
 type snapshotParent struct {
@@ -314,7 +314,7 @@ func (s *Store) decode(ctx context.Context, r io.Reader) error {
 				}
 			}
 		case "cache":
-			var list []snapshotCache
+			var list []CacheRecord
 			if err := dec.Decode(&list); err != nil {
 				return err
 			}

@@ -179,14 +179,16 @@ type Store struct {
 	parentBytes, trackedBytes, pendingBytes int
 
 	// db is the database the maps cache (dbstore.go); nil: memory only.
-	db *storeDB
+	db *backing
 
 	// cache is the sessions' prompt-cache figures (cache.go), under a
 	// lock of its own.
 	cache cacheBook
 
-	// lister reads Page's pages from the database (dblist.go).
-	lister lister
+	// pages orders Page's reads of the database (list.go), made without
+	// mu, with the store's moves between databases; it is taken before
+	// mu.
+	pages sync.Mutex
 }
 
 // parentState is everything remembered under one parent session.

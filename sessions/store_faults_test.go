@@ -113,10 +113,10 @@ func TestPruneStepsBounded(t *testing.T) {
 	s.cfg.MaxParents, s.cfg.MaxTrackedSessions = 1000, 1000
 	s.mu.Unlock()
 	before := countRows(t, path, "parents")
-	require.True(t, s.pruneStep(context.Background()), "more to prune after one step")
+	require.True(t, s.PruneStep(context.Background()), "more to prune after one step")
 	assert.Equal(t, pruneBatch, before-countRows(t, path, "parents"), "one step forgets one batch of parents")
 	steps := 2 // the first, and the one that says none is left
-	for s.pruneStep(context.Background()) {
+	for s.PruneStep(context.Background()) {
 		steps++
 	}
 	require.NoError(t, d.Close())
