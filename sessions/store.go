@@ -19,6 +19,9 @@ type Config struct {
 	MaxTrackedSessions  int               // default 10000
 	MaxStateBytes       int               // default 16 MiB
 	AliasOverrides      map[string]string // config.taskSessions.agents
+	// Now is the store's clock: entries' last use, the prompt-cache rows'
+	// use stamps. nil: time.Now. The store reads no other clock.
+	Now func() time.Time
 }
 
 // Defaults of Config's bounds; a zero or negative field takes its default.
@@ -229,7 +232,10 @@ func New(cfg Config) *Store {
 	if cfg.MaxStateBytes <= 0 {
 		cfg.MaxStateBytes = DefaultMaxStateBytes
 	}
-	s := &Store{cfg: cfg, now: time.Now}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Store{cfg: cfg, now: cfg.Now}
 	s.reset()
 	return s
 }
