@@ -34,7 +34,7 @@ const dbPageSize = 8192
 // a page keeps of one cell, else a part there and the rest in overflow
 // pages that hold nothing else, so each is counted whole; and its share
 // of the page, which holds as many whole cells as fit (a 4.4 KiB block
-// takes an 8 KiB page alone). A table keyed by
+// takes an 8 KiB page alone) and is not all full. A table keyed by
 // rowid keeps up to a page less 35 bytes in the page; a WITHOUT ROWID
 // table or an index only about a quarter page (2 KiB of 8 KiB): a 2.5 KiB
 // tracked session takes 1 KiB of its page and a whole overflow page.
@@ -56,10 +56,10 @@ func storedBytes(payload int, withoutRowid bool) int {
 	// A page holds whole cells (each with its 4-byte pointer and header):
 	// a cell a little over half a page fills one alone. The pages of a
 	// b-tree filled in no order, and thinned by deletes, are about three
-	// quarters full, so a cell is counted at a share of three quarters of
-	// a page.
-	perPage := max(1, (usable*3/4)/(local+8))
-	return usable/perPage + pages*usable
+	// quarters full, so a cell counts at least a third more than it holds.
+	cell := local + 8
+	perPage := max(1, (usable-8)/cell)
+	return max(usable/perPage, cell*4/3) + pages*usable
 }
 
 // jsonLen is how many bytes s takes as a JSON string's contents, as
