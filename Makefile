@@ -5,7 +5,14 @@
 HOOKWIRE_CACHE ?= $(HOME)/.cache/hookwire
 export HOOKWIRE_CACHE
 export GOMODCACHE ?= $(HOOKWIRE_CACHE)/go-mod
-export GOFLAGS ?= -mod=mod
+export GOFLAGS ?= -mod=mod -trimpath
+# Plain builds (vet, `make build`, the tests' sidecar binaries) compile as the linux/amd64 release build does (no cgo, -trimpath),
+# so from an empty build cache the packages they share with it (modernc's
+# SQLite above all, about 75 CPU-seconds a configuration) are compiled
+# once; -race needs cgo and turns it back on. Under -trimpath Go leaves
+# -ldflags out of the build info (golang/go#52372): doctor reads make's
+# -X main.version from the binary's symbols instead (cmd/hookwire/stamp.go).
+export CGO_ENABLED ?= 0
 export npm_config_cache ?= $(HOOKWIRE_CACHE)/npm
 
 GO      ?= go
@@ -79,7 +86,7 @@ lint:
 # a stall should fail with its own message (the soaks' watchdog) or this
 # dump, not at go test's silent 10-minute default on a loaded machine.
 test-go:
-	$(GO) test -race -count=1 -timeout 20m ./...
+	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 20m ./...
 
 test-shim: build
 	cd shim && npm ci --no-audit --no-fund && HOOKWIRE_BIN=$(CURDIR)/$(BIN) npm test

@@ -177,6 +177,11 @@ func hookwireBuild(path string) (buildInfo, bool) {
 			}
 		}
 	}
+	if ldflags == "" {
+		// make builds with -trimpath, and Go then leaves -ldflags out of
+		// the build info (golang/go#52372): the variable itself says.
+		ldflags = stampedVersion(path)
+	}
 	return readBuildInfo(ldflags, bi), true
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -411,7 +410,7 @@ func buildVersioned(t *testing.T, v string) string {
 		return p
 	}
 	bin := filepath.Join(testDir, "hookwire-"+v)
-	out, err := exec.Command("go", "build", "-ldflags", "-X main.version="+v, "-o", bin, ".").CombinedOutput()
+	out, err := goBuild("-ldflags", "-X main.version="+v, "-o", bin, ".").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	if versioned.bins == nil {
 		versioned.bins = map[string]string{}

@@ -689,7 +689,7 @@ func buildPlain(t testing.TB) string {
 	t.Helper()
 	plain.once.Do(func() {
 		bin := filepath.Join(testDir, "hookwire-plain")
-		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		if out, err := goBuild("-o", bin, ".").CombinedOutput(); err != nil {
 			plain.err = fmt.Errorf("building hookwire: %w: %s", err, out)
 			return
 		}
@@ -697,6 +697,17 @@ func buildPlain(t testing.TB) string {
 	})
 	require.NoError(t, plain.err)
 	return plain.path
+}
+
+// goBuild is `go build args...` for a plain (not race) binary, built as
+// the Makefile and the linux/amd64 release build do (no cgo, -trimpath),
+// so that the packages it compiles (modernc's SQLite above all, about 75
+// CPU-seconds from an empty build cache) are the ones those builds share,
+// not one more compilation of them in `make test`.
+func goBuild(args ...string) *exec.Cmd {
+	cmd := exec.Command("go", append([]string{"build", "-trimpath"}, args...)...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	return cmd
 }
 
 var plain struct {

@@ -114,9 +114,16 @@ func TestVersionFlags(t *testing.T) {
 	}
 
 	bin := filepath.Join(t.TempDir(), "hookwire-ldflags")
-	out, err := exec.Command("go", "build", "-ldflags", "-X main.version=v9.8.7", "-o", bin, ".").CombinedOutput()
+	out, err := goBuild("-ldflags", "-X main.version=v9.8.7", "-o", bin, ".").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	out, err = exec.Command(bin, "--version").Output()
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(out), "hookwire v9.8.7 go"), "%q", out)
+	// Built as make builds (-trimpath): the build info holds no -ldflags
+	// (golang/go#52372), and the version is read from the symbols.
+	b, ok := hookwireBuild(bin)
+	require.True(t, ok)
+	assert.Equal(t, "v9.8.7", b.Version)
+	assert.Equal(t, "v9.8.7", stampedVersion(bin))
+	assert.Empty(t, stampedVersion(binPath), "a build without -X main.version")
 }
