@@ -19,13 +19,13 @@ const (
 	trackedOverhead = 160
 	pendingOverhead = 256
 	runOverhead     = 32 // `,"run":{"state":"","error":""}`
-	// cacheRowOverhead is a prompt-cache row's (cachedb.go) beyond its
+	// cacheRowOverhead is a prompt-cache row's (sessiondb/cachedb.go) beyond its
 	// session id and figures: its key and used columns, record header,
 	// cell pointer.
 	cacheRowOverhead = 64
 )
 
-// dbPageSize is the database's page size (db.go sets it on a new file).
+// dbPageSize is the database's page size (sessiondb/db.go sets it on a new file).
 const dbPageSize = 8192
 
 // storedBytes is what a row or index entry whose record is payload bytes
@@ -123,7 +123,7 @@ const (
 )
 
 // parentCost is a parent's own: its id in its row and again in the index
-// of ids, and its entry in the index by revision (schema.go).
+// of ids, and its entry in the index by revision (sessiondb/schema.go).
 func parentCost(id string) int {
 	return parentOverhead + storedBytes(parentRow+jsonLen(id), false) + storedBytes(indexEntry+jsonLen(id), true) + storedBytes(indexEntry, true)
 }
@@ -164,7 +164,7 @@ func frozenCost(fb *frozenBlock) int {
 	return frozenOverhead + storedBytes(frozenRow+jsonLen(fb.messageID)+jsonLen(fb.text), false) + storedBytes(indexEntry+jsonLen(fb.messageID), true)
 }
 
-// cacheRowCost is a prompt-cache row's (cachedb.go): its session id and
+// cacheRowCost is a prompt-cache row's (sessiondb/cachedb.go): its session id and
 // figures (data, their JSON) in a WITHOUT ROWID table.
 func cacheRowCost(session string, data int) int {
 	return cacheRowOverhead + storedBytes(cacheRow+len(session)+data, true)

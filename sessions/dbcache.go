@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"encoding/json"
+	"strconv"
 )
 
 // The store's reads from its Backend (dbstore.go says how the cache and
@@ -60,7 +61,7 @@ func (s *Store) readParent(id string, rev int64) (*parentState, error) {
 		sp.Entries = append(sp.Entries, se)
 	}
 	for prefix, n := range rec.Counters {
-		sp.Counters[prefix] = json.RawMessage(itoa(n))
+		sp.Counters[prefix] = json.RawMessage(strconv.FormatInt(n, 10))
 	}
 	for _, f := range rec.Frozen {
 		sp.Frozen = append(sp.Frozen, snapshotFrozen{MessageID: f.MessageID, Block: f.Block})

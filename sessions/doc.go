@@ -8,13 +8,9 @@
 // Config.Now. It is safe for concurrent use. It never speaks the protocol
 // and never decides guidance text (that is core's).
 //
-// The SQLite Backend still lives in this package, in files of its own, to
-// be moved to a package of its own: db.go opens the project's database,
-// schema.go is its schema and numbered migrations, dbrows.go,
-// healthdb.go and cachedb.go its rows (storeDB, the Backend),
-// dbwriters.go, dbqueue.go and dbwal.go its writers' turns and WAL bound,
-// dblist.go the listing's reads, database.go what the server holds,
-// forget.go and inspect.go the CLI's writes and reads, legacy.go the
-// one-time import of an earlier release's JSON state file, project.go the
-// project's state path.
+// The package does no IO (layers_test.go holds it to that): the SQLite
+// Backend, the database's paths and checks, the CLI's reads and writes of
+// the state and the import of an earlier release's JSON state file are
+// package sessiondb. export.go is what that package needs of the store
+// beyond the Backend.
 package sessions

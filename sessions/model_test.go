@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,49 +69,6 @@ func TestListShowsTaskSessionModel(t *testing.T) {
 	h.s.DeleteSession(context.Background(), "ses_a")
 	_, ok := h.s.ModelDecision("ses_a")
 	assert.False(t, ok)
-}
-
-// Decisions survive the state file, and ReadState (the CLI's view)
-// shows them; a file from before decisions reads as none, and one whose
-// decision breaks the caps keeps the session without it.
-func TestModelDecisionPersists(t *testing.T) {
-	h := newHarness(t, Config{})
-	h.s.SetAgent(context.Background(), "ses_a", "explorer")
-	h.s.SetModelDecision(context.Background(), "ses_a", ModelDecision{Model: "fake/fake-model-2", Variant: "high", Rung: "fallback-chain", Changed: true})
-	h.task("ses_p", "explorer", "look", "ses_a")
-	data, err := h.s.Snapshot()
-	require.NoError(t, err)
-	assert.Contains(t, string(data), `{"session":"ses_a","agent":"explorer","model":{"model":"fake/fake-model-2","variant":"high","rung":"fallback-chain","changed":true}}`)
-
-	dst := newTestStore(Config{})
-	require.NoError(t, dst.Restore(data))
-	got, ok := dst.ModelDecision("ses_a")
-	require.True(t, ok)
-	assert.Equal(t, "fallback-chain", got.Rung)
-	assertBytesCounted(t, dst)
-
-	path := filepath.Join(t.TempDir(), "state.json")
-	require.NoError(t, os.WriteFile(path, data, 0o600))
-	contents, err := ReadState(path)
-	require.NoError(t, err)
-	require.Len(t, contents.Sessions, 1)
-	require.NotNil(t, contents.Sessions[0].Model)
-	assert.Equal(t, "fake/fake-model-2", contents.Sessions[0].Model.Model)
-
-	for name, doc := range map[string]string{
-		"older file":     `{"version":1,"clock":1,"parents":[],"sessionAgents":[{"session":"ses_a","agent":"explorer"}]}`,
-		"model too long": `{"version":1,"clock":1,"parents":[],"sessionAgents":[{"session":"ses_a","agent":"explorer","model":{"model":"` + strings.Repeat("x", MaxModelBytes+1) + `"}}]}`,
-		"blank model":    `{"version":1,"clock":1,"parents":[],"sessionAgents":[{"session":"ses_a","agent":"explorer","model":{"model":""}}]}`,
-	} {
-		t.Run(name, func(t *testing.T) {
-			s := newTestStore(Config{})
-			require.NoError(t, s.Restore([]byte(doc)))
-			assert.Equal(t, "explorer", s.Agent("ses_a"))
-			_, ok := s.ModelDecision("ses_a")
-			assert.False(t, ok)
-			assertBytesCounted(t, s)
-		})
-	}
 }
 
 // The byte counts stay exact, and the budget holds, when decisions come

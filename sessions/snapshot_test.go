@@ -9,6 +9,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// populate gives h's store a bit of everything.
+func populate(h *harness) {
+	h.task("p1", "explorer", "one", "ses_a")
+	h.task("p1", "explorer", "two", "ses_b")
+	h.task("p1", "explorer", "three", "ses_c") // exp-1 evicted, counter at 3
+	h.task("p1", "oracle", "four", "ses_o")
+	h.task("p2", "code reviewer", "five", "ses_r")
+	h.resume("p1", "explorer", "two again", "exp-2", out("ses_b"))
+	h.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "### Resumable Sessions\n- explorer: exp-1 one" })
+	h.s.FrozenBlock(context.Background(), "p1", "m2", func() string { return "" })
+	h.s.SetAgent(context.Background(), "p1", "orchestrator")
+	h.s.SetAgent(context.Background(), "p2", "orchestrator")
+	h.s.SetAgent(context.Background(), "ses_a", "explorer")
+	h.s.SetModelDecision(context.Background(), "ses_a", ModelDecision{Model: "fake/m1", Rung: "agent-model"})
+	h.s.BeginCall(context.Background(), "pending", "p1", "explorer", "in flight", "")
+}
+
 // populated returns a store holding a bit of everything.
 func populated(t *testing.T, cfg Config) *harness {
 	h := newHarness(t, cfg)

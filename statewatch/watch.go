@@ -3,7 +3,7 @@
 // found, for `hookwire observe`.
 //
 // It must never write the database or create it: it reads with
-// sessions.ReadState, which opens it read-only (a WAL reader never
+// sessiondb.ReadState, which opens it read-only (a WAL reader never
 // blocks the writers). It notices changes with fsnotify on the file's
 // directory (commits land in FILE-wal, checkpoints and an earlier
 // release's renames in FILE), or, when fsnotify cannot watch, by comparing
@@ -26,6 +26,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/rs/zerolog"
 
+	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -164,7 +165,7 @@ func (w *Watcher) Count() int {
 // Page reads one page of the file as it is now (sessions.Store.Page's
 // order), without reading the rest: a missing file is an empty page.
 func (w *Watcher) Page(ctx context.Context, parent, cursor string, limit int) (sessions.EntryPage, error) {
-	return sessions.ReadPage(ctx, w.path, parent, cursor, limit)
+	return sessiondb.ReadPage(ctx, w.path, parent, cursor, limit)
 }
 
 // Cache returns the sessions' prompt-cache figures the last good read
@@ -295,7 +296,7 @@ func (w *Watcher) reload() {
 // good read.
 func (w *Watcher) load() (count int, changed bool) {
 	fi, _ := os.Stat(w.path)
-	v, err := sessions.OpenStateView(w.path)
+	v, err := sessiondb.OpenStateView(w.path)
 	var page sessions.EntryPage
 	digest, seq := w.lastDigest(fi, v)
 	if err == nil {
@@ -310,7 +311,7 @@ func (w *Watcher) load() (count int, changed bool) {
 	case err == nil:
 		outcome = "ok"
 	case errors.Is(err, fs.ErrNotExist):
-		outcome, v, page = "missing", &sessions.StateView{}, sessions.EntryPage{}
+		outcome, v, page = "missing", &sessiondb.StateView{}, sessions.EntryPage{}
 		none := sha256.Sum256(nil) // as a file with no entries
 		digest, fi, seq = &none, nil, 0
 	case isDecodeError(err):
@@ -342,7 +343,7 @@ func (w *Watcher) load() (count int, changed bool) {
 // lastDigest is the last read's digest when v is the file it was taken
 // of, at the same write sequence and count (nil: take it again), and v's
 // sequence.
-func (w *Watcher) lastDigest(fi os.FileInfo, v *sessions.StateView) (*[sha256.Size]byte, int64) {
+func (w *Watcher) lastDigest(fi os.FileInfo, v *sessiondb.StateView) (*[sha256.Size]byte, int64) {
 	if v == nil {
 		return nil, 0
 	}
@@ -357,7 +358,7 @@ func (w *Watcher) lastDigest(fi os.FileInfo, v *sessions.StateView) (*[sha256.Si
 
 // entriesDigest is a digest of every entry of v, in EachEntry's order,
 // streamed.
-func entriesDigest(v *sessions.StateView) (*[sha256.Size]byte, error) {
+func entriesDigest(v *sessiondb.StateView) (*[sha256.Size]byte, error) {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
 	if err := v.EachEntry(func(e sessions.Entry) error { return enc.Encode(e) }); err != nil {
@@ -372,6 +373,6 @@ func entriesDigest(v *sessions.StateView) (*[sha256.Size]byte, error) {
 // (corrupt) from one the system would not let us read.
 func isDecodeError(err error) bool {
 	var pe *fs.PathError
-	var fe *sessions.FileError
+	var fe *sessiondb.FileError
 	return !errors.As(err, &pe) && !errors.As(err, &fe)
 }

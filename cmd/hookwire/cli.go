@@ -7,7 +7,7 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/hookwire/hookwire/sessions"
+	"github.com/hookwire/hookwire/sessiondb"
 )
 
 // parseFlags parses a subcommand's args with the CLI's conventions:
@@ -68,7 +68,7 @@ func addStateFlags(fs *flag.FlagSet, projectUse, stateUse string) *stateTarget {
 var errBothTargets = errors.New("give --project or --state, not both")
 
 // path is the state file named: --state made absolute, else the project's
-// default file (sessions.ProjectStatePath, the one rule the shim also
+// default file (sessiondb.ProjectStatePath, the one rule the shim also
 // follows) for --project, else for defaultProject; "" when neither flag is
 // given and defaultProject is "".
 func (t *stateTarget) path(defaultProject string) (string, error) {
@@ -91,7 +91,7 @@ func (t *stateTarget) path(defaultProject string) (string, error) {
 	if dir == "" {
 		return "", nil
 	}
-	p, err := sessions.ProjectStatePath(dir)
+	p, err := sessiondb.ProjectStatePath(dir)
 	if err != nil {
 		return "", fmt.Errorf("the state database of %s: %w", dir, err)
 	}

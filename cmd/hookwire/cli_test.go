@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hookwire/hookwire/sessions"
+	"github.com/hookwire/hookwire/sessiondb"
 )
 
 // runCmd runs the CLI in process.
@@ -103,7 +103,7 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-// serve --project keeps the store in sessions.ProjectStatePath(DIR): an
+// serve --project keeps the store in sessiondb.ProjectStatePath(DIR): an
 // alias made by one process is in that file for the next.
 func TestServeProject(t *testing.T) {
 	root := t.TempDir()
@@ -111,7 +111,7 @@ func TestServeProject(t *testing.T) {
 	project := filepath.Join(root, "proj")
 	sub := filepath.Join(project, "src")
 	require.NoError(t, mkdirs(filepath.Join(project, ".git"), sub))
-	want, err := sessions.ProjectStatePath(project)
+	want, err := sessiondb.ProjectStatePath(project)
 	require.NoError(t, err)
 
 	p := start(t, false, "--project", sub) // a subdirectory finds the same file
@@ -121,7 +121,7 @@ func TestServeProject(t *testing.T) {
 	p.stdin.Close()
 	require.Equal(t, 0, p.waitExit())
 
-	got, err := sessions.ReadState(want)
+	got, err := sessiondb.ReadState(want)
 	require.NoError(t, err)
 	require.Len(t, got.Sessions, 1)
 	assert.Equal(t, "ses_child", got.Sessions[0].TaskID)

@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/hookwire/hookwire/contract"
-	"github.com/hookwire/hookwire/sessions"
+	"github.com/hookwire/hookwire/sessiondb"
 )
 
 // The outcome of one doctor check. A failure is something that breaks
@@ -91,7 +91,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "hookwire doctor: --project: %v\n", err)
 		return 2
 	}
-	root, err := sessions.ProjectRoot(abs)
+	root, err := sessiondb.ProjectRoot(abs)
 	if err != nil {
 		fmt.Fprintf(stderr, "hookwire doctor: --project: %v\n", err)
 		return 2
@@ -403,7 +403,7 @@ func (d *doctor) statePath() (path, source string, err error) {
 			return d.fromProject(strings.TrimSpace(*s)), "the plugin option state in " + d.optionsSource(), nil
 		}
 	}
-	p, err := sessions.ProjectStatePath(d.project)
+	p, err := sessiondb.ProjectStatePath(d.project)
 	return p, "the project's default", err
 }
 
@@ -436,17 +436,17 @@ func (d *doctor) checkStateFile() {
 		return
 	}
 	use := "shared by every sidecar on the project"
-	if w := sessions.DirWarning(path); w != "" {
+	if w := sessiondb.DirWarning(path); w != "" {
 		d.add(levelWarn, "state directory", w+".", "chmod 700 "+filepath.Dir(path))
 	}
-	got, err := sessions.ReadState(path)
+	got, err := sessiondb.ReadState(path)
 	if err != nil {
 		what := "not loadable"
-		if sessions.IsCorrupt(err) {
+		if sessiondb.IsCorrupt(err) {
 			what = "not loadable (corrupt)"
 		}
 		d.add(levelFail, "state file", fmt.Sprintf("%s: %s, %s: %v; %s.", path, plural(int(fi.Size()), "byte"), what, err, use),
-			sessions.Advice(err, path))
+			sessiondb.Advice(err, path))
 		return
 	}
 	d.add(levelOK, "state file", fmt.Sprintf("%s: %s, %s under %s, %s; %s.", path, plural(int(fi.Size()), "byte"),

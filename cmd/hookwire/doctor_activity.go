@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -27,7 +28,7 @@ func (d *doctor) checkActivity() {
 	if err != nil || path == "" {
 		return // off or unknown: said by the state file line
 	}
-	got, err := sessions.ReadState(path)
+	got, err := sessiondb.ReadState(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return
 	}
@@ -35,7 +36,7 @@ func (d *doctor) checkActivity() {
 }
 
 // addActivity is checkActivity's judgement of what the database holds.
-func (d *doctor) addActivity(got sessions.StateContents, now time.Time) {
+func (d *doctor) addActivity(got sessiondb.StateContents, now time.Time) {
 	switch {
 	case len(got.Sessions) == 0 && got.TrackedSessions == 0 && got.FrozenBlocks == 0:
 		fix := ""

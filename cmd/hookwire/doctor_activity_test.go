@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -20,7 +21,7 @@ func TestDoctorActivity(t *testing.T) {
 	tests := []struct {
 		name       string
 		configured bool
-		got        sessions.StateContents
+		got        sessiondb.StateContents
 		level      level
 		want       string // a regexp the text matches
 		fix        string // a regexp the fix matches ("" none)
@@ -29,14 +30,14 @@ func TestDoctorActivity(t *testing.T) {
 			want: `^installed but idle: no hook call has reached a sidecar in this project yet`, fix: `^start OpenCode in this project and give an agent work it delegates`},
 		{name: "nothing, plugin not configured", level: levelInfo,
 			want: `^installed but idle`, fix: `^configure the plugin`},
-		{name: "hook calls, no delegation", configured: true, got: sessions.StateContents{TrackedSessions: 2, Parents: 1}, level: levelInfo,
+		{name: "hook calls, no delegation", configured: true, got: sessiondb.StateContents{TrackedSessions: 2, Parents: 1}, level: levelInfo,
 			want: `^hook calls reached the sidecar \(2 sessions whose agent it knows\), but no task was delegated yet: no alias made\.$`},
 		{name: "one delegation", configured: true, level: levelOK,
-			got: sessions.StateContents{Parents: 1, TrackedSessions: 2, FrozenBlocks: 1, Sessions: []sessions.Entry{
+			got: sessiondb.StateContents{Parents: 1, TrackedSessions: 2, FrozenBlocks: 1, Sessions: []sessions.Entry{
 				{Parent: "ses_p", Agent: "explore", Alias: "exp-1", TaskID: "ses_c", LastUse: at(3 * time.Minute), Run: sessions.Run{State: sessions.RunCompleted}}}},
 			want: `^working: 1 alias made under 1 parent session: exp-1 \(explore\); the latest task call at 2026-12-01T11:57:00Z \(3 minutes ago\) \(exp-1, completed\); the Resumable Sessions list frozen on 1 user message; no model fallback\.$`},
 		{name: "delegations, a failed one latest, a fallback, a model cooling", configured: true, level: levelOK,
-			got: sessions.StateContents{Parents: 2, Sessions: []sessions.Entry{
+			got: sessiondb.StateContents{Parents: 2, Sessions: []sessions.Entry{
 				{Parent: "ses_p2", Agent: "general", Alias: "gen-1", LastUse: at(time.Hour), Run: sessions.Run{State: sessions.RunCompleted},
 					Switches: []sessions.Switch{{From: "fake/a", To: "fake/b", Reason: "rate-limit: 429", At: at(time.Hour)}}},
 				{Parent: "ses_p1", Agent: "explore", Alias: "exp-2", LastUse: at(10 * time.Second), Run: sessions.Run{State: sessions.RunError, Error: "Provider\nerror"}},
@@ -76,7 +77,7 @@ func TestDoctorActivityFromDatabase(t *testing.T) {
 	assert.Equal(t, 0, code, stdout)
 	assert.Regexp(t, `(?m)^- +activity +installed but idle: `, stdout)
 
-	state, err := sessions.ProjectStatePath(e.project)
+	state, err := sessiondb.ProjectStatePath(e.project)
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Dir(state), 0o700))
 	p := start(t, false, "--state", state)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/hookwire/hookwire/sessions"
+	"github.com/hookwire/hookwire/sessiondb"
 )
 
 // forgetCmd is `hookwire forget`: it removes remembered sessions from the
@@ -35,11 +35,11 @@ func forgetCmd(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	if err := sessions.CheckStatePath(path); err != nil {
+	if err := sessiondb.CheckStatePath(path); err != nil {
 		fmt.Fprintln(stderr, "hookwire forget:", err)
 		return 1
 	}
-	if !sessions.HasState(path) {
+	if !sessiondb.HasState(path) {
 		if !*all {
 			// Asked for something by name that nothing holds: say so, as
 			// for a database that lacks it (a typo is not a success).
@@ -50,12 +50,12 @@ func forgetCmd(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 
-	done, err := sessions.Forget(context.Background(), path, sessions.ForgetSpec{All: *all, Parent: *parent, Alias: *alias})
+	done, err := sessiondb.Forget(context.Background(), path, sessiondb.ForgetSpec{All: *all, Parent: *parent, Alias: *alias})
 	if err != nil {
 		fmt.Fprintln(stderr, "hookwire forget:", err)
 		return 1
 	}
-	if !*all && done == (sessions.Forgotten{}) {
+	if !*all && done == (sessiondb.Forgotten{}) {
 		fmt.Fprintf(stderr, "hookwire forget: %s: nothing holds %s; nothing forgotten (hookwire sessions lists what is remembered)\n",
 			path, forgetWhat(*parent, *alias))
 		return 1

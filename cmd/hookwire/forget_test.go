@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hookwire/hookwire/sessions"
+	"github.com/hookwire/hookwire/sessiondb"
 )
 
 // TestForgetCommand: forget says what it removed in correct plurals, and
@@ -62,7 +62,7 @@ func TestForgetCommand(t *testing.T) {
 				assert.Empty(t, stderr)
 			}
 			if tt.entries >= 0 {
-				got, err := sessions.ReadState(state)
+				got, err := sessiondb.ReadState(state)
 				require.NoError(t, err)
 				assert.Len(t, got.Sessions, tt.entries)
 			}

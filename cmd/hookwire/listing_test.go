@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookwire/hookwire/internal/seeddb"
+	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
 	"github.com/hookwire/hookwire/statewatch"
 )
@@ -121,7 +122,7 @@ func BenchmarkListing100k(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "big.db")
 	require.NoError(b, seeddb.Seed(path, 100_000))
 	st := sessions.New(sessions.Config{MaxParents: 200_000, MaxTrackedSessions: 200_000, MaxStateBytes: 1 << 30})
-	d, err := sessions.OpenDatabase(context.Background(), path, st, zerolog.Nop())
+	d, err := sessiondb.OpenDatabase(context.Background(), path, st, zerolog.Nop())
 	require.NoError(b, err)
 	b.Cleanup(func() { d.Close() })
 	peak := func(b *testing.B, fn func()) {
@@ -157,7 +158,7 @@ func BenchmarkListing100k(b *testing.B) {
 	})
 	b.Run("observe-initialize-before", func(b *testing.B) {
 		peak(b, func() {
-			got, err := sessions.ReadState(path)
+			got, err := sessiondb.ReadState(path)
 			require.NoError(b, err)
 			sort.SliceStable(got.Sessions, func(i, j int) bool { return got.Sessions[i].LastUse.After(got.Sessions[j].LastUse) })
 		})

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -257,7 +258,7 @@ func driveLoad(c *loadClient, lp *loadProc, i, parents int, deadline time.Time) 
 // agent) under the aliases their creation was given.
 func checkLoadKept(t *testing.T, state string, procs []*loadProc, created *int) []string {
 	t.Helper()
-	contents, err := sessions.ReadState(state)
+	contents, err := sessiondb.ReadState(state)
 	require.NoError(t, err)
 	have := map[string]string{} // parent \x00 alias -> task
 	for _, e := range contents.Sessions {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookwire/hookwire/handlers"
 	"github.com/hookwire/hookwire/rpc"
+	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
 	"github.com/hookwire/hookwire/transcript"
 )
@@ -98,14 +99,14 @@ func newServer(ctx context.Context, stop func(), log zerolog.Logger, state, noSt
 	if noState != "" {
 		opts.OpenState = func(store *sessions.Store) handlers.Persistence {
 			defer recordLoaded(rec, store)
-			return sessions.MemoryOnly("", noState, log)
+			return sessiondb.MemoryOnly("", noState, log)
 		}
 	} else if state != "" {
 		opts.OpenState = func(store *sessions.Store) handlers.Persistence {
 			defer recordLoaded(rec, store) // a recording starts from the store as loaded
 			// ctx ends on SIGTERM/SIGINT: a load in progress then stops
 			// and leaves the file as it is.
-			p, err := sessions.OpenDatabase(ctx, state, store, log)
+			p, err := sessiondb.OpenDatabase(ctx, state, store, log)
 			if err != nil {
 				log.Warn().Err(err).Str("state", state).Msg("state database unusable; keeping state in memory")
 				return nil

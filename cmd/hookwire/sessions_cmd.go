@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -86,18 +87,18 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 	}
 
 	list := sessionsList{Path: path, Exists: true, Sessions: []sessions.Entry{}, Health: []sessions.Health{}, Cache: []cacheEntry{}}
-	view, err := sessions.OpenStateView(path)
+	view, err := sessiondb.OpenStateView(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		list.Exists = false
-		view = &sessions.StateView{}
+		view = &sessiondb.StateView{}
 	case err != nil:
 		what := "is not loadable state"
-		if sessions.IsCorrupt(err) {
+		if sessiondb.IsCorrupt(err) {
 			what = "is not loadable state (corrupt)"
 		}
 		fmt.Fprintf(stderr, "hookwire sessions: %s %s: %v\n", path, what, err)
-		if a := sessions.Advice(err, path); a != "" {
+		if a := sessiondb.Advice(err, path); a != "" {
 			fmt.Fprintf(stderr, "%s%s.\n", strings.ToUpper(a[:1]), a[1:])
 		}
 		return 1
@@ -130,7 +131,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 
 // writeSessionsJSON writes l as one indented JSON object, its sessions
 // those of view, streamed: the same bytes as encoding l with them in it.
-func writeSessionsJSON(w io.Writer, l sessionsList, view *sessions.StateView) error {
+func writeSessionsJSON(w io.Writer, l sessionsList, view *sessiondb.StateView) error {
 	l.Sessions = []sessions.Entry{}
 	doc, err := json.MarshalIndent(l, "", "  ")
 	if err != nil {
@@ -191,7 +192,7 @@ func sessionCells(e sessions.Entry, cacheOf map[string]*cacheEntry) [8]string {
 
 // printSessions writes the human form: a summary line, then an aligned
 // table, the most recently active parent first.
-func printSessions(w io.Writer, l sessionsList, view *sessions.StateView) error {
+func printSessions(w io.Writer, l sessionsList, view *sessiondb.StateView) error {
 	if !l.Exists {
 		_, err := fmt.Fprintf(w, "%s: no state database yet, nothing remembered\n", l.Path)
 		return err

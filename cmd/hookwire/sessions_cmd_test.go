@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hookwire/hookwire/sessions"
+	"github.com/hookwire/hookwire/sessiondb"
 )
 
 // twoParentState is a state file as a sidecar writes it: p1 with two
@@ -42,7 +42,7 @@ func TestSessionsCommand(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", filepath.Join(root, "state"))
 	project := filepath.Join(root, "proj")
 	require.NoError(t, mkdirs(project))
-	projectState, err := sessions.ProjectStatePath(project)
+	projectState, err := sessiondb.ProjectStatePath(project)
 	require.NoError(t, err)
 	require.NoError(t, mkdirs(filepath.Dir(projectState)))
 	require.NoError(t, os.WriteFile(projectState, []byte(twoParentState), 0o600))
@@ -207,7 +207,7 @@ func TestSessionsAndDoctorWhileServed(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(root, "cache"))
 	project := filepath.Join(root, "proj")
 	require.NoError(t, mkdirs(home, project))
-	state, err := sessions.ProjectStatePath(project)
+	state, err := sessiondb.ProjectStatePath(project)
 	require.NoError(t, err)
 
 	p := start(t, false, "--project", project)
@@ -231,7 +231,7 @@ func TestSessionsAndDoctorWhileServed(t *testing.T) {
 
 	// The sidecar still writes, and readers see each commit at once.
 	p.createTask("ses_a", "call_2", "explorer", "ses_second")
-	got, err := sessions.ReadState(state)
+	got, err := sessiondb.ReadState(state)
 	require.NoError(t, err)
 	assert.Len(t, got.Sessions, 2, "the sidecar wrote after sessions and doctor read")
 	p.stdin.Close()

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookwire/hookwire/internal/seeddb"
+	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -30,7 +31,7 @@ import (
 // text/tabwriter. The streamed output must be these bytes.
 func wholeSessionsOutput(t *testing.T, path string, asJSON bool) string {
 	t.Helper()
-	got, err := sessions.ReadState(path)
+	got, err := sessiondb.ReadState(path)
 	require.NoError(t, err)
 	l := sessionsList{Path: path, Exists: true, Parents: got.Parents, FrozenBlocks: got.FrozenBlocks, TrackedSessions: got.TrackedSessions,
 		Sessions: got.Sessions, Health: got.Health, Cache: cacheEntries(got.Cache)}
@@ -69,7 +70,7 @@ func wholeSessionsOutput(t *testing.T, path string, asJSON bool) string {
 		}
 	}
 	var rest bytes.Buffer // health and cache: printed as before
-	require.NoError(t, printSessions(&rest, sessionsList{Path: path, Exists: true, Health: l.Health, Cache: l.Cache}, &sessions.StateView{}))
+	require.NoError(t, printSessions(&rest, sessionsList{Path: path, Exists: true, Health: l.Health, Cache: l.Cache}, &sessiondb.StateView{}))
 	_, tail, _ := strings.Cut(rest.String(), "\n")
 	return b.String() + tail
 }
@@ -94,7 +95,7 @@ func TestSessionsStreamedAsReadWhole(t *testing.T) {
 	db := filepath.Join(dir, "state.db")
 	seeded := filepath.Join(dir, "seeded.db")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "state.json"), []byte(withSwitches), 0o600))
-	d, err := sessions.OpenDatabase(context.Background(), db, sessions.New(sessions.Config{}), zerolog.Nop())
+	d, err := sessiondb.OpenDatabase(context.Background(), db, sessions.New(sessions.Config{}), zerolog.Nop())
 	require.NoError(t, err)
 	require.Equal(t, sessions.StatePersistent, d.State().Mode)
 	require.NoError(t, d.Close())
@@ -166,7 +167,7 @@ func TestSessionsBoundedMemory20kParents(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "big.db")
 	require.NoError(t, seeddb.Seed(path, 20_000))
 	whole := heapPeak(func() {
-		got, err := sessions.ReadState(path)
+		got, err := sessiondb.ReadState(path)
 		require.NoError(t, err)
 		require.Len(t, got.Sessions, 20_000)
 	})
@@ -200,7 +201,7 @@ func BenchmarkSessionsCommand(b *testing.B) {
 		var peak uint64
 		for b.Loop() {
 			peak = max(peak, heapPeak(func() {
-				got, err := sessions.ReadState(path)
+				got, err := sessiondb.ReadState(path)
 				require.NoError(b, err)
 				l := sessionsList{Sessions: got.Sessions}
 				require.NoError(b, json.NewEncoder(io.Discard).Encode(l))

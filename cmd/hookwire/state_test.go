@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -48,7 +49,7 @@ func (p *proc) stateFile() stateFileReply {
 // loadedStats is what the state at path holds, as status reports it.
 func loadedStats(t *testing.T, state string) sessions.Stats {
 	t.Helper()
-	got, err := sessions.ReadState(state)
+	got, err := sessiondb.ReadState(state)
 	require.NoError(t, err)
 	return sessions.Stats{Parents: got.Parents, Entries: len(got.Sessions), TrackedSessions: got.TrackedSessions, FrozenBlocks: got.FrozenBlocks}
 }
@@ -144,7 +145,7 @@ func TestFaultKill9DuringStateWrites(t *testing.T) {
 		p.waitExit()
 		<-drained
 
-		got, err := sessions.ReadState(state)
+		got, err := sessiondb.ReadState(state)
 		require.NoError(t, err, "round %d: the database does not open after kill -9", round)
 		mu.Lock()
 		for i := range answered {
@@ -550,7 +551,7 @@ func TestDoctorFIFOStatePath(t *testing.T) {
 	env := append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(root, "state"), "HOME="+filepath.Join(root, "home"),
 		"XDG_CONFIG_HOME="+filepath.Join(root, "config"), "XDG_CACHE_HOME="+filepath.Join(root, "cache"))
 	t.Setenv("XDG_STATE_HOME", filepath.Join(root, "state"))
-	state, err := sessions.ProjectStatePath(project)
+	state, err := sessiondb.ProjectStatePath(project)
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Dir(state), 0o700))
 	require.NoError(t, syscall.Mkfifo(state, 0o600))

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -52,7 +53,7 @@ func TestStateRelativePath(t *testing.T) {
 	p.stdin.Close()
 	require.Equal(t, 0, p.waitExit())
 
-	got, err := sessions.ReadState(filepath.Join(dir, "rel.db"))
+	got, err := sessiondb.ReadState(filepath.Join(dir, "rel.db"))
 	require.NoError(t, err)
 	require.Len(t, got.Sessions, 1)
 	assert.Equal(t, "ses_rel_child", got.Sessions[0].TaskID)
@@ -124,7 +125,7 @@ func TestServeRelativeXDGStateHome(t *testing.T) {
 // then zeroes its fourth page: the header is intact, the data is not.
 func corruptDatabase(t *testing.T, path string) {
 	t.Helper()
-	d, err := sessions.OpenDatabase(t.Context(), path, sessions.New(sessions.Config{}), zerolog.Nop())
+	d, err := sessiondb.OpenDatabase(t.Context(), path, sessions.New(sessions.Config{}), zerolog.Nop())
 	require.NoError(t, err)
 	require.NoError(t, d.Close())
 	db, err := sql.Open("sqlite", path)
@@ -165,7 +166,7 @@ func TestCorruptDatabaseCommands(t *testing.T) {
 	p.createTask("ses_after", "call_1", "explorer", "ses_after_child")
 	p.stdin.Close()
 	require.Equal(t, 0, p.waitExit())
-	got, err := sessions.ReadState(state)
+	got, err := sessiondb.ReadState(state)
 	require.NoError(t, err)
 	require.Len(t, got.Sessions, 1)
 }
@@ -175,7 +176,7 @@ func TestCorruptDatabaseCommands(t *testing.T) {
 func TestStateAdviceTrue(t *testing.T) {
 	dir := t.TempDir()
 	newer := filepath.Join(dir, "newer.db")
-	d, err := sessions.OpenDatabase(t.Context(), newer, sessions.New(sessions.Config{}), zerolog.Nop())
+	d, err := sessiondb.OpenDatabase(t.Context(), newer, sessions.New(sessions.Config{}), zerolog.Nop())
 	require.NoError(t, err)
 	require.NoError(t, d.Close())
 	db, err := sql.Open("sqlite", newer)

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	_ "modernc.org/sqlite" // the driver the store uses
 
+	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -22,7 +23,7 @@ import (
 // transaction. Parent i is the i-th most recent: ses_p0 is the newest.
 func Seed(path string, parents int) error {
 	st := sessions.New(sessions.Config{})
-	d, err := sessions.OpenDatabase(context.Background(), path, st, zerolog.Nop())
+	d, err := sessiondb.OpenDatabase(context.Background(), path, st, zerolog.Nop())
 	if err != nil {
 		return err
 	}

@@ -319,7 +319,7 @@ test("an upgrading user's JSON state file (an earlier release's) is imported: it
   const dir = box.project("upgrade");
   mkdirSync(box.stateDir, { recursive: true, mode: 0o700 });
   const legacy = oldRule(box.stateDir, dir).replace(/\.db$/, ".json");
-  copyFileSync(new URL("../../sessions/testdata/release-state.json", import.meta.url), legacy);
+  copyFileSync(new URL("../../sessiondb/testdata/release-state.json", import.meta.url), legacy);
   const { h } = await open(box, dir, { taskSessions: { agents: { "code reviewer": "rev" } } });
   const args = { description: "Again", prompt: "p", subagent_type: "explorer", task_id: "exp-2" };
   await h.hooks["tool.execute.before"]({ tool: "task", sessionID: "ses_parent_a", callID: "call_up" }, { args });

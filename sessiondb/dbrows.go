@@ -1,0 +1,494 @@
+package sessiondb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/hookwire/hookwire/sessions"
+)
+
+// The store's rows in the state database: storeDB is the Backend a Store
+// keeps its state in (dbstore.go says how the cache and the database
+// agree), over one connection (db.go). Every error it returns is
+// classified (a damaged file is errCorrupt or errNotDatabase).
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// storeDB is the Backend of the database on c.
+type storeDB struct {
+	c *dbConn
+	// lister reads Page's pages on a read connection of its own
+	// (dblist.go).
+	lister lister
+}
+
+// newStoreDB is the Backend of the database on c.
+func newStoreDB(c *dbConn) *storeDB { return &storeDB{c: c} }
+
+var _ sessions.Backend = (*storeDB)(nil)
+
+func (d *storeDB) DataVersion(ctx context.Context) (int64, error) {
+	v, err := d.c.dataVersion(ctx)
+	return v, classify(err)
+}
+
+func (d *storeDB) BeginWrite(ctx context.Context) error { return classify(d.c.beginWrite(ctx)) }
+func (d *storeDB) Commit(ctx context.Context) error     { return classify(d.c.commit(ctx)) }
+func (d *storeDB) Rollback(ctx context.Context)         { d.c.rollback(ctx) }
+
+func (d *storeDB) ReadTx(ctx context.Context, fn func() error) error {
+	if err := d.c.exec(ctx, "BEGIN"); err != nil {
+		return classify(err)
+	}
+	defer d.c.exec(ctx, "COMMIT")
+	return fn()
+}
+
+func (d *storeDB) SeqClock(ctx context.Context) (seq, clock int64, err error) {
+	seq, clock, err = d.c.seqClock(ctx)
+	return seq, clock, classify(err)
+}
+
+func (d *storeDB) SetMeta(ctx context.Context, key string, value int64) error {
+	return classify(d.c.exec(ctx, "INSERT INTO meta(key,value) VALUES(?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", key, value))
+}
+
+func (d *storeDB) ParentRev(ctx context.Context, id string) (int64, bool, error) {
+	var rev int64
+	err := d.c.queryRow(ctx, "SELECT rev FROM parents WHERE id=?", id).Scan(&rev)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, classify(err)
+	}
+	return rev, true, nil
+}
+
+func (d *storeDB) ReadParent(ctx context.Context, id string) (sessions.ParentRecord, error) {
+	p, err := d.readParent(ctx, id)
+	return p, classify(err)
+}
+
+func (d *storeDB) readParent(ctx context.Context, id string) (sessions.ParentRecord, error) {
+	c := d.c
+	p := sessions.ParentRecord{ID: id, Counters: map[string]int64{}}
+	rows, err := c.query(ctx, "SELECT alias, agent, task_id, label, last_use, tick, run_state, run_error FROM entries WHERE pid=(SELECT pid FROM parents WHERE id=?) ORDER BY tick DESC", id)
+	if err != nil {
+		return p, err
+	}
+	for rows.Next() {
+		var e sessions.EntryRecord
+		var lastUse int64
+		if err := rows.Scan(&e.Alias, &e.Agent, &e.TaskID, &e.Label, &lastUse, &e.Tick, &e.Run.State, &e.Run.Error); err != nil {
+			rows.Close()
+			return p, err
+		}
+		e.LastUse = time.Unix(0, lastUse).UTC()
+		p.Entries = append(p.Entries, e)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return p, err
+	}
+	rows, err = c.query(ctx, "SELECT prefix, n FROM counters WHERE pid=(SELECT pid FROM parents WHERE id=?)", id)
+	if err != nil {
+		return p, err
+	}
+	for rows.Next() {
+		var prefix string
+		var n int64
+		if err := rows.Scan(&prefix, &n); err != nil {
+			rows.Close()
+			return p, err
+		}
+		p.Counters[prefix] = n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return p, err
+	}
+	rows, err = c.query(ctx, "SELECT message_id, block, seq FROM frozen WHERE pid=(SELECT pid FROM parents WHERE id=?) ORDER BY seq DESC", id)
+	if err != nil {
+		return p, err
+	}
+	for rows.Next() {
+		var f sessions.FrozenRecord
+		if err := rows.Scan(&f.MessageID, &f.Block, &f.Seq); err != nil {
+			rows.Close()
+			return p, err
+		}
+		p.Frozen = append(p.Frozen, f)
+	}
+	rows.Close()
+	return p, rows.Err()
+}
+
+func (d *storeDB) DeleteParent(ctx context.Context, id string) error {
+	return classify(deleteParentRows(ctx, d.c, id))
+}
+
+func deleteParentRows(ctx context.Context, c *dbConn, id string) error {
+	for _, q := range []string{
+		"DELETE FROM entries WHERE pid=(SELECT pid FROM parents WHERE id=?)", "DELETE FROM counters WHERE pid=(SELECT pid FROM parents WHERE id=?)",
+		"DELETE FROM frozen WHERE pid=(SELECT pid FROM parents WHERE id=?)", "DELETE FROM parents WHERE id=?",
+	} {
+		if err := c.exec(ctx, q, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteParentPid deletes the rows of the parent keyed pid.
+func deleteParentPid(ctx context.Context, c *dbConn, pid int64) error {
+	for _, q := range []string{
+		"DELETE FROM entries WHERE pid=?", "DELETE FROM counters WHERE pid=?",
+		"DELETE FROM frozen WHERE pid=?", "DELETE FROM parents WHERE pid=?",
+	} {
+		if err := c.exec(ctx, q, pid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *storeDB) WriteParent(ctx context.Context, p sessions.ParentRecord) error {
+	return classify(writeParent(ctx, d.c, p))
+}
+
+// writeParent writes p whole: its row, entries and counters, and the
+// frozen blocks made or dropped since it was last written.
+func writeParent(ctx context.Context, c *dbConn, p sessions.ParentRecord) error {
+	if err := c.exec(ctx, "INSERT INTO parents(id,rev,bytes) VALUES(?,?,?) ON CONFLICT(id) DO UPDATE SET rev=excluded.rev, bytes=excluded.bytes", p.ID, p.Rev, p.Bytes); err != nil {
+		return err
+	}
+	st, err := c.stmt(ctx, "SELECT pid FROM parents WHERE id=?")
+	if err != nil {
+		return err
+	}
+	var pid int64
+	if err := st.QueryRowContext(ctx, p.ID).Scan(&pid); err != nil {
+		return err
+	}
+	if err := c.exec(ctx, "DELETE FROM entries WHERE pid=?", pid); err != nil {
+		return err
+	}
+	if err := c.exec(ctx, "DELETE FROM counters WHERE pid=?", pid); err != nil {
+		return err
+	}
+	for _, e := range p.Entries {
+		if err := c.exec(ctx, "INSERT INTO entries(pid,alias,agent,task_id,label,last_use,tick,run_state,run_error) VALUES(?,?,?,?,?,?,?,?,?)",
+			pid, e.Alias, e.Agent, e.TaskID, e.Label, e.LastUse.UnixNano(), e.Tick, e.Run.State, e.Run.Error); err != nil {
+			return err
+		}
+	}
+	for prefix, n := range p.Counters {
+		if err := c.exec(ctx, "INSERT INTO counters(pid,prefix,n) VALUES(?,?,?)", pid, prefix, n); err != nil {
+			return err
+		}
+	}
+	for _, id := range p.GoneFrozen {
+		if err := c.exec(ctx, "DELETE FROM frozen WHERE pid=? AND message_id=?", pid, id); err != nil {
+			return err
+		}
+	}
+	for _, f := range p.Frozen { // oldest first: seq grows with recency
+		if err := c.exec(ctx, "INSERT INTO frozen(pid,message_id,seq,block) VALUES(?,?,?,?) ON CONFLICT(pid,message_id) DO NOTHING", pid, f.MessageID, f.Seq, f.Block); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *storeDB) ParentRevs(ctx context.Context) ([]sessions.ParentRev, error) {
+	rows, err := d.c.query(ctx, "SELECT id, rev FROM parents ORDER BY rev DESC, id")
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var out []sessions.ParentRev
+	for rows.Next() {
+		var pr sessions.ParentRev
+		if err := rows.Scan(&pr.ID, &pr.Rev); err != nil {
+			return nil, classify(err)
+		}
+		out = append(out, pr)
+	}
+	return out, classify(rows.Err())
+}
+
+// ParentsOfTask lists the parents with an entry whose task id is id.
+func (d *storeDB) ParentsOfTask(ctx context.Context, id string) ([]string, error) {
+	return d.ids(ctx, "SELECT DISTINCT p.id FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.task_id=?", id)
+}
+
+func (d *storeDB) ParentsWithAlias(ctx context.Context, alias, parent string) ([]string, error) {
+	q, args := "SELECT DISTINCT p.id FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.alias=?", []any{alias}
+	if parent != "" {
+		q, args = q+" AND p.id=?", append(args, parent)
+	}
+	return d.ids(ctx, q, args...)
+}
+
+// ids runs a query of one text column (a row that does not scan is left
+// out).
+func (d *storeDB) ids(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := d.c.query(ctx, query, args...)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p string
+		if rows.Scan(&p) == nil {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+func (d *storeDB) ReadTracked(ctx context.Context, session string) (sessions.TrackedRecord, bool, error) {
+	t := sessions.TrackedRecord{Session: session}
+	var model sql.NullString
+	err := d.c.queryRow(ctx, "SELECT agent, model, rev FROM tracked WHERE session=?", session).Scan(&t.Agent, &model, &t.Rev)
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, false, nil
+	}
+	if err != nil {
+		return t, false, classify(err)
+	}
+	if model.Valid {
+		restoreTrackedColumn(&t, model.String) // healthdb.go
+	}
+	return t, true, nil
+}
+
+func (d *storeDB) WriteTracked(ctx context.Context, t sessions.TrackedRecord) error {
+	return classify(writeTracked(ctx, d.c, t))
+}
+
+func writeTracked(ctx context.Context, c *dbConn, t sessions.TrackedRecord) error {
+	model, err := trackedModelColumn(t) // healthdb.go
+	if err != nil {
+		return err
+	}
+	return c.exec(ctx, "INSERT INTO tracked(session,agent,model,rev,bytes) VALUES(?,?,?,?,?) ON CONFLICT(session) DO UPDATE SET agent=excluded.agent, model=excluded.model, rev=excluded.rev, bytes=excluded.bytes",
+		t.Session, t.Agent, model, t.Rev, t.Bytes)
+}
+
+func (d *storeDB) DeleteTracked(ctx context.Context, session string) error {
+	return classify(d.c.exec(ctx, "DELETE FROM tracked WHERE session=?", session))
+}
+
+func (d *storeDB) TrackedSessions(ctx context.Context) ([]string, error) {
+	rows, err := d.c.query(ctx, "SELECT session FROM tracked ORDER BY rev, session")
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var session string
+		if err := rows.Scan(&session); err != nil {
+			return nil, classify(err)
+		}
+		out = append(out, session)
+	}
+	return out, classify(rows.Err())
+}
+
+func (d *storeDB) Counts(ctx context.Context) (parents, tracked int, bytes int64, err error) {
+	err = d.c.queryRow(ctx, "SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM tracked), (SELECT coalesce(sum(bytes),0) FROM parents)+(SELECT coalesce(sum(bytes),0) FROM tracked)+(SELECT coalesce(sum(bytes),0) FROM cache)").Scan(&parents, &tracked, &bytes)
+	return parents, tracked, bytes, classify(err)
+}
+
+// Stats counts what the database holds.
+func (d *storeDB) Stats(ctx context.Context) (sessions.Stats, error) {
+	var st sessions.Stats
+	err := d.c.queryRow(ctx, `SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM entries),
+		(SELECT count(*) FROM tracked), (SELECT count(*) FROM frozen)`).Scan(&st.Parents, &st.Entries, &st.TrackedSessions, &st.FrozenBlocks)
+	return st, classify(err)
+}
+
+// Close closes the lister's connection, then the database's (the last
+// connection on a database checkpoints it).
+func (d *storeDB) Close() error {
+	d.lister.close()
+	return d.c.close()
+}
+
+func (d *storeDB) Prune(ctx context.Context, b sessions.Bounds) (sessions.Pruned, error) {
+	pr, err := prune(ctx, d.c, b)
+	return pr, classify(err)
+}
+
+// prune brings the database toward b: MaxParents and MaxTrackedSessions
+// by least recent write, then the byte budget as the store's
+// enforceBudget keeps the cache (never the most recently written
+// parent), the prompt-cache rows (cachedb.go) counted and forgotten with
+// them. It forgets at most b.Batch rows of each table, each found
+// through the revision index (time linear in what it forgets); OverBound
+// says whether more is left for the next transaction.
+func prune(ctx context.Context, c *dbConn, b sessions.Bounds) (sessions.Pruned, error) {
+	var out sessions.Pruned
+	var parents, tracked int
+	var parentBytes, trackedBytes int64
+	if err := c.queryRow(ctx, "SELECT count(*), coalesce(sum(bytes),0) FROM parents").Scan(&parents, &parentBytes); err != nil {
+		return out, err
+	}
+	if err := c.queryRow(ctx, "SELECT count(*), coalesce(sum(bytes),0) FROM tracked").Scan(&tracked, &trackedBytes); err != nil {
+		return out, err
+	}
+	// The prompt-cache rows (cachedb.go) count in the same budget.
+	var cacheRows int
+	var cacheBytes int64
+	if err := c.queryRow(ctx, "SELECT count(*), coalesce(sum(bytes),0) FROM cache").Scan(&cacheRows, &cacheBytes); err != nil {
+		return out, err
+	}
+	parentBudget, trackedBudget, cacheBudget := b.Batch, b.Batch, b.Batch
+	dropped := false
+	// dropParents forgets the n least recently written parents.
+	dropParents := func(n int) error {
+		const oldest = "SELECT pid FROM parents ORDER BY rev, pid LIMIT ?"
+		rows, err := c.query(ctx, "SELECT id, bytes FROM parents ORDER BY rev, pid LIMIT ?", n)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		var bytes int64
+		for rows.Next() {
+			var id string
+			var b int64
+			if err := rows.Scan(&id, &b); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+			bytes += b
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		// The same n parents (nothing else writes in the transaction),
+		// each table's rows by its pid index.
+		for _, q := range []string{
+			"DELETE FROM entries WHERE pid IN (" + oldest + ")", "DELETE FROM counters WHERE pid IN (" + oldest + ")",
+			"DELETE FROM frozen WHERE pid IN (" + oldest + ")", "DELETE FROM parents WHERE pid IN (" + oldest + ")",
+		} {
+			if err := c.exec(ctx, q, n); err != nil {
+				return err
+			}
+		}
+		out.Parents = append(out.Parents, ids...)
+		dropped = dropped || len(ids) > 0
+		parents -= len(ids)
+		parentBytes -= bytes
+		parentBudget -= len(ids)
+		if len(ids) < n {
+			parentBudget = 0 // none left to drop
+		}
+		return nil
+	}
+	dropTracked := func(n int) error {
+		rows, err := c.query(ctx, "SELECT session, bytes FROM tracked ORDER BY rev, session LIMIT ?", n)
+		if err != nil {
+			return err
+		}
+		var sessions []string
+		var bytes int64
+		for rows.Next() {
+			var session string
+			var b int64
+			if err := rows.Scan(&session, &b); err != nil {
+				rows.Close()
+				return err
+			}
+			sessions = append(sessions, session)
+			bytes += b
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if err := c.exec(ctx, "DELETE FROM tracked WHERE session IN (SELECT session FROM tracked ORDER BY rev, session LIMIT ?)", n); err != nil {
+			return err
+		}
+		out.Tracked = append(out.Tracked, sessions...)
+		dropped = dropped || len(sessions) > 0
+		tracked -= len(sessions)
+		trackedBytes -= bytes
+		trackedBudget -= len(sessions)
+		if len(sessions) < n {
+			trackedBudget = 0
+		}
+		return nil
+	}
+	// dropCache forgets the least recently used prompt-cache row. A
+	// process whose book holds the session writes it again at its next
+	// usage.
+	dropCache := func() error {
+		var b int64
+		err := c.queryRow(ctx, "DELETE FROM cache WHERE session=(SELECT session FROM cache ORDER BY used, session LIMIT 1) RETURNING bytes").Scan(&b)
+		if errors.Is(err, sql.ErrNoRows) {
+			cacheBudget = 0
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		dropped = true
+		cacheRows--
+		cacheBytes -= b
+		cacheBudget--
+		return nil
+	}
+	defer func() {
+		if dropped {
+			// Give the pages of what was forgotten back to the file
+			// system, so the file stays near what the budget counts.
+			c.exec(ctx, "PRAGMA incremental_vacuum")
+		}
+	}()
+	if n := min(parents-b.MaxParents, parentBudget); n > 0 {
+		if err := dropParents(n); err != nil {
+			return out, err
+		}
+	}
+	if n := min(tracked-b.MaxTrackedSessions, trackedBudget); n > 0 {
+		if err := dropTracked(n); err != nil {
+			return out, err
+		}
+	}
+	budget := b.MaxBytes
+	over := func() bool { return parentBytes+trackedBytes+cacheBytes > budget }
+	// Beyond the budget, from the kind that holds the most bytes, as
+	// enforceBudget does (never the last parent).
+	for over() && (parentBudget > 0 || trackedBudget > 0 || cacheBudget > 0) {
+		canParent := parents > 1 && parentBudget > 0
+		canTracked := tracked > 0 && trackedBudget > 0
+		canCache := cacheRows > 0 && cacheBudget > 0
+		var err error
+		switch {
+		case canParent && (!canTracked || parentBytes >= trackedBytes) && (!canCache || parentBytes >= cacheBytes):
+			err = dropParents(1)
+		case canTracked && (!canCache || trackedBytes >= cacheBytes):
+			err = dropTracked(1)
+		case canCache:
+			err = dropCache()
+		default:
+			parentBudget, trackedBudget, cacheBudget = 0, 0, 0
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+	out.OverBound = parents > b.MaxParents || tracked > b.MaxTrackedSessions ||
+		(over() && (parents > 1 || tracked > 0 || cacheRows > 0))
+	return out, nil
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package sessiondb
+
+const storeRaceBuild = false

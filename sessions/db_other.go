@@ -1,9 +1,0 @@
-//go:build !unix
-
-package sessions
-
-// oNoFollow: no such flag here; CheckStatePath's look at the names is the
-// guard.
-const oNoFollow = 0
-
-func isReadOnlyFS(error) bool { return false }

@@ -1,7 +1,0 @@
-//go:build race
-
-package sessions
-
-// storeRaceBuild: built with -race, under which SQLite (transpiled C) runs
-// some 25 times slower; the largest fault tests then use smaller figures.
-const storeRaceBuild = true
