@@ -164,9 +164,9 @@ func frozenCost(fb *frozenBlock) int {
 	return frozenOverhead + storedBytes(frozenRow+jsonLen(fb.messageID)+jsonLen(fb.text), false) + storedBytes(indexEntry+jsonLen(fb.messageID), true)
 }
 
-// cacheRowCost is a prompt-cache row's (sessiondb/cachedb.go): its session id and
+// CacheRowCost is a prompt-cache row's (sessiondb/cachedb.go): its session id and
 // figures (data, their JSON) in a WITHOUT ROWID table.
-func cacheRowCost(session string, data int) int {
+func CacheRowCost(session string, data int) int {
 	return cacheRowOverhead + storedBytes(cacheRow+len(session)+data, true)
 }
 

@@ -60,7 +60,7 @@ type backing struct {
 	untracked        []string // sessions whose agent was forgotten on purpose
 	loading          bool     // filling the cache: nothing is dirty
 	// overBound: the last prune left the database over its bounds (it
-	// forgets at most pruneBatch rows a transaction); pruneDue: the next
+	// forgets at most PruneBatch rows a transaction); pruneDue: the next
 	// transaction prunes even when it writes nothing else.
 	overBound, pruneDue bool
 }
@@ -313,7 +313,7 @@ func (s *Store) WriteUnwritten(ctx context.Context) {
 	s.finish()
 }
 
-// PruneStep runs one transaction that prunes (at most pruneBatch rows of
+// PruneStep runs one transaction that prunes (at most PruneBatch rows of
 // each table) and reports whether the database is still over its bounds
 // and the transaction worked (so another step is worth its turn).
 func (s *Store) PruneStep(ctx context.Context) bool {
@@ -527,12 +527,12 @@ func trackedRecord(sa *sessionAgent, seq int64) TrackedRecord {
 		Model: sa.model, Parent: sa.parent, Running: sa.running, Switches: sa.switches}
 }
 
-// pruneBatch is the most parents and tracked sessions one transaction
+// PruneBatch is the most parents and tracked sessions one transaction
 // forgets. A database far over its bounds (a user who raised maxParents
 // and lowered it again, two configs on one project) is brought within
 // them over as many transactions as it takes (PruneStep), each a few
 // milliseconds, so no request waits on an old database.
-const pruneBatch = 200
+const PruneBatch = 200
 
 // prune brings the database toward the store's bounds (Backend.Prune)
 // and forgets from the cache what it forgot; d.overBound says whether
@@ -540,7 +540,7 @@ const pruneBatch = 200
 func (s *Store) prune() error {
 	d := s.db
 	pr, err := d.b.Prune(d.ctx, Bounds{MaxParents: s.cfg.MaxParents, MaxTrackedSessions: s.cfg.MaxTrackedSessions,
-		MaxBytes: int64(s.cfg.MaxStateBytes), Batch: pruneBatch})
+		MaxBytes: int64(s.cfg.MaxStateBytes), Batch: PruneBatch})
 	if err != nil {
 		return err
 	}

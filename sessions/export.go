@@ -1,26 +1,15 @@
 package sessions
 
-import (
-	"context"
-	"io"
-)
-
 // What the persistence package (sessiondb) needs of the store beyond its
-// Backend: the store's bounds, the JSON document read from a reader, a
-// store's contents whole, and the costs and order the database's rows
-// share with the store.
+// Backend: the store's bounds, a store's contents whole, and a Config that
+// drops nothing. (RestoreFrom, CacheRowCost, SortHealth and PruneBatch are
+// exported where they are defined.)
 
 // Config is the configuration s was made with (its bounds, its clock).
 func (s *Store) Config() Config {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cfg
-}
-
-// RestoreFrom is Restore reading the document from r; it stops with ctx's
-// error when ctx is done, changing nothing.
-func (s *Store) RestoreFrom(ctx context.Context, r io.Reader) error {
-	return s.restore(ctx, r)
 }
 
 // Adopt makes s hold what n holds (n is not used after): the in-memory
@@ -55,17 +44,6 @@ func (s *Store) Contents() Contents {
 
 // UnboundedConfig is a Config that drops nothing (Unbounded's).
 func UnboundedConfig() Config { return unbounded }
-
-// CacheRowCost is what the byte budget counts for a prompt-cache row of
-// session holding data bytes of figures.
-func CacheRowCost(session string, data int) int { return cacheRowCost(session, data) }
-
-// SortHealth orders out the latest failure first.
-func SortHealth(out []Health) { sortHealth(out) }
-
-// PruneBatch is the most parents and tracked sessions (of each) one
-// prune transaction forgets.
-const PruneBatch = pruneBatch
 
 // SetBounds lowers or raises s's MaxParents and MaxTrackedSessions; what is
 // over the new bounds is forgotten by the next prune (PruneStep).

@@ -140,11 +140,13 @@ func (s *Store) healthList() []Health {
 	for _, h := range s.health {
 		out = append(out, h)
 	}
-	sortHealth(out)
+	SortHealth(out)
 	return out
 }
 
-func sortHealth(out []Health) {
+// SortHealth orders out the latest failure first (the store's list and
+// sessiondb's rows share it).
+func SortHealth(out []Health) {
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].Last.Equal(out[j].Last) {
 			return out[i].Last.After(out[j].Last)

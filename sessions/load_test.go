@@ -228,7 +228,7 @@ func TestRestoreCancelled(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	err = h.s.restore(ctx, bytes.NewReader(manyAgentsState(100)))
+	err = h.s.RestoreFrom(ctx, bytes.NewReader(manyAgentsState(100)))
 	require.ErrorIs(t, err, context.Canceled)
 	after, err := h.s.Snapshot()
 	require.NoError(t, err)

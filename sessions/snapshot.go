@@ -216,18 +216,17 @@ func (doc *snapshotDoc) encode(w io.Writer) error {
 // Config bounds and string caps apply to what is restored (the most recent
 // part is kept), and bad alias counters are repaired.
 func (s *Store) Restore(data []byte) error {
-	return s.restore(context.Background(), bytes.NewReader(data))
+	return s.RestoreFrom(context.Background(), bytes.NewReader(data))
 }
 
-// restore is Restore reading from r; it stops with ctx's error when ctx is
+// RestoreFrom is Restore reading from r (sessiondb's JSON import); it stops with ctx's error when ctx is
 // done, changing nothing. It takes time linear in the document's size.
-func (s *Store) restore(ctx context.Context, r io.Reader) error {
+func (s *Store) RestoreFrom(ctx context.Context, r io.Reader) error {
 	// Build into a scratch store, then swap: a bad document changes nothing.
 	s.mu.Lock()
-	cfg, now := s.cfg, s.now
+	cfg := s.cfg
 	s.mu.Unlock()
 	n := New(cfg)
-	n.now = now
 	if err := n.decode(ctx, r); err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return err
