@@ -355,24 +355,8 @@ func prune(ctx context.Context, c *dbConn, b sessions.Bounds) (sessions.Pruned, 
 	// dropParents forgets the n least recently written parents.
 	dropParents := func(n int) error {
 		const oldest = "SELECT pid FROM parents ORDER BY rev, pid LIMIT ?"
-		rows, err := c.query(ctx, "SELECT id, bytes FROM parents ORDER BY rev, pid LIMIT ?", n)
+		ids, bytes, err := keysAndBytes(ctx, c, "SELECT id, bytes FROM parents ORDER BY rev, pid LIMIT ?", n)
 		if err != nil {
-			return err
-		}
-		var ids []string
-		var bytes int64
-		for rows.Next() {
-			var id string
-			var b int64
-			if err := rows.Scan(&id, &b); err != nil {
-				rows.Close()
-				return err
-			}
-			ids = append(ids, id)
-			bytes += b
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		// The same n parents (nothing else writes in the transaction),
@@ -396,24 +380,8 @@ func prune(ctx context.Context, c *dbConn, b sessions.Bounds) (sessions.Pruned, 
 		return nil
 	}
 	dropTracked := func(n int) error {
-		rows, err := c.query(ctx, "SELECT session, bytes FROM tracked ORDER BY rev, session LIMIT ?", n)
+		sessions, bytes, err := keysAndBytes(ctx, c, "SELECT session, bytes FROM tracked ORDER BY rev, session LIMIT ?", n)
 		if err != nil {
-			return err
-		}
-		var sessions []string
-		var bytes int64
-		for rows.Next() {
-			var session string
-			var b int64
-			if err := rows.Scan(&session, &b); err != nil {
-				rows.Close()
-				return err
-			}
-			sessions = append(sessions, session)
-			bytes += b
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return err
 		}
 		if err := c.exec(ctx, "DELETE FROM tracked WHERE session IN (SELECT session FROM tracked ORDER BY rev, session LIMIT ?)", n); err != nil {
@@ -491,4 +459,25 @@ func prune(ctx context.Context, c *dbConn, b sessions.Bounds) (sessions.Pruned, 
 	out.OverBound = parents > b.MaxParents || tracked > b.MaxTrackedSessions ||
 		(over() && (parents > 1 || tracked > 0 || cacheRows > 0))
 	return out, nil
+}
+
+// keysAndBytes runs query (rows of a key and its bytes, limited by n) and
+// returns the keys in order with the sum of their bytes: what a prune is
+// about to forget.
+func keysAndBytes(ctx context.Context, c *dbConn, query string, n int) (keys []string, bytes int64, err error) {
+	rows, err := c.query(ctx, query, n)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key string
+		var b int64
+		if err := rows.Scan(&key, &b); err != nil {
+			return nil, 0, err
+		}
+		keys = append(keys, key)
+		bytes += b
+	}
+	return keys, bytes, rows.Err()
 }

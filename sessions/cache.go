@@ -653,7 +653,7 @@ func (s *Store) cacheSave(cs *cacheSession) {
 
 // cacheDelete forgets session's row (session.deleted).
 func (s *Store) cacheDelete(session string) {
-	if s.db == nil || s.db.readOnly {
+	if !s.cacheWritable() {
 		return
 	}
 	if err := s.db.b.DeleteCache(s.db.ctx, session); err != nil {
