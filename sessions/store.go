@@ -160,7 +160,6 @@ func (a TaskIDAction) String() string {
 type Store struct {
 	mu  sync.Mutex
 	cfg Config
-	now func() time.Time
 
 	// clock orders uses: a logical tick, so "most recent" is exact even when
 	// two uses share a wall-clock instant.
@@ -235,7 +234,7 @@ func New(cfg Config) *Store {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Store{cfg: cfg, now: cfg.Now}
+	s := &Store{cfg: cfg}
 	s.reset()
 	return s
 }
@@ -425,3 +424,6 @@ func keep(s string) string { return strings.Clone(s) }
 func aliasFor(prefix string, n int) string {
 	return prefix + "-" + strconv.Itoa(n)
 }
+
+// now reads the store's clock (Config.Now).
+func (s *Store) now() time.Time { return s.cfg.Now() }

@@ -19,9 +19,8 @@ import (
 var epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func newTestStore(cfg Config) *Store {
-	s := New(cfg)
-	s.now = func() time.Time { return epoch }
-	return s
+	cfg.Now = func() time.Time { return epoch }
+	return New(cfg)
 }
 
 // harness drives a store the way the handlers do, numbering call ids.
