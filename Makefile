@@ -85,8 +85,15 @@ lint:
 # An explicit -timeout: the suite takes a few minutes on CI's 2 cores, and
 # a stall should fail with its own message (the soaks' watchdog) or this
 # dump, not at go test's silent 10-minute default on a loaded machine.
+#
+# Then the volume tests (named TestVolume*, internal/racetest) run in a
+# plain pass: under -race they skip, since the race detector slows
+# modernc's SQLite 10 to 25 times and they check sizes and counts, not
+# goroutines (from minutes of the race pass to seconds).
+VOLUME_PKGS = $$(grep -rl --include='*_test.go' 'racetest.Volume(' . | xargs -n1 dirname | sort -u)
 test-go:
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -timeout 10m -run '^TestVolume' $(VOLUME_PKGS)
 
 test-shim: build
 	cd shim && npm ci --no-audit --no-fund && HOOKWIRE_BIN=$(CURDIR)/$(BIN) npm test

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookwire/hookwire/core"
-
+	"github.com/hookwire/hookwire/internal/racetest"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -24,7 +24,7 @@ func maxID(kind string, n int) string {
 	return head + strings.Repeat("x", sessions.MaxIDBytes-len(head))
 }
 
-// TestDatabaseFileWithinBudget fills a small byte budget as hostilely as
+// TestVolumeDatabaseFileWithinBudget fills a small byte budget as hostilely as
 // the store's caps allow, through the Store API and the cache usage path
 // (every id, agent name, label and model at 256 bytes, the prompt-cache
 // table full with 256-message prints and 32 busts a session), and checks
@@ -32,7 +32,8 @@ func maxID(kind string, n int) string {
 // (PROTOCOL.md 7: what each item really takes in FILE is counted, its ids
 // in the row and again in each index over them, and the cache table's rows
 // inside the same budget; issue 30 item 8).
-func TestDatabaseFileWithinBudget(t *testing.T) {
+func TestVolumeDatabaseFileWithinBudget(t *testing.T) {
+	racetest.Volume(t)
 	for _, budget := range []int{1 << 20} {
 		t.Run(fmt.Sprintf("%dMiB", budget>>20), func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "state.db")

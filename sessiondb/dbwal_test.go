@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hookwire/hookwire/internal/racetest"
 )
 
 func TestWALBoundDue(t *testing.T) {
@@ -87,7 +89,8 @@ const walTestCommit = 16*(64<<10)*9/8 + 64<<10
 
 // Writing far more than the bound: FILE-wal never holds more than the
 // bound and one commit (the writer that passes it starts it over).
-func TestWALBoundedByTheWriter(t *testing.T) {
+func TestVolumeWALBoundedByTheWriter(t *testing.T) {
+	racetest.Volume(t)
 	_, path, commit := walTestDB(t)
 	var peak int64
 	for range 5 * walCheckpointBytes / (1 << 20) {
@@ -102,7 +105,8 @@ func TestWALBoundedByTheWriter(t *testing.T) {
 // A reader that holds its snapshot keeps the WAL from starting over (the
 // checkpoint gives up and backs off, the WAL grows); once it ends, the
 // next writer whose try is due starts it over and the file is cut back.
-func TestWALReaderHoldsSnapshot(t *testing.T) {
+func TestVolumeWALReaderHoldsSnapshot(t *testing.T) {
+	racetest.Volume(t)
 	c, path, commit := walTestDB(t)
 	commit(1)
 	reader, err := sql.Open("sqlite", dbURI(path, url.Values{"mode": {"ro"}}))

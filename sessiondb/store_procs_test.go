@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookwire/hookwire/internal/racetest"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -156,7 +157,8 @@ func cutPrefix(b []byte, p string) ([]byte, bool) {
 // processes run every round (roundChildren): what races is the open, and
 // starting 120 race-instrumented test binaries took two minutes of a CI
 // run on its own.
-func TestOpenTogether60RoundsTwoProcesses(t *testing.T) {
+func TestVolumeOpenTogether60RoundsTwoProcesses(t *testing.T) {
+	racetest.Volume(t)
 	if testing.Short() {
 		t.Skip("starts two processes for 60 rounds")
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookwire/hookwire/internal/racetest"
 	"github.com/hookwire/hookwire/internal/seeddb"
 	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
@@ -160,7 +161,8 @@ func heapPeak(fn func()) uint64 {
 // stays a few MiB while the whole read of the same database, as it was
 // done before, takes many times that (issue 30 item 13; 20,000 parents
 // here, the 100,000 of the issue in BenchmarkSessionsCommand).
-func TestSessionsBoundedMemory20kParents(t *testing.T) {
+func TestVolumeSessionsBoundedMemory20kParents(t *testing.T) {
+	racetest.Volume(t)
 	if testing.Short() {
 		t.Skip("seeds 20,000 parents")
 	}
