@@ -66,16 +66,15 @@ demo: build
 ## npm registry. The real-OpenCode runs use OpenCode $(OPENCODE_OLDEST) and
 ## $(OPENCODE_LATEST); `make test-compat` adds the versions in between.
 ## Each part runs as its own make and prints its time, so a slow CI run
-## says where its minutes went.
-TEST_PARTS := lint test-go fuzz-short test-shim test-vscode test-nvim test-e2e test-cache test-dist test-registry
+## says where its minutes went. After the plain build that most parts share,
+## the parts run in two lanes side by side (scripts/test-lanes.sh): the Go
+## lane is bound by the CPU, the other mostly waits on OpenCode and npm.
+## Each part's output is printed whole when it ends; TEST_JOBS=1 runs them
+## one after another, their output as it comes.
+TEST_LANE_GO       := lint test-go fuzz-short
+TEST_LANE_OPENCODE := test-shim test-vscode test-nvim test-e2e test-cache test-dist test-registry
 test:
-	@set -e; all=$$(date +%s); \
-	  for t in $(TEST_PARTS); do \
-	    s=$$(date +%s); \
-	    $(MAKE) --no-print-directory $$t || { echo "make test: $$t FAILED after $$(($$(date +%s) - s)) s"; exit 1; }; \
-	    echo "make test: $$t took $$(($$(date +%s) - s)) s"; \
-	  done; \
-	  echo "make test: all passed in $$(($$(date +%s) - all)) s"
+	@MAKE="$(MAKE)" bash scripts/test-lanes.sh build -- "$(TEST_LANE_GO)" "$(TEST_LANE_OPENCODE)"
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
