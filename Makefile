@@ -67,14 +67,17 @@ demo: build
 ## $(OPENCODE_LATEST); `make test-compat` adds the versions in between.
 ## Each part runs as its own make and prints its time, so a slow CI run
 ## says where its minutes went. After the plain build that most parts share,
-## the parts run in two lanes side by side (scripts/test-lanes.sh): the Go
-## lane is bound by the CPU, the other mostly waits on OpenCode and npm.
+## the parts run in two lanes side by side (scripts/test-lanes.sh), split
+## so that on two cores they end together: the first is the CPU-bound Go
+## lane (vet, the race detector, fuzzing) and then the Node suites; the
+## second waits mostly on OpenCode, the fake LLM and npm, with the dist
+## build (whose cache test-registry's `make dist` reuses) in between.
 ## Each part's output is printed whole when it ends; TEST_JOBS=1 runs them
 ## one after another, their output as it comes.
-TEST_LANE_GO       := lint test-go fuzz-short
-TEST_LANE_OPENCODE := test-shim test-vscode test-nvim test-e2e test-cache test-dist test-registry
+TEST_LANE_1 := lint test-go fuzz-short test-shim test-vscode test-nvim test-cache
+TEST_LANE_2 := test-e2e test-dist test-registry
 test:
-	@MAKE="$(MAKE)" bash scripts/test-lanes.sh build -- "$(TEST_LANE_GO)" "$(TEST_LANE_OPENCODE)"
+	@MAKE="$(MAKE)" bash scripts/test-lanes.sh build -- "$(TEST_LANE_1)" "$(TEST_LANE_2)"
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
