@@ -69,9 +69,10 @@ demo: build
 ## says where its minutes went. After the plain build that most parts share,
 ## the parts run in two lanes side by side (scripts/test-lanes.sh), split
 ## so that on two cores they end together: the first is the CPU-bound Go
-## lane (vet, the race detector, fuzzing) and then the Node suites; the
-## second waits mostly on OpenCode, the fake LLM and npm, with the dist
-## build (whose cache test-registry's `make dist` reuses) in between.
+## lane (vet, the race detector, fuzzing), then the Node suites and
+## test-cache; the second waits mostly on OpenCode, the fake LLM and npm,
+## with the dist build (whose cache test-registry's `make dist` reuses) in
+## between.
 ## Each part's output is printed whole when it ends; TEST_JOBS=1 runs them
 ## one after another, their output as it comes.
 TEST_LANE_1 := lint test-go fuzz-short test-shim test-vscode test-nvim test-cache

@@ -10,7 +10,7 @@
 # fuzzing); the real-OpenCode parts spend much of their time waiting on
 # OpenCode, the fake LLM and npm. Run side by side they use the two cores
 # that one after another they left idle: from empty caches on a quiet
-# 2-core machine, 1329 CPU-s in 843 s against 1579 CPU-s in 1169 s.
+# 2-core machine, 1219 CPU-s in 733 s against 1579 CPU-s in 1169 s.
 #
 # A target's output goes to a log of its own and is printed whole when the
 # target ends, with its time ("make test: T took N s"), so the output of
@@ -32,6 +32,16 @@ all=$(date +%s)
 # blocks apart.
 say() { flock "$DIR/lock" cat; }
 
+# result T START RC: the closing line of part T, started at START, that
+# exited RC.
+result() {
+  if [ "$3" -eq 0 ]; then
+    echo "make test: $1 took $(($(date +%s) - $2)) s"
+  else
+    echo "make test: $1 FAILED after $(($(date +%s) - $2)) s"
+  fi
+}
+
 # lane N TARGETS...: run them in order; stop at a failure, or when another
 # lane has failed.
 lane() {
@@ -43,22 +53,21 @@ lane() {
     echo "make test: $t started (lane $n)" | say
     "$MAKE" --no-print-directory "$t" >"$DIR/$t.log" 2>&1
     rc=$?
-    if [ "$rc" -ne 0 ]; then
-      echo "$t" >>"$DIR/failed"
-      { cat "$DIR/$t.log"; echo "make test: $t FAILED after $(($(date +%s) - s)) s"; } | say
-      return 1
-    fi
-    { cat "$DIR/$t.log"; echo "make test: $t took $(($(date +%s) - s)) s"; } | say
+    [ "$rc" -eq 0 ] || echo "$t" >>"$DIR/failed"
+    { cat "$DIR/$t.log"; result "$t" "$s" "$rc"; } | say
+    [ "$rc" -eq 0 ] || return 1
   done
 }
 
 # serial TARGETS...: one after another, the output as it comes.
 serial() {
-  local t s
+  local t s rc
   for t in "$@"; do
     s=$(date +%s)
-    "$MAKE" --no-print-directory "$t" || { echo "make test: $t FAILED after $(($(date +%s) - s)) s"; exit 1; }
-    echo "make test: $t took $(($(date +%s) - s)) s"
+    "$MAKE" --no-print-directory "$t"
+    rc=$?
+    result "$t" "$s" "$rc"
+    [ "$rc" -eq 0 ] || exit 1
   done
 }
 
@@ -73,7 +82,6 @@ if [ "$JOBS" = 1 ]; then
   echo "make test: all passed in $(($(date +%s) - all)) s"
   exit 0
 fi
-
 
 pids=()
 n=0
