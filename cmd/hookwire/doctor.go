@@ -381,13 +381,18 @@ func (d *doctor) statePath() (path, source string, err error) {
 	opts := d.effectiveOptions()
 	var args []string
 	if raw, ok := opts["args"]; ok && json.Unmarshal(raw, &args) == nil {
-		for i, a := range args {
-			if a == "--state" && i+1 < len(args) {
-				return d.fromProject(args[i+1]), "the plugin option args in " + d.optionsSource(), nil
-			}
-			if v, ok := strings.CutPrefix(a, "--state="); ok {
-				return d.fromProject(v), "the plugin option args in " + d.optionsSource(), nil
-			}
+		from := "the plugin option args in " + d.optionsSource()
+		state, project, err := stateArgs(args)
+		switch {
+		case err != nil:
+			return "", from, err
+		case state != "" && project != "":
+			return "", from, fmt.Errorf("args give both --state and --project, which the sidecar refuses (%v)", errBothTargets)
+		case state != "":
+			return d.fromProject(state), from, nil
+		case project != "":
+			p, err := sessiondb.ProjectStatePath(d.fromProject(project))
+			return p, from, err
 		}
 	}
 	if raw, ok := opts["state"]; ok {
@@ -407,6 +412,19 @@ func (d *doctor) statePath() (path, source string, err error) {
 	return p, "the project's default", err
 }
 
+// stateArgs reads the state file's flags from the plugin's args option
+// with serve's own flag set, so every spelling the sidecar accepts (one or
+// two dashes, the value after '=' or as the next argument, the last of a
+// flag given twice) is read as it reads it. err: args the sidecar refuses.
+func stateArgs(args []string) (state, project string, err error) {
+	fs, _, _, target := serveFlags()
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		return "", "", fmt.Errorf("the sidecar refuses args %q: %w", args, err)
+	}
+	return *target.state, *target.project, nil
+}
+
 func (d *doctor) fromProject(p string) string {
 	if filepath.IsAbs(p) {
 		return p
@@ -420,7 +438,11 @@ func (d *doctor) checkStateFile() {
 	path, source, err := d.statePath()
 	switch {
 	case err != nil:
-		d.add(levelFail, "state file", "no state file path: "+err.Error()+".", "set XDG_STATE_HOME or HOME.")
+		fix := "set XDG_STATE_HOME or HOME."
+		if strings.HasPrefix(source, "the plugin option args") {
+			fix = "correct the plugin option args in " + d.optionsSource() + "."
+		}
+		d.add(levelFail, "state file", "no state file path ("+source+"): "+err.Error()+".", fix)
 		return
 	case path == "":
 		d.add(levelInfo, "state file", "off ("+source+"): aliases last only as long as the sidecar.", "")

@@ -19,13 +19,20 @@ import (
 	"github.com/hookwire/hookwire/transcript"
 )
 
-func serve(args []string, stdout, stderr io.Writer) int {
+// serveFlags is serve's flag set; doctor parses the plugin's args option
+// with it, so that it reads them exactly as the sidecar does.
+func serveFlags() (*flag.FlagSet, wireFlags, recordFlags, *stateTarget) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	wire := addWireFlags(fs, "message framing: auto, header or line")
 	record := addRecordFlags(fs)
 	target := addStateFlags(fs,
 		"keep the session store in the state database of the project in `DIR` (its git top level's; the file hookwire sessions and doctor read)",
 		"keep the session store in `FILE` across restarts")
+	return fs, wire, record, target
+}
+
+func serve(args []string, stdout, stderr io.Writer) int {
+	fs, wire, record, target := serveFlags()
 	if code, done := parseFlags(fs, args, serveUsage, stdout, stderr); done {
 		return code
 	}
