@@ -6,12 +6,10 @@ package main
 // change without the other.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -162,28 +160,24 @@ var openCodePackageRE = regexp.MustCompile(`^(opencode-ai|opencode-(linux|darwin
 func runVersion(path string) (version, why string) {
 	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd := boundedCommand(ctx, path, "--version")
+	defer killGroup(cmd)
 	cmd.Env = append(cmd.Environ(), "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1")
-	cmd.WaitDelay = time.Second
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return "", err.Error()
-	}
+	out := newLineWatch(func(l string) bool { return versionRE.MatchString(l) })
+	cmd.Stdout = out
 	if err := cmd.Start(); err != nil {
 		return "", err.Error()
 	}
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if v := versionRE.FindString(sc.Text()); v != "" {
-			version = v
-			break
-		}
-	}
-	if version != "" {
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var err error
+	select {
+	case <-out.found:
 		cancel() // read: the rest of its run is not needed
+		err = <-waited
+	case err = <-waited:
 	}
-	io.Copy(io.Discard, out)
-	err = cmd.Wait()
+	version = versionRE.FindString(out.result())
 	switch {
 	case version != "":
 	case ctx.Err() != nil:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"debug/buildinfo"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -148,7 +149,12 @@ func (d *doctor) sidecarVersion(c sidecarChoice) (what, version string, runErr e
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, c.bin, "version").Output()
+	cmd := boundedCommand(ctx, c.bin, "version")
+	defer killGroup(cmd)
+	out, err := cmd.Output()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		err = nil // it answered and exited; a child of it kept stdout open
+	}
 	if err != nil {
 		return "", "", err
 	}
