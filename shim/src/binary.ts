@@ -8,8 +8,9 @@
 // plugin's version, and the binary is stamped with it (`make dist`).
 
 import { execFile } from "node:child_process";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { PLATFORMS, PLUGIN_PACKAGE } from "./contract.gen.js";
 import type { ServerInfo } from "./protocol.gen.js";
 
@@ -24,9 +25,14 @@ export function platformPackage(platform: string = process.platform, arch: strin
 }
 
 /**
- * The binary of the platform package installed beside this plugin (resolved
- * the way node resolves a dependency of the module at `from`); null when it
- * is not installed (another platform, or optional dependencies left out).
+ * The binary of the platform package installed with this plugin; null when
+ * it is not installed (another platform, or optional dependencies left
+ * out). It is looked for only in the plugin's own install tree, the two
+ * places npm, pnpm and OpenCode put a dependency: nested in the plugin's
+ * node_modules, or beside the plugin in the node_modules that holds it.
+ * Node's own resolution would go on up the tree, so a package planted in
+ * any parent node_modules (/tmp/node_modules, a world-writable ancestor)
+ * would run as hookwire.
  */
 export function platformBinary(
   from: string | URL = import.meta.url,
@@ -34,12 +40,34 @@ export function platformBinary(
   arch: string = process.arch,
 ): string | null {
   const name = platformPackage(platform, arch);
-  try {
-    const manifest = createRequire(from).resolve(`${name}/package.json`);
-    return join(dirname(manifest), "bin", platform === "win32" ? "hookwire.exe" : "hookwire");
-  } catch {
-    return null;
+  const root = pluginRoot(from instanceof URL || String(from).startsWith("file:") ? fileURLToPath(from) : String(from));
+  if (!root) return null;
+  const places = [join(root, "node_modules", name)];
+  if (basename(dirname(root)) === "node_modules") places.push(join(dirname(root), name));
+  for (const dir of places) {
+    if (existsSync(join(dir, "package.json"))) return join(dir, "bin", platform === "win32" ? "hookwire.exe" : "hookwire");
   }
+  return null;
+}
+
+/**
+ * The directory of the plugin's package.json above the module at file (its
+ * dist/ or src/), at most three levels up; null when there is none.
+ */
+function pluginRoot(file: string): string | null {
+  let dir = dirname(file);
+  for (let i = 0; i < 3; i++) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+      if (pkg?.name === PLUGIN_PACKAGE) return dir;
+    } catch {
+      // no package.json here, or not JSON: look one level up
+    }
+    const up = dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  return null;
 }
 
 /**

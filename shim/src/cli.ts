@@ -8,12 +8,14 @@
 
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { constants } from "node:os";
 import { platformBinary, platformPackage } from "./binary.js";
 import { PLUGIN_PACKAGE } from "./contract.gen.js";
 
 /**
  * Runs the platform binary with args; resolves to the exit status to
- * leave with (a signal that ended the binary is raised again by the caller).
+ * leave with: the binary's, or 128+N when signal N ended it (which the
+ * caller raises again where it can).
  */
 export function runPlatformBinary(
   args: string[],
@@ -48,6 +50,7 @@ export function runPlatformBinary(
       stderr(`${PLUGIN_PACKAGE}: could not run ${bin}: ${err.message}`);
       done({ code: 1 });
     });
-    child.on("exit", (code, signal) => done(signal ? { code: 1, signal } : { code: code ?? 1 }));
+    // A signal death is reported as a shell reports it, 128+N.
+    child.on("exit", (code, signal) => done(signal ? { code: 128 + (constants.signals[signal] ?? 0), signal } : { code: code ?? 1 }));
   });
 }

@@ -4,7 +4,7 @@
 // says what is missing and exits 1.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { platformPackage } from "../dist/binary.js";
@@ -16,10 +16,14 @@ after(() => {
 });
 
 /** node_modules as npm lays out the plugin with its bin (dist/bin.js, the bundle) and, unless withPlatform is false, the platform package. */
-function installed(withPlatform = true) {
-  const s = scratch();
-  scratches.push(s);
-  const nm = join(s.dir, "node_modules");
+function installed(withPlatform = true, under) {
+  let dir = under;
+  if (!dir) {
+    const s = scratch();
+    scratches.push(s);
+    dir = s.dir;
+  }
+  const nm = join(dir, "node_modules");
   const plugin = join(nm, "hookwire-opencode");
   mkdirSync(join(plugin, "dist"), { recursive: true });
   writeFileSync(join(plugin, "package.json"), JSON.stringify({ name: "hookwire-opencode", version: "1.2.3", type: "module", bin: { "hookwire-opencode": "dist/bin.js" } }));
@@ -35,7 +39,7 @@ function installed(withPlatform = true) {
     // A stand-in sidecar: it says how it was called; "signal" ends it by SIGTERM.
     writeFileSync(join(pkg, "bin", "hookwire"), '#!/bin/sh\n[ "$1" = signal ] && kill -TERM $$\necho "ran: $*"\necho "stderr: $1" >&2\nexit 7\n', { mode: 0o755 });
   }
-  return { dir: s.dir, bin, link: join(nm, ".bin", "hookwire-opencode") };
+  return { dir, bin, link: join(nm, ".bin", "hookwire-opencode") };
 }
 
 test("the bin runs the platform package's binary with the same arguments, stdout, stderr and exit status", { skip: process.platform === "win32" }, () => {
@@ -63,4 +67,40 @@ test("without the platform package: exit 1 and a message naming it", () => {
   assert.equal(r.status, 1);
   assert.equal(r.stdout, "");
   assert.match(r.stderr, new RegExp(`the sidecar binary is not installed: ${platformPackage()} is not installed beside hookwire-opencode .*--omit=optional`));
+});
+
+test("a binary ended by SIGPIPE (`hookwire-opencode sessions --json | head -c 10`) exits 141, as the binary does run directly", { skip: process.platform === "win32" }, () => {
+  const i = installed();
+  // The stand-in writes more than head reads, after head has gone: SIGPIPE.
+  writeFileSync(join(i.dir, "node_modules", platformPackage(), "bin", "hookwire"), "#!/bin/sh\nwhile :; do echo 0123456789; done\n", { mode: 0o755 });
+  const direct = spawnSync("/bin/bash", ["-c", `'${join(i.dir, "node_modules", platformPackage(), "bin", "hookwire")}' | head -c 10 >/dev/null; echo "\${PIPESTATUS[0]}"`], { encoding: "utf8" });
+  assert.equal(direct.stdout.trim(), "141", "the binary run directly");
+  const viaBin = spawnSync("/bin/bash", ["-c", `'${i.link}' sessions --json | head -c 10 >/dev/null; echo "\${PIPESTATUS[0]}"`], { encoding: "utf8" });
+  assert.equal(viaBin.stdout.trim(), "141", `through the bin: ${viaBin.stderr}`);
+});
+
+test("a platform package planted in a parent node_modules is never run; one nested in the plugin's own is", { skip: process.platform === "win32" }, () => {
+  const outer = scratch();
+  scratches.push(outer);
+  const app = join(outer.dir, "app");
+  mkdirSync(app);
+  // The install tree moved under outer/app, the plant in outer/node_modules.
+  const nm = join(outer.dir, "node_modules", platformPackage(), "bin");
+  mkdirSync(nm, { recursive: true });
+  writeFileSync(join(outer.dir, "node_modules", platformPackage(), "package.json"), JSON.stringify({ name: platformPackage(), version: "1.2.3" }));
+  const marker = join(outer.dir, "planted-ran");
+  writeFileSync(join(nm, "hookwire"), `#!/bin/sh\ntouch '${marker}'\nexit 0\n`, { mode: 0o755 });
+  const inner = installed(false, app);
+  const r = spawnSync(process.execPath, [inner.bin, "doctor"], { encoding: "utf8" });
+  assert.equal(r.status, 1, r.stderr);
+  assert.equal(existsSync(marker), false, "the planted binary ran");
+  assert.match(r.stderr, /is not installed beside hookwire-opencode/);
+  // Nested in the plugin's own node_modules (npm's layout for a global install): found.
+  const own = join(app, "node_modules", "hookwire-opencode", "node_modules", platformPackage(), "bin");
+  mkdirSync(own, { recursive: true });
+  writeFileSync(join(own, "..", "package.json"), JSON.stringify({ name: platformPackage(), version: "1.2.3" }));
+  writeFileSync(join(own, "hookwire"), '#!/bin/sh\necho "nested: $*"\nexit 3\n', { mode: 0o755 });
+  const n = spawnSync(process.execPath, [inner.bin, "doctor"], { encoding: "utf8" });
+  assert.equal(n.status, 3, n.stderr);
+  assert.equal(n.stdout, "nested: doctor\n");
 });
