@@ -136,6 +136,10 @@ func (s *Server) MaxMessageBytes() int64 { return s.maxBytes.Load() }
 // Store exposes the session store (for the demo and tests).
 func (s *Server) Store() Store { return s.store }
 
+// requestScoped is a store that looks for other processes' writes once a
+// request for its reads (sessions.Store.BeginRequest).
+type requestScoped interface{ BeginRequest() (end func()) }
+
 // Dispatch implements rpc.Dispatcher: it enforces initialize-first and
 // counts requests and errors.
 func (s *Server) Dispatch(ctx context.Context, req rpc.Request) (any, error) {
@@ -145,6 +149,9 @@ func (s *Server) Dispatch(ctx context.Context, req rpc.Request) (any, error) {
 	if err := s.gate.admit(method); err != nil {
 		s.gate.count(method, true)
 		return nil, err
+	}
+	if rs, ok := s.store.(requestScoped); ok {
+		defer rs.BeginRequest()()
 	}
 	result, err := s.mux.Dispatch(ctx, req)
 	s.gate.count(method, err != nil)

@@ -116,6 +116,7 @@ func OpenDatabase(ctx context.Context, path string, store *sessions.Store, log z
 		d.warn(w)
 	}
 	d.b = newStoreDB(c)
+	d.b.prepareReads(ctx)
 	store.Attach(ctx, d.b, ro != "", d.report)
 	if ro == "" {
 		if fi, err := os.Stat(path); err == nil {

@@ -46,9 +46,13 @@ type backing struct {
 
 	seen  int64  // data_version as last read
 	epoch uint64 // bumped when another process committed
-	inTx  bool
-	seq   int64 // the revision this transaction writes (meta "seq")
-	clock uint64
+	// inRequest: a request is being served (BeginRequest); checked: its
+	// data_version was read once already, so its reads outside a write
+	// transaction use that answer.
+	inRequest, checked bool
+	inTx               bool
+	seq                int64 // the revision this transaction writes (meta "seq")
+	clock              uint64
 
 	dirtyParents []*parentState
 	dirtyTracked []*sessionAgent
@@ -157,12 +161,39 @@ func (s *Store) Detach() {
 	s.mu.Unlock()
 }
 
+// BeginRequest marks the start of one request's work; the returned
+// function its end. Within it, other processes' commits are looked for
+// (PRAGMA data_version, a read transaction of its own) once for the reads
+// and again in each write transaction, instead of once a store method: a
+// transform told a dozen things of a session read the version twelve
+// times. A write always decides on the latest state (begin refreshes
+// inside the write lock); a read answers as of the request's start, as if
+// the request had come a moment earlier.
+func (s *Store) BeginRequest() (end func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return func() {}
+	}
+	d := s.db
+	d.inRequest, d.checked = true, false
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		d.inRequest, d.checked = false, false
+	}
+}
+
 // refresh notices other processes' commits; the caller holds mu.
 func (s *Store) refresh() {
 	d := s.db
 	if d == nil {
 		return
 	}
+	if d.inRequest && d.checked && !d.inTx {
+		return
+	}
+	d.checked = d.inRequest
 	v, err := d.b.DataVersion(d.ctx)
 	if err != nil {
 		d.fail(err)
