@@ -56,17 +56,6 @@ func (n *cacheAccounting) tell(log zerolog.Logger, message string, summary cache
 	}
 }
 
-// cacheSummaryOf is session's entry of status.cache.perSession, and
-// whether the store holds cache figures for it.
-func cacheSummaryOf(list []sessions.CacheSession, session string) (cacheSummary, bool) {
-	for _, c := range list {
-		if c.Session == session {
-			return summaryOf(c), true
-		}
-	}
-	return cacheSummary{}, false
-}
-
 // tokens is an assistant message's info.tokens.
 type tokens struct {
 	Input  float64 `json:"input"`
@@ -115,8 +104,8 @@ func (c *cacheAccounting) usage(ctx context.Context, store cacheStore, log zerol
 			Str("cause", bust.Cause).Bool("byHookwire", bust.ByHookwire).Bool("inARow", inARow).Msg("prompt cache bust")
 	}
 	if bust != nil && inARow {
-		if sum, ok := cacheSummaryOf(store.CacheList(), session); ok {
-			c.tell(log, bust.Message, sum)
+		if cs, ok := store.CacheOf(session); ok {
+			c.tell(log, bust.Message, summaryOf(cs))
 		}
 	}
 }

@@ -62,6 +62,7 @@ type cacheStore interface {
 	CacheSystem(session string, system, block uint64)
 	CacheUsage(ctx context.Context, u sessions.Usage) (bust *sessions.CacheBust, inARow bool)
 	CacheList() []sessions.CacheSession
+	CacheOf(session string) (sessions.CacheSession, bool)
 }
 
 var _ Store = (*sessions.Store)(nil)

@@ -371,6 +371,40 @@ func (s *Store) CacheList() []CacheSession {
 	return out
 }
 
+// CacheOf returns one session's figures as CacheList gives them, reading
+// no other session's: what a bust in a row tells the client. The book's
+// when it holds the session (this process counted its last usage), else
+// the database's row.
+func (s *Store) CacheOf(session string) (CacheSession, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := &s.cache
+	b.mu.Lock()
+	var c CacheSession
+	cs, ok := b.sessions.Get(session)
+	if !ok {
+		if sc := s.cacheLoad(session); sc != nil {
+			cs, _ = loadCacheSession(sc)
+		}
+	}
+	if cs != nil && (cs.Requests > 0 || cs.last != nil) {
+		c = cs.CacheSession
+		c.Busts = append([]CacheBust{}, cs.Busts...)
+	}
+	b.mu.Unlock()
+	if c.Session == "" {
+		return CacheSession{}, false
+	}
+	parent, agent := s.parentAndAgent(c.Session)
+	if parent != "" {
+		c.Parent = parent
+	}
+	if agent != "" {
+		c.Agent = agent
+	}
+	return c, true
+}
+
 // parentAndAgent is the parent that started session with a task and the
 // agent it runs, as far as the store knows them ("" where not); the
 // caller holds mu.
