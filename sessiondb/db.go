@@ -148,6 +148,11 @@ var errNotDatabase = errors.New("not a database")
 // directory cannot be written; why is in roReason. A missing file with
 // openReadOnly is fs.ErrNotExist.
 func openDB(ctx context.Context, path string, mode openMode) (c *dbConn, roReason string, err error) {
+	// Every open of the state goes through the path checks, whoever calls
+	// (issue 39): a FIFO would hang the open, a symlink be followed.
+	if err := CheckStatePath(path); err != nil {
+		return nil, "", err
+	}
 	if mode == openReadWrite {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			if _, serr := os.Stat(path); serr != nil {

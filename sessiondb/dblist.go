@@ -136,6 +136,18 @@ type lister struct {
 // connection (opened again when the file at path is another one); the
 // caller holds l.mu.
 func (l *lister) page(ctx context.Context, path, parent, cursor string, limit int) (sessions.EntryPage, error) {
+	// What is at path now is checked before anything opens it (issue 39
+	// items 1 and 2): a FIFO planted there would hang the open, and with
+	// it every request after this one; a symlink would list its target's
+	// rows. A refused file is not read at all (the connection open on the
+	// file that was there is closed too: that file is gone from path).
+	if err := CheckStatePath(path); err != nil {
+		if l.c != nil {
+			l.c.close()
+			l.c = nil
+		}
+		return sessions.EntryPage{}, fmt.Errorf("%w: %w", sessions.ErrRefusedFile, err)
+	}
 	fi, err := os.Stat(path)
 	if l.c != nil && (l.c.path != path || err != nil || !os.SameFile(fi, l.file)) {
 		l.c.close()
@@ -168,6 +180,9 @@ func (l *lister) close() {
 // without quick_check, which reads every page: a listing opens it per
 // page or per read and would pay that each time.
 func openReader(ctx context.Context, path string) (*dbConn, error) {
+	if err := CheckStatePath(path); err != nil {
+		return nil, err
+	}
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}

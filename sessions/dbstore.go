@@ -107,7 +107,8 @@ func (s *Store) Attach(ctx context.Context, b Backend, readOnly bool, report fun
 // One the new database holds is read from it (another process's stands).
 // The old Backend is closed first: its -wal and -shm are named by the
 // path, and the new file must not be read with the old file's WAL. When
-// open fails the store serves from memory. The new Backend is writable,
+// open fails the store serves from memory, and a later
+// Reattach tries again with the same context and report. The new Backend is writable,
 // and told of failures as the old one's were.
 func (s *Store) Reattach(open func() (Backend, error)) error {
 	s.pages.Lock()
@@ -118,11 +119,15 @@ func (s *Store) Reattach(open func() (Backend, error)) error {
 	if old != nil {
 		old.b.Close()
 		s.db = nil
+	} else {
+		old = s.lost // an earlier open failed: this one is tried again
 	}
 	b, err := open()
 	if err != nil {
+		s.lost = old
 		return err
 	}
+	s.lost = nil
 	base, report := context.Background(), func(error) {}
 	if old != nil {
 		base, report = old.base, old.report

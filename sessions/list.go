@@ -31,6 +31,12 @@ type EntryPage struct {
 	Next    string  `json:"next,omitempty"`
 }
 
+// ErrRefusedFile wraps a backend's refusal to read what is at the state's
+// path (a FIFO, a symlink, another non-regular file): the page is listed
+// from what this process holds, and the refusal is not a write error (the
+// file watcher reports the file in status).
+var ErrRefusedFile = errors.New("the state path holds a file hookwire refuses to open")
+
 // ErrBadCursor is a cursor no page gave.
 var ErrBadCursor = errors.New("not a cursor a page of this listing gave")
 
@@ -141,7 +147,7 @@ func (s *Store) Page(ctx context.Context, parent, cursor string, limit int) (Ent
 	// The database cannot be read: reported (status), and what this
 	// process holds is listed, as List does.
 	s.mu.Lock()
-	if s.db != nil {
+	if s.db != nil && !errors.Is(err, ErrRefusedFile) {
 		s.db.report(err)
 	}
 	all := s.listed(parent)

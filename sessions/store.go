@@ -182,6 +182,9 @@ type Store struct {
 
 	// db is the database the maps cache (dbstore.go); nil: memory only.
 	db *backing
+	// lost is the backing a failed Reattach left (its base context and
+	// failure report), reused by the next Reattach that succeeds.
+	lost *backing
 
 	// cache is the sessions' prompt-cache figures (cache.go), under a
 	// lock of its own.
