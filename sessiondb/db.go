@@ -321,6 +321,14 @@ func (c *dbConn) check(ctx context.Context) error {
 	if app != applicationID {
 		return fmt.Errorf("%w: an SQLite database of another program (application_id %#x)", errNotDatabase, app)
 	}
+	// hookwire's own database with a format number it never writes (issue
+	// 39 item 3): a negative one made the migration index migrations[-1]
+	// and panic holding the write lock; 0 with the schema there made every
+	// migration fail "table meta already exists" for good. It is damaged:
+	// moved aside as a corrupt file is, by a sidecar or `forget --all`.
+	if version < 0 || (version == 0 && tables > 0) {
+		return fmt.Errorf("%w: its format number (PRAGMA user_version) is %d, which hookwire never writes", errCorrupt, version)
+	}
 	if version > int64(schemaVersion) {
 		return fmt.Errorf("format %d %w (this build reads %d): upgrade hookwire, or point --state elsewhere", version, ErrNewerFormat, schemaVersion)
 	}
@@ -376,11 +384,22 @@ func (c *dbConn) setUp(ctx context.Context) error {
 
 // inTx runs fn in a write transaction (BEGIN IMMEDIATE: the write lock is
 // taken first, so what fn reads stays true until it commits).
-func (c *dbConn) inTx(ctx context.Context, fn func() error) error {
+func (c *dbConn) inTx(ctx context.Context, fn func() error) (err error) {
 	if err := c.beginWrite(ctx); err != nil {
 		return classify(err)
 	}
-	if err := fn(); err != nil {
+	// A panic in fn (a bug) still ends the transaction: one left open
+	// kept SQLite's write lock for the life of the process, and every
+	// other process on the file got "database is locked".
+	done := false
+	defer func() {
+		if !done {
+			c.rollback(ctx)
+		}
+	}()
+	err = fn()
+	done = true
+	if err != nil {
 		c.rollback(ctx)
 		return classify(err)
 	}
@@ -489,6 +508,15 @@ func (c *dbConn) exec(ctx context.Context, query string, args ...any) error {
 	}
 	_, err = st.ExecContext(ctx, args...)
 	return err
+}
+
+// execResult runs a statement on the connection, as exec, with its result.
+func (c *dbConn) execResult(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
 }
 
 // dataVersion changes when another connection commits (PRAGMA

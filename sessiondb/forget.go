@@ -22,9 +22,14 @@ type ForgetSpec struct {
 
 // Forgotten counts what Forget removed.
 type Forgotten struct {
-	Parents  int // parents with their entries, counters and frozen blocks
-	Entries  int // entries removed on their own (an alias, or a task id that was Parent)
+	Parents int // parents with their entries, counters and frozen blocks
+	// Entries: with All every entry; else the entries removed on their
+	// own (an alias, or a task id that was Parent).
+	Entries  int
 	Sessions int // sessions' agents
+	// With All only (issue 39 item 8: forgetting everything kept them):
+	Cache  int // sessions' prompt-cache figures
+	Health int // models' health records
 }
 
 // Forget removes what spec names from the state database at path, in one
@@ -69,15 +74,28 @@ func Forget(ctx context.Context, path string, spec ForgetSpec) (Forgotten, error
 	}
 	switch {
 	case spec.All:
-		done.Parents, done.Sessions = count("SELECT count(*) FROM parents"), count("SELECT count(*) FROM tracked")
+		// Counted and deleted in the one transaction, so the counts are
+		// what was deleted whatever other processes write meanwhile.
 		err = c.inTx(ctx, func() error {
-			for _, q := range []string{"DELETE FROM entries", "DELETE FROM counters", "DELETE FROM frozen", "DELETE FROM parents", "DELETE FROM tracked"} {
-				if err := c.exec(ctx, q); err != nil {
+			for _, q := range []struct {
+				table string
+				n     *int
+			}{{"entries", &done.Entries}, {"counters", nil}, {"frozen", nil}, {"parents", &done.Parents},
+				{"tracked", &done.Sessions}, {"cache", &done.Cache}, {"health", &done.Health}} {
+				res, err := c.execResult(ctx, "DELETE FROM "+q.table)
+				if err != nil {
 					return err
+				}
+				if q.n != nil {
+					n, _ := res.RowsAffected()
+					*q.n = int(n)
 				}
 			}
 			return c.exec(ctx, "INSERT INTO meta(key,value) VALUES('seq',1) ON CONFLICT(key) DO UPDATE SET value=value+1")
 		})
+		if err != nil {
+			done = Forgotten{}
+		}
 	case spec.Alias == "":
 		done.Parents = count("SELECT count(*) FROM parents WHERE id=?", spec.Parent)
 		done.Entries = count("SELECT count(*) FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.task_id=? AND p.id<>?", spec.Parent, spec.Parent)

@@ -42,7 +42,7 @@ func TestForget(t *testing.T) {
 		p1, p2 []string
 		agents map[string]string
 	}{
-		{"all", ForgetSpec{All: true}, Forgotten{Parents: 2, Sessions: 2}, nil, nil,
+		{"all", ForgetSpec{All: true}, Forgotten{Parents: 2, Entries: 4, Sessions: 2}, nil, nil,
 			map[string]string{"p1": "", "ses_a": ""}},
 		{"a parent, as session.deleted", ForgetSpec{Parent: "p1"}, Forgotten{Parents: 1, Entries: 1, Sessions: 1},
 			nil, []string{"exp-1=ses_c three"}, map[string]string{"p1": "", "ses_a": "explorer"}},

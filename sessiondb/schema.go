@@ -94,6 +94,9 @@ func (c *dbConn) migrate(ctx context.Context, list []migration) error {
 		if err := c.conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
 			return err
 		}
+		if version < 0 {
+			return fmt.Errorf("%w: its format number (PRAGMA user_version) is %d, which hookwire never writes", errCorrupt, version)
+		}
 		if version > int64(len(list)) {
 			return fmt.Errorf("format %d %w (this build reads %d): upgrade hookwire, or point --state elsewhere", version, ErrNewerFormat, len(list))
 		}

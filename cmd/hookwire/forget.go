@@ -60,6 +60,13 @@ func forgetCmd(args []string, stdout, stderr io.Writer) int {
 			path, forgetWhat(*parent, *alias))
 		return 1
 	}
+	if *all {
+		// Everything the database held, each kind counted as deleted.
+		fmt.Fprintf(stdout, "%s: forgot everything: %s, %s, %s, %s, %s\n", path, plural(done.Parents, "parent session"),
+			pluralEntries(done.Entries), plural(done.Sessions, "session agent"),
+			plural(done.Cache, "prompt-cache record"), plural(done.Health, "model health record"))
+		return 0
+	}
 	fmt.Fprintf(stdout, "%s: forgot %s, %s, %s\n", path, plural(done.Parents, "parent session"),
 		pluralEntries(done.Entries), plural(done.Sessions, "session agent"))
 	return 0
