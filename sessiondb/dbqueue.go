@@ -35,9 +35,18 @@ const queueWait = time.Second
 type writerLock struct {
 	path string
 	// lockFile takes the lock on an open file (blocking), unlockFile
-	// gives it back; the files are opened per turn (flockFile).
+	// gives it back; the files are opened per request (flockFile).
 	lockFile   func(*os.File) error
 	unlockFile func(*os.File) error
+
+	// mu guards pending: the one lock request in flight (issue 39 item
+	// 4). A request given up on is left blocked in flock(2), an OS thread
+	// and an open file; each write while another process held the queue
+	// left one more (60 writes: 60 threads, 60 fds, the threads never
+	// given back). Now a writer joins the request in flight instead of
+	// making its own: at most one waits per queue, whatever the holder.
+	mu      sync.Mutex
+	pending *acquisition
 }
 
 // newWriterLock returns the queue of the database at path, creating its
@@ -62,40 +71,66 @@ type turn struct {
 	f *os.File
 }
 
-// acquisition is a lock request in flight. Each has its own open file
-// (flock locks belong to an open file), so a request given up on after
-// queueWait is left to finish by itself: when it gets the lock with no
-// one waiting for it, it closes its file, which gives the lock back.
+// acquisition is the lock request in flight, on an open file of its own
+// (flock locks belong to an open file). Writers wait for it (waiting
+// counts them, under the queue's mu); when it gets the lock with no one
+// waiting, it closes its file, which gives the lock back.
 type acquisition struct {
-	mu      sync.Mutex
-	wanted  bool // the writer still waits for it
-	granted chan *os.File
+	since   time.Time
+	waiting int
+	granted chan *os.File // nil: the request failed
 }
 
 // lock waits up to wait for the writer's turn; ok false means the writer
 // goes on without it (timed out, ctx ended, or the lock file cannot be
-// opened; one deleted meanwhile is made again).
+// opened; one deleted meanwhile is made again). A request already in
+// flight for longer than wait (the holder has kept the queue past any
+// turn: stopped, or not a writer at all) is not waited for again: the
+// writer goes on at once, and the queue is used again once the holder
+// lets go.
 func (q *writerLock) lock(ctx context.Context, wait time.Duration) (t turn, ok bool) {
-	f, err := os.OpenFile(q.path, os.O_RDWR|os.O_CREATE|oNoFollow, 0o600)
-	if err != nil {
-		return turn{}, false
+	q.mu.Lock()
+	a := q.pending
+	if a == nil {
+		f, err := os.OpenFile(q.path, os.O_RDWR|os.O_CREATE|oNoFollow, 0o600)
+		if err != nil {
+			q.mu.Unlock()
+			return turn{}, false
+		}
+		a = &acquisition{since: time.Now(), granted: make(chan *os.File, 1)}
+		q.pending = a
+		go q.run(a, f)
+	} else if time.Since(a.since) >= wait {
+		wait = 0
 	}
-	a := &acquisition{wanted: true, granted: make(chan *os.File, 1)}
-	go a.run(q, f)
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
+	a.waiting++
+	q.mu.Unlock()
+
+	var timeout <-chan time.Time
+	if wait > 0 {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		timeout = timer.C
+	} else {
+		ch := make(chan time.Time)
+		close(ch)
+		timeout = ch
+	}
 	select {
 	case f := <-a.granted:
+		q.mu.Lock()
+		a.waiting--
+		q.mu.Unlock()
 		if f == nil {
 			return turn{}, false
 		}
 		return turn{q: q, f: f}, true
-	case <-timer.C:
+	case <-timeout:
 	case <-ctx.Done():
 	}
-	a.mu.Lock()
-	a.wanted = false
-	a.mu.Unlock()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	a.waiting--
 	// Granted between the timer and the lock: take it after all.
 	select {
 	case f := <-a.granted:
@@ -107,17 +142,20 @@ func (q *writerLock) lock(ctx context.Context, wait time.Duration) (t turn, ok b
 	return turn{}, false
 }
 
-// run takes the lock on f and hands it to the writer, or gives it back
-// at once when the writer stopped waiting.
-func (a *acquisition) run(q *writerLock, f *os.File) {
+// run takes the lock on f for the request a and hands it to a writer
+// waiting for it, or gives it back at once when none waits.
+func (q *writerLock) run(a *acquisition, f *os.File) {
 	err := q.lockFile(f)
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.pending == a {
+		q.pending = nil
+	}
 	switch {
 	case err != nil:
 		f.Close()
 		a.granted <- nil
-	case a.wanted:
+	case a.waiting > 0:
 		a.granted <- f
 	default:
 		f.Close() // releases the lock
