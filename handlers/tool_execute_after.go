@@ -55,13 +55,8 @@ func (s *Server) toolExecuteAfter(ctx context.Context, p *toolExecuteAfterParams
 	return patch(Op{Op: "replace", Path: "/output", Value: core.WithGuidance(text, det)}), nil
 }
 
-// aliasOf is the alias parent's remembered entry for task session id has,
-// else id itself.
+// aliasOf is the name the model resumes parent's task session id by: its
+// alias, else (none, or not written yet) id itself.
 func (s *Server) aliasOf(parent, id string) string {
-	for _, e := range s.store.List(parent) {
-		if e.TaskID == id && e.Alias != "" {
-			return e.Alias
-		}
-	}
-	return id
+	return s.store.ResumeName(parent, id)
 }

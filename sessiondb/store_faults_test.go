@@ -272,7 +272,56 @@ func TestUnwrittenYieldsToAnotherProcess(t *testing.T) {
 	for _, e := range a.s.List("ses_p") {
 		ids = append(ids, e.TaskID)
 	}
-	assert.ElementsMatch(t, []string{"ses_1", "ses_from_b"}, ids, "b's change stands; a's copy is dropped")
+	assert.ElementsMatch(t, []string{"ses_1", "ses_from_b", "ses_from_a"}, ids,
+		"b's change stands; a's copy is not written over it, and a's entry, never shown by alias, is remembered again in b's version")
+}
+
+// Issue 39 item 7: A's write failed (another connection held the lock),
+// A showed the model exp-2 for its child from its cache, B then wrote
+// exp-2 for its own child, and A's resume of exp-2 reached B's child. An
+// alias not yet written is never shown: the model is given the task id,
+// which resumes that child whatever happens; once written (under the
+// alias free in the database then) the alias is shown.
+func TestAliasNotShownUntilWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	a, da := dbHarness(t, path, sessions.Config{MaxSessionsPerAgent: 5})
+	b, _ := dbHarness(t, path, sessions.Config{MaxSessionsPerAgent: 5})
+	a.task("ses_p", "explorer", "first", "ses_1")
+
+	execOn(t, path, "CREATE TRIGGER fail_writes BEFORE INSERT ON entries WHEN NEW.task_id='ses_from_a' BEGIN SELECT RAISE(ABORT, 'database is locked (test)'); END")
+	a.task("ses_p", "explorer", "a's", "ses_from_a")
+	require.NotEmpty(t, da.State().LastWriteError)
+	shown := func(h *harness) map[string]string {
+		out := map[string]string{}
+		for _, ag := range h.s.ResumableSessions("ses_p") {
+			for _, e := range ag.Entries {
+				out[e.Label] = e.Alias
+			}
+		}
+		return out
+	}
+	assert.Equal(t, map[string]string{"first": "exp-1", "a's": "ses_from_a"}, shown(a), "the unwritten entry is shown by its task id")
+	assert.Equal(t, "ses_from_a", a.s.ResumeName("ses_p", "ses_from_a"), "and retry guidance names the task id")
+	assert.Equal(t, "exp-1", a.s.ResumeName("ses_p", "ses_1"))
+
+	execOn(t, path, "DROP TRIGGER fail_writes")
+	b.task("ses_p", "explorer", "b's", "ses_from_b")
+	assert.Equal(t, "exp-2", b.s.ResumeName("ses_p", "ses_from_b"), "B takes exp-2: nobody was shown it")
+	a.s.SetAgent(context.Background(), "ses_x", "explorer") // a's next transaction
+	require.Empty(t, da.State().LastWriteError)
+
+	act, id := a.resolve("ses_p", "explorer", "ses_from_a")
+	assert.Equal(t, sessions.TaskIDReplace, act)
+	assert.Equal(t, "ses_from_a", id, "the name A's model was given resumes A's child")
+	want := map[string]string{"first": "exp-1", "b's": "exp-2", "a's": "exp-3"}
+	assert.Equal(t, want, shown(a), "written, A's entry has the alias free in the database")
+	assert.Equal(t, want, shown(b), "and both processes map each alias to one child")
+	for alias, child := range map[string]string{"exp-2": "ses_from_b", "exp-3": "ses_from_a"} {
+		for _, h := range []*harness{a, b} {
+			_, got := h.resolve("ses_p", "explorer", alias)
+			assert.Equal(t, child, got, alias)
+		}
+	}
 }
 
 // corruptPage overwrites page n (of 8 KiB) of the database at path with

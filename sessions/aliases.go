@@ -29,6 +29,20 @@ type entry struct {
 	lastUse time.Time
 	tick    uint64
 	run     Run
+	// provisional: made while this process's write of it has not
+	// committed (the database busy or failing; issue 39 item 7). Another
+	// process may take the same alias meanwhile, so the model is given
+	// the task id, never the alias, until the entry is written.
+	provisional bool
+}
+
+// resumeName is what the model is told to resume e by: its alias, or its
+// task id while e is provisional.
+func (e *entry) resumeName() string {
+	if e.provisional {
+		return e.taskID
+	}
+	return e.alias
 }
 
 // BeginCall records a pending task call (tool.execute.before) and resolves
@@ -214,6 +228,10 @@ func (s *Store) remember(pc *pendingCall, id string) *entry {
 		alias:  aliasFor(pc.prefix, p.counters[pc.prefix]),
 		taskID: id,
 	}
+	if d := s.db; d != nil && !d.readOnly {
+		e.provisional = true // until the transaction writing it commits
+		d.provisional = append(d.provisional, e)
+	}
 	s.link(e)
 	s.use(e, pc.label)
 	s.trimAgent(a)
@@ -355,11 +373,30 @@ func (s *Store) ResumableSessions(parent string) []core.BlockAgent {
 	for _, a := range agents {
 		ba := core.BlockAgent{Agent: a.name, Entries: make([]core.BlockEntry, 0, a.entries.Len())}
 		for _, e := range a.entries.All() {
-			ba.Entries = append(ba.Entries, core.BlockEntry{Alias: e.alias, Label: e.label})
+			ba.Entries = append(ba.Entries, core.BlockEntry{Alias: e.resumeName(), Label: e.label})
 		}
 		out = append(out, ba)
 	}
 	return out
+}
+
+// ResumeName is what the model is told to resume parent's task session
+// taskID by (retry guidance): its alias, or taskID itself when no entry
+// holds it or its entry is not written yet (entry.provisional).
+func (s *Store) ResumeName(parent, taskID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refresh()
+	p := s.cached(parent)
+	if p == nil {
+		return taskID
+	}
+	for _, a := range p.agents {
+		if e := a.byTask[taskID]; e != nil {
+			return e.resumeName()
+		}
+	}
+	return taskID
 }
 
 // export is e as sessions.list reports it; the caller holds mu.

@@ -2,6 +2,9 @@ package sessions
 
 import (
 	"context"
+	"sort"
+
+	"github.com/hookwire/hookwire/core"
 )
 
 // The store's side of its Backend. With a database attached (Attach), the
@@ -60,6 +63,8 @@ type backing struct {
 	// failing database): the next transaction that begins writes it.
 	unwrittenParents []*parentState
 	unwrittenTracked []*sessionAgent
+	// provisional: the entries made but not yet written (entry.provisional).
+	provisional []*entry
 	deleted          []string // parents forgotten with DeleteSession
 	untracked        []string // sessions whose agent was forgotten on purpose
 	loading          bool     // filling the cache: nothing is dirty
@@ -267,8 +272,21 @@ func (s *Store) takeUnwritten() error {
 			p.unwritten = true
 			return err
 		default:
+			// Another process changed the parent meanwhile: its version
+			// stands. The entries this process made and could not write
+			// were never shown to the model by alias (entry.provisional),
+			// so each is remembered again in that version, under the
+			// alias it has free (issue 39 item 7: the alias was shown
+			// and then given by the other process to its own child).
+			mine := s.provisionalOf(p)
 			p.epoch, p.newFrozen, p.goneFrozen = 0, nil, nil
 			s.dropParent(p)
+			for _, e := range mine {
+				pc := &pendingCall{parent: p.id, agent: e.agent.name, prefix: core.AliasPrefix(e.agent.name, s.cfg.AliasOverrides), label: e.label}
+				if ne := s.remember(pc, e.taskID); ne != nil && ne.run != e.run {
+					s.setRun(ne, e.run)
+				}
+			}
 		}
 	}
 	d.unwrittenParents = d.unwrittenParents[:0]
@@ -292,6 +310,19 @@ func (s *Store) takeUnwritten() error {
 	}
 	d.unwrittenTracked = d.unwrittenTracked[:0]
 	return nil
+}
+
+// provisionalOf lists p's provisional entries, oldest use first (so that
+// remembered again they keep their order).
+func (s *Store) provisionalOf(p *parentState) []*entry {
+	var out []*entry
+	for _, e := range s.db.provisional {
+		if e.parent == p && s.holds(e) {
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].tick < out[j].tick })
+	return out
 }
 
 // finish writes what the method changed, prunes the database to its
@@ -334,6 +365,36 @@ func (s *Store) finish() {
 		sa.rev, sa.epoch = d.seq, d.epoch
 	}
 	d.dirtyParents, d.dirtyTracked, d.deleted, d.untracked = d.dirtyParents[:0], d.dirtyTracked[:0], nil, nil
+	s.settleProvisional()
+}
+
+// settleProvisional ends the provisional state of the entries now
+// written, and forgets the ones no longer held; the caller holds mu.
+func (s *Store) settleProvisional() {
+	d := s.db
+	keep := d.provisional[:0]
+	for _, e := range d.provisional {
+		if !s.holds(e) {
+			continue
+		}
+		if e.parent.unwritten || e.parent.dirty {
+			keep = append(keep, e)
+			continue
+		}
+		e.provisional = false
+	}
+	clear(d.provisional[len(keep):])
+	d.provisional = keep
+}
+
+// holds reports whether e is still an entry of the store's cache.
+func (s *Store) holds(e *entry) bool {
+	p, ok := s.parents.Get(e.parent.id)
+	if !ok || p != e.parent || p.agents[e.agent.name] != e.agent {
+		return false
+	}
+	cur, ok := e.agent.entries.Get(e.alias)
+	return ok && cur == e
 }
 
 // WriteUnwritten tries once more to write what this process acknowledged
