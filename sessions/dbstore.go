@@ -65,9 +65,9 @@ type backing struct {
 	unwrittenTracked []*sessionAgent
 	// provisional: the entries made but not yet written (entry.provisional).
 	provisional []*entry
-	deleted          []string // parents forgotten with DeleteSession
-	untracked        []string // sessions whose agent was forgotten on purpose
-	loading          bool     // filling the cache: nothing is dirty
+	deleted     []string // parents forgotten with DeleteSession
+	untracked   []string // sessions whose agent was forgotten on purpose
+	loading     bool     // filling the cache: nothing is dirty
 	// overBound: the last prune left the database over its bounds (it
 	// forgets at most PruneBatch rows a transaction); pruneDue: the next
 	// transaction prunes even when it writes nothing else.
