@@ -54,6 +54,12 @@ type Database struct {
 	// refused says what the watcher found at the path and would not open
 	// (a planted link or FIFO), "" when nothing.
 	refused string
+	// failedOpen is the file at the path when a reopen last failed (nil:
+	// none was there), failedAt when (retryDue).
+	failedOpen os.FileInfo
+	failedAt   time.Time
+	// newerSaid: a newer format met while serving was put in warnings.
+	newerSaid bool
 }
 
 // OpenDatabase opens (creating when missing) the state database at path
@@ -191,6 +197,9 @@ func (d *Database) watchFile(ctx context.Context, stop <-chan struct{}) {
 			d.refuse() // a companion file planted beside it is shown
 			continue
 		case lost:
+			if !d.retryDue(fi, err) {
+				continue
+			}
 			why = "the state database can be used again: reopened, and what this process holds that it lacks written there"
 		case err != nil:
 			why = "the state database was deleted under this process: made again with what this process holds"
@@ -246,9 +255,13 @@ func (d *Database) reopen(ctx context.Context, why string) {
 		d.warn(moved)
 	}
 	if err != nil {
-		reason := fmt.Sprintf("the state database at its path cannot be opened (%v): aliases are kept in memory until a usable one is there; hookwire tries again every second", err)
+		reason := fmt.Sprintf("the state database at its path cannot be opened (%v): aliases are kept in memory until a usable one is there; hookwire tries again when the file changes", err)
 		d.mu.Lock()
 		d.c, d.b = nil, nil
+		d.failedOpen, d.failedAt = nil, time.Now()
+		if fi, serr := os.Stat(d.path); serr == nil {
+			d.failedOpen = fi
+		}
 		changed := d.mode != sessions.StateMemoryOnly || d.reason != reason
 		d.mode, d.reason = sessions.StateMemoryOnly, reason
 		d.mu.Unlock()
@@ -262,6 +275,28 @@ func (d *Database) reopen(ctx context.Context, why string) {
 	d.mu.Unlock()
 	d.warn(why)
 }
+
+// retryDue reports whether a process that could not reopen its database
+// tries again now (fi, err: os.Stat of the path now): when the file at the
+// path is another, changed, or gone (a reopen makes it), and at least
+// every retryEvery whatever it is, so a file that cannot be opened (a
+// newer format, say) is not checked over every page each second.
+func (d *Database) retryDue(fi os.FileInfo, err error) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	was := d.failedOpen
+	switch {
+	case err != nil || was == nil:
+		return true
+	case !os.SameFile(fi, was) || fi.Size() != was.Size() || !fi.ModTime().Equal(was.ModTime()):
+		return true
+	}
+	return time.Since(d.failedAt) >= retryEvery
+}
+
+// retryEvery is how often a reopen that failed is tried again while the
+// file at the path stays as it was.
+const retryEvery = 30 * time.Second
 
 // refuse checks what is at the state path, records a refusal for State
 // (a link or FIFO planted at the path or beside it) or clears it, and
@@ -330,6 +365,11 @@ func (d *Database) report(err error) {
 		case d.wake <- struct{}{}:
 		default:
 		}
+	}
+	if errors.Is(err, ErrNewerFormat) && !d.newerSaid {
+		// Said once among the warnings too: it lasts until a restart.
+		d.newerSaid = true
+		d.warnings = append(d.warnings, err.Error())
 	}
 	switch {
 	case err == nil && d.lastErr != nil:

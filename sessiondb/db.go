@@ -534,9 +534,31 @@ func (c *dbConn) dataVersion(ctx context.Context) (int64, error) {
 // seqClock reads the database's write sequence and logical clock (0 in a
 // new database); inside a write transaction they are the ones it goes on
 // from.
+//
+// It reads the database's format too, in the same statement: a newer
+// hookwire that migrated the file while this process runs (a plugin
+// upgraded with OpenCode open) may have changed what this build writes,
+// so the transaction is refused with ErrNewerFormat (issue 39 item 6: a
+// format-4 process's prompt-cache writes failed, a later alias write
+// cleared the error, and its status said persistent while its figures
+// never reached the file). Every later transaction is refused the same
+// way, so the error stays in status; what the process acknowledged stays
+// in its memory.
 func (c *dbConn) seqClock(ctx context.Context) (seq, clock int64, err error) {
-	err = c.queryRow(ctx, "SELECT coalesce((SELECT value FROM meta WHERE key='seq'),0), coalesce((SELECT value FROM meta WHERE key='clock'),0)").Scan(&seq, &clock)
+	var version int64
+	err = c.queryRow(ctx, "SELECT coalesce((SELECT value FROM meta WHERE key='seq'),0), coalesce((SELECT value FROM meta WHERE key='clock'),0), (SELECT user_version FROM pragma_user_version)").Scan(&seq, &clock, &version)
+	if err == nil && version > int64(schemaVersion) {
+		err = newerWhileRunning(version)
+	}
 	return seq, clock, err
+}
+
+// newerWhileRunning is the error of a write refused because a newer
+// hookwire migrated the database to format version after this process
+// opened it.
+func newerWhileRunning(version int64) error {
+	return fmt.Errorf("the state database was migrated to format %d by a newer hookwire while this one runs (%w; this build writes %d): "+
+		"nothing more is written to it, new aliases and figures are kept in this process's memory; restart OpenCode to use the newer hookwire", version, ErrNewerFormat, schemaVersion)
 }
 
 // close releases the connection. A writer that is the last one on the

@@ -75,6 +75,24 @@ INSERT INTO cache_counted(session, used, bytes, data)
 DROP TABLE cache;
 ALTER TABLE cache_counted RENAME TO cache;
 `},
+	// 6: older writers keep working (issue 39 item 6). A build of format
+	// 4 or before, still running while a newer one migrated the file,
+	// writes its prompt-cache rows without bytes: "NOT NULL constraint
+	// failed: cache.bytes", and its sessions' figures never reached the
+	// file. The column now has a default, and a row written without it
+	// is counted as migration 5 counts such rows. A migration that adds
+	// a column gives it a default in the same way.
+	{"prompt-cache rows from older writers", `
+CREATE TABLE cache_defaulted(session TEXT PRIMARY KEY, used INTEGER NOT NULL, bytes INTEGER NOT NULL DEFAULT -1, data TEXT NOT NULL) WITHOUT ROWID;
+INSERT INTO cache_defaulted(session, used, bytes, data) SELECT session, used, bytes, data FROM cache;
+DROP TABLE cache;
+ALTER TABLE cache_defaulted RENAME TO cache;
+CREATE TRIGGER cache_bytes_counted AFTER INSERT ON cache WHEN NEW.bytes < 0 BEGIN
+  UPDATE cache SET bytes = (SELECT 64 + CASE WHEN n <= 2000 THEN n ELSE 1003 + 8192*((n - 1003 + 8187)/8188) END
+    FROM (SELECT length(CAST(NEW.session AS BLOB)) + length(CAST(NEW.data AS BLOB)) AS n))
+  WHERE session = NEW.session;
+END;
+`},
 }
 
 // schemaVersion is the format this build writes (PRAGMA user_version). A
