@@ -132,3 +132,34 @@ func TestVolumeWALReaderHoldsSnapshot(t *testing.T) {
 	assert.LessOrEqual(t, after, int64(walFileLimit+walTestCommit), "cut back to the limit")
 	assert.Zero(t, c.wal.backoff)
 }
+
+// A checkpoint waits for readers with a short busy timeout of its own;
+// afterwards the connection's is the writers' again, whether the
+// checkpoint finished or gave up (left short, the next write that met
+// another process's lock failed "database is locked" and the process
+// went on from memory).
+func TestCheckpointRestoresBusyTimeout(t *testing.T) {
+	c, path, commit := walTestDB(t)
+	commit(1)
+	timeout := func() int {
+		var ms int
+		require.NoError(t, c.conn.QueryRowContext(t.Context(), "PRAGMA busy_timeout").Scan(&ms))
+		return ms
+	}
+	require.Equal(t, int(busyTimeout/time.Millisecond), timeout())
+
+	assert.True(t, c.restart(t.Context(), 3*time.Millisecond), "nothing keeps it from finishing")
+	assert.Equal(t, int(busyTimeout/time.Millisecond), timeout(), "after a checkpoint that finished")
+
+	reader, err := sql.Open("sqlite", dbURI(path, url.Values{"mode": {"ro"}}))
+	require.NoError(t, err)
+	t.Cleanup(func() { reader.Close() })
+	tx, err := reader.BeginTx(t.Context(), &sql.TxOptions{ReadOnly: true})
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, tx.QueryRow("SELECT count(*) FROM blobs").Scan(&n))
+	commit(1)
+	assert.False(t, c.restart(t.Context(), 3*time.Millisecond), "a reader holds its snapshot")
+	assert.Equal(t, int(busyTimeout/time.Millisecond), timeout(), "after one that gave up")
+	require.NoError(t, tx.Rollback())
+}
