@@ -155,3 +155,30 @@ func BenchmarkCacheAccounting(b *testing.B) {
 		}
 	})
 }
+
+// OpenCode reports an assistant message when it starts, with every token
+// count 0, and again with its usage when it ends. The first is no
+// request: counted, its cache read of 0 after one of 900 was a bust (a
+// slip no test caught); it is skipped, and the message's real usage
+// decides.
+func TestCacheAllZeroUsageIsNoBust(t *testing.T) {
+	s := newServer(t, nil)
+	usage := func(message string, input, read int) {
+		call(t, s, "event", map[string]any{"input": map[string]any{"event": map[string]any{"type": "message.updated",
+			"properties": map[string]any{"info": map[string]any{"id": message, "sessionID": "ses_z", "role": "assistant",
+				"providerID": "fake", "modelID": "m", "tokens": map[string]any{"input": input, "output": 0,
+					"cache": map[string]any{"read": read, "write": 0}}}}}}})
+	}
+	usage("msg_1", 1000, 0)
+	usage("msg_2", 100, 900)
+	usage("msg_3", 0, 0) // started
+	list := s.store.CacheList()
+	require.Len(t, list, 1)
+	assert.Equal(t, int64(2), list[0].Requests, "the started message is no request yet")
+	assert.Empty(t, list[0].Busts)
+	usage("msg_3", 50, 1000) // ended: its cache read grew
+	list = s.store.CacheList()
+	assert.Equal(t, int64(3), list[0].Requests)
+	assert.Empty(t, list[0].Busts)
+	assert.Equal(t, int64(1900), list[0].CacheReadTokens)
+}

@@ -2,9 +2,12 @@ package sessiondb
 
 import (
 	"context"
+	"database/sql"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,4 +77,76 @@ func TestDatabaseWritersTakeTurns(t *testing.T) {
 	assert.False(t, a.writing, "a failed transaction gives the turn back")
 	require.NoError(t, b.inTx(context.Background(), func() error { return nil }))
 	assert.False(t, b.writing, "a committed transaction gives the turn back")
+}
+
+// Every way a write transaction ends gives both turns back: this
+// process's writers' queue and the queue across processes (a slip that
+// kept either was caught only by the suite's timeout). Each case is
+// followed by another writer of this process and one of "another process"
+// taking their turn at once.
+func TestWriteTurnsReleasedHoweverTheTransactionEnds(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		end  func(t *testing.T, c *dbConn, path string)
+	}{
+		{"committed", func(t *testing.T, c *dbConn, _ string) {
+			require.NoError(t, c.inTx(t.Context(), func() error { return c.exec(t.Context(), "INSERT INTO meta(key,value) VALUES('a',1)") }))
+		}},
+		{"its work failed", func(t *testing.T, c *dbConn, _ string) {
+			require.Error(t, c.inTx(t.Context(), func() error { return c.exec(t.Context(), "INSERT INTO nowhere VALUES(1)") }))
+		}},
+		{"its work panicked", func(t *testing.T, c *dbConn, _ string) {
+			require.Panics(t, func() { c.inTx(t.Context(), func() error { panic("a bug") }) })
+		}},
+		{"its commit failed", func(t *testing.T, c *dbConn, _ string) {
+			// A deferred foreign key violated fails at COMMIT.
+			_, err := c.conn.ExecContext(t.Context(), "PRAGMA foreign_keys=ON")
+			require.NoError(t, err)
+			require.NoError(t, c.inTx(t.Context(), func() error {
+				if err := c.exec(t.Context(), "CREATE TABLE fk_parent(id INTEGER PRIMARY KEY)"); err != nil {
+					return err
+				}
+				return c.exec(t.Context(), "CREATE TABLE fk_child(p INTEGER REFERENCES fk_parent(id) DEFERRABLE INITIALLY DEFERRED)")
+			}))
+			require.Error(t, c.inTx(t.Context(), func() error { return c.exec(t.Context(), "INSERT INTO fk_child VALUES(7)") }))
+		}},
+		{"its begin failed: another connection held SQLite's lock", func(t *testing.T, c *dbConn, path string) {
+			other, err := sql.Open("sqlite", dbURI(path, url.Values{"mode": {"rw"}}))
+			require.NoError(t, err)
+			defer other.Close()
+			conn, err := other.Conn(t.Context())
+			require.NoError(t, err)
+			defer conn.Close()
+			_, err = conn.ExecContext(t.Context(), "BEGIN IMMEDIATE")
+			require.NoError(t, err)
+			defer conn.ExecContext(t.Context(), "ROLLBACK")
+			ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+			defer cancel()
+			require.Error(t, c.inTx(ctx, func() error { return nil }))
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.db")
+			a, _, err := openDB(t.Context(), path, openReadWrite)
+			require.NoError(t, err)
+			defer a.close()
+			b, _, err := openDB(t.Context(), path, openReadWrite)
+			require.NoError(t, err)
+			defer b.close()
+			require.Same(t, a.writers, b.writers, "one queue for the file in a process")
+
+			tt.end(t, a, path)
+
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+			defer cancel()
+			require.NoError(t, b.writers.lock(ctx, time.Second), "this process's next writer has its turn")
+			b.writers.unlock()
+			if q := newWriterLock(path); q != nil {
+				tr, ok := q.lock(ctx, time.Second)
+				assert.True(t, ok, "and another process's writer its turn")
+				tr.release()
+			}
+			assert.NoError(t, b.inTx(ctx, func() error { return b.exec(ctx, "INSERT INTO meta(key,value) VALUES('b',1)") }), "and SQLite's lock is free")
+		})
+	}
 }

@@ -217,3 +217,38 @@ func TestGarbageAtPathMovedAsideByTheRunningSidecar(t *testing.T) {
 	}
 	assert.True(t, ids["ses_after_child"])
 }
+
+// The listing connection follows the file at the path: replaced by
+// another database (by rename, as SQLite requires), the next page is read
+// from the new file, not the deleted one it had open (a slip no test
+// caught: sessions.list and observe went on listing the deleted file).
+func TestListerFollowsAReplacedFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.db")
+	oh := newHarness(t, sessions.Config{})
+	od, _ := openTestDB(t, path, oh.s)
+	oh.task("ses_p", "explorer", "old file", "ses_old")
+	require.NoError(t, od.Close())
+
+	var l lister
+	defer l.close()
+	labels := func() []string {
+		page, err := l.page(t.Context(), path, "", "", 50)
+		require.NoError(t, err)
+		var out []string
+		for _, e := range page.Entries {
+			out = append(out, e.Label)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"old file"}, labels())
+
+	other := filepath.Join(dir, "other.db")
+	nh := newHarness(t, sessions.Config{})
+	nd, _ := openTestDB(t, other, nh.s)
+	nh.task("ses_q", "explorer", "new file", "ses_new")
+	require.NoError(t, nd.Close())
+	removeDB(t, path)
+	require.NoError(t, os.Rename(other, path))
+	assert.Equal(t, []string{"new file"}, labels())
+}
