@@ -66,13 +66,17 @@ test("server() then setup() with the registration-only context: setup resolves, 
 /** A full context whose parts can be broken one at a time. */
 function brokenContext(options, broken) {
   const registered = [];
+  const disposed = [];
   const reg = (kind) => async (name) => {
     if (broken === `refuse:${kind}`) throw new Error(`${kind}.hook refused`);
     registered.push(`${kind}:${name}`);
-    return { dispose: broken === "dispose" ? () => { throw new Error("dispose threw"); } : async () => {} };
+    return {
+      dispose: broken === "dispose" ? () => (disposed.push(`${kind}:${name}`), (() => { throw new Error("dispose threw"); })()) : async () => disposed.push(`${kind}:${name}`),
+    };
   };
   return {
     registered,
+    disposed,
     ctx: {
       options,
       app: { name: "opencode", version: "2.0.0" },
@@ -105,14 +109,21 @@ for (const [broken, what] of [
     const s = scratch();
     const binary = realSidecar();
     try {
-      const { ctx } = brokenContext(optionsOf(s), broken);
+      const { ctx, registered, disposed } = brokenContext(optionsOf(s), broken);
       const cleanup = await entry.setup(ctx);
       assert.equal(typeof cleanup, "function", "setup resolved");
+      if (broken !== "dispose") {
+        // What a failed setup registered is disposed at once (the test
+        // recorded registrations and read none of them).
+        assert.ok(registered.length > 0, "setup registered something before it failed");
+        assert.deepEqual([...disposed].sort(), [...registered].sort(), "no hook left registered");
+      }
       if (broken === "dispose") {
         await waitFor(() => s.records().find((r) => r.ev === "spawn"), 5000);
         assert.equal(sidecars(binary).length, 1, "a working setup runs its sidecar");
       }
       await cleanup();
+      assert.deepEqual([...disposed].sort(), [...registered].sort(), "after cleanup every registration was disposed");
       assert.equal(s.records().filter((r) => r.ev === "spawn").length, 1, "one sidecar was started");
       await waitFor(() => sidecars(binary).length === 0, 5000);
     } finally {

@@ -1,0 +1,124 @@
+// The OpenCode 2 bridge's own decisions, each on fake 1.x hooks so that a
+// slip in one shows alone (issue 39): a context request that names no
+// `kind` is the agent loop's (a build that sends none must still be
+// bridged); a background child's notice is completed only when it says
+// completed (cancelled or failed is an error); a setup that fails
+// disposes what it registered.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { shimDir } from "./helpers.mjs";
+
+const { setupV2, bridgeCompletion } = await import(pathToFileURL(join(shimDir, "dist", "v2.js")).href);
+
+/** 1.x hooks that record what they are called with. */
+function recordingHooks() {
+  const calls = [];
+  const hook = (name) => async (input, output) => calls.push({ name, input, output });
+  return {
+    calls,
+    hooks: {
+      "experimental.chat.system.transform": hook("system"),
+      "experimental.chat.messages.transform": hook("messages"),
+      "tool.execute.before": hook("before"),
+      "tool.execute.after": hook("after"),
+      event: hook("event"),
+      dispose: async () => calls.push({ name: "dispose" }),
+    },
+  };
+}
+
+/** A v2 context whose registrations are kept, with their disposals. */
+function context({ refuse } = {}) {
+  const registered = [];
+  const disposed = [];
+  const callbacks = new Map();
+  const reg = (kind) => async (name, cb) => {
+    if (refuse === `${kind}:${name}`) throw new Error(`${kind}.hook(${name}) refused`);
+    registered.push(`${kind}:${name}`);
+    callbacks.set(`${kind}:${name}`, cb);
+    return { dispose: async () => disposed.push(`${kind}:${name}`) };
+  };
+  let end;
+  const ctx = {
+    session: { hook: reg("session") },
+    tool: { hook: reg("tool") },
+    event: {
+      subscribe: () => ({
+        [Symbol.asyncIterator]: () => ({
+          next: () => new Promise((r) => (end = r)),
+          return: async () => (end?.({ done: true, value: undefined }), { done: true, value: undefined }),
+        }),
+      }),
+    },
+  };
+  return { ctx, registered, disposed, callbacks };
+}
+
+for (const [kind, bridged] of [
+  [undefined, true],
+  ["primary", true],
+  ["title", false],
+  ["compaction", false],
+]) {
+  test(`a context request of kind ${kind ?? "(none)"} is ${bridged ? "" : "not "}bridged`, async () => {
+    const { hooks, calls } = recordingHooks();
+    const { ctx, callbacks } = context();
+    const cleanup = await setupV2(ctx, hooks);
+    const draft = { sessionID: "ses_1", agent: "build", model: { id: "m", providerID: "p" }, system: [{ type: "text", text: "You are build." }], messages: [] };
+    if (kind !== undefined) draft.kind = kind;
+    await callbacks.get("session:context")(draft);
+    const names = calls.map((c) => c.name);
+    if (bridged) {
+      assert.ok(names.includes("messages"), `messages transform called: ${names}`);
+      assert.ok(names.includes("system"), `system transform called: ${names}`);
+    } else {
+      assert.deepEqual(names, []);
+    }
+    await cleanup();
+  });
+}
+
+for (const [state, status] of [
+  ["completed", undefined],
+  ["cancelled", "error"],
+  ["error", "error"],
+]) {
+  test(`a background child's notice with state ${state} completes its call ${status ? "as failed" : "as completed"}`, async () => {
+    const { hooks, calls } = recordingHooks();
+    await bridgeCompletion(hooks, {
+      id: "evt_1",
+      type: "session.synthetic",
+      data: {
+        sessionID: "ses_parent",
+        description: "Watch the tests",
+        text: `<subagent sessionID="ses_child" state="${state}">\n...\n</subagent>`,
+        metadata: { source: "subagent", childID: "ses_child", agent: "explore", state },
+      },
+    });
+    const after = calls.find((c) => c.name === "after");
+    assert.ok(after, "tool.execute.after is called");
+    assert.equal(after.input.status, status);
+    assert.equal(after.input.args.sessionID, "ses_child");
+  });
+}
+
+for (const refused of ["tool:execute.before", "tool:execute.after"]) {
+  test(`a setup whose ${refused} registration is refused disposes every registration it made, and throws`, async () => {
+    const { hooks } = recordingHooks();
+    const { ctx, registered, disposed } = context({ refuse: refused });
+    await assert.rejects(setupV2(ctx, hooks), /refused/);
+    assert.ok(registered.length > 0, "something was registered before the refusal");
+    assert.deepEqual([...disposed].sort(), [...registered].sort(), "and all of it disposed: no hook left registered");
+  });
+}
+
+test("a setup whose event stream is not iterable disposes its three registrations", async () => {
+  const { hooks } = recordingHooks();
+  const { ctx, registered, disposed } = context();
+  ctx.event.subscribe = () => ({});
+  await assert.rejects(setupV2(ctx, hooks));
+  assert.deepEqual([...registered].sort(), ["session:context", "tool:execute.after", "tool:execute.before"]);
+  assert.deepEqual([...disposed].sort(), [...registered].sort());
+});
