@@ -41,6 +41,11 @@ type RetryOptions struct {
 	// (its alias, else its session id), for the rows of a child that ran
 	// and failed; "" leaves it out.
 	Resume string
+	// Agent is the failed call's own agent, when known: the example
+	// delegates to it (resuming its child needs it: another agent's
+	// example named an alias that agent does not hold), except for the
+	// errors that say the agent itself is wrong.
+	Agent string
 }
 
 // FlavorSubagent: OpenCode 2's subagent tool.
@@ -229,7 +234,7 @@ Task id: task_id must be a real session id starting with "ses" (as printed in <t
 	if row.Flavor == FlavorSubagent {
 		b.WriteString(subagentExample(row, available, opts))
 	} else {
-		b.WriteString(exampleCall(row, available, subagents))
+		b.WriteString(exampleCall(row, available, subagents, opts.Agent))
 	}
 	return b.String()
 }
@@ -239,8 +244,11 @@ const (
 	examplePrompt      = `prompt="Complete, self-contained instructions for the subagent"`
 )
 
-func exampleCall(row RetryPattern, available string, subagents []string) string {
+func exampleCall(row RetryPattern, available string, subagents []string, own string) string {
 	agent := exampleAgent(row.ErrorType, available, subagents)
+	if own != "" && !agentErrorTypes[row.ErrorType] {
+		agent = own
+	}
 	if row.Flavor == FlavorNative {
 		return `task(` + exampleDescription + `, ` + examplePrompt + `, subagent_type="` + agent + `")`
 	}
@@ -263,6 +271,9 @@ func subagentExample(row RetryPattern, available string, opts RetryOptions) stri
 	agent := exampleAgent(row.ErrorType, available, opts.Subagents)
 	if agent == "explorer" && !strings.Contains(available+","+strings.Join(opts.Subagents, ","), "explorer") {
 		agent = "general" // explorer is 1.x plugins' agent; every OpenCode 2 has general
+	}
+	if opts.Agent != "" && !agentErrorTypes[row.ErrorType] {
+		agent = opts.Agent // the failed call's own: its child is resumed under it
 	}
 	call := `subagent(agent="` + agent + `", ` + exampleDescription + `, ` + examplePrompt
 	if (row.ErrorType == "subagent_failed" || row.ErrorType == "subagent_cancelled") && opts.Resume != "" {

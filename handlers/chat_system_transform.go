@@ -11,8 +11,17 @@ import (
 // chatSystemTransform appends the Resumable Sessions block to a managed
 // session's system prompt (4.2). In cache-stable mode the block travels
 // with the user messages instead (4.4), so nothing is added here.
-func (s *Server) chatSystemTransform(_ context.Context, p *chatSystemTransformParams) (PatchResult, error) {
+func (s *Server) chatSystemTransform(ctx context.Context, p *chatSystemTransformParams) (PatchResult, error) {
 	in, out := p.Input, p.Output
+	// The model of the request, where the client says it as
+	// {providerID, modelID} (OpenCode 2's bridge: v2 has no chat.message,
+	// so this is where a session's running model is learned; 1.x's model
+	// object has no modelID and chat.message says it). A subagent call
+	// for an agent without an agentModels entry runs on the parent's model
+	// (4.7), and a failure without a model is charged to it (4.8).
+	if m, ok := parseMessageModel(in.Model); ok && in.SessionID != "" && s.store.Running(in.SessionID) != m.Name() {
+		s.store.SetRunning(ctx, in.SessionID, m.Name())
+	}
 	block := ""
 	if s.cfg.TaskSessions.Enabled && !s.cfg.CacheStable && s.managed(in.SessionID) {
 		block = core.ResumableSessionsBlockFor(s.store.ResumableSessions(in.SessionID), s.cfg.ResumeArg())

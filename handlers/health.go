@@ -3,6 +3,8 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,7 +29,17 @@ const (
 	// actionResend: the user's own session failed; abort it and send its
 	// last user message again on fallback.
 	actionResend = "resend"
+	// actionSwitch: the client switches the session's model to fallback
+	// in place, before the next attempt of the same call (OpenCode 2's
+	// session retry hook and switchModel; model.failed's inPlace), so the
+	// call itself finishes on the fallback.
+	actionSwitch = "switch"
 )
+
+// maxInPlaceSwitches bounds the in-place switches of one session: a
+// fallback that fails in turn is switched off again at most this many
+// times in all (A -> B -> C ...), never back to a model that cools.
+const maxInPlaceSwitches = 3
 
 type modelFailedResult struct {
 	Counted  bool           `json:"counted"`
@@ -58,6 +70,15 @@ func (s *Server) modelFailed(ctx context.Context, p *modelFailedParams) (modelFa
 	if at, ok := rawNumber(p.RetryAt); ok && at > 0 {
 		retryAfter = max(retryAfter, core.RetryAtDelay(at, now))
 	}
+	// A client that knows the session's agent or parent better than the
+	// store (OpenCode 2: the retry hook names the agent; the child of a
+	// subagent call in flight has no session.created yet) says so.
+	if p.Agent != "" && len(p.Agent) <= sessions.MaxAgentNameBytes && s.store.Agent(p.SessionID) == "" {
+		s.store.SetAgent(ctx, p.SessionID, p.Agent)
+	}
+	if p.ParentID != "" && p.ParentID != p.SessionID && len(p.ParentID) <= sessions.MaxIDBytes && s.store.Parent(p.SessionID) == "" {
+		s.store.SetParent(ctx, p.SessionID, p.ParentID)
+	}
 	res, dup := s.countFailure(ctx, p.SessionID, model, f, retryAfter, now)
 	if res.Until == nil {
 		return res, nil
@@ -71,6 +92,12 @@ func (s *Server) modelFailed(ctx context.Context, p *modelFailedParams) (modelFa
 	_, listed := s.cfg.AgentModels[agent]
 	var action string
 	switch {
+	case p.InPlace && (parent != "" || listed):
+		// Where 1.x would abort or resend, the same call goes on.
+		if len(s.store.Switches(p.SessionID)) >= maxInPlaceSwitches {
+			return res, nil
+		}
+		action = actionSwitch
 	case parent != "":
 		action = actionAbort
 	case listed:
@@ -133,7 +160,31 @@ func (s *Server) nextHealthy(session, agent, failed string, now time.Time) (core
 	if parent := s.store.Parent(session); parent != "" {
 		parentModel = s.store.Running(parent)
 	}
-	return s.models.fallback(entry, failed, parentModel, func(model string) bool { return s.store.Cooling(model, now) })
+	cooling := func(model string) bool { return s.store.Cooling(model, now) }
+	if to, rung, ok := s.models.fallback(entry, failed, parentModel, cooling); ok || entry != nil {
+		return to, rung, ok
+	}
+	return s.borrowedFallback(failed, cooling)
+}
+
+// borrowedFallback is the fallback the configuration names for failed,
+// for an agent that has no agentModels entry (issue 40): that of the
+// first agent, by name, whose entry's model is failed, resolved as its
+// own fallback would be. A stock `general` child on the parent's cooling
+// model so gets the fallback configured for that model, not the model
+// again.
+func (s *Server) borrowedFallback(failed string, cooling func(model string) bool) (core.ModelRef, string, bool) {
+	for _, name := range slices.Sorted(maps.Keys(s.cfg.AgentModels)) {
+		e := s.cfg.AgentModels[name]
+		if base, ok := core.ModelBase(e.Model); !ok || base != failed {
+			continue
+		}
+		c := e.Choice()
+		if to, rung, ok := s.models.fallback(&c, failed, "", cooling); ok {
+			return to, rung, true
+		}
+	}
+	return core.ModelRef{}, "", false
 }
 
 // switchReason is a switch's why: the failure's class and message.

@@ -133,6 +133,9 @@ type modelFailedParams struct {
 	} `json:"error"`
 	RetryAfter jsontext.Value `json:"retryAfter"`
 	RetryAt    jsontext.Value `json:"retryAt"`
+	Agent      string         `json:"agent"`
+	ParentID   string         `json:"parentID"`
+	InPlace    bool           `json:"inPlace"`
 }
 
 type toolInput struct {
@@ -151,7 +154,8 @@ type toolAfterOutput struct {
 }
 
 type systemInput struct {
-	SessionID string `json:"sessionID"`
+	SessionID string         `json:"sessionID"`
+	Model     jsontext.Value `json:"model"`
 }
 
 type systemOutput struct {

@@ -29,7 +29,7 @@ type taskStore interface {
 	List(parent string) []sessions.Entry
 	Page(ctx context.Context, parent, cursor string, limit int) (sessions.EntryPage, error)
 	ResumableSessions(parent string) []core.BlockAgent
-	ResumeName(parent, taskID string) string
+	ResumeName(parent, taskID string) (name, agent string)
 	FrozenBlock(ctx context.Context, session, messageID string, compute func() string) string
 	RetainFrozen(ctx context.Context, session string, inHistory func(messageID string) bool)
 	DeleteSession(ctx context.Context, id string)

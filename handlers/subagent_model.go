@@ -72,7 +72,7 @@ func (s *Server) subagentModel(in *toolInput, args map[string]jsontext.Value, ag
 	s.models.notePending(in.CallID, pendingModel{agent: agent})
 	entry, listed := s.cfg.AgentModels[agent]
 	if !listed {
-		return nil
+		return s.unlistedSubagentModel(in, agent)
 	}
 	if strings.TrimSpace(entry.Model) == "" {
 		// An entry without a model keeps the model OpenCode gives the
@@ -113,6 +113,36 @@ func (s *Server) subagentModel(in *toolInput, args map[string]jsontext.Value, ag
 	s.countDecision(c, d)
 	p.model, p.decision = to.Name(), &d
 	s.models.notePending(in.CallID, p)
+	return []Op{{Op: "add", Path: "/args/model", Value: subagentModelRef(to)}}
+}
+
+// unlistedSubagentModel is the call's model for an agent without an
+// agentModels entry (issue 40): v2 runs its child on the parent's model,
+// and when that model cools down and the configuration names a fallback
+// for it (borrowedFallback), the call gets the fallback instead of a
+// model that fails again. Otherwise the call is left to v2.
+func (s *Server) unlistedSubagentModel(in *toolInput, agent string) []Op {
+	parentModel := s.store.Running(in.SessionID)
+	if parentModel == "" || !s.cfg.FallbackEnabled(agent) {
+		return nil
+	}
+	now := s.clock()
+	h, ok := s.store.ModelHealth(parentModel)
+	if !ok || !h.Cooling(now) {
+		return nil
+	}
+	to, rung, ok := s.borrowedFallback(parentModel, func(model string) bool { return s.store.Cooling(model, now) })
+	if !ok {
+		return nil
+	}
+	reason := "cooling until " + h.Until.UTC().Format(time.RFC3339) + " (" + switchReason(h.Class, h.Message) + ")"
+	s.models.switched()
+	s.log.Info().Str("parent", in.SessionID).Str("agent", agent).Str("from", parentModel).Str("to", to.Name()).
+		Str("rung", rung).Str("reason", reason).Msg("model switched")
+	d := sessions.ModelDecision{Model: to.Name(), Variant: to.Variant, Rung: rung, Changed: true}
+	s.countDecision(chatMessageModel{session: in.SessionID, agent: agent}, d)
+	s.models.notePending(in.CallID, pendingModel{agent: agent, model: to.Name(), decision: &d,
+		sw: &sessions.Switch{From: parentModel, To: to.Name(), Reason: reason, At: now}})
 	return []Op{{Op: "add", Path: "/args/model", Value: subagentModelRef(to)}}
 }
 

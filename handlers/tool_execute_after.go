@@ -46,17 +46,14 @@ func (s *Server) toolExecuteAfter(ctx context.Context, p *toolExecuteAfterParams
 	}
 	opts := s.cfg.RetryOptionsFor(in.Tool)
 	if outcome.TaskID != "" {
-		opts.Resume = s.aliasOf(in.SessionID, outcome.TaskID)
+		// The example resumes the failed call's own child under its own
+		// agent (issue 40: it named the first configured subagent and an
+		// alias another agent held).
+		opts.Resume, opts.Agent = s.store.ResumeName(in.SessionID, outcome.TaskID)
 	}
 	det := core.DetectTaskError(text, failed, opts)
 	if det == nil || (failed && strings.Contains(text, det.Guidance)) {
 		return noChange(), nil
 	}
 	return patch(Op{Op: "replace", Path: "/output", Value: core.WithGuidance(text, det)}), nil
-}
-
-// aliasOf is the name the model resumes parent's task session id by: its
-// alias, else (none, or not written yet) id itself.
-func (s *Server) aliasOf(parent, id string) string {
-	return s.store.ResumeName(parent, id)
 }

@@ -301,12 +301,15 @@ func TestAliasNotShownUntilWritten(t *testing.T) {
 		return out
 	}
 	assert.Equal(t, map[string]string{"first": "exp-1", "a's": "ses_from_a"}, shown(a), "the unwritten entry is shown by its task id")
-	assert.Equal(t, "ses_from_a", a.s.ResumeName("ses_p", "ses_from_a"), "and retry guidance names the task id")
-	assert.Equal(t, "exp-1", a.s.ResumeName("ses_p", "ses_1"))
+	name, _ := a.s.ResumeName("ses_p", "ses_from_a")
+	assert.Equal(t, "ses_from_a", name, "and retry guidance names the task id")
+	name, agent := a.s.ResumeName("ses_p", "ses_1")
+	assert.Equal(t, []string{"exp-1", "explorer"}, []string{name, agent})
 
 	execOn(t, path, "DROP TRIGGER fail_writes")
 	b.task("ses_p", "explorer", "b's", "ses_from_b")
-	assert.Equal(t, "exp-2", b.s.ResumeName("ses_p", "ses_from_b"), "B takes exp-2: nobody was shown it")
+	name, _ = b.s.ResumeName("ses_p", "ses_from_b")
+	assert.Equal(t, "exp-2", name, "B takes exp-2: nobody was shown it")
 	a.s.SetAgent(context.Background(), "ses_x", "explorer") // a's next transaction
 	require.Empty(t, da.State().LastWriteError)
 

@@ -381,22 +381,23 @@ func (s *Store) ResumableSessions(parent string) []core.BlockAgent {
 }
 
 // ResumeName is what the model is told to resume parent's task session
-// taskID by (retry guidance): its alias, or taskID itself when no entry
-// holds it or its entry is not written yet (entry.provisional).
-func (s *Store) ResumeName(parent, taskID string) string {
+// taskID by (retry guidance), and the agent whose entry holds it: its
+// alias, or taskID itself when no entry holds it (agent "") or its entry
+// is not written yet (entry.provisional).
+func (s *Store) ResumeName(parent, taskID string) (name, agent string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refresh()
 	p := s.cached(parent)
 	if p == nil {
-		return taskID
+		return taskID, ""
 	}
 	for _, a := range p.agents {
 		if e := a.byTask[taskID]; e != nil {
-			return e.resumeName()
+			return e.resumeName(), a.name
 		}
 	}
-	return taskID
+	return taskID, ""
 }
 
 // export is e as sessions.list reports it; the caller holds mu.

@@ -116,6 +116,9 @@ export type ModelFailedParams = {
   };
   retryAfter?: unknown;
   retryAt?: unknown;
+  agent?: string;
+  parentID?: string;
+  inPlace?: boolean;
 };
 
 export type ToolInput = {
@@ -135,6 +138,7 @@ export type ToolAfterOutput = {
 
 export type SystemInput = {
   sessionID?: string;
+  model?: unknown;
 };
 
 export type SystemOutput = {
