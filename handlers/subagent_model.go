@@ -172,13 +172,20 @@ func (s *Server) subagentDone(ctx context.Context, in *toolInput, child, text st
 	if s.store.Parent(child) == "" {
 		s.store.SetParent(ctx, child, in.SessionID)
 	}
-	if p.decision != nil {
-		s.store.SetModelDecision(ctx, child, *p.decision)
+	if sw := s.store.Switches(child); len(sw) > 0 && sw[len(sw)-1].From == p.model {
+		// Switched off the call's model during the call (the same-call
+		// rescue, model.failed with inPlace): the switch's decision and
+		// model stand.
+		s.store.SetRunning(ctx, child, sw[len(sw)-1].To)
+	} else {
+		if p.decision != nil {
+			s.store.SetModelDecision(ctx, child, *p.decision)
+		}
+		if p.sw != nil {
+			s.store.AddSwitch(ctx, child, *p.sw)
+		}
+		s.store.SetRunning(ctx, child, p.model)
 	}
-	if p.sw != nil {
-		s.store.AddSwitch(ctx, child, *p.sw)
-	}
-	s.store.SetRunning(ctx, child, p.model)
 	if !failed {
 		return
 	}

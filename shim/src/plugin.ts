@@ -73,6 +73,8 @@ export type HookwireInstance = {
   hooks: Hooks;
   settings: ShimSettings;
   sidecar?: Sidecar;
+  /** The shim's trace, when the options ask for one. */
+  trace?: Trace;
   dispose(): Promise<void>;
 };
 
@@ -227,7 +229,7 @@ export function createHookwire(
       own[h.opencodeHook] ?? ((i: unknown, o: unknown) => forwardHook(ctx, h.method as HookMethod, i, o));
   }
 
-  return { hooks, settings, sidecar, dispose: hooks.dispose! };
+  return { hooks, settings, sidecar, trace, dispose: hooks.dispose! };
 }
 
 /**

@@ -15,7 +15,7 @@ import type { Hooks, PluginInput } from "@opencode-ai/plugin";
 import { createHookwire } from "./plugin.js";
 import { resolveSettings } from "./options.js";
 import { Trace } from "./trace.js";
-import { providersOfV2, setupV2, type V2PluginContext } from "./v2.js";
+import { providersOfV2, setupV2, type V2ModelFailedResult, type V2PluginContext, type V2Services } from "./v2.js";
 
 async function server(input: PluginInput, options?: Record<string, unknown>): Promise<Hooks> {
   return createHookwire(input, options, process.env, { entry: "server" }).hooks;
@@ -89,6 +89,20 @@ function projectOf(ctx: V2PluginContext): string {
   return typeof d === "string" && d !== "" ? d : process.cwd();
 }
 
+/** What the v2 bridge asks of the sidecar beyond the hooks: model.failed, within the hooks' deadline. */
+function servicesOf(instance: ReturnType<typeof createHookwire>): V2Services {
+  const sidecar = instance.sidecar;
+  if (!sidecar) return {};
+  return {
+    modelFailed: async (params) => {
+      if (!sidecar.capabilities?.methods.includes("model.failed")) return undefined;
+      const r = await sidecar.request("model.failed", params as never, instance.settings.timeoutMs);
+      return r.ok ? (r.result as V2ModelFailedResult) : undefined;
+    },
+    note: (what, detail) => instance.trace?.write({ ev: `v2-${what}`, ...detail }),
+  };
+}
+
 /** This process's hookwire instances on OpenCode 2, one per project: a second setup for the same project shares it. */
 const projects = new Map<string, { instance: ReturnType<typeof createHookwire>; users: number }>();
 
@@ -138,7 +152,7 @@ async function setup(ctx: V2PluginContext): Promise<() => Promise<void>> {
     }
     // The shared instance's dispose is the last user's: each setup's cleanup disposes its registrations.
     const hooks = { ...served.instance.hooks, dispose: release };
-    const cleanup = await setupV2(ctx, hooks);
+    const cleanup = await setupV2(ctx, hooks, servicesOf(served.instance));
     return async () => {
       try {
         await cleanup();

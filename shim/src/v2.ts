@@ -21,6 +21,10 @@
 //                                        in tool.execute.before instead, as
 //                                        the subagent call's `model` input
 //                                        (PROTOCOL.md 4.7).
+//   session.hook("retry", draft)         model.failed with inPlace; on "switch"
+//                                        ctx.session.switchModel and an
+//                                        immediate retry (the same-call rescue)
+//   session.step.failed / .execution.failed  model.failed (health)
 //   cleanup returned by setup            dispose
 //
 // The message history differs in kind: 1.x hands plugins its stored
@@ -60,6 +64,16 @@ export type V2ToolAfter = {
   /** A failed call's Tool.Error (a tagged error: `_tag` "Tool.Error", `message`), mutable. */
   error?: { message?: unknown; [k: string]: unknown };
 };
+/** The draft of v2's session `retry` hook (SessionRetry, packages/plugin/src/promise/session.ts @ 03545fd3): awaited by the runner before each retry; `decision` mutable. */
+export type V2Retry = {
+  readonly sessionID: string;
+  readonly agent?: string;
+  readonly model?: { id?: string; providerID?: string; variant?: string };
+  /** SessionError.Error (packages/schema/src/session-error.ts @ 117c0bf0): {type, message, status?}; a 429 is type "provider.rate-limit", status 429. */
+  readonly error?: { type?: string; message?: string; status?: number };
+  readonly attempt?: number;
+  decision: { retry: false } | { retry: true; delay: number };
+};
 export type V2Event = { id?: string; type: string; created?: number; data?: Record<string, unknown>; durable?: { aggregateID?: string }; [k: string]: unknown };
 
 type Registration = { dispose: () => Promise<void> };
@@ -71,7 +85,8 @@ export type V2PluginContext = {
   /** The project this plugin instance serves (the background service serves several). */
   readonly location?: { directory?: string; workspaceID?: string };
   readonly options?: Record<string, unknown>;
-  readonly session: { hook: HookFn<any> };
+  /** switchModel({sessionID, model: {providerID, id, variant?}}) sets a session's model (the client's POST /api/session/{id}/model). */
+  readonly session: { hook: HookFn<any>; switchModel?: (input: { sessionID: string; model: { providerID: string; id: string; variant?: string } }) => Promise<unknown> };
   readonly tool: { hook: HookFn<any> };
   readonly event: { subscribe: () => AsyncIterable<V2Event> };
   readonly agent?: { list?: (input?: unknown) => Promise<unknown> };
@@ -356,14 +371,113 @@ export function providersOfV2(models: unknown, def: unknown): { providers: Array
   return out;
 }
 
+// --- runtime fallback -------------------------------------------------------------------
+
+/** What model.failed answers, as far as the bridge reads it. */
+export type V2ModelFailedResult = { action?: string; fallback?: { providerID: string; modelID: string; variant?: string } } | null | undefined;
+
+/** What the bridge asks of the sidecar beyond the 1.x hooks. */
+export type V2Services = {
+  /** The sidecar's model.failed (PROTOCOL.md 5); undefined when it cannot answer. */
+  modelFailed?: (params: Record<string, unknown>) => Promise<V2ModelFailedResult>;
+  /** A debug note for the shim's trace. */
+  note?: (what: string, detail?: Record<string, unknown>) => void;
+};
+
+/** The subagent calls in flight, by call id: their parent session and agent, and the child a resume names. */
+export class SubagentCalls {
+  private readonly calls = new Map<string, { parent: string; agent?: string; child?: string }>();
+
+  started(d: V2ToolBefore): void {
+    if (d?.tool !== "subagent" || typeof d.id !== "string") return;
+    const input = d.input as { agent?: unknown; sessionID?: unknown } | null | undefined;
+    this.calls.set(d.id, {
+      parent: d.sessionID,
+      agent: typeof input?.agent === "string" ? input.agent : undefined,
+      child: typeof input?.sessionID === "string" ? input.sessionID : undefined,
+    });
+    // A call whose execute.after never comes is forgotten at the bound.
+    if (this.calls.size > 256) this.calls.delete(this.calls.keys().next().value as string);
+  }
+
+  ended(d: V2ToolAfter): void {
+    if (typeof d?.id === "string") this.calls.delete(d.id);
+  }
+
+  /** The parent of child session (agent): the call that resumes it, else the latest call in flight for its agent. */
+  parentOf(child: string, agent: string | undefined): string | undefined {
+    let latest: string | undefined;
+    for (const c of this.calls.values()) {
+      if (c.child === child) return c.parent;
+      if (c.child === undefined && agent !== undefined && c.agent === agent) latest = c.parent;
+    }
+    return latest;
+  }
+}
+
+/** A v2 model reference as model.failed's `model`. */
+function failedModel(m: { id?: string; providerID?: string } | undefined): { providerID: string; modelID: string } | undefined {
+  return typeof m?.providerID === "string" && typeof m.id === "string" ? { providerID: m.providerID, modelID: m.id } : undefined;
+}
+
+/** SessionError.Error as model.failed's `error`. */
+function failedError(e: { type?: unknown; message?: unknown; status?: unknown } | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (typeof e?.status === "number") out.statusCode = e.status;
+  if (typeof e?.type === "string") out.name = e.type;
+  if (typeof e?.message === "string") out.message = e.message;
+  return out;
+}
+
+/**
+ * The session `retry` hook: the failure goes to the sidecar as
+ * model.failed with inPlace; on "switch" the session's model is set to the
+ * fallback (switchModel) and the retry goes at once. The runner reloads
+ * the session before its next attempt, so the same call goes on on the
+ * fallback and the parent's subagent call returns its answer.
+ */
+export async function bridgeRetry(ctx: V2PluginContext, services: V2Services, calls: SubagentCalls, d: V2Retry): Promise<void> {
+  if (!services.modelFailed || typeof d?.sessionID !== "string" || !d.error) return;
+  const params: Record<string, unknown> = { sessionID: d.sessionID, error: failedError(d.error), inPlace: true };
+  const model = failedModel(d.model);
+  if (model) params.model = model;
+  if (typeof d.agent === "string") params.agent = d.agent;
+  const parent = calls.parentOf(d.sessionID, d.agent);
+  if (parent) params.parentID = parent;
+  const res = await services.modelFailed(params);
+  const to = res?.fallback;
+  if (res?.action !== "switch" || !to || typeof ctx.session.switchModel !== "function") return;
+  await ctx.session.switchModel({ sessionID: d.sessionID, model: { providerID: to.providerID, id: to.modelID, ...(to.variant ? { variant: to.variant } : {}) } });
+  d.decision = { retry: true, delay: 0 };
+  services.note?.("fallback", { session: d.sessionID, from: model ? `${model.providerID}/${model.modelID}` : undefined, to: `${to.providerID}/${to.modelID}`, attempt: d.attempt });
+}
+
+/**
+ * A child's failed step or run (`session.step.failed`,
+ * `session.execution.failed`) with a provider's error: model.failed for
+ * the model's health, as 1.x's failure events are sent.
+ */
+export async function bridgeFailure(services: V2Services, e: V2Event): Promise<void> {
+  if (!services.modelFailed || (e?.type !== "session.step.failed" && e?.type !== "session.execution.failed")) return;
+  const data = (e.data ?? {}) as { sessionID?: unknown; error?: { type?: unknown; message?: unknown; status?: unknown }; model?: { id?: string; providerID?: string } };
+  if (typeof data.sessionID !== "string" || !data.error || typeof data.error !== "object") return;
+  const type = typeof data.error.type === "string" ? data.error.type : "";
+  if (!type.startsWith("provider.")) return;
+  const params: Record<string, unknown> = { sessionID: data.sessionID, error: failedError(data.error) };
+  const model = failedModel(data.model);
+  if (model) params.model = model;
+  await services.modelFailed(params);
+}
+
 // --- setup ---------------------------------------------------------------------------------
 
 /**
  * Registers the bridged hooks on a v2 context. Returns v2's cleanup, which
  * stops the event loop and disposes the 1.x hooks (the sidecar).
  */
-export async function setupV2(ctx: V2PluginContext, hooks: Hooks): Promise<() => Promise<void>> {
+export async function setupV2(ctx: V2PluginContext, hooks: Hooks, services: V2Services = {}): Promise<() => Promise<void>> {
   const registrations: Registration[] = [];
+  const calls = new SubagentCalls();
   const guard =
     <E>(fn: (hooks: Hooks, draft: E) => Promise<void>) =>
     async (draft: E) => {
@@ -398,8 +512,34 @@ export async function setupV2(ctx: V2PluginContext, hooks: Hooks): Promise<() =>
       }),
     ),
     );
-    registrations.push(await ctx.tool.hook("execute.before", guard(bridgeToolBefore)));
-    registrations.push(await ctx.tool.hook("execute.after", guard(bridgeToolAfter)));
+    registrations.push(
+      await ctx.tool.hook(
+        "execute.before",
+        guard<V2ToolBefore>(async (h, d) => {
+          await bridgeToolBefore(h, d);
+          calls.started(d);
+        }),
+      ),
+    );
+    registrations.push(
+      await ctx.tool.hook(
+        "execute.after",
+        guard<V2ToolAfter>(async (h, d) => {
+          calls.ended(d);
+          await bridgeToolAfter(h, d);
+        }),
+      ),
+    );
+    if (services.modelFailed) {
+      // The same-call rescue (PROTOCOL.md 4.8, "On OpenCode 2"). A host
+      // that has no retry hook refuses its registration: the rest works
+      // without it.
+      try {
+        registrations.push(await ctx.session.hook("retry", guard<V2Retry>((_h, d) => bridgeRetry(ctx, services, calls, d))));
+      } catch {
+        services.note?.("retry-hook-refused");
+      }
+    }
     events = ctx.event.subscribe()[Symbol.asyncIterator]();
     if (typeof events?.next !== "function") throw new TypeError("the event stream is not an async iterator");
   } catch (err) {
@@ -417,6 +557,7 @@ export async function setupV2(ctx: V2PluginContext, hooks: Hooks): Promise<() =>
           // Not awaited, as 1.x does not await the event hook.
           void hooks.event?.(toV1Event(next.value) as never)?.catch?.(() => {});
           void bridgeCompletion(hooks, next.value).catch(() => {});
+          void bridgeFailure(services, next.value).catch(() => {});
         } catch {
           // an event that cannot be read is dropped
         }

@@ -67,7 +67,7 @@ test("3 turns on OpenCode 2 with stock agents: two delegations, the Resumable Se
   const history = [user("msg_u1", "Look around the repo and summarise it")];
   try {
     await host.load(shimDir);
-    assert.deepEqual([...host.session.keys()], ["context"]);
+    assert.deepEqual([...host.session.keys()], ["context", "retry"], "the retry hook: the same-call rescue (PROTOCOL.md 4.8)");
     assert.deepEqual([...host.tool.keys()].sort(), ["execute.after", "execute.before"]);
 
     // Turn 1: build's first request, then two delegations.
@@ -150,7 +150,7 @@ test("3 turns on OpenCode 2 with stock agents: two delegations, the Resumable Se
     if (process.env.KEEP) console.log(s.dir);
   }
   await waitFor(() => sidecars(binary).length === 0, 5000);
-  assert.deepEqual(host.disposed.sort(), ["session:context", "tool:execute.after", "tool:execute.before"]);
+  assert.deepEqual(host.disposed.sort(), ["session:context", "session:retry", "tool:execute.after", "tool:execute.before"]);
   s.cleanup();
 });
 

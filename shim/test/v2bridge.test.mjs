@@ -122,3 +122,51 @@ test("a setup whose event stream is not iterable disposes its three registration
   assert.deepEqual([...registered].sort(), ["session:context", "tool:execute.after", "tool:execute.before"]);
   assert.deepEqual([...disposed].sort(), [...registered].sort());
 });
+
+const { bridgeRetry, bridgeFailure, SubagentCalls } = await import(pathToFileURL(join(shimDir, "dist", "v2.js")).href);
+
+test("the retry bridge: the parent of the call in flight, switchModel and an immediate retry on switch, nothing on none or without switchModel", async () => {
+  const calls = new SubagentCalls();
+  calls.started({ tool: "subagent", id: "c1", sessionID: "ses_p1", input: { agent: "explore" } });
+  calls.started({ tool: "subagent", id: "c2", sessionID: "ses_p2", input: { agent: "general", sessionID: "ses_known" } });
+  calls.started({ tool: "read", id: "c3", sessionID: "ses_p3", input: {} });
+  assert.equal(calls.parentOf("ses_new", "explore"), "ses_p1", "a new child: the call in flight for its agent");
+  assert.equal(calls.parentOf("ses_known", "general"), "ses_p2", "a resumed child: the call that names it");
+  assert.equal(calls.parentOf("ses_other", "general"), undefined, "general's call in flight resumes another child");
+  calls.ended({ id: "c1" });
+  assert.equal(calls.parentOf("ses_new", "explore"), undefined);
+
+  const switched = [];
+  const ctx = { session: { switchModel: async (i) => switched.push(i) } };
+  const asked = [];
+  const answer = { action: "switch", fallback: { providerID: "fake", modelID: "fallback-model" } };
+  const services = { modelFailed: async (p) => (asked.push(p), answer) };
+  const draft = () => ({ sessionID: "ses_known", agent: "general", model: { providerID: "fake", id: "primary-model" }, error: { type: "provider.rate-limit", message: "Rate limit", status: 429 }, attempt: 2, decision: { retry: true, delay: 2000 } });
+
+  let d = draft();
+  await bridgeRetry(ctx, services, calls, d);
+  assert.deepEqual(asked[0], { sessionID: "ses_known", error: { statusCode: 429, name: "provider.rate-limit", message: "Rate limit" }, inPlace: true,
+    model: { providerID: "fake", modelID: "primary-model" }, agent: "general", parentID: "ses_p2" });
+  assert.deepEqual(switched, [{ sessionID: "ses_known", model: { providerID: "fake", id: "fallback-model" } }]);
+  assert.deepEqual(d.decision, { retry: true, delay: 0 });
+
+  answer.action = "none";
+  d = draft();
+  await bridgeRetry(ctx, services, calls, d);
+  assert.deepEqual(d.decision, { retry: true, delay: 2000 }, "none: the runner's own decision");
+  assert.equal(switched.length, 1);
+
+  answer.action = "switch";
+  d = draft();
+  await bridgeRetry({ session: {} }, services, calls, d);
+  assert.deepEqual(d.decision, { retry: true, delay: 2000 }, "a host without switchModel: nothing changes");
+});
+
+test("a child's failure events feed health only for a provider's error", async () => {
+  const asked = [];
+  const services = { modelFailed: async (p) => (asked.push(p), null) };
+  await bridgeFailure(services, { type: "session.execution.failed", data: { sessionID: "ses_c", error: { type: "provider.rate-limit", message: "Rate limit", status: 429 } } });
+  await bridgeFailure(services, { type: "session.step.failed", data: { sessionID: "ses_c", error: { type: "tool.error", message: "no" } } });
+  await bridgeFailure(services, { type: "session.deleted", data: { sessionID: "ses_c" } });
+  assert.deepEqual(asked, [{ sessionID: "ses_c", error: { statusCode: 429, name: "provider.rate-limit", message: "Rate limit" } }]);
+});

@@ -125,12 +125,41 @@ export function checkToolError(e) {
   if (!(e instanceof ToolError) || e._tag !== "Tool.Error" || typeof e.message !== "string") throw new TypeError(`error is not a Tool.Error: ${JSON.stringify(e)}`);
 }
 
+/**
+ * The session runner's retry schedule for a retryable provider error, as
+ * issue 40 measured it on the released 2.x line: exponential from 2 s,
+ * capped at 10 s, 10 retries (about 84 s). (packages/core/src/session/runner/retry.ts
+ * @ 092a1e7d has the shape: Schedule.exponential("2 seconds"), a decision
+ * proposed to the session `retry` hook before each retry, delay
+ * normalized when the hook sets one.) The double does not sleep: it adds
+ * each delay to the child's `waited`.
+ */
+export const RETRY_SCHEDULE = Array.from({ length: 10 }, (_, i) => Math.min(2000 * 2 ** i, 10000));
+
+/** A provider's rate limit as the runner gives it to the retry hook (SessionError.Error, schema/src/session-error.ts @ 117c0bf0). */
+export const rateLimit = (model) => ({ type: "provider.rate-limit", message: `Rate limit reached for ${model}`, status: 429 });
+
 let ids = 0;
 const newSession = () => `ses_${(++ids).toString(36).padStart(4, "0")}v2child`;
 
 /** The host: load a package the way OpenCode 2 does, run setup, drive hooks, events and the subagent tool. */
 export class V2Host {
-  constructor({ options = {}, version = "2.0.17", directory = process.cwd(), agents = STOCK_AGENTS, models = STOCK_MODELS, defaultModel = { providerID: "fake", id: "fake-model" }, childAnswer = (agent, prompt) => `${agent} did: ${prompt}` } = {}) {
+  constructor({
+    options = {},
+    version = "2.0.17",
+    directory = process.cwd(),
+    agents = STOCK_AGENTS,
+    models = STOCK_MODELS,
+    defaultModel = { providerID: "fake", id: "fake-model" },
+    childAnswer = (agent, prompt) => `${agent} did: ${prompt}`,
+    provider = () => undefined,
+  } = {}) {
+    /** The provider: (model "provider/id", child) → undefined (it answers) or a SessionError.Error (the request failed). */
+    this.provider = provider;
+    /** Every provider request: {session, model, failed}. */
+    this.requests = [];
+    /** Each session's model (switchModel sets it; session.model.selected is published). */
+    this.sessionModels = new Map();
     this.options = options;
     this.models = models;
     this.defaultModel = defaultModel;
@@ -181,7 +210,16 @@ export class V2Host {
         list: async () => structuredClone(this.models),
         default: async () => structuredClone(this.defaultModel),
       },
-      session: { hook: register(this.session, SESSION_HOOKS, "session") },
+      session: {
+        hook: register(this.session, SESSION_HOOKS, "session"),
+        // SessionApi.switchModel (the client's POST /api/session/{sessionID}/model, body {model: Model.Ref}); it publishes session.model.selected.
+        switchModel: async ({ sessionID, model }) => {
+          if (typeof sessionID !== "string" || typeof model?.providerID !== "string" || typeof model?.id !== "string") throw new TypeError("switchModel: {sessionID, model: {providerID, id}}");
+          if (!this.models.some((m) => m.providerID === model.providerID && m.id === model.id)) throw new Error(`Model ${model.providerID}/${model.id} not found`);
+          this.sessionModels.set(sessionID, { providerID: model.providerID, id: model.id, ...(model.variant ? { variant: model.variant } : {}) });
+          this.emit({ type: "session.model.selected", data: { sessionID, model } });
+        },
+      },
       tool: { hook: register(this.tool, TOOL_HOOKS, "tool") },
       event: {
         subscribe: () => ({
@@ -211,7 +249,8 @@ export class V2Host {
   }
 
   /** The session `context` hook with a SessionContext draft (session.ts @ 03545fd3: readonly sessionID, model, kind, agent). */
-  async context({ sessionID, agent = "build", kind = "primary", model = { id: "fake-model", providerID: "fake" }, system = [], messages = [] }) {
+  async context({ sessionID, agent = "build", kind = "primary", model, system = [], messages = [] }) {
+    model ??= this.sessionModels.get(sessionID) ?? this.defaultModel;
     const d = draft({ sessionID, agent, kind, model, system, messages, options: {}, tools: {} }, ["sessionID", "agent", "kind", "model"]);
     await this.run(this.session, "context", d);
     checkContext(d);
@@ -250,7 +289,7 @@ export class V2Host {
     this.toolInputs.push(structuredClone(got));
     let outcome;
     try {
-      outcome = this.executeSubagent(sessionID, got);
+      outcome = await this.executeSubagent(sessionID, got);
     } catch (err) {
       if (!(err instanceof ToolError)) throw err;
       const after = await this.toolAfter({ tool: "subagent", sessionID, id, input: got, error: err, agent });
@@ -264,7 +303,7 @@ export class V2Host {
   }
 
   /** subagent.ts @ 03cce408: its input schema, agent checks, session checks and output texts. */
-  executeSubagent(parentID, input) {
+  async executeSubagent(parentID, input) {
     const str = (v, name) => {
       if (typeof v !== "string") throw new ToolError(`Invalid tool input: Expected string, got ${JSON.stringify(v)} at ["${name}"]`);
     };
@@ -319,7 +358,48 @@ export class V2Host {
       const why = this.failChild(child, input);
       if (why) throw new ToolError(`Subagent failed (sessionID: ${child.id}): ${why}`);
     }
-    return { sessionID: child.id, status: "completed", output: this.childAnswer(agent.id, input.prompt, child) };
+    // The child's model (subagent.ts @ 03cce408): the call's model input,
+    // else the parent's. It is the session's, which switchModel changes.
+    if (!this.sessionModels.has(child.id) || input.model !== undefined) {
+      const ref = input.model !== undefined ? parseModelRef(input.model) : (this.sessionModels.get(parentID) ?? this.defaultModel);
+      this.sessionModels.set(child.id, { providerID: ref.providerID, id: ref.id });
+    }
+    return this.runChild(child);
+  }
+
+  /**
+   * The child's run as the session runner makes it: a provider request on
+   * the session's model; a failure the runner retries goes to the `retry`
+   * hooks with the schedule's decision, and the next attempt reloads the
+   * session's model (so a switchModel in between takes); retries spent,
+   * session.step.failed and session.execution.failed are published and the
+   * subagent call fails `Subagent failed (sessionID: X): <message>`.
+   * Answers the tool's outcome, or a promise of it.
+   */
+  async runChild(child) {
+    child.waited = child.waited ?? 0;
+    for (let attempt = 1; ; attempt++) {
+      const model = this.sessionModels.get(child.id);
+      const name = `${model.providerID}/${model.id}`;
+      const error = this.provider(name, child);
+      this.requests.push({ session: child.id, model: name, failed: Boolean(error) });
+      if (!error) {
+        child.ranOn = name;
+        return { sessionID: child.id, status: "completed", output: this.childAnswer(child.agent, child.prompts.at(-1), child) };
+      }
+      const scheduled = RETRY_SCHEDULE[attempt - 1];
+      const d = draft(
+        { sessionID: child.id, agent: child.agent, model: { ...model }, error, attempt: attempt + 1, decision: scheduled === undefined ? { retry: false } : { retry: true, delay: scheduled } },
+        ["sessionID", "agent", "model", "error", "attempt"],
+      );
+      await this.run(this.session, "retry", d);
+      if (!d.decision?.retry) {
+        this.emit({ type: "session.step.failed", data: { sessionID: child.id, error, model: { ...model } } });
+        this.emit({ type: "session.execution.failed", data: { sessionID: child.id, error } });
+        throw new ToolError(`Subagent failed (sessionID: ${child.id}): ${error.message}`);
+      }
+      child.waited += Number.isFinite(d.decision.delay) && d.decision.delay >= 0 ? Math.ceil(d.decision.delay) : scheduled;
+    }
   }
 
   /** An event on the stream: `{id, type, created, data, durable?}` (schema/src/event.ts, session-event.ts @ 03130971: session.deleted {sessionID}). */
