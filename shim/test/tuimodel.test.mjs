@@ -1,0 +1,81 @@
+// The TUI section's lines (tuimodel.ts) for each state it can be in.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { shimDir } from "./helpers.mjs";
+
+const { sectionLines, fit, runWord, cacheWords, SIDEBAR_WIDTH } = await import(pathToFileURL(join(shimDir, "dist", "tuimodel.js")).href);
+
+const ready = { kind: "ready", version: "1.4.0", lastLoad: "ok" };
+const base = { observer: ready, sessionID: "ses_p", entries: [], cache: new Map(), warnings: [] };
+const exp1 = {
+  parent: "ses_p", agent: "explore", alias: "exp-1", taskId: "ses_c1", label: "Map the config loader", run: { state: "completed" },
+  model: { model: "fake/fallback-model" },
+  switches: [{ from: "fake/primary-model", to: "fake/fallback-model", reason: "rate-limit: Rate limit reached" }],
+};
+const gen1 = { parent: "ses_p", agent: "general", alias: "gen-1", taskId: "ses_c2", label: "Summarise", run: { state: "running" } };
+
+test("each state of hookwire's own line", () => {
+  const head = (observer, extra = {}) => sectionLines({ ...base, observer, ...extra })[0];
+  assert.equal(head({ kind: "starting" }), "hookwire: starting");
+  assert.equal(head({ kind: "off", why: "no hookwire binary" }), "hookwire: off (no hookwire binary)");
+  assert.equal(head({ kind: "gone", why: "observer stopped" }), "hookwire: not running (observer stopped)");
+  assert.equal(head(ready), "hookwire 1.4.0: working");
+  assert.equal(head(ready, { stateProblem: "memory-only" }), "hookwire 1.4.0: memory-only");
+  assert.equal(head({ ...ready, lastLoad: "corrupt: bad page" }), "hookwire 1.4.0: state corrupt: bad page");
+  assert.equal(head({ ...ready, lastLoad: "missing" }), "hookwire 1.4.0: working", "no database yet is not a problem");
+});
+
+test("the parent's view: subagents newest first with their state, details when few, the session's own cache", () => {
+  const cache = new Map([
+    ["ses_p", { session: "ses_p", requests: 4, cacheShare: 0.912, busts: 0 }],
+    ["ses_c1", { session: "ses_c1", requests: 3, cacheShare: 0.5, busts: 1 }],
+  ]);
+  const lines = sectionLines({ ...base, entries: [gen1, exp1], cache, expanded: true });
+  assert.deepEqual(lines, [
+    "hookwire 1.4.0: working",
+    "subagents:",
+    " ● gen-1 running",
+    "   Summarise",
+    " ✓ exp-1 done",
+    "   Map the config loader",
+    "   on fallback-model",
+    "   ↪ from primary-model: rate-limit",
+    "   cache 50% 1 bust",
+    "this session: cache 91%",
+  ]);
+  for (const l of lines) assert.ok([...l].length <= SIDEBAR_WIDTH, l);
+  const compact = sectionLines({ ...base, entries: [gen1, exp1], cache, expanded: false });
+  assert.deepEqual(compact.slice(1, 4), ["subagents:", " ● gen-1 running Summarise", " ✓ exp-1 done Map the config loader"]);
+  assert.deepEqual(sectionLines(base).slice(1), ["no subagents yet"]);
+});
+
+test("a child's view: its alias, parent, model and fallback history", () => {
+  const lines = sectionLines({ ...base, sessionID: "ses_c1", parentID: "ses_p", entries: [gen1, exp1] });
+  assert.deepEqual(lines, [
+    "hookwire 1.4.0: working",
+    "subagent exp-1 (explore) done",
+    "parent ses_p",
+    "model fallback-model",
+    "  primary-model → fallback-model: rate-li…",
+  ]);
+});
+
+test("start-up warnings are shown while they last, the newest three, cut to the width", () => {
+  const warnings = ['hookwire: cacheStabel: unknown option, ignored (did you mean "cacheStable"?)', "hookwire: HOOKWIRE_OPTIONS is not JSON"];
+  const lines = sectionLines({ ...base, observer: { kind: "starting" }, warnings });
+  assert.equal(lines[1], "⚠ 2 warnings:");
+  assert.equal(lines[2], "  cacheStabel: unknown option, ignored (d…");
+  assert.equal(lines[3], "  HOOKWIRE_OPTIONS is not JSON");
+});
+
+test("the small pieces: fit, run words, cache words", () => {
+  assert.equal(fit("x".repeat(42)), "x".repeat(42));
+  assert.equal(fit("x".repeat(43)), "x".repeat(41) + "…");
+  assert.equal(runWord({ state: "error", error: "Task cancelled" }), "cancelled");
+  assert.equal(runWord({ state: "error", error: "Rate limit" }), "failed");
+  assert.equal(runWord(undefined), "idle");
+  assert.equal(cacheWords(undefined), "");
+  assert.equal(cacheWords({ requests: 2, cacheShare: null, noCacheFigures: true, busts: 2 }), "cache n/a 2 busts");
+});
