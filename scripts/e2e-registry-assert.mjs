@@ -240,6 +240,42 @@ if (!skipped) check("P2. a run in that project loads it: the platform package's 
   return { ok: true, why: `${served} hook calls answered by …/${platformPkg}/bin/hookwire` };
 });
 
+// The TUI (tui/): hookwire's sidebar section on OpenCode's real screen.
+const tui = join(work, "tui");
+const tuiSkipped = readText(join(tui, "skipped")).trim();
+const screen = (name) => readText(join(tui, `screen-${name}.txt`));
+const secs = (name) => readText(join(tui, `screen-${name}.secs`)).trim();
+if (tuiSkipped) console.log(`SKIP T1-T4: ${tuiSkipped}`);
+else {
+  check("T1. the TUI is up with the package in opencode.json and tui.json", () => {
+    const s = screen("ready");
+    return s.includes("ctrl+p") ? { ok: true, why: `ready after ${secs("ready")} s` } : { ok: false, why: `screen: ${s.slice(-600)}` };
+  });
+  check("T2. a misspelt plugin option is named on screen within 15 s of the TUI being ready", () => {
+    const s = screen("typo");
+    const after = Number(readText(join(tui, "typo-after-ready.secs")).trim());
+    if (!s.includes("cacheStabel")) return { ok: false, why: `not on screen: ${s.slice(-800)}` };
+    if (!(after <= 15)) return { ok: false, why: `shown ${after} s after ready` };
+    return { ok: true, why: `on screen ${after} s after ready` };
+  });
+  check("T3. after build delegates, the sidebar shows exp-1 with its label and gen-1", () => {
+    const s = screen("run1");
+    if (!/exp-1/.test(s) || !/gen-1/.test(s)) return { ok: false, why: `screen: ${s}` };
+    if (!s.includes("Look around")) return { ok: false, why: `exp-1's label "Look around" not on screen: ${s}` };
+    return { ok: true, why: `within ${secs("run1")} s of the prompt` };
+  });
+  check("T4. after a second prompt resumes exp-1, exp-1 is shown and not as running; no JSON or log lines from the plugin on any screen", () => {
+    const s = screen("run2");
+    if (!/exp-1 done/.test(s)) return { ok: false, why: `screen: ${s}` };
+    for (const name of ["ready", "typo", "run1", "run2"]) {
+      const t = screen(name);
+      const stray = t.split("\n").find((l) => /^\s*\{"/.test(l) || /"level":|hookwire shim:|\[hookwire\]/.test(l));
+      if (stray) return { ok: false, why: `${name}: ${stray}` };
+    }
+    return { ok: true, why: "exp-1 done after the resume; screens clean" };
+  });
+}
+
 // Not a check: what the registry had to fetch from its uplink.
 {
   const storage = join(work, "registry", "storage");

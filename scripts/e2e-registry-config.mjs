@@ -6,6 +6,7 @@
 //
 //   node e2e-registry-config.mjs --dir DIR --port PORT --version V [--no-plugin]
 //
+// --tui: the plugin with options that have a typo, and tui.json naming it.
 // --no-plugin: no plugin list at all (`opencode plugin hookwire-opencode`
 // adds it). --seed DIR instead: only the package.json / package-lock.json /
 // node_modules that stop OpenCode's own npm install in a config directory
@@ -23,6 +24,12 @@ if (seed) {
   writeConfigDir({});
   writeFileSync(join(seed, "opencode.json"), config);
   mkdirSync(join(seed, "node_modules"), { recursive: true });
+} else if (process.argv.includes("--tui")) {
+  // The TUI test: the plugin with an option misspelt (its did-you-mean must
+  // reach the screen), and its TUI part in tui.json, as `opencode plugin`
+  // writes it.
+  writeConfigDir(fakeConfig({ agents: false, plugin: [["hookwire-opencode", { cacheStabel: true }]] }));
+  writeFileSync(join(arg("dir"), "tui.json"), JSON.stringify({ $schema: "https://opencode.ai/tui.json", plugin: ["hookwire-opencode"] }, null, 2) + "\n");
 } else {
   const plugin = process.argv.includes("--no-plugin") ? undefined : ["hookwire-opencode"];
   writeConfigDir(fakeConfig({ agents: false, plugin }));

@@ -20,7 +20,10 @@
 #      config; one run there loads it
 #      On OpenCode 1.17+ run 1 lasts over a minute (the fake LLM holds its
 #      final answer) and R5 checks one sidecar for the whole OpenCode process
-# Checks R1-R5, D1-D2 and P1-P2 are scripts/e2e-registry-assert.mjs.
+#   5. OpenCode's TUI in tmux with the package in opencode.json and tui.json:
+#      hookwire's sidebar section after build delegates and resumes, and a
+#      misspelt option on screen
+# Checks R1-R5, D1-D2, P1-P2 and T1-T4 are scripts/e2e-registry-assert.mjs.
 #
 #   scripts/e2e-registry.sh [NPM_DIR]   (default dist/npm)
 #
@@ -183,6 +186,9 @@ run() {
 }
 
 # --- 4. The plugin by name in opencode.json: the e2e stock setup ----------------------
+# HOOKWIRE_E2E_ONLY=tui runs the TUI part alone (while working on it; the
+# other checks then fail for want of their runs).
+if [ "${HOOKWIRE_E2E_ONLY:-}" != tui ]; then
 START=$(date +%s)
 STOCK=$WORK/stock
 home "$STOCK"
@@ -240,9 +246,62 @@ fi
 oc_fakellm_stop
 log "opencode plugin: $(($(date +%s) - START)) s"
 fi
+fi # HOOKWIRE_E2E_ONLY
+# --- 6. The TUI: hookwire's section in the sidebar, read from the screen -----------
+# OpenCode's real TUI in tmux (220x50: the sidebar shows from 121 columns),
+# the package by name in opencode.json (with a misspelt option) and in
+# tui.json, stock agents; build delegates to explore and general
+# (STOCK_RUN1), then resumes both (STOCK_RUN2). The screen is read with
+# capture-pane into TUI/screen-*.txt for T1-T4 (e2e-registry-assert.mjs).
+TUI=$WORK/tui
+tui_pane() { tmux -L "$TMUX_SOCKET" capture-pane -p -t hw 2>/dev/null || true; }
+# tui_wait NAME SECONDS NODE_TEST: captures until the test (a JS expression
+# over `s`, the screen) holds, at most SECONDS; the last capture is kept.
+tui_wait() {
+  local name=$1 secs=$2 cond=$3 end=$(( $(date +%s) + $2 ))
+  while :; do
+    tui_pane >"$TUI/screen-$name.txt"
+    if node -e 'const s=require("fs").readFileSync(process.argv[1],"utf8"); process.exit(('"$cond"')?0:1)' "$TUI/screen-$name.txt"; then
+      echo "$(( secs - (end - $(date +%s)) ))" >"$TUI/screen-$name.secs"
+      return 0
+    fi
+    [ "$(date +%s)" -ge "$end" ] && { echo "timeout" >"$TUI/screen-$name.secs"; return 1; }
+    sleep 0.5
+  done
+}
+if oc_version_below 1.18 || ! command -v tmux >/dev/null; then
+  mkdir -p "$TUI"
+  echo "OpenCode $OPENCODE_VERSION has no TUI plugins (or no tmux here)" >"$TUI/skipped"
+  log "$(cat "$TUI/skipped"); T1-T4 skipped"
+else
+  START=$(date +%s)
+  home "$TUI"
+  export FAKELLM_EVENTS=$TUI/fakellm-events.jsonl
+  oc_project "$TUI/project" '# registry TUI project'
+  oc_fakellm_start "$TUI" $((3 * RUN_TIMEOUT))
+  node "$ROOT/scripts/e2e-registry-config.mjs" --dir "$XDG_CONFIG_HOME/opencode" --port "$FAKELLM_PORT" --version "$OPENCODE_VERSION" --tui
+  TMUX_SOCKET=hookwire-tui-$$
+  tmux -L "$TMUX_SOCKET" new-session -d -s hw -x 220 -y 50 \
+    "cd '$TUI/project' && HOOKWIRE_SHIM_TRACE='$TUI/trace.jsonl' '$OPENCODE' --model fake/fake-model --agent build 2>'$TUI/opencode.err'"
+  set +e
+  tui_wait ready "$RUN_TIMEOUT" 's.includes("ctrl+p")'
+  READY=$(date +%s)
+  tmux -L "$TMUX_SOCKET" send-keys -t hw -l "STOCK_RUN1: Look around the repo. AGENT_MARKER:build"
+  tmux -L "$TMUX_SOCKET" send-keys -t hw Enter
+  tui_wait typo 30 's.includes("cacheStabel")'
+  echo $(( $(date +%s) - READY )) >"$TUI/typo-after-ready.secs"
+  tui_wait run1 "$RUN_TIMEOUT" 's.includes("exp-1") && s.includes("gen-1") && s.includes("BUILD_RUN1_DONE")'
+  tmux -L "$TMUX_SOCKET" send-keys -t hw -l "STOCK_RUN2: Pick up where you left off."
+  tmux -L "$TMUX_SOCKET" send-keys -t hw Enter
+  tui_wait run2 "$RUN_TIMEOUT" 's.includes("BUILD_RUN2_DONE") && /exp-1 done/.test(s)'
+  set -e
+  tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null || true
+  oc_fakellm_stop
+  log "TUI: $(($(date +%s) - START)) s"
+fi
 stop_verdaccio
 
-# --- 6. Assertions ------------------------------------------------------------------------
+# --- 7. Assertions ------------------------------------------------------------------------
 RC=0
 node "$ROOT/scripts/e2e-opencode-assert.mjs" "$WORK" --stock-only || RC=$?
 node "$ROOT/scripts/e2e-registry-assert.mjs" "$WORK" || RC=$?

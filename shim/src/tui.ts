@@ -131,7 +131,7 @@ export class SectionData {
     this.polling = true;
     try {
       if (s.state === "failed" || s.state === "stopped") {
-        this.observer = { kind: "gone", why: "observer stopped" };
+        this.observer = { kind: "gone", why: "observer gone" };
         return;
       }
       const st = await s.request("status", {} as never, 2000);

@@ -5,8 +5,12 @@
 // problems the shim would report. Pure: no IO, no OpenCode types, so the
 // same lines are tested here and drawn on both OpenCode generations.
 
-/** The sidebar is 42 columns wide (OpenCode 1.18.33); lines are cut to fit. */
-export const SIDEBAR_WIDTH = 42;
+/**
+ * The columns a sidebar line has: the sidebar is 42 wide (OpenCode
+ * 1.18.33) and its content 38 inside its padding (measured on the screen:
+ * a 42-column line wrapped after 38). Lines are cut to fit.
+ */
+export const SIDEBAR_WIDTH = 38;
 
 /** A subagent entry as sessions.list answers it (SessionEntry). */
 export type SectionEntry = {

@@ -20,10 +20,11 @@ test("each state of hookwire's own line", () => {
   const head = (observer, extra = {}) => sectionLines({ ...base, observer, ...extra })[0];
   assert.equal(head({ kind: "starting" }), "hookwire: starting");
   assert.equal(head({ kind: "off", why: "no hookwire binary" }), "hookwire: off (no hookwire binary)");
-  assert.equal(head({ kind: "gone", why: "observer stopped" }), "hookwire: not running (observer stopped)");
+  assert.equal(head({ kind: "gone", why: "observer gone" }), "hookwire: not running (observer gone)");
   assert.equal(head(ready), "hookwire 1.4.0: working");
   assert.equal(head(ready, { stateProblem: "memory-only" }), "hookwire 1.4.0: memory-only");
-  assert.equal(head({ ...ready, lastLoad: "corrupt: bad page" }), "hookwire 1.4.0: state corrupt: bad page");
+  assert.equal(head({ ...ready, lastLoad: "corrupt: bad" }), "hookwire 1.4.0: state corrupt: bad");
+  assert.equal(head({ ...ready, version: "1.4.0+gabc123.dirty" }), "hookwire 1.4.0: working", "a development build's suffix is left out");
   assert.equal(head({ ...ready, lastLoad: "missing" }), "hookwire 1.4.0: working", "no database yet is not a problem");
 });
 
@@ -58,7 +59,7 @@ test("a child's view: its alias, parent, model and fallback history", () => {
     "subagent exp-1 (explore) done",
     "parent ses_p",
     "model fallback-model",
-    "  primary-model → fallback-model: rate-li…",
+    "  primary-model → fallback-model: rat…",
   ]);
 });
 
@@ -66,13 +67,13 @@ test("start-up warnings are shown while they last, the newest three, cut to the 
   const warnings = ['hookwire: cacheStabel: unknown option, ignored (did you mean "cacheStable"?)', "hookwire: HOOKWIRE_OPTIONS is not JSON"];
   const lines = sectionLines({ ...base, observer: { kind: "starting" }, warnings });
   assert.equal(lines[1], "⚠ 2 warnings:");
-  assert.equal(lines[2], "  cacheStabel: unknown option, ignored (d…");
+  assert.equal(lines[2], "  cacheStabel: unknown option, ignore…");
   assert.equal(lines[3], "  HOOKWIRE_OPTIONS is not JSON");
 });
 
 test("the small pieces: fit, run words, cache words", () => {
-  assert.equal(fit("x".repeat(42)), "x".repeat(42));
-  assert.equal(fit("x".repeat(43)), "x".repeat(41) + "…");
+  assert.equal(fit("x".repeat(38)), "x".repeat(38));
+  assert.equal(fit("x".repeat(39)), "x".repeat(37) + "…");
   assert.equal(runWord({ state: "error", error: "Task cancelled" }), "cancelled");
   assert.equal(runWord({ state: "error", error: "Rate limit" }), "failed");
   assert.equal(runWord(undefined), "idle");
