@@ -192,22 +192,36 @@ function el(tag: string, props: Record<string, unknown>, children: unknown[] = [
   return node;
 }
 
+/** The most lines the section draws (the rest are left out). */
+const MAX_LINES = 24;
+
 function setText(node: unknown, text: string): void {
   insert(node as never, null as never);
   insert(node as never, [text] as never);
 }
 
-/** The section's element: one text node, redrawn from memory every half second while mounted. */
+/**
+ * The section's element: a column of MAX_LINES text nodes made once, one
+ * a line (a line is cut to the sidebar's width, so none wraps), the unused
+ * ones hidden; redrawn from memory every half second while mounted, and
+ * only the lines that changed.
+ */
 function sectionElement(lines: () => string[], fg?: unknown): unknown {
-  const text = el("text", { fg }, [""]);
-  const root = el("box", { flexDirection: "column", width: "100%" }, [text]);
-  let last = "";
+  const nodes = Array.from({ length: MAX_LINES }, () => el("text", { fg, visible: false, width: "100%", flexShrink: 0 }, [""]));
+  const root = el("box", { flexDirection: "column", width: "100%" }, nodes);
+  const shown: Array<string | undefined> = [];
   const draw = () => {
     try {
-      const next = lines().join("\n");
-      if (next !== last) {
-        last = next;
-        setText(text, next);
+      const next = lines().slice(0, MAX_LINES);
+      for (let i = 0; i < MAX_LINES; i++) {
+        const line = next[i];
+        if (line === shown[i]) continue;
+        if (line === undefined) setProp(nodes[i], "visible", false);
+        else {
+          setText(nodes[i], line);
+          if (shown[i] === undefined) setProp(nodes[i], "visible", true);
+        }
+        shown[i] = line;
       }
     } catch {
       // a bad frame is skipped

@@ -7,10 +7,12 @@
 
 /**
  * The columns a sidebar line has: the sidebar is 42 wide (OpenCode
- * 1.18.33) and its content 38 inside its padding (measured on the screen:
- * a 42-column line wrapped after 38). Lines are cut to fit.
+ * 1.18.33) and its content about 38 inside its padding (measured on the
+ * screen: a 42-column line wrapped after 38); two more are kept free. Lines
+ * are cut to fit. Only marks of one column each (no ambiguous-width
+ * symbols, which some terminals draw two columns wide).
  */
-export const SIDEBAR_WIDTH = 38;
+export const SIDEBAR_WIDTH = 36;
 
 /** A subagent entry as sessions.list answers it (SessionEntry). */
 export type SectionEntry = {
@@ -72,7 +74,7 @@ export function runWord(run: SectionEntry["run"]): string {
   }
 }
 
-const MARK: Record<string, string> = { running: "●", done: "✓", failed: "✗", cancelled: "○", idle: "·" };
+const MARK: Record<string, string> = { running: "~", done: "✓", failed: "✗", cancelled: "-", idle: "." };
 
 /** A model name without its provider, for the narrow column. */
 function shortModel(m: string | undefined): string {
@@ -98,7 +100,7 @@ function headLine(input: SectionInput): string {
     case "off":
       return `hookwire: off (${o.why})`;
     case "gone":
-      return `hookwire: not running (${o.why})`;
+      return `hookwire: down (${o.why})`;
     case "ready": {
       // The release, without a development build's +commit suffix.
       const version = o.version ? ` ${o.version.split("+")[0]}` : "";
@@ -120,8 +122,9 @@ export function sectionLines(input: SectionInput): string[] {
   const out: string[] = [headLine(input)];
   const n = input.warnings.length;
   if (n > 0) {
-    out.push(`⚠ ${n} warning${n === 1 ? "" : "s"}:`);
-    for (const w of input.warnings.slice(-3)) out.push(`  ${w.replace(/^hookwire:\s*(config warnings:\s*)?/, "")}`);
+    out.push(`! ${n} warning${n === 1 ? "" : "s"}:`);
+    // The option's name first (the toast has the whole text).
+    for (const w of input.warnings.slice(-3)) out.push(`  ${w.replace(/^hookwire:\s*(config warnings:\s*)?/, "").replace(/^config\./, "")}`);
   }
   if (input.observer.kind !== "ready") return out.map((l) => fit(l));
 

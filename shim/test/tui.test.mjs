@@ -48,11 +48,12 @@ export function insert(node, child) {
   return { plugin: mod.default, cleanups };
 }
 
-/** The text a stand-in tree shows. */
+/** The text a stand-in tree shows: a text node a line, hidden nodes left out. */
 function textOf(node) {
   if (typeof node === "string") return node;
-  if (!node || typeof node !== "object") return "";
-  return node.children.map(textOf).join("");
+  if (!node || typeof node !== "object" || node.props?.visible === false) return "";
+  const inner = node.children.map(textOf).join("");
+  return node.tag === "text" ? `${inner}\n` : inner;
 }
 
 /** The server part makes exp-1 under PARENT in the project's state, as OpenCode's hooks would. */

@@ -20,7 +20,7 @@ test("each state of hookwire's own line", () => {
   const head = (observer, extra = {}) => sectionLines({ ...base, observer, ...extra })[0];
   assert.equal(head({ kind: "starting" }), "hookwire: starting");
   assert.equal(head({ kind: "off", why: "no hookwire binary" }), "hookwire: off (no hookwire binary)");
-  assert.equal(head({ kind: "gone", why: "observer gone" }), "hookwire: not running (observer gone)");
+  assert.equal(head({ kind: "gone", why: "observer gone" }), "hookwire: down (observer gone)");
   assert.equal(head(ready), "hookwire 1.4.0: working");
   assert.equal(head(ready, { stateProblem: "memory-only" }), "hookwire 1.4.0: memory-only");
   assert.equal(head({ ...ready, lastLoad: "corrupt: bad" }), "hookwire 1.4.0: state corrupt: bad");
@@ -37,7 +37,7 @@ test("the parent's view: subagents newest first with their state, details when f
   assert.deepEqual(lines, [
     "hookwire 1.4.0: working",
     "subagents:",
-    " ● gen-1 running",
+    " ~ gen-1 running",
     "   Summarise",
     " ✓ exp-1 done",
     "   Map the config loader",
@@ -48,7 +48,7 @@ test("the parent's view: subagents newest first with their state, details when f
   ]);
   for (const l of lines) assert.ok([...l].length <= SIDEBAR_WIDTH, l);
   const compact = sectionLines({ ...base, entries: [gen1, exp1], cache, expanded: false });
-  assert.deepEqual(compact.slice(1, 4), ["subagents:", " ● gen-1 running Summarise", " ✓ exp-1 done Map the config loader"]);
+  assert.deepEqual(compact.slice(1, 4), ["subagents:", " ~ gen-1 running Summarise", " ✓ exp-1 done Map the config loader"]);
   assert.deepEqual(sectionLines(base).slice(1), ["no subagents yet"]);
 });
 
@@ -59,21 +59,21 @@ test("a child's view: its alias, parent, model and fallback history", () => {
     "subagent exp-1 (explore) done",
     "parent ses_p",
     "model fallback-model",
-    "  primary-model → fallback-model: rat…",
+    "  primary-model → fallback-model: r…",
   ]);
 });
 
 test("start-up warnings are shown while they last, the newest three, cut to the width", () => {
   const warnings = ['hookwire: cacheStabel: unknown option, ignored (did you mean "cacheStable"?)', "hookwire: HOOKWIRE_OPTIONS is not JSON"];
   const lines = sectionLines({ ...base, observer: { kind: "starting" }, warnings });
-  assert.equal(lines[1], "⚠ 2 warnings:");
-  assert.equal(lines[2], "  cacheStabel: unknown option, ignore…");
+  assert.equal(lines[1], "! 2 warnings:");
+  assert.equal(lines[2], "  cacheStabel: unknown option, igno…");
   assert.equal(lines[3], "  HOOKWIRE_OPTIONS is not JSON");
 });
 
 test("the small pieces: fit, run words, cache words", () => {
-  assert.equal(fit("x".repeat(38)), "x".repeat(38));
-  assert.equal(fit("x".repeat(39)), "x".repeat(37) + "…");
+  assert.equal(fit("x".repeat(36)), "x".repeat(36));
+  assert.equal(fit("x".repeat(37)), "x".repeat(35) + "…");
   assert.equal(runWord({ state: "error", error: "Task cancelled" }), "cancelled");
   assert.equal(runWord({ state: "error", error: "Rate limit" }), "failed");
   assert.equal(runWord(undefined), "idle");
