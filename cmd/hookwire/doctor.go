@@ -105,6 +105,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 	d.checkActivity() // doctor_activity.go
 	d.checkPluginVersion()
 	d.checkOptions()
+	d.checkTUI() // doctor_tui.go
 	return d.report(stdout)
 }
 
