@@ -297,7 +297,21 @@ func cacheCell(c *cacheEntry) string {
 	if c.NoCacheFigures {
 		return "no cache figures"
 	}
-	return fmt.Sprintf("%d%% cached, %s", int(c.share*100+0.5), plural(len(c.Busts), "bust"))
+	return fmt.Sprintf("%d%% cached, %s", sharePercent(c.share), plural(len(c.Busts), "bust"))
+}
+
+// sharePercent is a share as a whole percentage, rounded, except that a
+// share short of all never reads 100 (4,368 of 4,380 tokens is 99%) and
+// one above none never reads 0.
+func sharePercent(share float64) int {
+	p := int(share*100 + 0.5)
+	switch {
+	case p >= 100 && share < 1:
+		return 99
+	case p <= 0 && share > 0:
+		return 1
+	}
+	return p
 }
 
 // bustCause says a bust's cause in a few words: "system (hookwire): ...".

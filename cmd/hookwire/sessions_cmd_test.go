@@ -240,3 +240,16 @@ func TestSessionsAndDoctorWhileServed(t *testing.T) {
 	out, _ = exec.Command(binPath, "doctor", "--project", project).Output()
 	assert.Contains(t, string(out), "2 sessions under 1 parent, 0 frozen blocks; shared by every sidecar on the project.")
 }
+
+// A share short of all never reads 100% (4,368 of 4,380 cached input
+// tokens printed "100% cached"), one above none never 0%.
+func TestSharePercent(t *testing.T) {
+	for _, tt := range []struct {
+		share float64
+		want  int
+	}{
+		{4368.0 / 4380, 99}, {0.995, 99}, {1, 100}, {0.5, 50}, {0.874, 87}, {0.875, 88}, {0, 0}, {0.001, 1}, {0.006, 1},
+	} {
+		assert.Equal(t, tt.want, sharePercent(tt.share), "%v", tt.share)
+	}
+}

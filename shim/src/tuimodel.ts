@@ -83,10 +83,18 @@ function shortModel(m: string | undefined): string {
   return slash >= 0 ? m.slice(slash + 1) : m;
 }
 
+/** A share as a whole percentage, rounded; short of all never 100, above none never 0. */
+export function sharePercent(share: number): number {
+  const p = Math.round(share * 100);
+  if (p >= 100 && share < 1) return 99;
+  if (p <= 0 && share > 0) return 1;
+  return p;
+}
+
 /** A cache share and its busts, "cache 83% 1 bust"; "" without figures. */
 export function cacheWords(c: SectionCache | undefined): string {
   if (!c || !c.requests) return "";
-  const share = c.noCacheFigures || c.cacheShare === null || c.cacheShare === undefined ? "n/a" : `${Math.round(c.cacheShare * 100)}%`;
+  const share = c.noCacheFigures || c.cacheShare === null || c.cacheShare === undefined ? "n/a" : `${sharePercent(c.cacheShare)}%`;
   const busts = c.busts ?? 0;
   return `cache ${share}${busts > 0 ? ` ${busts} bust${busts === 1 ? "" : "s"}` : ""}`;
 }

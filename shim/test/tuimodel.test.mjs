@@ -80,3 +80,12 @@ test("the small pieces: fit, run words, cache words", () => {
   assert.equal(cacheWords(undefined), "");
   assert.equal(cacheWords({ requests: 2, cacheShare: null, noCacheFigures: true, busts: 2 }), "cache n/a 2 busts");
 });
+
+test("a cache share short of all never reads 100%, above none never 0%", async () => {
+  const { sharePercent } = await import(pathToFileURL(join(shimDir, "dist", "tuimodel.js")).href);
+  assert.equal(sharePercent(4368 / 4380), 99);
+  assert.equal(sharePercent(1), 100);
+  assert.equal(sharePercent(0.001), 1);
+  assert.equal(sharePercent(0), 0);
+  assert.equal(cacheWords({ requests: 3, cacheShare: 0.9973, busts: 0 }), "cache 99%");
+});

@@ -211,6 +211,7 @@ guarded(function()
   local text = require("hookwire.buffer").cache_text
   check(text({ requests = 3, cacheShare = vim.NIL, noCacheFigures = true, busts = 0 }) == "no cache figures", "a provider without cache figures: said, never 0%")
   check(text({ requests = 1, cacheShare = 0, busts = 0 }) == "0% cached", "a real 0% (writes, no reads) keeps its share")
+  check(text({ requests = 3, cacheShare = 4368 / 4380, busts = 0 }) == "99% cached", "a share short of all never reads 100%: " .. text({ requests = 3, cacheShare = 4368 / 4380, busts = 0 }))
 
   -- Mappings on the exp-1 line.
   local ln = line_of(buf, "exp-1")

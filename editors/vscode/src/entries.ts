@@ -261,7 +261,9 @@ export function readCache(status: unknown): Map<string, CacheFigures> {
 export function cacheText(c?: CacheFigures): string {
   if (!c || c.requests === 0) return "";
   if (c.noFigures) return "no cache figures";
-  const share = `${Math.round(c.share * 100)}% cached`;
+  // Short of all never reads 100%, above none never 0%.
+  const p = Math.round(c.share * 100);
+  const share = `${p >= 100 && c.share < 1 ? 99 : p <= 0 && c.share > 0 ? 1 : p}% cached`;
   if (c.busts === 0) return share;
   return `${share} ${c.bustsInARow >= 2 ? "⚠⚠" : "⚠"}${c.busts}`;
 }

@@ -133,6 +133,7 @@ test("prompt cache: status.cache.perSession read by session, a share and a bust 
         { session: "ses_N", requests: 0, cacheShare: 0, busts: 0, bustsInARow: 0 },
         { session: "ses_F", requests: 3, cacheShare: null, noCacheFigures: true, busts: 0, bustsInARow: 0 },
         { session: "ses_Z", requests: 1, cacheShare: 0, busts: 0, bustsInARow: 0 },
+        { session: "ses_A", requests: 4, cacheShare: 4368 / 4380, busts: 0, bustsInARow: 0 },
         { session: "", requests: 1 },
         { requests: 1 },
         "junk",
@@ -140,7 +141,7 @@ test("prompt cache: status.cache.perSession read by session, a share and a bust 
     },
   };
   const c = readCache(status);
-  assert.deepEqual([...c.keys()], ["ses_P", "ses_C", "ses_Q", "ses_N", "ses_F", "ses_Z"]);
+  assert.deepEqual([...c.keys()], ["ses_P", "ses_C", "ses_Q", "ses_N", "ses_F", "ses_Z", "ses_A"]);
   const rows = [
     ["two busts in a row: a double marker", "ses_P", "83% cached ⚠⚠5"],
     ["a bust, not in a row", "ses_C", "50% cached ⚠1"],
@@ -149,6 +150,7 @@ test("prompt cache: status.cache.perSession read by session, a share and a bust 
     ["the provider reports no cache figures: said, never 0%", "ses_F", "no cache figures"],
     ["a real 0% (writes, no reads): the share", "ses_Z", "0% cached"],
     ["unknown session: nothing", "ses_X", ""],
+    ["short of all: never 100%", "ses_A", "99% cached"],
   ];
   for (const [name, session, want] of rows) assert.equal(cacheText(c.get(session)), want, name);
   assert.deepEqual(cacheTooltip(c.get("ses_P")), [

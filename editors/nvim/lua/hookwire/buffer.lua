@@ -97,7 +97,11 @@ function M.cache_text(c)
   if c.noCacheFigures == true or c.cacheShare == vim.NIL then
     return "no cache figures"
   end
-  local s = ("%d%% cached"):format(math.floor((tonumber(c.cacheShare) or 0) * 100 + 0.5))
+  local share = tonumber(c.cacheShare) or 0
+  local p = math.floor(share * 100 + 0.5)
+  -- Short of all never reads 100%, above none never 0%.
+  if p >= 100 and share < 1 then p = 99 elseif p <= 0 and share > 0 then p = 1 end
+  local s = ("%d%% cached"):format(p)
   local busts = tonumber(c.busts) or 0
   if busts > 0 then
     s = s .. " " .. ((tonumber(c.bustsInARow) or 0) >= 2 and "!!" or "!") .. busts
