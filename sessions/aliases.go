@@ -144,6 +144,10 @@ func (s *Store) CompleteCall(ctx context.Context, callID string, out core.TaskOu
 			} else {
 				s.parents.Touch(pred.parent.id)
 				s.retarget(pred, id)
+				// A new child, made by this resuming call: it does what
+				// this call's description says, so its label is this
+				// call's (issue 42 item 5), not the predecessor's.
+				s.relabel(pred, pc.label)
 				s.use(pred, pc.label)
 				e = pred
 			}
@@ -163,6 +167,18 @@ func (s *Store) CompleteCall(ctx context.Context, callID string, out core.TaskOu
 			s.setRun(e, Run{State: RunCompleted})
 		}
 	}
+}
+
+// relabel gives e the label label (kept within MaxLabelBytes), counting
+// its bytes; an empty label keeps e's.
+func (s *Store) relabel(e *entry, label string) {
+	if label == "" || e.label == label {
+		return
+	}
+	before := entryCost(e)
+	e.label = keep(label)
+	s.addParentBytes(e.parent, entryCost(e)-before)
+	s.changed()
 }
 
 // FailCall takes the pending call callID whose task failed without an

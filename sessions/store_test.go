@@ -192,21 +192,21 @@ func TestCompleteCall(t *testing.T) {
 			want: map[string][]string{"p1": {"exp-1=ses_a one", "exp-2=ses_b two"}},
 		},
 		{
-			name: "resume returning a new id keeps the alias",
+			name: "resume returning a new id keeps the alias and takes the resuming call's label (the new child does what it says)",
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
 				h.task("p1", "explorer", "two", "ses_b")
 				h.resume("p1", "explorer", "continued", "exp-1", out("ses_c"))
 			},
-			want: map[string][]string{"p1": {"exp-1=ses_c one", "exp-2=ses_b two"}},
+			want: map[string][]string{"p1": {"exp-1=ses_c continued", "exp-2=ses_b two"}},
 		},
 		{
-			name: "resume by real id returning a new id keeps the alias",
+			name: "resume by real id returning a new id keeps the alias, with the resuming call's label",
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
 				h.resume("p1", "explorer", "continued", "ses_a", out("ses_c"))
 			},
-			want: map[string][]string{"p1": {"exp-1=ses_c one"}},
+			want: map[string][]string{"p1": {"exp-1=ses_c continued"}},
 		},
 		{
 			name: "resume returning an id already remembered forgets the predecessor",
@@ -225,7 +225,7 @@ func TestCompleteCall(t *testing.T) {
 				h.task("p1", "oracle", "two", "ses_o")
 				h.resume("p1", "explorer", "moved", "exp-1", out("ses_o"))
 			},
-			want: map[string][]string{"p1": {"exp-1=ses_o one", "ora-1=ses_o two"}},
+			want: map[string][]string{"p1": {"exp-1=ses_o moved", "ora-1=ses_o two"}},
 		},
 		{
 			name: "session not found forgets the resumed entry",
@@ -425,7 +425,7 @@ func TestCompleteCall(t *testing.T) {
 				h.task("p1", "oracle", "two", "ses_o")
 				h.s.DeleteSession(context.Background(), "ses_o")
 			},
-			want: map[string][]string{"p1": {"exp-1=ses_c one"}},
+			want: map[string][]string{"p1": {"exp-1=ses_c continued"}},
 		},
 	}
 	for _, tt := range tests {
