@@ -64,6 +64,10 @@ type Server struct {
 	cfg      config.Config
 	maxBytes atomic.Int64
 	models   modelChoice // providers.update, decisions' counts (model_choice.go)
+	// unknownResumes: the calls whose resume argument named an alias no
+	// entry holds (tool_execute_before.go), by call id, for the note their
+	// tool.execute.after adds; bounded like the pending calls.
+	unknownResumes map[string]string
 	clock    func() time.Time
 
 	// gate is initialize-first and the request counters (gate.go).

@@ -25,6 +25,12 @@ func (s *Server) toolExecuteAfter(ctx context.Context, p *toolExecuteAfterParams
 		return noChange(), nil
 	}
 	d := core.DelegationFor(in.Tool)
+	// A call whose resume argument named an unknown alias ran fresh: the
+	// model reads that after the tool's own output (issue 42 item 4).
+	note := ""
+	if alias, ok := s.takeUnknownResume(in.CallID); ok {
+		note = unknownResumeNote(d.ResumeArg, alias)
+	}
 	var outcome core.TaskOutcome
 	if s.cfg.TaskSessions.Enabled && in.CallID != "" {
 		outcome = d.ParseOutput(text)
@@ -41,8 +47,14 @@ func (s *Server) toolExecuteAfter(ctx context.Context, p *toolExecuteAfterParams
 		}
 		s.subagentDone(ctx, in, child, text, failed)
 	}
+	withNote := func(text string) (PatchResult, error) {
+		if note == "" {
+			return noChange(), nil
+		}
+		return patch(Op{Op: "replace", Path: "/output", Value: text + "\n\n" + note}), nil
+	}
 	if !s.cfg.DelegateRetry.Enabled || !s.cfg.IsTaskTool(in.Tool) {
-		return noChange(), nil
+		return withNote(text)
 	}
 	opts := s.cfg.RetryOptionsFor(in.Tool)
 	if outcome.TaskID != "" {
@@ -53,7 +65,10 @@ func (s *Server) toolExecuteAfter(ctx context.Context, p *toolExecuteAfterParams
 	}
 	det := core.DetectTaskError(text, failed, opts)
 	if det == nil || (failed && strings.Contains(text, det.Guidance)) {
-		return noChange(), nil
+		return withNote(text)
+	}
+	if note != "" {
+		return patch(Op{Op: "replace", Path: "/output", Value: core.WithGuidance(text, det) + "\n\n" + note}), nil
 	}
 	return patch(Op{Op: "replace", Path: "/output", Value: core.WithGuidance(text, det)}), nil
 }

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -51,7 +52,38 @@ func (s *Server) resumeOps(ctx context.Context, in *toolInput, args map[string]j
 		}
 		return []Op{{Op: "replace", Path: "/args/" + d.ResumeArg, Value: id}}
 	case sessions.TaskIDRemove:
+		s.noteUnknownResume(in.CallID, requested)
 		return []Op{{Op: "remove", Path: "/args/" + d.ResumeArg}}
 	}
 	return nil
+}
+
+// maxUnknownResumes bounds the calls waiting for their unknown-alias note.
+const maxUnknownResumes = 256
+
+// noteUnknownResume remembers that callID's resume argument named alias,
+// which no entry holds (forgotten, pruned, or never made): the call runs
+// as a fresh one, and its tool.execute.after says so (4.2).
+func (s *Server) noteUnknownResume(callID, alias string) {
+	alias = strings.TrimSpace(alias)
+	if callID == "" || alias == "" || len(alias) > sessions.MaxIDBytes {
+		return
+	}
+	if s.unknownResumes == nil || len(s.unknownResumes) >= maxUnknownResumes {
+		s.unknownResumes = map[string]string{}
+	}
+	s.unknownResumes[callID] = alias
+}
+
+// takeUnknownResume returns and forgets the alias noted for callID.
+func (s *Server) takeUnknownResume(callID string) (string, bool) {
+	alias, ok := s.unknownResumes[callID]
+	delete(s.unknownResumes, callID)
+	return alias, ok
+}
+
+// unknownResumeNote is what a call that named an unknown alias tells the
+// model, after the tool's output.
+func unknownResumeNote(arg, alias string) string {
+	return fmt.Sprintf("[hookwire] %s %q named no session hookwire remembers (forgotten, or never made), so this call started a new session with no earlier history.", arg, alias)
 }

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -154,4 +155,37 @@ func TestGuidanceNamesTheFailingCall(t *testing.T) {
 	assert.Contains(t, text, `Example: subagent(agent="explore", `)
 	assert.Contains(t, text, `sessionID="exp-2")`)
 	assert.NotContains(t, text, `agent="general"`)
+}
+
+// A resume naming an alias no entry holds runs fresh (its resume argument
+// removed, 4.2), and the call's output tells the model so, on both tools
+// (issue 42 item 4: the model and the user were told nothing).
+func TestUnknownAliasIsTold(t *testing.T) {
+	t.Run("OpenCode 2's subagent tool", func(t *testing.T) {
+		r := v2ModelRig(t, map[string]any{"model": "fake/fake-model-2"})
+		ops := r.subagentBefore("call_1", map[string]any{"agent": "explore", "description": "d", "prompt": "p", "sessionID": "exp-7"})
+		assert.Contains(t, ops, map[string]any{"op": "remove", "path": "/args/sessionID"})
+		after := r.subagentAfter("call_1", "", "<subagent sessionID=\"ses_new\" state=\"completed\">\ndone\n</subagent>")
+		require.Len(t, after, 1)
+		assert.Equal(t, "<subagent sessionID=\"ses_new\" state=\"completed\">\ndone\n</subagent>\n\n"+
+			`[hookwire] sessionID "exp-7" named no session hookwire remembers (forgotten, or never made), so this call started a new session with no earlier history.`,
+			after[0]["value"])
+		name, agent := r.s.Store().ResumeName("ses_p", "ses_new")
+		assert.Equal(t, []string{"exp-1", "explore"}, []string{name, agent}, "listed as a new entry")
+		// A later call with the same call id is not told again.
+		assert.Empty(t, r.subagentAfter("call_1", "", "<subagent sessionID=\"ses_new\" state=\"completed\">\nagain\n</subagent>"))
+	})
+	t.Run("1.x's task tool, the note after the guidance of a failed call", func(t *testing.T) {
+		r := newFallbackRig(t, map[string]any{"cacheStable": false})
+		call(t, r.s, "chat.message", chatMessageOf("ses_p", "orchestrator", "fake", "fake-model", ""))
+		before := call(t, r.s, "tool.execute.before", map[string]any{"input": map[string]any{"tool": "task", "sessionID": "ses_p", "callID": "c1"},
+			"output": map[string]any{"args": map[string]any{"subagent_type": "explorer", "description": "d", "prompt": "p", "task_id": "exp-3"}}})
+		assert.Contains(t, before, map[string]any{"op": "remove", "path": "/args/task_id"})
+		after := call(t, r.s, "tool.execute.after", map[string]any{"input": map[string]any{"tool": "task", "sessionID": "ses_p", "callID": "c1"},
+			"output": map[string]any{"output": "[ERROR] delegation depth limit reached"}})
+		require.Len(t, after, 1)
+		text := after[0]["value"].(string)
+		assert.Contains(t, text, "[hookwire retry guidance]")
+		assert.True(t, strings.HasSuffix(text, `[hookwire] task_id "exp-3" named no session hookwire remembers (forgotten, or never made), so this call started a new session with no earlier history.`), text)
+	})
 }
