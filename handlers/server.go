@@ -68,7 +68,7 @@ type Server struct {
 	// entry holds (tool_execute_before.go), by call id, for the note their
 	// tool.execute.after adds; bounded like the pending calls.
 	unknownResumes map[string]string
-	clock    func() time.Time
+	clock          func() time.Time
 
 	// gate is initialize-first and the request counters (gate.go).
 	gate gate
