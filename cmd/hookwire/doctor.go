@@ -449,6 +449,14 @@ func (d *doctor) checkStateFile() {
 		d.add(levelInfo, "state file", "off ("+source+"): aliases last only as long as the sidecar.", "")
 		return
 	}
+	// A state the sidecar cannot write is read-only for it: every OpenCode
+	// start says so (a toast; `opencode run` prints it), so doctor does too
+	// (issue 42 item 6: it said ok).
+	if why := stateUnwritable(path); why != "" {
+		d.add(levelWarn, "state file", fmt.Sprintf("%s (%s): %s: the sidecar opens it read-only; its aliases resolve, new ones last only until OpenCode exits (OpenCode shows this at start: a toast in the TUI, a line under opencode run).", path, source, why),
+			"make it writable by you, or give the plugin option state a path you can write.")
+		return
+	}
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		d.add(levelOK, "state file", fmt.Sprintf("%s (%s): none yet; the sidecar creates it on first use.", path, source), "")
