@@ -203,7 +203,8 @@ export class RuntimeFallback {
       res.action === "resend" && this.opts.oneShot
         ? " at the next message"
         : res.action === "abort"
-          ? `: the subagent's attempt on ${from} is stopped (OpenCode shows it as "Task cancelled") and the same task runs again on ${to}`
+          ? // `opencode run` prints the stopped attempt as "Task cancelled"; the TUI shows the task done.
+            `: the subagent's attempt on ${from} is stopped${this.log.toTerminal ? ' (OpenCode shows it as "Task cancelled")' : ""} and the same task runs again on ${to}`
           : "";
     this.log.notice("info", `hookwire: ${from} failed (${reason}); switching to ${to}${when}`, { session: sessionID, from, to, reason, action: res.action });
     if (res.action === "abort") {

@@ -338,3 +338,24 @@ test("real sidecar: when the run on the fallback fails too, the task call names 
     s.cleanup();
   }
 });
+
+test("in the TUI the switch's toast says no more than the TUI shows: no \"Task cancelled\" remark (only opencode run prints that)", async () => {
+  const s = scratch();
+  const { client, calls } = fallbackClient();
+  const config = { agentModels: { explorer: { fallbackModels: ["fake/fake-model-2"] } } };
+  const h = createHookwire({ client }, { binary: realSidecar(), trace: s.trace, logFile: s.log, timeoutMs: 3000, state: false, ...config }, { ...process.env, HOME: s.dir }, { terminal: null });
+  try {
+    const msg = (session, agent, modelID) => ({ message: { id: "m", role: "user", sessionID: session, agent, model: { providerID: "fake", modelID } }, parts: [] });
+    await h.hooks["chat.message"]({ sessionID: "ses_p", agent: "orchestrator" }, msg("ses_p", "orchestrator", "fake-model"));
+    await h.hooks["tool.execute.before"]({ tool: "task", sessionID: "ses_p", callID: "call_1" }, { args: { description: "Explore", prompt: "List.", subagent_type: "explorer" } });
+    await h.hooks.event({ event: { type: "session.created", properties: { sessionID: "ses_c", info: { id: "ses_c", parentID: "ses_p", agent: "explorer" } } } });
+    await h.hooks["chat.message"]({ sessionID: "ses_c", agent: "explorer" }, msg("ses_c", "explorer", "fake-model-3"));
+    await h.hooks.event({ event: { type: "session.status", properties: { sessionID: "ses_c", status: { type: "retry", attempt: 1, message: "Rate limit reached for fake-model-3", next: Date.now() + 2000 } } } });
+    await waitFor(() => calls.toasts.length > 0, 3000);
+    assert.match(calls.toasts[0], /the subagent's attempt on fake\/fake-model-3 is stopped and the same task runs again on fake\/fake-model-2/);
+    assert.doesNotMatch(calls.toasts[0], /Task cancelled/);
+  } finally {
+    await h.dispose();
+    s.cleanup();
+  }
+});
