@@ -123,7 +123,7 @@ const main = `hookwire-opencode-${version}.tgz`;
 if (!fs.existsSync(path.join(dir, main))) { say(false, `${main} missing`); process.exit(1); }
 const pkg = JSON.parse(tar(main, "-xO", "package/package.json"));
 const files = tar(main, "-t").split("\n").filter(Boolean).sort();
-say(JSON.stringify(files) === JSON.stringify(["package/LICENSE", "package/README.md", "package/dist/bin.js", "package/dist/index.d.ts", "package/dist/index.js", "package/dist/server.d.ts", "package/dist/server.js", "package/package.json"]), `hookwire-opencode holds both bundles (. and ./server), their types, the bin, README, LICENSE: ${files.join(" ")}`);
+say(JSON.stringify(files) === JSON.stringify(["package/LICENSE", "package/README.md", "package/dist/bin.js", "package/dist/index.d.ts", "package/dist/index.js", "package/dist/server.d.ts", "package/dist/server.js", "package/dist/tui.d.ts", "package/dist/tui.js", "package/package.json"]), `hookwire-opencode holds the bundles of its three entries (., ./server and ./tui), their types, the bin, README, LICENSE: ${files.join(" ")}`);
 say(pkg.bin?.["hookwire-opencode"] === "dist/bin.js" && pkg.bin?.hookwire === "dist/bin.js" && /^-rwxr-xr-x/.test(tar(main, "-tv").split("\n").find((l) => l.endsWith("package/dist/bin.js")) ?? ""),
   "hookwire-opencode's bin (hookwire-opencode, hookwire: npx hookwire-opencode doctor) is dist/bin.js, executable");
 say(pkg.exports?.["./server"]?.import === "./dist/server.js" && pkg.exports?.["."]?.import === "./dist/index.js", "hookwire-opencode exports . (dist/index.js) and ./server (dist/server.js)");
