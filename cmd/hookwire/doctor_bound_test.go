@@ -74,6 +74,7 @@ func TestDoctorBoundIncludesPipes(t *testing.T) {
 				e.sidecar("v0.3.0")
 			}
 			e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
+			e.installed("hookwire-opencode@latest", "0.3.0") // without its platform package: PATH's hookwire runs
 			type result struct {
 				code           int
 				stdout, stderr string

@@ -38,7 +38,8 @@ func (d *doctor) checkOptions() {
 // in shim/src/options.ts): used only when OpenCode passed the plugin no
 // options (on 1.1 to 1.3 it never does; later ones do for a [name,
 // options] entry, and the variable is then ignored); text that is not a
-// JSON object leaves the defaults, said only in OpenCode's log.
+// JSON object leaves the defaults, and the shim says so where the user
+// looks (the TUI's sidebar section and a toast; a line under opencode run).
 func (d *doctor) checkEnvOptions() {
 	raw, set := envOptions()
 	if !set {
@@ -51,7 +52,7 @@ func (d *doctor) checkEnvOptions() {
 	}
 	var v any
 	if err := json.Unmarshal([]byte(raw), &v); err != nil {
-		d.add(levelWarn, "plugin options", fmt.Sprintf("HOOKWIRE_OPTIONS is not JSON (%s): the shim uses its defaults (and says so only in OpenCode's log).", shortJSON(jsontext.Value(raw))),
+		d.add(levelWarn, "plugin options", fmt.Sprintf("HOOKWIRE_OPTIONS is not JSON (%s): the shim uses its defaults (and says so in the TUI's hookwire section and a toast, and on stderr under opencode run).", shortJSON(jsontext.Value(raw))),
 			`write a JSON object, names and strings in double quotes: HOOKWIRE_OPTIONS='{"cacheStable":false}'.`)
 		return
 	}

@@ -28,7 +28,7 @@ func TestDoctorEnvOptions(t *testing.T) {
 		{name: "a misspelt shim option", env: `{"timeotMs":300}`,
 			want: []string{`^warn +plugin options +HOOKWIRE_OPTIONS: timeotMs: unknown option, ignored \(did you mean "timeoutMs"\?\)\.`}},
 		{name: "not JSON", env: `{cacheStable:false}`,
-			want: []string{`^warn +plugin options +HOOKWIRE_OPTIONS is not JSON \(\{cacheStable:false\}\): the shim uses its defaults \(and says so only in OpenCode's log\)\. Fix: write a JSON object`}},
+			want: []string{`^warn +plugin options +HOOKWIRE_OPTIONS is not JSON \(\{cacheStable:false\}\): the shim uses its defaults \(and says so in the TUI's hookwire section and a toast, and on stderr under opencode run\)\. Fix: write a JSON object`}},
 		{name: "JSON but not an object", env: `["cacheStable"]`,
 			want: []string{`^warn +plugin options +HOOKWIRE_OPTIONS must be a JSON object, got \["cacheStable"\]: the shim uses its defaults\.`}},
 		{name: "valid", env: ` {"cacheStable":false,"timeoutMs":300} `,

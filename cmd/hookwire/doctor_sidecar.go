@@ -73,6 +73,15 @@ func (d *doctor) chooseSidecar() (sidecarChoice, bool) {
 	if bin, pj := d.platformBinary(); bin != "" {
 		return sidecarChoice{bin: bin, source: "the installed platform package", pkgJSON: pj}, true
 	}
+	// A plugin by name that OpenCode has not installed yet: at its first
+	// start OpenCode installs it with its platform package, and that is
+	// what runs, never a hookwire on PATH (under npx, PATH holds npx's
+	// temporary copy: issue 42 item 8). noSidecar says "not installed yet".
+	if e, ok := d.winningEntry(); ok && !strings.HasPrefix(e.spec, "file:") {
+		if pj, _ := installedPackage(e.spec); pj == "" {
+			return sidecarChoice{}, false
+		}
+	}
 	if p, err := exec.LookPath("hookwire"); err == nil {
 		return sidecarChoice{bin: p, source: "PATH"}, true
 	}

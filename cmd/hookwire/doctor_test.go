@@ -341,9 +341,23 @@ func TestDoctor(t *testing.T) {
 			setup: func(e *doctorEnv) {
 				e.write(filepath.Join(e.bin, "hookwire"), "#!/bin/sh\nexit 3\n", 0o755)
 				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
+				e.installed("hookwire-opencode@latest", "0.3.0") // without its platform package: PATH's runs
 			},
 			code: 1,
 			want: []string{`^FAIL +sidecar +the shim would run .*/bin/hookwire \(from PATH\), which fails: exit status 3\.`},
+		},
+		{
+			// npx hookwire-opencode doctor puts npx's temporary copy on
+			// PATH; before OpenCode's first start the plugin is not
+			// installed, and what will run is the platform package OpenCode
+			// installs with it (issue 42 item 8).
+			name: "a by-name plugin not installed yet: not a hookwire found on PATH",
+			setup: func(e *doctorEnv) {
+				e.sidecar("v0.3.0")
+				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
+			},
+			want:   []string{`^warn +sidecar +hookwire-opencode is not installed yet, nor the sidecar that comes with it`},
+			absent: []string{`the shim would run`},
 		},
 		{
 			name: "a corrupt state file: a failure, with how to reset it",
