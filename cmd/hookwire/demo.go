@@ -264,7 +264,8 @@ func (d *demoRun) script() error {
 	}
 	d.title("OpenCode starts with the plugin; it starts the sidecar")
 	d.say("the project's memory is a database (here a temporary one; a real project keeps its own)")
-	d.say("general is set to fall back to %s when its model fails", demoFallback)
+	d.say("general is set to fall back to %s when its model fails; the plugin option behind it:", demoFallback)
+	d.say(`  {"agentModels": {"general": {"fallbackModels": ["%s"]}}}`, demoFallback)
 
 	if err := d.userTurn("msg_1"); err != nil {
 		return err

@@ -67,7 +67,8 @@ func usage(w io.Writer) {
       speak the hookwire protocol (JSON-RPC 2.0) on stdin/stdout; --project keeps
       the sessions in that project's state file, --state in FILE, neither in memory;
       --record appends every message to a transcript FILE for hookwire replay
-  hookwire demo               run a scripted orchestrator session and show what each hook did
+  hookwire demo               play a stock OpenCode session (build delegating to explore and general)
+                              through the sidecar, no OpenCode or network, and show what hookwire did
   hookwire replay [-update] [-json] [-bin PATH] FILE...
                               replay transcripts against this binary; exit 1 on a difference
   hookwire observe [--project DIR | --state FILE] [--framing F] [--log-level L]
