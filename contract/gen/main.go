@@ -110,12 +110,22 @@ type spec struct {
 	Packages        packageNames `json:"packages"`
 }
 
+// opencode2 is a hook's counterpart on OpenCode 2: the v2 hook that
+// drives it, or why there is none.
+type opencode2 struct {
+	Hook string `json:"hook"`
+	None string `json:"none"`
+}
+
 type method struct {
 	Name         string `json:"name"`
 	Kind         string `json:"kind"`
 	Role         string `json:"role"`
 	OpenCodeHook string `json:"opencodeHook"`
-	ToolCall     bool   `json:"toolCall"`
+	// OpenCode2 is the OpenCode 2 hook that drives this hook through the
+	// shim's bridge (shim/src/v2.ts), or says why none does.
+	OpenCode2 *opencode2 `json:"opencode2"`
+	ToolCall  bool       `json:"toolCall"`
 	Transform    bool   `json:"transform"`
 	// Params describes the params object; nil: the method reads none.
 	Params *params `json:"params"`
@@ -270,8 +280,11 @@ func (s *spec) check() error {
 				bad("hook %q: the OpenCode hook %q is mapped twice", m.Name, m.OpenCodeHook)
 			}
 			hooks[m.OpenCodeHook] = true
+			if m.OpenCode2 == nil || (m.OpenCode2.Hook == "") == (m.OpenCode2.None == "") {
+				bad("hook %q: opencode2 must name the OpenCode 2 hook that drives it (hook) or say why none does (none)", m.Name)
+			}
 		case "lifecycle", "method":
-			if m.OpenCodeHook != "" || m.ToolCall || m.Transform {
+			if m.OpenCodeHook != "" || m.ToolCall || m.Transform || m.OpenCode2 != nil {
 				bad("method %q: opencodeHook, toolCall and transform belong to hooks", m.Name)
 			}
 		default:
@@ -660,11 +673,15 @@ func tsSource(s *spec) []byte {
 		p("  { name: %s, kind: %s, role: %s },\n", js(m.Name), js(m.Kind), js(m.Role))
 	}
 	p("] as const;\n\n")
-	p("/** The hooks: each sidecar method with the OpenCode plugin hook it forwards (PROTOCOL.md 3). */\nexport const HOOKS = [\n")
+	p("/** The hooks: each sidecar method with the OpenCode plugin hook it forwards (PROTOCOL.md 3), and the OpenCode 2 hook that drives it through the bridge (v2.ts; null: none, contract.json says why). */\nexport const HOOKS = [\n")
 	for _, m := range s.Methods {
 		if m.Role == "hook" {
-			p("  { method: %s, opencodeHook: %s, kind: %s, toolCall: %t, transform: %t },\n",
-				js(m.Name), js(m.OpenCodeHook), js(m.Kind), m.ToolCall, m.Transform)
+			v2 := "null"
+			if m.OpenCode2 != nil && m.OpenCode2.Hook != "" {
+				v2 = js(m.OpenCode2.Hook)
+			}
+			p("  { method: %s, opencodeHook: %s, kind: %s, toolCall: %t, transform: %t, opencode2: %s },\n",
+				js(m.Name), js(m.OpenCodeHook), js(m.Kind), m.ToolCall, m.Transform, v2)
 		}
 	}
 	p("] as const;\n\n")

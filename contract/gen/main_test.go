@@ -122,7 +122,7 @@ func TestContractMistakes(t *testing.T) {
 		  "packages": {"plugin": "p", "platforms": [{"os": "linux", "cpu": "x64", "goos": "linux", "goarch": "amd64", "what": "L"}]}` + extra + `}`
 	}
 	status := `{"name": "status", "kind": "request", "role": "method"}`
-	hook := `{"name": "chat.message", "kind": "request", "role": "hook", "opencodeHook": "chat.message"}`
+	hook := `{"name": "chat.message", "kind": "request", "role": "hook", "opencodeHook": "chat.message", "opencode2": {"hook": "session.prompt"}}`
 	tests := []struct {
 		name, spec, err string
 	}{
@@ -131,15 +131,17 @@ func TestContractMistakes(t *testing.T) {
 		{"method twice", base(status+","+status, ""), `method "status" is listed twice`},
 		{"bad kind", base(`{"name": "status", "kind": "call", "role": "method"}`, ""), `kind must be request or notification`},
 		{"bad role", base(`{"name": "status", "kind": "request", "role": "hooks"}`, ""), `role must be lifecycle, hook or method`},
+		{"hook without an OpenCode 2 counterpart or a reason", base(status+`,{"name": "chat.y", "kind": "request", "role": "hook", "opencodeHook": "chat.y"}`, ""), `hook "chat.y": opencode2 must name`},
+		{"hook with both an OpenCode 2 hook and a reason", base(status+`,{"name": "chat.y", "kind": "request", "role": "hook", "opencodeHook": "chat.y", "opencode2": {"hook": "a", "none": "b"}}`, ""), `hook "chat.y": opencode2 must name`},
 		{"hook without OpenCode hook", base(status+`,{"name": "chat.message", "kind": "request", "role": "hook"}`, ""), `hook "chat.message": opencodeHook is missing`},
-		{"OpenCode hook mapped twice", base(status+","+hook+`,{"name": "chat.x", "kind": "request", "role": "hook", "opencodeHook": "chat.message"}`, ""), `mapped twice`},
+		{"OpenCode hook mapped twice", base(status+","+hook+`,{"name": "chat.x", "kind": "request", "role": "hook", "opencodeHook": "chat.message", "opencode2": {"hook": "session.prompt"}}`, ""), `mapped twice`},
 		{"method with a hook's member", base(`{"name": "status", "kind": "request", "role": "method", "transform": true}`, ""), `belong to hooks`},
 		{"observer method not in methods", base(hook, ""), `observer method "status" is not a method`},
-		{"name with a space", base(status+`,{"name": "chat message", "kind": "request", "role": "hook", "opencodeHook": "x"}`, ""), `"chat message": a name is`},
+		{"name with a space", base(status+`,{"name": "chat message", "kind": "request", "role": "hook", "opencodeHook": "x", "opencode2": {"none": "x"}}`, ""), `"chat message": a name is`},
 		{"unknown member type", base(`{"name": "status", "kind": "request", "role": "method", "params": {"fields": [{"name": "x", "type": "Nope[]"}]}}`, ""), `status params.x: unknown type "Nope"`},
 		{"member without type or fields", base(`{"name": "status", "kind": "request", "role": "method", "params": {"fields": [{"name": "x"}]}}`, ""), `status params.x: either type or fields`},
 		{"required and optional", base(`{"name": "status", "kind": "request", "role": "method", "params": {"fields": [{"name": "x", "type": "any", "required": true, "optional": true}]}}`, ""), `exclude each other`},
-		{"notification with a result", base(status+`,{"name": "chat.x", "kind": "notification", "role": "hook", "opencodeHook": "x", "result": "string"}`, ""), `"chat.x": a notification has no result`},
+		{"notification with a result", base(status+`,{"name": "chat.x", "kind": "notification", "role": "hook", "opencodeHook": "x", "opencode2": {"none": "x"}, "result": "string"}`, ""), `"chat.x": a notification has no result`},
 		{"type defined twice", base(status, `, "types": [{"name": "T", "go": "int"}, {"name": "T", "go": "int"}]`), `type "T": a name starts upper-case and is defined once`},
 		{"identifiers collide", base(status+`,{"name": "sessions.Changed", "kind": "request", "role": "method"}`, ""), `both become the identifier MethodSessionsChanged`},
 	}

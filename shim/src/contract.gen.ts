@@ -25,14 +25,14 @@ export const METHODS = [
   { name: "model.failed", kind: "request", role: "method" },
 ] as const;
 
-/** The hooks: each sidecar method with the OpenCode plugin hook it forwards (PROTOCOL.md 3). */
+/** The hooks: each sidecar method with the OpenCode plugin hook it forwards (PROTOCOL.md 3), and the OpenCode 2 hook that drives it through the bridge (v2.ts; null: none, contract.json says why). */
 export const HOOKS = [
-  { method: "tool.execute.before", opencodeHook: "tool.execute.before", kind: "request", toolCall: true, transform: false },
-  { method: "tool.execute.after", opencodeHook: "tool.execute.after", kind: "request", toolCall: true, transform: false },
-  { method: "chat.system.transform", opencodeHook: "experimental.chat.system.transform", kind: "request", toolCall: false, transform: true },
-  { method: "chat.messages.transform", opencodeHook: "experimental.chat.messages.transform", kind: "request", toolCall: false, transform: true },
-  { method: "chat.message", opencodeHook: "chat.message", kind: "request", toolCall: false, transform: false },
-  { method: "event", opencodeHook: "event", kind: "notification", toolCall: false, transform: false },
+  { method: "tool.execute.before", opencodeHook: "tool.execute.before", kind: "request", toolCall: true, transform: false, opencode2: "tool.execute.before" },
+  { method: "tool.execute.after", opencodeHook: "tool.execute.after", kind: "request", toolCall: true, transform: false, opencode2: "tool.execute.after" },
+  { method: "chat.system.transform", opencodeHook: "experimental.chat.system.transform", kind: "request", toolCall: false, transform: true, opencode2: "session.context" },
+  { method: "chat.messages.transform", opencodeHook: "experimental.chat.messages.transform", kind: "request", toolCall: false, transform: true, opencode2: "session.context" },
+  { method: "chat.message", opencodeHook: "chat.message", kind: "request", toolCall: false, transform: false, opencode2: null },
+  { method: "event", opencodeHook: "event", kind: "notification", toolCall: false, transform: false, opencode2: "event.subscribe" },
 ] as const;
 
 export type Method = (typeof METHODS)[number]["name"];

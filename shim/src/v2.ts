@@ -36,6 +36,26 @@
 // removed) and a tool result's output or error text.
 
 import type { Hooks } from "@opencode-ai/plugin";
+import { HOOKS, type HookMethod } from "./contract.gen.js";
+
+/**
+ * The 1.x hook a contract hook method is, from the contract (HOOKS): the
+ * bridge names contract methods, never 1.x hook names of its own.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type V1Hook = (input: any, output: any) => Promise<unknown>;
+function v1(hooks: Hooks, method: HookMethod): V1Hook | undefined {
+  const row = HOOKS.find((h) => h.method === method);
+  return row ? ((hooks as Record<string, unknown>)[row.opencodeHook] as V1Hook | undefined) : undefined;
+}
+
+/**
+ * The OpenCode 2 hooks this bridge drives (setupV2). Every contract hook
+ * whose row names an OpenCode 2 hook (HOOKS[].opencode2) must be one of
+ * these (a test holds it so), and a contract hook with none says why in
+ * contract.json.
+ */
+export const BRIDGED_V2_HOOKS = ["session.context", "tool.execute.before", "tool.execute.after", "event.subscribe"] as const;
 
 /** The draft of v2's session `context` hook (SessionContext), as far as the bridge reads it. */
 export type V2SystemPart = { type: "text"; text: string; [k: string]: unknown };
@@ -98,7 +118,7 @@ export type V2PluginContext = {
 
 /** system.transform over v2's system parts: the strings in, changed parts written back. */
 export async function bridgeSystem(hooks: Hooks, draft: V2Context): Promise<void> {
-  const hook = hooks["experimental.chat.system.transform"];
+  const hook = v1(hooks, "chat.system.transform");
   if (!hook) return;
   const before = draft.system.map((p) => (typeof p?.text === "string" ? p.text : ""));
   const output = { system: [...before] };
@@ -214,7 +234,7 @@ export function fromV1Messages(draft: V2Context, mapped: Mapped, after: Mapped["
 
 /** messages.transform over v2's request messages. */
 export async function bridgeMessages(hooks: Hooks, draft: V2Context): Promise<void> {
-  const hook = hooks["experimental.chat.messages.transform"];
+  const hook = v1(hooks, "chat.messages.transform");
   if (!hook || !Array.isArray(draft.messages)) return;
   const mapped = toV1Messages(draft);
   const output = { messages: structuredClone(mapped.messages) };
@@ -225,7 +245,7 @@ export async function bridgeMessages(hooks: Hooks, draft: V2Context): Promise<vo
 // --- tools ----------------------------------------------------------------------------
 
 export async function bridgeToolBefore(hooks: Hooks, draft: V2ToolBefore): Promise<void> {
-  const hook = hooks["tool.execute.before"];
+  const hook = v1(hooks, "tool.execute.before");
   if (!hook) return;
   const output = { args: draft.input };
   await hook({ tool: draft.tool, sessionID: draft.sessionID, callID: draft.id }, output);
@@ -246,7 +266,7 @@ function contentText(content: string | Array<{ type: string; text?: string }> | 
  * message, the error staying the same Tool.Error.
  */
 export async function bridgeToolAfter(hooks: Hooks, draft: V2ToolAfter): Promise<void> {
-  const hook = hooks["tool.execute.after"];
+  const hook = v1(hooks, "tool.execute.after");
   if (!hook) return;
   if (draft.status === "error") {
     const before = errorMessage(draft.error);
@@ -329,8 +349,8 @@ export async function bridgeCompletion(hooks: Hooks, e: V2Event): Promise<void> 
   const data = (e.data ?? {}) as { sessionID?: unknown; text?: unknown; description?: unknown; metadata?: Record<string, unknown> };
   const m = data.metadata;
   if (m?.source !== "subagent" || typeof m.childID !== "string" || typeof data.sessionID !== "string" || typeof data.text !== "string") return;
-  const before = hooks["tool.execute.before"];
-  const after = hooks["tool.execute.after"];
+  const before = v1(hooks, "tool.execute.before");
+  const after = v1(hooks, "tool.execute.after");
   if (!before || !after) return;
   const callID = `hookwire_notice_${e.id ?? m.childID}`;
   // `model: ""`: no call runs, so the sidecar chooses no model for it (a call naming its model keeps it).
@@ -555,7 +575,7 @@ export async function setupV2(ctx: V2PluginContext, hooks: Hooks, services: V2Se
         if (next.done || stopped) break;
         try {
           // Not awaited, as 1.x does not await the event hook.
-          void hooks.event?.(toV1Event(next.value) as never)?.catch?.(() => {});
+          void v1(hooks, "event")?.(toV1Event(next.value), undefined)?.catch?.(() => {});
           void bridgeCompletion(hooks, next.value).catch(() => {});
           void bridgeFailure(services, next.value).catch(() => {});
         } catch {

@@ -6,6 +6,7 @@
 // disposes what it registered.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { shimDir } from "./helpers.mjs";
@@ -169,4 +170,18 @@ test("a child's failure events feed health only for a provider's error", async (
   await bridgeFailure(services, { type: "session.step.failed", data: { sessionID: "ses_c", error: { type: "tool.error", message: "no" } } });
   await bridgeFailure(services, { type: "session.deleted", data: { sessionID: "ses_c" } });
   assert.deepEqual(asked, [{ sessionID: "ses_c", error: { statusCode: 429, name: "provider.rate-limit", message: "Rate limit" } }]);
+});
+
+test("the hook mapping comes from the contract: every contract hook is driven by an OpenCode 2 hook the bridge implements, or the contract says why none does", async () => {
+  const { HOOKS } = await import(pathToFileURL(join(shimDir, "dist", "contract.gen.js")).href);
+  const { BRIDGED_V2_HOOKS } = await import(pathToFileURL(join(shimDir, "dist", "v2.js")).href);
+  const contract = JSON.parse(readFileSync(join(shimDir, "..", "contract", "contract.json"), "utf8"));
+  for (const h of HOOKS) {
+    const row = contract.methods.find((m) => m.name === h.method);
+    if (h.opencode2 === null) assert.ok(row.opencode2?.none, `${h.method}: no OpenCode 2 hook, and the contract says why`);
+    else assert.ok(BRIDGED_V2_HOOKS.includes(h.opencode2), `${h.method}: ${h.opencode2} is bridged by v2.ts`);
+  }
+  // And the bridge names no 1.x hook of its own: every one comes from HOOKS.
+  const src = readFileSync(join(shimDir, "src", "v2.ts"), "utf8");
+  for (const h of HOOKS) assert.doesNotMatch(src, new RegExp(`hooks\\[["']${h.opencodeHook.replace(/\./g, "\\.")}["']\\]`), h.opencodeHook);
 });
