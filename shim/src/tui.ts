@@ -25,6 +25,7 @@ import { Logger } from "./log.js";
 import { PROTOCOL_VERSION } from "./contract.gen.js";
 import { Sidecar } from "./sidecar.js";
 import { sectionLines, type ObserverState, type SectionCache, type SectionEntry } from "./tuimodel.js";
+import { stateProblemOf } from "./tuistate.js";
 
 /** The npm name whose server entry the TUI looks for in OpenCode's plugin list. */
 const PACKAGE = "hookwire-opencode";
@@ -71,6 +72,8 @@ class SectionLog extends Logger {
 /** The section's live data: one observer per TUI process, asked once a second for what is shown. */
 export class SectionData {
   observer: ObserverState = { kind: "starting" };
+  /** What keeps the sidecar from keeping aliases (memory only, read-only), "" when nothing. */
+  stateProblem = "";
   private readonly log = new SectionLog();
   readonly cache = new Map<string, SectionCache>();
   private readonly entries = new Map<string, SectionEntry[]>();
@@ -141,6 +144,7 @@ export class SectionData {
       }
       const r = st.result as { version?: string; observer?: { lastLoad?: string; file?: string }; cache?: { perSession?: SectionCache[] } };
       this.observer = { kind: "ready", version: r.version, lastLoad: r.observer?.lastLoad, file: r.observer?.file };
+      this.stateProblem = await stateProblemOf(this.settings, r.observer?.file);
       this.cache.clear();
       for (const c of r.cache?.perSession ?? []) if (typeof c?.session === "string") this.cache.set(c.session, c);
       const now = Date.now();
@@ -180,7 +184,7 @@ export function linesFor(data: SectionData, host: SectionHost, warnings: string[
   data.watch(listed);
   const entries = data.entriesOf(listed);
   const all = [...warnings, ...data.configWarnings];
-  return sectionLines({ observer: data.observer, sessionID, parentID, entries, cache: data.cache, warnings: all, expanded: entries.length <= 4 });
+  return sectionLines({ observer: data.observer, sessionID, parentID, entries, cache: data.cache, warnings: all, stateProblem: data.stateProblem || undefined, expanded: entries.length <= 4 });
 }
 
 // --- elements (@opentui/solid without JSX: the package ships compiled JS) ---

@@ -198,3 +198,4 @@ test("OpenCode 2: the section appends to sidebar.content and shows the same alia
     s.cleanup();
   }
 });
+

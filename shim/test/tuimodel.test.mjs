@@ -89,3 +89,38 @@ test("a cache share short of all never reads 100%, above none never 0%", async (
   assert.equal(sharePercent(0), 0);
   assert.equal(cacheWords({ requests: 3, cacheShare: 0.9973, busts: 0 }), "cache 99%");
 });
+
+test("the state problem the section's first line names: memory only when the state option is off, read-only when the file cannot be written", async (t) => {
+  const { stateProblemOf } = await import(pathToFileURL(join(shimDir, "dist", "tuistate.js")).href);
+  const { mkdtempSync, mkdirSync, chmodSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { execFileSync } = await import("node:child_process");
+  assert.equal(await stateProblemOf({ stateSource: "off" }, undefined), "memory only");
+  const dir = mkdtempSync(join(tmpdir(), "hookwire-tuistate-"));
+  try {
+    const file = join(dir, "state", "p.db");
+    mkdirSync(join(dir, "state"));
+    assert.equal(await stateProblemOf({ stateSource: "default" }, file), "", "a directory it can write");
+    // Root writes anywhere: a read-only bind mount then; a user: no write bit.
+    if (process.getuid?.() === 0) {
+      try {
+        execFileSync("mount", ["--bind", join(dir, "state"), join(dir, "state")]);
+        execFileSync("mount", ["-o", "remount,bind,ro", join(dir, "state")]);
+      } catch (err) {
+        t.skip(`no read-only mount here: ${err}`);
+        return;
+      }
+      try {
+        assert.equal(await stateProblemOf({ stateSource: "default" }, file), "state read-only");
+      } finally {
+        execFileSync("umount", [join(dir, "state")]);
+      }
+    } else {
+      chmodSync(join(dir, "state"), 0o500);
+      assert.equal(await stateProblemOf({ stateSource: "default" }, file), "state read-only");
+      chmodSync(join(dir, "state"), 0o700);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
