@@ -184,21 +184,28 @@ func (d *doctor) configFiles() []string {
 	if c := os.Getenv("OPENCODE_CONFIG"); c != "" {
 		addDir(filepath.Dir(c), filepath.Base(c))
 	}
-	var dirs []string
-	for dir := d.project; ; dir = filepath.Dir(dir) {
-		dirs = append(dirs, dir)
-		if dir == d.root || filepath.Dir(dir) == dir {
-			break
-		}
-	}
-	for i := len(dirs) - 1; i >= 0; i-- {
-		addDir(dirs[i], names...)
-		addDir(filepath.Join(dirs[i], ".opencode"), names...)
+	for _, dir := range d.projectDirs() {
+		addDir(dir, names...)
+		addDir(filepath.Join(dir, ".opencode"), names...)
 	}
 	if c := os.Getenv("OPENCODE_CONFIG_DIR"); c != "" {
 		addDir(c, names...)
 	}
 	return files
+}
+
+// projectDirs are the directories from the project root down to the
+// project directory, in the order OpenCode merges their configs.
+func (d *doctor) projectDirs() []string {
+	var up []string
+	for dir := d.project; ; dir = filepath.Dir(dir) {
+		up = append(up, dir)
+		if dir == d.root || filepath.Dir(dir) == dir {
+			break
+		}
+	}
+	slices.Reverse(up)
+	return up
 }
 
 // checkConfigs: each OpenCode config file, whether it loads hookwire and

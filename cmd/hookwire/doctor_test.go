@@ -70,6 +70,24 @@ func (e *doctorEnv) shim(dir, v string) string {
 	return "file://" + e.write(filepath.Join(dir, "dist", "index.js"), "export default {}\n", 0o600)
 }
 
+// assertReport checks a doctor report: each regexp of want matches one of
+// its lines, and no line matches one of absent.
+func assertReport(t *testing.T, stdout string, want, absent []string) {
+	t.Helper()
+	lines := strings.Split(stdout, "\n")
+	for _, w := range want {
+		re := regexp.MustCompile(w)
+		found := false
+		for _, l := range lines {
+			found = found || re.MatchString(l)
+		}
+		assert.True(t, found, "no line matches %s in\n%s", w, stdout)
+	}
+	for _, a := range absent {
+		assert.NotRegexp(t, regexp.MustCompile(`(?m)`+a), stdout)
+	}
+}
+
 func TestDoctor(t *testing.T) {
 	v040 := buildVersioned(t, "v0.4.0") // before newDoctorEnv empties PATH
 	tests := []struct {
@@ -395,18 +413,7 @@ func TestDoctor(t *testing.T) {
 			code, stdout, stderr := runCmd("doctor", "--project", e.project)
 			assert.Equal(t, tt.code, code, "stderr: %s\n%s", stderr, stdout)
 			assert.Empty(t, stderr)
-			lines := strings.Split(stdout, "\n")
-			for _, want := range tt.want {
-				re := regexp.MustCompile(want)
-				found := false
-				for _, l := range lines {
-					found = found || re.MatchString(l)
-				}
-				assert.True(t, found, "no line matches %s in\n%s", want, stdout)
-			}
-			for _, absent := range tt.absent {
-				assert.NotRegexp(t, regexp.MustCompile(`(?m)`+absent), stdout)
-			}
+			assertReport(t, stdout, tt.want, tt.absent)
 			if tt.notRun != "" {
 				assert.NoFileExists(t, filepath.Join(e.root, tt.notRun), "doctor ran a binary")
 			}

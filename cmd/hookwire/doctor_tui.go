@@ -27,16 +27,9 @@ func (d *doctor) tuiFiles() []string {
 		}
 	}
 	add(configDir())
-	var dirs []string
-	for dir := d.project; ; dir = filepath.Dir(dir) {
-		dirs = append(dirs, dir)
-		if dir == d.root || filepath.Dir(dir) == dir {
-			break
-		}
-	}
-	for i := len(dirs) - 1; i >= 0; i-- {
-		add(dirs[i])
-		add(filepath.Join(dirs[i], ".opencode"))
+	for _, dir := range d.projectDirs() {
+		add(dir)
+		add(filepath.Join(dir, ".opencode"))
 	}
 	return files
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -55,18 +53,7 @@ func TestDoctorTUI(t *testing.T) {
 			tt.setup(e)
 			_, stdout, stderr := runCmd("doctor", "--project", e.project)
 			assert.Empty(t, stderr)
-			lines := strings.Split(stdout, "\n")
-			for _, want := range tt.want {
-				re := regexp.MustCompile(want)
-				found := false
-				for _, l := range lines {
-					found = found || re.MatchString(l)
-				}
-				assert.True(t, found, "no line matches %s in\n%s", want, stdout)
-			}
-			for _, absent := range tt.absent {
-				assert.NotRegexp(t, regexp.MustCompile(`(?m)`+absent), stdout)
-			}
+			assertReport(t, stdout, tt.want, tt.absent)
 		})
 	}
 }

@@ -247,3 +247,14 @@ export function fakeSpawner(respond = healthyAnswer, onSpawn = () => {}) {
     },
   };
 }
+
+/** The pids of this process's children running binary (the sidecars it started). */
+export function sidecarPids(binary) {
+  let out = "";
+  try {
+    out = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(process.pid)], { encoding: "utf8" });
+  } catch {
+    return []; // ps exits 1 when there is no child
+  }
+  return out.split("\n").filter((l) => l.includes(binary)).map((l) => Number(l.trim().split(/\s+/)[0]));
+}

@@ -9,20 +9,11 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { execFileSync } from "node:child_process";
 import { decodeDefinition, LoadError, resolveEntry, ToolError, V2Host } from "./v2host.mjs";
-import { realSidecar, scratch, shimDir, waitFor } from "./helpers.mjs";
+import { realSidecar, scratch, shimDir, waitFor, sidecarPids } from "./helpers.mjs";
 
 const PARENT = "ses_parent_v2";
 
-/** The pids of this process's children running binary (the sidecars it started). */
-function sidecars(binary) {
-  let out = "";
-  try {
-    out = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(process.pid)], { encoding: "utf8" });
-  } catch {
-    return [];
-  }
-  return out.split("\n").filter((l) => l.includes(binary)).map((l) => Number(l.trim().split(/\s+/)[0]));
-}
+const sidecars = sidecarPids;
 
 /**
  * Default options but what a test needs to look inside: the real sidecar,

@@ -9,7 +9,7 @@ import { test } from "node:test";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { rateLimit, RETRY_SCHEDULE, V2Host } from "./v2host.mjs";
-import { realSidecar, scratch, shimDir, waitFor } from "./helpers.mjs";
+import { realSidecar, scratch, shimDir, waitFor, sidecarPids } from "./helpers.mjs";
 
 const PARENT = "ses_parent_rescue";
 const MODELS = [
@@ -19,15 +19,7 @@ const MODELS = [
 const agentModels = { explore: { model: "fake/primary-model", fallbackChain: [{ providers: ["fake"], model: "fallback-model" }] } };
 const user = (id, text) => ({ id, role: "user", content: [{ type: "text", text }] });
 
-function sidecars(binary) {
-  let out = "";
-  try {
-    out = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(process.pid)], { encoding: "utf8" });
-  } catch {
-    return [];
-  }
-  return out.split("\n").filter((l) => l.includes(binary)).map((l) => Number(l.trim().split(/\s+/)[0]));
-}
+const sidecars = sidecarPids;
 
 function hostFor(s, { options = {}, failing = new Set(["fake/primary-model"]) } = {}) {
   process.env.XDG_STATE_HOME = join(s.dir, "xdg-state");

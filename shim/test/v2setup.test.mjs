@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { test } from "node:test";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { realSidecar, scratch, shimDir, waitFor } from "./helpers.mjs";
+import { realSidecar, scratch, shimDir, waitFor, sidecarPids } from "./helpers.mjs";
 
 const entry = (await import(pathToFileURL(join(shimDir, "dist", "server.js")).href)).default;
 
@@ -19,16 +19,7 @@ function registrationOnly(options) {
   return ctx;
 }
 
-/** The pids of this process's hookwire children (the sidecars it started). */
-function sidecars(binary) {
-  let out = "";
-  try {
-    out = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(process.pid)], { encoding: "utf8" });
-  } catch {
-    return []; // ps exits 1 when there is no child
-  }
-  return out.split("\n").filter((l) => l.includes(binary)).map((l) => Number(l.trim().split(/\s+/)[0]));
-}
+const sidecars = sidecarPids;
 
 const optionsOf = (s) => ({ binary: realSidecar(), state: false, trace: s.trace, logFile: s.log, timeoutMs: 2000 });
 
