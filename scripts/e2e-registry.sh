@@ -269,6 +269,11 @@ tui_wait() {
     sleep 0.5
   done
 }
+if ! oc_version_below 1.18 && ! command -v tmux >/dev/null; then
+  log "tmux not found; installing Debian's tmux"
+  if [ "$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi
+  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq tmux >/dev/null; } || true
+fi
 if oc_version_below 1.18 || ! command -v tmux >/dev/null; then
   mkdir -p "$TUI"
   echo "OpenCode $OPENCODE_VERSION has no TUI plugins (or no tmux here)" >"$TUI/skipped"
