@@ -11,7 +11,7 @@ import (
 )
 
 // The store's rows in the state database: storeDB is the Backend a Store
-// keeps its state in (dbstore.go says how the cache and the database
+// keeps its state in (backing.go says how the cache and the database
 // agree), over one connection (db.go). Every error it returns is
 // classified (a damaged file is errCorrupt or errNotDatabase).
 

@@ -9,7 +9,7 @@ type sessionAgent struct {
 	session, agent string
 	model          *ModelDecision // the latest chat.message's (model.go); nil: none
 
-	// With a database, as parentState's (dbstore.go).
+	// With a database, as parentState's (backing.go).
 	rev                      int64
 	epoch                    uint64
 	dirty, pinned, unwritten bool

@@ -8,7 +8,7 @@ import (
 // Backend is where a Store keeps what it remembers beyond the process:
 // the project's state database (package sessiondb), shared with every
 // other process on the project. The store's maps are a cache in front of
-// it (dbstore.go says how the two agree); the store decides, the backend
+// it (backing.go says how the two agree); the store decides, the backend
 // reads and writes rows.
 //
 // The store calls a Backend while it holds its own lock, one call at a

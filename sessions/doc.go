@@ -4,7 +4,7 @@
 // models' health and the prompt-cache figures. The store keeps them in
 // memory, as a cache in front of a Backend (backend.go: the interface the
 // store declares, and the records it exchanges), when one is attached
-// (dbstore.go says how the two agree). It reads time only from
+// (backing.go says how the two agree). It reads time only from
 // Config.Now. It is safe for concurrent use. It never speaks the protocol
 // and never decides guidance text (that is core's).
 //

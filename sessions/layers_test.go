@@ -2,9 +2,11 @@ package sessions
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -42,4 +44,12 @@ func TestDomainDoesNoIO(t *testing.T) {
 	}
 	require.Contains(t, checked, "github.com/hookwire/hookwire/sessions")
 	t.Logf("checked %s", strings.Join(checked, ", "))
+}
+
+// The domain package names its files for what they hold, not for the
+// database (issue 43): no db*.go here; persistence is sessiondb's.
+func TestNoDatabaseFilesInTheDomain(t *testing.T) {
+	files, err := filepath.Glob("db*.go")
+	require.NoError(t, err)
+	assert.Empty(t, files)
 }

@@ -166,7 +166,7 @@ type Store struct {
 	clock uint64
 	// changes counts mutations of the persisted state (changeCount).
 	// Since the state lives in the database (dirty parents and tracked
-	// sessions say what to write, dbstore.go) only the tests read it.
+	// sessions say what to write, backing.go) only the tests read it.
 	changes uint64
 
 	pending     *lru.List[string, *pendingCall]  // by call id
@@ -180,7 +180,7 @@ type Store struct {
 	// Bytes counted against Config.MaxStateBytes (budget.go).
 	parentBytes, trackedBytes, pendingBytes int
 
-	// db is the database the maps cache (dbstore.go); nil: memory only.
+	// db is the database the maps cache (backing.go); nil: memory only.
 	db *backing
 	// lost is the backing a failed Reattach left (its base context and
 	// failure report), reused by the next Reattach that succeeds.
@@ -204,7 +204,7 @@ type parentState struct {
 	agents   map[string]*agentState
 	frozen   *lru.List[string, *frozenBlock] // by message id, newest first; nil until the first
 
-	// With a database (dbstore.go): the revision read or written, the
+	// With a database (backing.go): the revision read or written, the
 	// epoch it was last checked in, whether it changed since, and the
 	// frozen blocks made or dropped since.
 	rev                   int64
@@ -213,7 +213,7 @@ type parentState struct {
 	newFrozen, goneFrozen []string
 	// unwritten: changed while no write could be made (the database busy
 	// or failing); written by the next transaction that begins, unless
-	// another process changed the parent meanwhile (dbstore.go).
+	// another process changed the parent meanwhile (backing.go).
 	unwritten bool
 }
 

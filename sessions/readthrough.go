@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// The store's reads from its Backend (dbstore.go says how the cache and
+// The store's reads from its Backend (backing.go says how the cache and
 // the database agree): a cached parent or tracked session checked against
 // its row's revision, or read through when the cache lacks it.
 
