@@ -33,6 +33,7 @@ export type SectionCache = { session?: string; cacheShare?: number | null; noCac
 export type ObserverState =
   | { kind: "starting" }
   | { kind: "ready"; version?: string; lastLoad?: string; file?: string }
+  // (the head line says working once the project holds an alias or figures, idle before)
   | { kind: "gone"; why: string }
   | { kind: "off"; why: string };
 
@@ -114,7 +115,10 @@ function headLine(input: SectionInput): string {
       const version = o.version ? ` ${o.version.split("+")[0]}` : "";
       if (input.stateProblem) return `hookwire${version}: ${input.stateProblem}`;
       if (o.lastLoad && o.lastLoad !== "ok" && o.lastLoad !== "missing") return `hookwire${version}: state ${o.lastLoad}`;
-      return `hookwire${version}: working`;
+      // Idle until the project holds something of hookwire's work: an
+      // alias or a request's prompt-cache figures.
+      const busy = input.entries.length > 0 || input.cache.size > 0;
+      return `hookwire${version}: ${busy ? "working" : "idle"}`;
     }
   }
 }

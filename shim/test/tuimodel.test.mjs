@@ -21,11 +21,13 @@ test("each state of hookwire's own line", () => {
   assert.equal(head({ kind: "starting" }), "hookwire: starting");
   assert.equal(head({ kind: "off", why: "no hookwire binary" }), "hookwire: off (no hookwire binary)");
   assert.equal(head({ kind: "gone", why: "observer gone" }), "hookwire: down (observer gone)");
-  assert.equal(head(ready), "hookwire 1.4.0: working");
+  assert.equal(head(ready), "hookwire 1.4.0: idle", "nothing of hookwire's work in the project yet");
+  assert.equal(head(ready, { entries: [{ alias: "exp-1", run: { state: "running" } }] }), "hookwire 1.4.0: working");
+  assert.equal(head(ready, { cache: new Map([["ses_p", { session: "ses_p", requests: 1 }]]) }), "hookwire 1.4.0: working", "a request's figures are work too");
   assert.equal(head(ready, { stateProblem: "memory-only" }), "hookwire 1.4.0: memory-only");
   assert.equal(head({ ...ready, lastLoad: "corrupt: bad" }), "hookwire 1.4.0: state corrupt: bad");
-  assert.equal(head({ ...ready, version: "1.4.0+gabc123.dirty" }), "hookwire 1.4.0: working", "a development build's suffix is left out");
-  assert.equal(head({ ...ready, lastLoad: "missing" }), "hookwire 1.4.0: working", "no database yet is not a problem");
+  assert.equal(head({ ...ready, version: "1.4.0+gabc123.dirty" }), "hookwire 1.4.0: idle", "a development build's suffix is left out");
+  assert.equal(head({ ...ready, lastLoad: "missing" }), "hookwire 1.4.0: idle", "no database yet is not a problem");
 });
 
 test("the parent's view: subagents newest first with their state, details when few, the session's own cache", () => {
