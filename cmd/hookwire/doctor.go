@@ -255,18 +255,28 @@ func readPluginEntries(file string) ([]pluginEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	// OpenCode 1.x's key is plugin; OpenCode 2.1+ is reported to read
+	// plugins as well (docs/OPENCODE.md): both are read.
 	var cfg struct {
-		Plugin json.RawMessage `json:"plugin"`
+		Plugin  json.RawMessage `json:"plugin"`
+		Plugins json.RawMessage `json:"plugins"`
 	}
 	if err := json.Unmarshal(stripJSONC(data), &cfg); err != nil {
 		return nil, fmt.Errorf("not valid JSON(C): %v", err)
 	}
-	if len(cfg.Plugin) == 0 || string(cfg.Plugin) == "null" {
-		return nil, nil
-	}
 	var list []json.RawMessage
-	if err := json.Unmarshal(cfg.Plugin, &list); err != nil {
-		return nil, errors.New(`"plugin" is not a list`)
+	for _, k := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"plugin", cfg.Plugin}, {"plugins", cfg.Plugins}} {
+		if len(k.raw) == 0 || string(k.raw) == "null" {
+			continue
+		}
+		var l []json.RawMessage
+		if err := json.Unmarshal(k.raw, &l); err != nil {
+			return nil, fmt.Errorf("%q is not a list", k.name)
+		}
+		list = append(list, l...)
 	}
 	var out []pluginEntry
 	for _, raw := range list {

@@ -57,3 +57,12 @@ func TestDoctorTUI(t *testing.T) {
 		})
 	}
 }
+
+// OpenCode 2.1+ configurations are reported to list plugins under
+// "plugins": doctor reads that key as well as 1.x's "plugin".
+func TestDoctorReadsThePluginsKey(t *testing.T) {
+	e := newDoctorEnv(t)
+	e.globalJSON(`{"plugins":[["hookwire-opencode",{"cacheStable":false}]]}`)
+	_, stdout, _ := runCmd("doctor", "--project", e.project)
+	assertReport(t, stdout, []string{`^\S+ +opencode config +.*/opencode\.json: loads hookwire-opencode, options \{"cacheStable":false\}`}, []string{`plugin is not configured`})
+}
