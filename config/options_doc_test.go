@@ -40,6 +40,13 @@ func TestOptionsReferenceNamesEveryOption(t *testing.T) {
 	}
 	walk("", reflect.TypeOf(Config{}))
 	require.Contains(t, members, "runtimeFallback.cooldownSeconds", "nested members are walked")
+	// One source: the Go types and contract.json's config name the same
+	// members (the options reference's table is generated from the latter).
+	var contractMembers []string
+	for _, m := range contract.ConfigMembers {
+		contractMembers = append(contractMembers, m.Name)
+	}
+	assert.ElementsMatch(t, contractMembers, members, "config.Config and contract.json's config")
 	for _, m := range append(members, contract.ShimOptions...) {
 		assert.Contains(t, doc, "`"+m+"`", "docs/OPTIONS.md does not name %s", m)
 	}

@@ -36,6 +36,13 @@ type Method struct {
 	Transform bool
 }
 
+// ConfigMember is one member of initialize's config: its dotted name, its
+// type as contract.json writes it, and who sets it ("user": the plugin
+// options; "client": the plugin fills it in).
+type ConfigMember struct {
+	Name, Type, SetBy string
+}
+
 // ErrorCode is one JSON-RPC error code the sidecar answers with.
 type ErrorCode struct {
 	Code    int64

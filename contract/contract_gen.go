@@ -81,6 +81,35 @@ var Notifications = []string{MethodCacheBust}
 // sends to the sidecar; every other option is the sidecar's config.
 var ShimOptions = []string{"binary", "args", "timeoutMs", "transformTimeoutMs", "fallbackTimeoutMs", "hungAfterMisses", "maxInFlightBytes", "maxReplyBytes", "logFile", "trace", "state", "record"}
 
+// ConfigMembers is every member of initialize's config (PROTOCOL.md 7), a
+// dot descending into an object.
+var ConfigMembers = []ConfigMember{
+	{Name: "managedAgents", Type: "string[]", SetBy: "user"},
+	{Name: "orchestratorAgent", Type: "string", SetBy: "user"},
+	{Name: "primaryAgents", Type: "string[]", SetBy: "client"},
+	{Name: "subagents", Type: "string[]", SetBy: "client"},
+	{Name: "taskTools", Type: "string[]", SetBy: "user"},
+	{Name: "maxMessageBytes", Type: "integer", SetBy: "user"},
+	{Name: "delegateRetry.enabled", Type: "boolean", SetBy: "user"},
+	{Name: "delegateRetry.patterns", Type: "{pattern, errorType, fixHint?, flavor?}[]", SetBy: "user"},
+	{Name: "taskSessions.enabled", Type: "boolean", SetBy: "user"},
+	{Name: "taskSessions.maxSessionsPerAgent", Type: "integer", SetBy: "user"},
+	{Name: "taskSessions.maxPendingCalls", Type: "integer", SetBy: "user"},
+	{Name: "taskSessions.agents", Type: "{string}", SetBy: "user"},
+	{Name: "phaseReminder.enabled", Type: "boolean", SetBy: "user"},
+	{Name: "phaseReminder.text", Type: "string", SetBy: "user"},
+	{Name: "phaseReminder.skipMarkers", Type: "string[]", SetBy: "user"},
+	{Name: "phaseReminder.agents", Type: "string[]", SetBy: "user"},
+	{Name: "cacheStable", Type: "boolean", SetBy: "user"},
+	{Name: "maxParents", Type: "integer", SetBy: "user"},
+	{Name: "maxTrackedSessions", Type: "integer", SetBy: "user"},
+	{Name: "agentModels", Type: "{ {model?, fallbackModels?, fallbackChain?, runtimeFallback?} }", SetBy: "user"},
+	{Name: "runtimeFallback.enabled", Type: "boolean", SetBy: "user"},
+	{Name: "runtimeFallback.cooldownSeconds", Type: "integer", SetBy: "user"},
+	{Name: "runtimeFallback.windowSeconds", Type: "integer", SetBy: "user"},
+	{Name: "runtimeFallback.maxCooldownSeconds", Type: "integer", SetBy: "user"},
+}
+
 // ObserverMethods is capabilities.methods of an observer (PROTOCOL.md 9).
 var ObserverMethods = []string{MethodSessionsList, MethodSessionsPage, MethodStatus, MethodDelegateResolveModel, MethodDelegateDetectError}
 

@@ -144,3 +144,52 @@ func docFlags(m member, result bool) string {
 	}
 	return strings.Join(fs, ", ")
 }
+
+// optionsPath is the user's reference of options; its table of the
+// sidecar's options (between the markers) is generated from config.
+const optionsPath = "docs/OPTIONS.md"
+
+const (
+	optionsBegin = "<!-- BEGIN config members: generated from contract/contract.json by `go generate ./contract`; edit there -->\n"
+	optionsEnd   = "<!-- END config members -->\n"
+)
+
+// optionsDoc returns the options reference under root with its generated
+// section rewritten from s's config.
+func optionsDoc(root string, s *spec) ([]byte, error) {
+	raw, err := os.ReadFile(filepath.Join(root, optionsPath))
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.Index(raw, []byte(optionsBegin))
+	j := bytes.Index(raw, []byte(optionsEnd))
+	if i < 0 || j < i {
+		return nil, errors.New(optionsPath + ": no generated section (its BEGIN and END markers, in that order)")
+	}
+	var b bytes.Buffer
+	b.Write(raw[:i+len(optionsBegin)])
+	b.WriteString("\n| option | type | default | what it does |\n|---|---|---|---|\n")
+	var filled []string
+	for _, m := range s.Config.Members {
+		if m.SetBy == "client" {
+			filled = append(filled, "`"+m.Name+"`")
+			continue
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", m.Name, cell(m.Type), cell(m.Default), strings.ReplaceAll(m.Meaning, "|", "\\|"))
+	}
+	if len(filled) > 0 {
+		fmt.Fprintf(&b, "\nFilled in by the plugin, never set by hand: %s (the agents OpenCode has; the plugin sends them, and a changed agent list replaces them).\n\n", strings.Join(filled, " and "))
+	}
+	b.Write(raw[j:])
+	return b.Bytes(), nil
+}
+
+// cell is text for a markdown table cell: a pipe escaped, JSON-ish text
+// (brackets, quotes) as code.
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "|", "\\|")
+	if strings.ContainsAny(s, "[{\"") {
+		return "`" + s + "`"
+	}
+	return s
+}

@@ -91,8 +91,12 @@ func generateFrom(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	options, err := optionsDoc(root, s)
+	if err != nil {
+		return nil, err
+	}
 	return map[string][]byte{goPath: goSrc, tsPath: tsSource(s), handlersPath: handlersSrc,
-		shapesPath: shapesSrc, protocolTSPath: protocolTS(s), docPath: doc}, nil
+		shapesPath: shapesSrc, protocolTSPath: protocolTS(s), docPath: doc, optionsPath: options}, nil
 }
 
 // spec is contract.json.
@@ -103,6 +107,7 @@ type spec struct {
 	Types           []namedType  `json:"types"`
 	Events          []string     `json:"events"`
 	Notifications   []note       `json:"notifications"`
+	Config          configSpec   `json:"config"`
 	ShimOptions     shimOptions  `json:"shimOptions"`
 	Observer        observer     `json:"observer"`
 	Errors          []errorCode  `json:"errors"`
@@ -117,6 +122,20 @@ type opencode2 struct {
 	None string `json:"none"`
 }
 
+// configSpec is the config of initialize, member by member.
+type configSpec struct {
+	Comment string         `json:"$comment"`
+	Members []configMember `json:"members"`
+}
+
+type configMember struct {
+	Name    string `json:"name"`
+	Type    string `json:"type"`
+	Default string `json:"default"`
+	SetBy   string `json:"setBy"`
+	Meaning string `json:"meaning"`
+}
+
 type method struct {
 	Name         string `json:"name"`
 	Kind         string `json:"kind"`
@@ -126,7 +145,7 @@ type method struct {
 	// shim's bridge (shim/src/v2.ts), or says why none does.
 	OpenCode2 *opencode2 `json:"opencode2"`
 	ToolCall  bool       `json:"toolCall"`
-	Transform    bool   `json:"transform"`
+	Transform bool       `json:"transform"`
 	// Params describes the params object; nil: the method reads none.
 	Params *params `json:"params"`
 	// Result names the result's type; "": the result is null.
@@ -325,6 +344,20 @@ func (s *spec) check() error {
 			bad("shim option %q: a name of letters and digits, listed once", o)
 		}
 		options[o] = true
+	}
+	members := map[string]bool{}
+	for _, m := range s.Config.Members {
+		switch {
+		case !validName(m.Name) || members[m.Name]:
+			bad("config member %q: dot-separated names of letters and digits, listed once", m.Name)
+		case options[strings.SplitN(m.Name, ".", 2)[0]]:
+			bad("config member %q: a shim option has that name", m.Name)
+		case m.SetBy != "user" && m.SetBy != "client":
+			bad("config member %q: setBy must be user or client, not %q", m.Name, m.SetBy)
+		case m.Type == "" || m.Default == "" || m.Meaning == "":
+			bad("config member %q: type, default and meaning are required", m.Name)
+		}
+		members[m.Name] = true
 	}
 	codes := map[int64]bool{}
 	for _, e := range s.Errors {
@@ -540,6 +573,10 @@ func goSource(s *spec) ([]byte, error) {
 	p("}\n\n// ShimOptions are the plugin options the shim consumes itself and never\n// sends to the sidecar; every other option is the sidecar's config.\nvar ShimOptions = []string{")
 	for i, o := range s.ShimOptions.Names {
 		p("%s%q", sep(i), o)
+	}
+	p("}\n\n// ConfigMembers is every member of initialize's config (PROTOCOL.md 7), a\n// dot descending into an object.\nvar ConfigMembers = []ConfigMember{\n")
+	for _, m := range s.Config.Members {
+		p("\t{Name: %q, Type: %q, SetBy: %q},\n", m.Name, m.Type, m.SetBy)
 	}
 	p("}\n\n// ObserverMethods is capabilities.methods of an observer (PROTOCOL.md 9).\nvar ObserverMethods = []string{")
 	for i, n := range s.Observer.Methods {

@@ -19,12 +19,12 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	root := filepath.Join("..", "..")
 	files, err := generateFrom(root)
 	require.NoError(t, err)
-	assert.Len(t, slices.Collect(maps.Keys(files)), 6)
+	assert.Len(t, slices.Collect(maps.Keys(files)), 7)
 	for path, want := range files {
 		got, err := os.ReadFile(filepath.Join(root, path))
 		require.NoError(t, err)
 		assert.True(t, string(got) == string(want), "%s is stale: run go generate ./contract", path)
-		if path == docPath {
+		if path == docPath || path == optionsPath {
 			continue // its generated section is between markers
 		}
 		assert.True(t, strings.HasPrefix(string(got), "// Code generated ") &&
@@ -43,6 +43,7 @@ func TestRunWritesTheFiles(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(root, specPath), spec, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(root, docPath), []byte("# doc\n\n"+docBegin+"stale\n"+docEnd+"after\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, optionsPath), []byte("# options\n\n"+optionsBegin+"stale\n"+optionsEnd+"after\n"), 0o644))
 	require.NoError(t, run(root))
 	want, err := generateFrom(root)
 	require.NoError(t, err)
@@ -157,5 +158,22 @@ func TestContractMistakes(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.err)
 		})
+	}
+}
+
+// The contract's config members are checked like its methods.
+func TestConfigMembersChecked(t *testing.T) {
+	base := `{"protocolVersion": 1, "methods": [{"name": "status", "kind": "request", "role": "method"}], "types": [],
+	  "events": [], "observer": {"methods": [], "notifications": []}, "errors": [], "shimOptions": {"names": ["binary"]},
+	  "transformReads": {"info": [], "part": [], "sync": []}, "packages": {"plugin": "p", "platforms": []}, "config": {"members": [%s]}}`
+	for _, tt := range []struct{ name, members, want string }{
+		{"who sets it", `{"name": "a", "type": "boolean", "default": "true", "setBy": "nobody", "meaning": "m"}`, "setBy must be user or client"},
+		{"its meaning", `{"name": "a", "type": "boolean", "default": "true", "setBy": "user"}`, "type, default and meaning are required"},
+		{"listed twice", `{"name": "a", "type": "t", "default": "d", "setBy": "user", "meaning": "m"}, {"name": "a", "type": "t", "default": "d", "setBy": "user", "meaning": "m"}`, "listed once"},
+		{"a shim option's name", `{"name": "binary", "type": "t", "default": "d", "setBy": "user", "meaning": "m"}`, "a shim option has that name"},
+	} {
+		_, err := parse([]byte(strings.Replace(base, "%s", tt.members, 1)))
+		require.Error(t, err, tt.name)
+		assert.Contains(t, err.Error(), tt.want, tt.name)
 	}
 }
