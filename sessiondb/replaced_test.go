@@ -161,12 +161,7 @@ func TestFailedReopenIsRetried(t *testing.T) {
 	require.Empty(t, d.State().LastWriteError)
 	require.NoError(t, d.Close())
 
-	got, err := ReadState(path)
-	require.NoError(t, err)
-	ids := map[string]bool{}
-	for _, e := range got.Sessions {
-		ids[e.TaskID] = true
-	}
+	ids := taskIDsIn(t, path)
 	for i := range 5 {
 		assert.True(t, ids["ses_before_"+strconv.Itoa(i)], "alias %d made before", i)
 	}
@@ -206,12 +201,7 @@ func TestGarbageAtPathMovedAsideByTheRunningSidecar(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(b), "this is not a database"))
 
-	got, err := ReadState(path)
-	require.NoError(t, err)
-	ids := map[string]bool{}
-	for _, e := range got.Sessions {
-		ids[e.TaskID] = true
-	}
+	ids := taskIDsIn(t, path)
 	for i := range 5 {
 		assert.True(t, ids["ses_before_"+strconv.Itoa(i)], "alias %d made before", i)
 	}

@@ -327,6 +327,18 @@ func TestAliasNotShownUntilWritten(t *testing.T) {
 	}
 }
 
+// taskIDsIn reads the state at path and returns the task ids of its entries.
+func taskIDsIn(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	got, err := ReadState(path)
+	require.NoError(t, err)
+	ids := map[string]bool{}
+	for _, e := range got.Sessions {
+		ids[e.TaskID] = true
+	}
+	return ids
+}
+
 // corruptPage overwrites page n (of 8 KiB) of the database at path with
 // zeros, leaving the header intact.
 func corruptPage(t *testing.T, path string, n int64) {
@@ -423,12 +435,7 @@ func TestDatabaseDeletedOrReplacedUnderProcess(t *testing.T) {
 			require.Empty(t, d.State().LastWriteError)
 			require.NoError(t, d.Close())
 
-			got, err := ReadState(path)
-			require.NoError(t, err)
-			ids := map[string]bool{}
-			for _, e := range got.Sessions {
-				ids[e.TaskID] = true
-			}
+			ids := taskIDsIn(t, path)
 			for i := range 20 {
 				assert.True(t, ids["ses_before_"+strconv.Itoa(i)], "alias %d made before is kept", i)
 			}
@@ -472,12 +479,7 @@ func TestCorruptUnderRunningProcessMovedAside(t *testing.T) {
 	require.Empty(t, da.State().LastWriteError)
 	require.NoError(t, da.Close())
 	require.NoError(t, db.Close())
-	got, err := ReadState(path)
-	require.NoError(t, err)
-	ids := map[string]bool{}
-	for _, e := range got.Sessions {
-		ids[e.TaskID] = true
-	}
+	ids := taskIDsIn(t, path)
 	assert.True(t, ids["ses_mine_child"], "A's alias from before")
 	assert.True(t, ids["ses_after_child"], "A's alias from after")
 	assert.True(t, ids["ses_b_child"], "B's alias")

@@ -22,18 +22,24 @@ const (
 // protocolDoc returns the doc under root with its generated section
 // rewritten from s.
 func protocolDoc(root string, s *spec) ([]byte, error) {
-	raw, err := os.ReadFile(filepath.Join(root, docPath))
+	return rewriteSection(root, docPath, docBegin, docEnd, docMembers(s))
+}
+
+// rewriteSection returns the file at path under root with what stands
+// between its begin and end markers replaced by content.
+func rewriteSection(root, path, begin, end, content string) ([]byte, error) {
+	raw, err := os.ReadFile(filepath.Join(root, path))
 	if err != nil {
 		return nil, err
 	}
-	i := bytes.Index(raw, []byte(docBegin))
-	j := bytes.Index(raw, []byte(docEnd))
+	i := bytes.Index(raw, []byte(begin))
+	j := bytes.Index(raw, []byte(end))
 	if i < 0 || j < i {
-		return nil, errors.New(docPath + ": no generated section (its BEGIN and END markers, in that order)")
+		return nil, errors.New(path + ": no generated section (its BEGIN and END markers, in that order)")
 	}
 	var b bytes.Buffer
-	b.Write(raw[:i+len(docBegin)])
-	b.WriteString(docMembers(s))
+	b.Write(raw[:i+len(begin)])
+	b.WriteString(content)
 	b.Write(raw[j:])
 	return b.Bytes(), nil
 }
@@ -157,17 +163,7 @@ const (
 // optionsDoc returns the options reference under root with its generated
 // section rewritten from s's config.
 func optionsDoc(root string, s *spec) ([]byte, error) {
-	raw, err := os.ReadFile(filepath.Join(root, optionsPath))
-	if err != nil {
-		return nil, err
-	}
-	i := bytes.Index(raw, []byte(optionsBegin))
-	j := bytes.Index(raw, []byte(optionsEnd))
-	if i < 0 || j < i {
-		return nil, errors.New(optionsPath + ": no generated section (its BEGIN and END markers, in that order)")
-	}
-	var b bytes.Buffer
-	b.Write(raw[:i+len(optionsBegin)])
+	var b strings.Builder
 	b.WriteString("\n| option | type | default | what it does |\n|---|---|---|---|\n")
 	var filled []string
 	for _, m := range s.Config.Members {
@@ -180,8 +176,7 @@ func optionsDoc(root string, s *spec) ([]byte, error) {
 	if len(filled) > 0 {
 		fmt.Fprintf(&b, "\nFilled in by the plugin, never set by hand: %s (the agents OpenCode has; the plugin sends them, and a changed agent list replaces them).\n\n", strings.Join(filled, " and "))
 	}
-	b.Write(raw[j:])
-	return b.Bytes(), nil
+	return rewriteSection(root, optionsPath, optionsBegin, optionsEnd, b.String())
 }
 
 // cell is text for a markdown table cell: a pipe escaped, JSON-ish text
