@@ -40,7 +40,7 @@ func TestDemo(t *testing.T) {
 		`build resumes: task(subagent_type="explore", task_id="exp-1", "Resume config map")`,
 		`the call goes to OpenCode as task_id="ses_demo_explore"`,
 		"hookwire sessions: what the project remembers",
-		"| project memory: 2 sessions under 1 parent",
+		"| project memory: 2 subagent sessions under 1 parent session",
 		"| switch: gen-1 anthropic/claude-sonnet-4-6 -> openai/gpt-5.4",
 	}
 	at := 0

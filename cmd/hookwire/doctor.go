@@ -498,5 +498,5 @@ func (d *doctor) checkStateFile() {
 		return
 	}
 	d.add(levelOK, "state file", fmt.Sprintf("%s: %s, %s under %s, %s; %s.", path, plural(int(fi.Size()), "byte"),
-		plural(len(got.Sessions), "session"), plural(got.Parents, "parent"), plural(got.FrozenBlocks, "frozen block"), use), "")
+		plural(len(got.Sessions), "subagent session"), plural(got.Parents, "parent session"), plural(got.FrozenBlocks, "saved session list"), use), "")
 }

@@ -403,7 +403,7 @@ func TestDoctor(t *testing.T) {
 				path := e.write(filepath.Join(e.stateHome, "hookwire", "proj-1.json"), twoParentState, 0o600)
 				e.globalJSON(`{"plugin":[["hookwire-opencode",{"args":["--state","` + path + `"]}]]}`)
 			},
-			want: []string{`^ok +state file +.*/proj-1\.json: \d+ bytes, 4 sessions under 2 parents, 2 frozen blocks; shared by every sidecar on the project\.$`},
+			want: []string{`^ok +state file +.*/proj-1\.json: \d+ bytes, 4 subagent sessions under 2 parent sessions, 2 saved session lists; shared by every sidecar on the project\.$`},
 		},
 	}
 	for _, tt := range tests {

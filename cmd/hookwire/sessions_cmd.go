@@ -197,9 +197,7 @@ func printSessions(w io.Writer, l sessionsList, view *sessiondb.StateView) error
 		_, err := fmt.Fprintf(w, "%s: no state database yet, nothing remembered\n", l.Path)
 		return err
 	}
-	fmt.Fprintf(w, "%s: %s under %s, %s, %s\n", l.Path,
-		plural(view.Entries, "session"), plural(l.Parents, "parent"),
-		plural(l.FrozenBlocks, "frozen block"), plural(l.TrackedSessions, "tracked session"))
+	fmt.Fprintf(w, "%s: %s\n", l.Path, summaryWords(view.Entries, l.Parents, l.FrozenBlocks, l.TrackedSessions))
 	cacheOf := make(map[string]*cacheEntry, len(l.Cache))
 	for i := range l.Cache {
 		cacheOf[l.Cache[i].Session] = &l.Cache[i]
@@ -370,6 +368,19 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// summaryWords says what a state holds in a user's words (issue 42 item
+// 12: "frozen blocks" and "tracked sessions" were hookwire's own terms):
+// "4 subagent sessions under 2 parent sessions (2 saved session lists, 2
+// sessions with a known agent)".
+func summaryWords(sessions, parents, lists, known int) string {
+	with := "sessions with a known agent"
+	if known == 1 {
+		with = "session with a known agent"
+	}
+	return fmt.Sprintf("%s under %s (%s, %d %s)", plural(sessions, "subagent session"), plural(parents, "parent session"),
+		plural(lists, "saved session list"), known, with)
 }
 
 // pluralEntries is plural for "entry", whose plural is not "entrys".

@@ -68,7 +68,7 @@ func TestSessionsCommand(t *testing.T) {
 			name: "--project: the table, most recently active parent first",
 			args: []string{"--project", project},
 			stdout: []string{
-				projectState + ": 4 sessions under 2 parents, 2 frozen blocks, 2 tracked sessions",
+				projectState + ": 4 subagent sessions under 2 parent sessions (2 saved session lists, 2 sessions with a known agent)",
 				"",
 				"PARENT  AGENT     ALIAS  LABEL           TASK ID  CACHE                LAST USE              MODEL",
 				"ses_p2  explorer  exp-1  three           ses_c    -                    2026-11-30T10:00:05Z  -",
@@ -85,7 +85,7 @@ func TestSessionsCommand(t *testing.T) {
 		{
 			name:   "--state: an empty file is an empty state",
 			args:   []string{"--state", empty},
-			stdout: []string{empty + ": 0 sessions under 0 parents, 0 frozen blocks, 0 tracked sessions"},
+			stdout: []string{empty + ": 0 subagent sessions under 0 parent sessions (0 saved session lists, 0 sessions with a known agent)"},
 		},
 		{
 			name:   "a missing file: said, exit 0",
@@ -227,7 +227,7 @@ func TestSessionsAndDoctorWhileServed(t *testing.T) {
 
 	out, _ = exec.Command(binPath, "doctor", "--project", project).Output()
 	assert.Contains(t, string(out), fmt.Sprintf("%s: ", state))
-	assert.Contains(t, string(out), "1 session under 1 parent, 0 frozen blocks; shared by every sidecar on the project.")
+	assert.Contains(t, string(out), "1 subagent session under 1 parent session, 0 saved session lists; shared by every sidecar on the project.")
 
 	// The sidecar still writes, and readers see each commit at once.
 	p.createTask("ses_a", "call_2", "explorer", "ses_second")
@@ -238,7 +238,7 @@ func TestSessionsAndDoctorWhileServed(t *testing.T) {
 	require.Equal(t, 0, p.waitExit())
 
 	out, _ = exec.Command(binPath, "doctor", "--project", project).Output()
-	assert.Contains(t, string(out), "2 sessions under 1 parent, 0 frozen blocks; shared by every sidecar on the project.")
+	assert.Contains(t, string(out), "2 subagent sessions under 1 parent session, 0 saved session lists; shared by every sidecar on the project.")
 }
 
 // A share short of all never reads 100% (4,368 of 4,380 cached input

@@ -49,8 +49,7 @@ func wholeSessionsOutput(t *testing.T, path string, asJSON bool) string {
 		require.NoError(t, enc.Encode(l))
 		return b.String()
 	}
-	fmt.Fprintf(&b, "%s: %s under %s, %s, %s\n", l.Path, plural(len(l.Sessions), "session"), plural(l.Parents, "parent"),
-		plural(l.FrozenBlocks, "frozen block"), plural(l.TrackedSessions, "tracked session"))
+	fmt.Fprintf(&b, "%s: %s\n", l.Path, summaryWords(len(l.Sessions), l.Parents, l.FrozenBlocks, l.TrackedSessions))
 	cacheOf := make(map[string]*cacheEntry, len(l.Cache))
 	for i := range l.Cache {
 		cacheOf[l.Cache[i].Session] = &l.Cache[i]
