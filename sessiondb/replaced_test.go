@@ -242,3 +242,23 @@ func TestListerFollowsAReplacedFile(t *testing.T) {
 	require.NoError(t, os.Rename(other, path))
 	assert.Equal(t, []string{"new file"}, labels())
 }
+
+// An entry whose write failed is shown by its task id until written; when
+// the database is replaced and the process writes what it holds into the
+// new one, the entry is written there and shown by its alias again (the
+// new backing must know it is provisional, or it stays so for good).
+func TestProvisionalEntryWrittenByReattach(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	h, d := dbHarness(t, path, sessions.Config{})
+	execOn(t, path, "CREATE TRIGGER fail_writes BEFORE INSERT ON entries BEGIN SELECT RAISE(ABORT, 'disk full (test)'); END")
+	h.task("ses_p", "explorer", "while failing", "ses_child")
+	name, _ := h.s.ResumeName("ses_p", "ses_child")
+	require.Equal(t, "ses_child", name, "not written: shown by its task id")
+
+	removeDB(t, path) // the trigger goes with it
+	require.Eventually(t, func() bool { return hasWarning(d, "deleted under this process") }, 10*time.Second, 20*time.Millisecond)
+	require.Empty(t, d.State().LastWriteError)
+	name, _ = h.s.ResumeName("ses_p", "ses_child")
+	assert.Equal(t, "exp-1", name, "written into the new database: shown by its alias")
+	assert.True(t, taskIDsIn(t, path)["ses_child"])
+}

@@ -134,10 +134,14 @@ func (s *Store) Reattach(open func() (Backend, error)) error {
 	}
 	s.lost = nil
 	base, report := context.Background(), func(error) {}
+	var provisional []*entry
 	if old != nil {
-		base, report = old.base, old.report
+		base, report, provisional = old.base, old.report, old.provisional
 	}
 	d := newBacking(base, b, false, report)
+	// The entries not yet written stay so until the new database has them
+	// (settleProvisional, at the commit below).
+	d.provisional = provisional
 	s.db = d
 	d.epoch = 1
 	for _, p := range s.parents.All() {
