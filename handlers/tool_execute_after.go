@@ -47,14 +47,18 @@ func (s *Server) toolExecuteAfter(ctx context.Context, p *toolExecuteAfterParams
 		}
 		s.subagentDone(ctx, in, child, text, failed)
 	}
-	withNote := func(text string) (PatchResult, error) {
-		if note == "" {
+	// reply is the output the model reads: out, then the note, if any.
+	reply := func(out string) (PatchResult, error) {
+		if note != "" {
+			out += "\n\n" + note
+		}
+		if out == text {
 			return noChange(), nil
 		}
-		return patch(Op{Op: "replace", Path: "/output", Value: text + "\n\n" + note}), nil
+		return patch(Op{Op: "replace", Path: "/output", Value: out}), nil
 	}
 	if !s.cfg.DelegateRetry.Enabled || !s.cfg.IsTaskTool(in.Tool) {
-		return withNote(text)
+		return reply(text)
 	}
 	opts := s.cfg.RetryOptionsFor(in.Tool)
 	if outcome.TaskID != "" {
@@ -65,10 +69,7 @@ func (s *Server) toolExecuteAfter(ctx context.Context, p *toolExecuteAfterParams
 	}
 	det := core.DetectTaskError(text, failed, opts)
 	if det == nil || (failed && strings.Contains(text, det.Guidance)) {
-		return withNote(text)
+		return reply(text)
 	}
-	if note != "" {
-		return patch(Op{Op: "replace", Path: "/output", Value: core.WithGuidance(text, det) + "\n\n" + note}), nil
-	}
-	return patch(Op{Op: "replace", Path: "/output", Value: core.WithGuidance(text, det)}), nil
+	return reply(core.WithGuidance(text, det))
 }

@@ -327,12 +327,18 @@ func (c *dbConn) check(ctx context.Context) error {
 	// migration fail "table meta already exists" for good. It is damaged:
 	// moved aside as a corrupt file is, by a sidecar or `forget --all`.
 	if version < 0 || (version == 0 && tables > 0) {
-		return fmt.Errorf("%w: its format number (PRAGMA user_version) is %d, which hookwire never writes", errCorrupt, version)
+		return damagedFormat(version)
 	}
 	if version > int64(schemaVersion) {
 		return fmt.Errorf("format %d %w (this build reads %d): upgrade hookwire, or point --state elsewhere", version, ErrNewerFormat, schemaVersion)
 	}
 	return nil
+}
+
+// damagedFormat is a hookwire database whose format number is one
+// hookwire never writes: damaged, moved aside as a corrupt file is.
+func damagedFormat(version int64) error {
+	return fmt.Errorf("%w: its format number (PRAGMA user_version) is %d, which hookwire never writes", errCorrupt, version)
 }
 
 // quickCheck runs SQLite's quick_check over every page (a few ms a MiB):
@@ -502,15 +508,12 @@ type errRow struct{ err error }
 func (r errRow) Scan(...any) error { return r.err }
 
 func (c *dbConn) exec(ctx context.Context, query string, args ...any) error {
-	st, err := c.stmt(ctx, query)
-	if err != nil {
-		return err
-	}
-	_, err = st.ExecContext(ctx, args...)
+	_, err := c.execResult(ctx, query, args...)
 	return err
 }
 
-// execResult runs a statement on the connection, as exec, with its result.
+// execResult runs a statement on the connection, prepared once, and
+// returns its result.
 func (c *dbConn) execResult(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	st, err := c.stmt(ctx, query)
 	if err != nil {

@@ -113,7 +113,7 @@ func (c *dbConn) migrate(ctx context.Context, list []migration) error {
 			return err
 		}
 		if version < 0 {
-			return fmt.Errorf("%w: its format number (PRAGMA user_version) is %d, which hookwire never writes", errCorrupt, version)
+			return damagedFormat(version)
 		}
 		if version > int64(len(list)) {
 			return fmt.Errorf("format %d %w (this build reads %d): upgrade hookwire, or point --state elsewhere", version, ErrNewerFormat, len(list))
