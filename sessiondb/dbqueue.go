@@ -106,16 +106,8 @@ func (q *writerLock) lock(ctx context.Context, wait time.Duration) (t turn, ok b
 	a.waiting++
 	q.mu.Unlock()
 
-	var timeout <-chan time.Time
-	if wait > 0 {
-		timer := time.NewTimer(wait)
-		defer timer.Stop()
-		timeout = timer.C
-	} else {
-		ch := make(chan time.Time)
-		close(ch)
-		timeout = ch
-	}
+	timer := time.NewTimer(wait) // 0: fires at once
+	defer timer.Stop()
 	select {
 	case f := <-a.granted:
 		q.mu.Lock()
@@ -125,7 +117,7 @@ func (q *writerLock) lock(ctx context.Context, wait time.Duration) (t turn, ok b
 			return turn{}, false
 		}
 		return turn{q: q, f: f}, true
-	case <-timeout:
+	case <-timer.C:
 	case <-ctx.Done():
 	}
 	q.mu.Lock()
