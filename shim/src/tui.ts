@@ -187,6 +187,22 @@ export function linesFor(data: SectionData, host: SectionHost, warnings: string[
   return sectionLines({ observer: data.observer, sessionID, parentID, entries, cache: data.cache, warnings: all, stateProblem: data.stateProblem || undefined, expanded: entries.length <= 4 });
 }
 
+/**
+ * The jump command's choices from session: its parent (from a subagent's
+ * session), then the subagents listed under the parent (or the session
+ * itself), each an alias, agent and label opening that child.
+ */
+export function jumpOptions(data: SectionData, host: SectionHost, session: string): Array<{ title: string; value: string }> {
+  const parent = host.parentOf(session);
+  return [
+    ...(parent ? [{ title: "↑ parent session", value: parent }] : []),
+    ...data
+      .entriesOf(parent ?? session)
+      .filter((e): e is SectionEntry & { taskId: string } => typeof e.taskId === "string")
+      .map((e) => ({ title: `${e.alias} ${e.agent ?? ""} ${e.label ?? ""}`.trim(), value: e.taskId })),
+  ];
+}
+
 // --- elements (@opentui/solid without JSX: the package ships compiled JS) ---
 
 function el(tag: string, props: Record<string, unknown>, children: unknown[] = []): unknown {
@@ -295,12 +311,7 @@ function registerJump(api: TuiApi, data: SectionData, host: SectionHost): void {
         try {
           const here = currentSession(api);
           if (!here) return;
-          const parent = host.parentOf(here);
-          const entries = data.entriesOf(parent ?? here);
-          const options = [
-            ...(parent ? [{ title: "↑ parent session", value: parent }] : []),
-            ...entries.filter((e) => typeof e.taskId === "string").map((e) => ({ title: `${e.alias} ${e.agent ?? ""} ${e.label ?? ""}`.trim(), value: e.taskId })),
-          ];
+          const options = jumpOptions(data, host, here);
           if (options.length === 0 || typeof api.ui?.dialog?.replace !== "function" || typeof api.ui.DialogSelect !== "function") return;
           api.ui.dialog.replace(() =>
             api.ui!.DialogSelect!({
@@ -402,14 +413,7 @@ async function setup(ctx: V2TuiContext): Promise<() => Promise<void>> {
                 palette: true,
                 run: async () => {
                   try {
-                    const parent = host.parentOf(id);
-                    const options = [
-                      ...(parent ? [{ title: "↑ parent session", value: parent }] : []),
-                      ...data
-                        .entriesOf(parent ?? id)
-                        .filter((e) => typeof e.taskId === "string")
-                        .map((e) => ({ title: `${e.alias} ${e.agent ?? ""} ${e.label ?? ""}`.trim(), value: e.taskId as string })),
-                    ];
+                    const options = jumpOptions(data, host, id);
                     const chosen = await ctx.ui?.dialog?.select?.({ title: "hookwire: subagents", options });
                     if (chosen) ctx.ui?.router?.navigate?.({ type: "session", sessionID: chosen });
                   } catch {
