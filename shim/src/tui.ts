@@ -69,6 +69,16 @@ class SectionLog extends Logger {
   }
 }
 
+/**
+ * The section of a project dir whose server part has options: the
+ * start-up problems the shim reports for them, and the data (its observer
+ * not started yet).
+ */
+function sectionFor(options: unknown, dir: string): { warnings: string[]; data: SectionData } {
+  const settings = resolveSettings(options, process.env, { directory: dir, worktree: dir } as never);
+  return { warnings: startupWarnings(settings), data: new SectionData(settings, dir) };
+}
+
 /** The section's live data: one observer per TUI process, asked once a second for what is shown. */
 export class SectionData {
   observer: ObserverState = { kind: "starting" };
@@ -336,9 +346,7 @@ async function tui(api: TuiApi, options?: Record<string, unknown>): Promise<void
   try {
     const dir = api.state?.path?.directory || process.cwd();
     const fromServer = serverOptions(api.state?.config?.plugin);
-    const settings = resolveSettings(fromServer ?? options, process.env, { directory: dir, worktree: dir } as never);
-    const warnings = startupWarnings(settings);
-    const data = new SectionData(settings, dir);
+    const { warnings, data } = sectionFor(fromServer ?? options, dir);
     const host: SectionHost = { parentOf: (id) => api.state?.session?.get?.(id)?.parentID || undefined };
     data.start();
     api.lifecycle?.onDispose?.(() => data.dispose());
@@ -386,9 +394,7 @@ type V2TuiContext = {
 async function setup(ctx: V2TuiContext): Promise<() => Promise<void>> {
   try {
     const dir = ctx.location?.directory || process.cwd();
-    const settings = resolveSettings(ctx.options, process.env, { directory: dir, worktree: dir } as never);
-    const warnings = startupWarnings(settings);
-    const data = new SectionData(settings, dir);
+    const { warnings, data } = sectionFor(ctx.options, dir);
     const host: SectionHost = {
       parentOf: (id) => {
         try {
