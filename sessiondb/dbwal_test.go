@@ -77,6 +77,20 @@ func walTestDB(t *testing.T) (c *dbConn, path string, commit func(n int)) {
 	return c, path, commit
 }
 
+// holdSnapshot opens a reader of the database at path whose read
+// transaction pins a snapshot until the returned transaction ends.
+func holdSnapshot(t *testing.T, path string) *sql.Tx {
+	t.Helper()
+	reader, err := sql.Open("sqlite", dbURI(path, url.Values{"mode": {"ro"}}))
+	require.NoError(t, err)
+	t.Cleanup(func() { reader.Close() })
+	tx, err := reader.BeginTx(t.Context(), &sql.TxOptions{ReadOnly: true})
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, tx.QueryRow("SELECT count(*) FROM blobs").Scan(&n), "the read pins a snapshot")
+	return tx
+}
+
 func walSize(t *testing.T, path string) int64 {
 	t.Helper()
 	fi, err := os.Stat(path + "-wal")
@@ -109,13 +123,7 @@ func TestVolumeWALReaderHoldsSnapshot(t *testing.T) {
 	racetest.Volume(t)
 	c, path, commit := walTestDB(t)
 	commit(1)
-	reader, err := sql.Open("sqlite", dbURI(path, url.Values{"mode": {"ro"}}))
-	require.NoError(t, err)
-	t.Cleanup(func() { reader.Close() })
-	tx, err := reader.BeginTx(t.Context(), &sql.TxOptions{ReadOnly: true})
-	require.NoError(t, err)
-	var n int
-	require.NoError(t, tx.QueryRow("SELECT count(*) FROM blobs").Scan(&n), "the read pins a snapshot")
+	tx := holdSnapshot(t, path)
 
 	for walSize(t, path) <= 2*walCheckpointBytes {
 		commit(16)
@@ -151,13 +159,7 @@ func TestCheckpointRestoresBusyTimeout(t *testing.T) {
 	assert.True(t, c.restart(t.Context(), 3*time.Millisecond), "nothing keeps it from finishing")
 	assert.Equal(t, int(busyTimeout/time.Millisecond), timeout(), "after a checkpoint that finished")
 
-	reader, err := sql.Open("sqlite", dbURI(path, url.Values{"mode": {"ro"}}))
-	require.NoError(t, err)
-	t.Cleanup(func() { reader.Close() })
-	tx, err := reader.BeginTx(t.Context(), &sql.TxOptions{ReadOnly: true})
-	require.NoError(t, err)
-	var n int
-	require.NoError(t, tx.QueryRow("SELECT count(*) FROM blobs").Scan(&n))
+	tx := holdSnapshot(t, path)
 	commit(1)
 	assert.False(t, c.restart(t.Context(), 3*time.Millisecond), "a reader holds its snapshot")
 	assert.Equal(t, int(busyTimeout/time.Millisecond), timeout(), "after one that gave up")
