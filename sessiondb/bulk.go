@@ -51,7 +51,7 @@ func Import(ctx context.Context, path string, fill func(*Writer) error) error {
 		if err := fill(w); err != nil {
 			return err
 		}
-		b := newStoreDB(c)
+		b := txRows{newStoreDB(c)}
 		seq, clock, err := b.SeqClock(ctx)
 		if err != nil {
 			return err

@@ -27,7 +27,7 @@ func noCacheTable(err error) bool {
 
 // ReadCache reads session's figures; none when there is no row, no table,
 // or a row this build cannot read (it is replaced at the next write).
-func (d *storeDB) ReadCache(ctx context.Context, session string) (sessions.CacheRecord, bool, error) {
+func (d cacheRows) Read(ctx context.Context, session string) (sessions.CacheRecord, bool, error) {
 	var data string
 	err := d.c.queryRow(ctx, "SELECT data FROM cache WHERE session=?", session).Scan(&data)
 	switch {
@@ -46,7 +46,7 @@ func (d *storeDB) ReadCache(ctx context.Context, session string) (sessions.Cache
 // WriteCache writes sc's figures with the bytes the budget counts for the
 // row, and forgets the rows beyond MaxCacheSessions, least recently used
 // first.
-func (d *storeDB) WriteCache(ctx context.Context, sc sessions.CacheRecord, used time.Time) error {
+func (d cacheRows) Write(ctx context.Context, sc sessions.CacheRecord, used time.Time) error {
 	data, err := json.Marshal(sc)
 	if err != nil {
 		return err
@@ -59,7 +59,7 @@ func (d *storeDB) WriteCache(ctx context.Context, sc sessions.CacheRecord, used 
 }
 
 // DeleteCache forgets session's row (session.deleted).
-func (d *storeDB) DeleteCache(ctx context.Context, session string) error {
+func (d cacheRows) Delete(ctx context.Context, session string) error {
 	if err := d.c.exec(ctx, "DELETE FROM cache WHERE session=?", session); err != nil && !noCacheTable(err) {
 		return classify(err)
 	}
@@ -67,7 +67,7 @@ func (d *storeDB) DeleteCache(ctx context.Context, session string) error {
 }
 
 // ReadCacheAll reads every session's figures, the most recently used first.
-func (d *storeDB) ReadCacheAll(ctx context.Context) ([]sessions.CacheRecord, error) {
+func (d cacheRows) ReadAll(ctx context.Context) ([]sessions.CacheRecord, error) {
 	rows, err := d.c.query(ctx, "SELECT data FROM cache ORDER BY used DESC, session")
 	if noCacheTable(err) {
 		return nil, nil

@@ -127,7 +127,7 @@ func OpenDatabase(ctx context.Context, path string, store *sessions.Store, log z
 	}
 	d.b = newStoreDB(c)
 	d.b.prepareReads(ctx)
-	store.Attach(ctx, d.b, ro != "", d.report)
+	store.Attach(ctx, d.b.backend(), ro != "", d.report)
 	if ro == "" {
 		if fi, err := os.Stat(path); err == nil {
 			d.file = fi
@@ -228,7 +228,7 @@ func (d *Database) reopen(ctx context.Context, why string) {
 		if err != nil && isBadFile(err) && ctx.Err() == nil {
 			aside, merr := moveAside(d.path)
 			if merr != nil {
-				return nil, fmt.Errorf("%w; moving it aside failed: %w", err, merr)
+				return sessions.Backend{}, fmt.Errorf("%w; moving it aside failed: %w", err, merr)
 			}
 			moved = fmt.Sprintf("the file at the state database's path was not a database (%v): moved to %s", err, aside)
 			c, ro, err = reopenDB(ctx, d.path, openReadWrite)
@@ -238,18 +238,18 @@ func (d *Database) reopen(ctx context.Context, why string) {
 			err = errors.New(ro)
 		}
 		if err != nil {
-			return nil, err
+			return sessions.Backend{}, err
 		}
 		nfi, err := os.Stat(d.path)
 		if err != nil {
 			c.close()
-			return nil, err
+			return sessions.Backend{}, err
 		}
 		b := newStoreDB(c)
 		d.mu.Lock()
 		d.c, d.b, d.file, d.lastErr = c, b, nfi, nil
 		d.mu.Unlock()
-		return b, nil
+		return b.backend(), nil
 	})
 	if moved != "" {
 		d.warn(moved)

@@ -118,7 +118,7 @@ func readPage(ctx context.Context, c *dbConn, parent, cursor string, limit int) 
 var listPause func()
 
 // Page reads the page on the lister's connection.
-func (d *storeDB) Page(ctx context.Context, parent, cursor string, limit int) (sessions.EntryPage, error) {
+func (d parentRows) Page(ctx context.Context, parent, cursor string, limit int) (sessions.EntryPage, error) {
 	d.lister.mu.Lock()
 	defer d.lister.mu.Unlock()
 	return d.lister.page(ctx, d.c.path, parent, cursor, limit)
@@ -281,10 +281,10 @@ func (v *StateView) read() error {
 		return classify(err)
 	}
 	d := newStoreDB(c)
-	if list, err := d.ReadHealthAll(ctx); err == nil { // no table: a database no sidecar of this build has written
+	if list, err := (healthRows{d}).ReadAll(ctx); err == nil { // no table: a database no sidecar of this build has written
 		v.Health = list
 	}
-	caches, err := d.ReadCacheAll(ctx)
+	caches, err := cacheRows{d}.ReadAll(ctx)
 	if err != nil {
 		return err
 	}

@@ -28,18 +28,42 @@ type storeDB struct {
 // newStoreDB is the Backend of the database on c.
 func newStoreDB(c *dbConn) *storeDB { return &storeDB{c: c} }
 
-var _ sessions.Backend = (*storeDB)(nil)
+// The Backend's parts over one storeDB: each book's rows are a type of
+// their own, so a part asks for what its book needs and no more.
+type (
+	txRows      struct{ *storeDB }
+	parentRows  struct{ *storeDB }
+	trackedRows struct{ *storeDB }
+	healthRows  struct{ *storeDB }
+	cacheRows   struct{ *storeDB }
+	upkeepRows  struct{ *storeDB }
+)
 
-func (d *storeDB) DataVersion(ctx context.Context) (int64, error) {
+var (
+	_ sessions.Transactions = txRows{}
+	_ sessions.ParentRows   = parentRows{}
+	_ sessions.TrackedRows  = trackedRows{}
+	_ sessions.HealthRows   = healthRows{}
+	_ sessions.CacheRows    = cacheRows{}
+	_ sessions.Upkeep       = upkeepRows{}
+)
+
+// backend is the sessions.Backend over d.
+func (d *storeDB) backend() sessions.Backend {
+	return sessions.Backend{Tx: txRows{d}, Parents: parentRows{d}, Tracked: trackedRows{d},
+		Health: healthRows{d}, Cache: cacheRows{d}, Upkeep: upkeepRows{d}}
+}
+
+func (d txRows) DataVersion(ctx context.Context) (int64, error) {
 	v, err := d.c.dataVersion(ctx)
 	return v, classify(err)
 }
 
-func (d *storeDB) BeginWrite(ctx context.Context) error { return classify(d.c.beginWrite(ctx)) }
-func (d *storeDB) Commit(ctx context.Context) error     { return classify(d.c.commit(ctx)) }
-func (d *storeDB) Rollback(ctx context.Context)         { d.c.rollback(ctx) }
+func (d txRows) BeginWrite(ctx context.Context) error { return classify(d.c.beginWrite(ctx)) }
+func (d txRows) Commit(ctx context.Context) error     { return classify(d.c.commit(ctx)) }
+func (d txRows) Rollback(ctx context.Context)         { d.c.rollback(ctx) }
 
-func (d *storeDB) ReadTx(ctx context.Context, fn func() error) error {
+func (d txRows) ReadTx(ctx context.Context, fn func() error) error {
 	if err := d.c.exec(ctx, "BEGIN"); err != nil {
 		return classify(err)
 	}
@@ -47,16 +71,16 @@ func (d *storeDB) ReadTx(ctx context.Context, fn func() error) error {
 	return fn()
 }
 
-func (d *storeDB) SeqClock(ctx context.Context) (seq, clock int64, err error) {
+func (d txRows) SeqClock(ctx context.Context) (seq, clock int64, err error) {
 	seq, clock, err = d.c.seqClock(ctx)
 	return seq, clock, classify(err)
 }
 
-func (d *storeDB) SetMeta(ctx context.Context, key string, value int64) error {
+func (d txRows) SetMeta(ctx context.Context, key string, value int64) error {
 	return classify(d.c.exec(ctx, "INSERT INTO meta(key,value) VALUES(?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", key, value))
 }
 
-func (d *storeDB) ParentRev(ctx context.Context, id string) (int64, bool, error) {
+func (d parentRows) Rev(ctx context.Context, id string) (int64, bool, error) {
 	var rev int64
 	err := d.c.queryRow(ctx, "SELECT rev FROM parents WHERE id=?", id).Scan(&rev)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -68,7 +92,7 @@ func (d *storeDB) ParentRev(ctx context.Context, id string) (int64, bool, error)
 	return rev, true, nil
 }
 
-func (d *storeDB) ReadParent(ctx context.Context, id string) (sessions.ParentRecord, error) {
+func (d parentRows) Read(ctx context.Context, id string) (sessions.ParentRecord, error) {
 	p, err := d.readParent(ctx, id)
 	return p, classify(err)
 }
@@ -127,7 +151,7 @@ func (d *storeDB) readParent(ctx context.Context, id string) (sessions.ParentRec
 	return p, rows.Err()
 }
 
-func (d *storeDB) DeleteParent(ctx context.Context, id string) error {
+func (d parentRows) Delete(ctx context.Context, id string) error {
 	return classify(deleteParentRows(ctx, d.c, id))
 }
 
@@ -156,7 +180,7 @@ func deleteParentPid(ctx context.Context, c *dbConn, pid int64) error {
 	return nil
 }
 
-func (d *storeDB) WriteParent(ctx context.Context, p sessions.ParentRecord) error {
+func (d parentRows) Write(ctx context.Context, p sessions.ParentRecord) error {
 	return classify(writeParent(ctx, d.c, p))
 }
 
@@ -204,7 +228,7 @@ func writeParent(ctx context.Context, c *dbConn, p sessions.ParentRecord) error 
 	return nil
 }
 
-func (d *storeDB) ParentRevs(ctx context.Context) ([]sessions.ParentRev, error) {
+func (d parentRows) Revs(ctx context.Context) ([]sessions.ParentRev, error) {
 	rows, err := d.c.query(ctx, "SELECT id, rev FROM parents ORDER BY rev DESC, id")
 	if err != nil {
 		return nil, classify(err)
@@ -222,11 +246,11 @@ func (d *storeDB) ParentRevs(ctx context.Context) ([]sessions.ParentRev, error) 
 }
 
 // ParentsOfTask lists the parents with an entry whose task id is id.
-func (d *storeDB) ParentsOfTask(ctx context.Context, id string) ([]string, error) {
+func (d parentRows) OfTask(ctx context.Context, id string) ([]string, error) {
 	return d.ids(ctx, "SELECT DISTINCT p.id FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.task_id=?", id)
 }
 
-func (d *storeDB) ParentsWithAlias(ctx context.Context, alias, parent string) ([]string, error) {
+func (d parentRows) WithAlias(ctx context.Context, alias, parent string) ([]string, error) {
 	q, args := "SELECT DISTINCT p.id FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.alias=?", []any{alias}
 	if parent != "" {
 		q, args = q+" AND p.id=?", append(args, parent)
@@ -252,7 +276,7 @@ func (d *storeDB) ids(ctx context.Context, query string, args ...any) ([]string,
 	return out, nil
 }
 
-func (d *storeDB) ReadTracked(ctx context.Context, session string) (sessions.TrackedRecord, bool, error) {
+func (d trackedRows) Read(ctx context.Context, session string) (sessions.TrackedRecord, bool, error) {
 	t := sessions.TrackedRecord{Session: session}
 	var model sql.NullString
 	err := d.c.queryRow(ctx, "SELECT agent, model, rev FROM tracked WHERE session=?", session).Scan(&t.Agent, &model, &t.Rev)
@@ -268,7 +292,7 @@ func (d *storeDB) ReadTracked(ctx context.Context, session string) (sessions.Tra
 	return t, true, nil
 }
 
-func (d *storeDB) WriteTracked(ctx context.Context, t sessions.TrackedRecord) error {
+func (d trackedRows) Write(ctx context.Context, t sessions.TrackedRecord) error {
 	return classify(writeTracked(ctx, d.c, t))
 }
 
@@ -281,11 +305,11 @@ func writeTracked(ctx context.Context, c *dbConn, t sessions.TrackedRecord) erro
 		t.Session, t.Agent, model, t.Rev, t.Bytes)
 }
 
-func (d *storeDB) DeleteTracked(ctx context.Context, session string) error {
+func (d trackedRows) Delete(ctx context.Context, session string) error {
 	return classify(d.c.exec(ctx, "DELETE FROM tracked WHERE session=?", session))
 }
 
-func (d *storeDB) TrackedSessions(ctx context.Context) ([]string, error) {
+func (d trackedRows) List(ctx context.Context) ([]string, error) {
 	rows, err := d.c.query(ctx, "SELECT session FROM tracked ORDER BY rev, session")
 	if err != nil {
 		return nil, classify(err)
@@ -302,13 +326,13 @@ func (d *storeDB) TrackedSessions(ctx context.Context) ([]string, error) {
 	return out, classify(rows.Err())
 }
 
-func (d *storeDB) Counts(ctx context.Context) (parents, tracked int, bytes int64, err error) {
+func (d upkeepRows) Counts(ctx context.Context) (parents, tracked int, bytes int64, err error) {
 	err = d.c.queryRow(ctx, "SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM tracked), (SELECT coalesce(sum(bytes),0) FROM parents)+(SELECT coalesce(sum(bytes),0) FROM tracked)+(SELECT coalesce(sum(bytes),0) FROM cache)").Scan(&parents, &tracked, &bytes)
 	return parents, tracked, bytes, classify(err)
 }
 
 // Stats counts what the database holds.
-func (d *storeDB) Stats(ctx context.Context) (sessions.Stats, error) {
+func (d upkeepRows) Stats(ctx context.Context) (sessions.Stats, error) {
 	var st sessions.Stats
 	err := d.c.queryRow(ctx, `SELECT (SELECT count(*) FROM parents), (SELECT count(*) FROM entries),
 		(SELECT count(*) FROM tracked), (SELECT count(*) FROM frozen)`).Scan(&st.Parents, &st.Entries, &st.TrackedSessions, &st.FrozenBlocks)
@@ -322,7 +346,7 @@ func (d *storeDB) Close() error {
 	return d.c.close()
 }
 
-func (d *storeDB) Prune(ctx context.Context, b sessions.Bounds) (sessions.Pruned, error) {
+func (d upkeepRows) Prune(ctx context.Context, b sessions.Bounds) (sessions.Pruned, error) {
 	pr, err := prune(ctx, d.c, b)
 	return pr, classify(err)
 }

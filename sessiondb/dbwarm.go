@@ -10,10 +10,10 @@ import "context"
 // the first transform of a new sidecar (the one OpenCode waits for) does
 // not pay it. Errors are left to the reads that follow.
 func (d *storeDB) prepareReads(ctx context.Context) {
-	_, _, _ = d.ParentRev(ctx, "")
+	_, _, _ = parentRows{d}.Rev(ctx, "")
 	_, _ = d.readParent(ctx, "")
-	_, _, _ = d.ReadTracked(ctx, "")
-	_, _, _ = d.ReadCache(ctx, "")
-	_, _, _ = d.ReadHealth(ctx, "")
+	_, _, _ = trackedRows{d}.Read(ctx, "")
+	_, _, _ = cacheRows{d}.Read(ctx, "")
+	_, _, _ = healthRows{d}.Read(ctx, "")
 	_, _ = d.c.dataVersion(ctx)
 }

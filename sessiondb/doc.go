@@ -2,8 +2,9 @@
 // SQLite state database, shared by every process on the project, and the
 // sessions.Backend over it. db.go opens the database (db_unix.go and
 // db_other.go the platform's flags), schema.go is its schema and numbered
-// migrations, dbrows.go, healthdb.go and cachedb.go its rows (storeDB, the
-// Backend), dbwriters.go and dbqueue.go (dbqueue_unix.go,
+// migrations, dbrows.go, healthdb.go and cachedb.go its rows (storeDB, and the
+// Backend's parts over it: txRows, parentRows, trackedRows, healthRows,
+// cacheRows, upkeepRows), dbwriters.go and dbqueue.go (dbqueue_unix.go,
 // dbqueue_other.go) the writers' turns within and across processes,
 // dbwal.go the WAL's bound, dblist.go the listing's reads, database.go what
 // the server holds (Database: the store attached to the database, its

@@ -18,7 +18,7 @@ func healthFromRow(model string, until, strikes, last int64, class, message stri
 }
 
 // ReadHealth reads one model's row.
-func (d *storeDB) ReadHealth(ctx context.Context, model string) (sessions.Health, bool, error) {
+func (d healthRows) Read(ctx context.Context, model string) (sessions.Health, bool, error) {
 	var until, strikes, last int64
 	var class, message string
 	err := d.c.queryRow(ctx, "SELECT until_ns, strikes, last_ns, class, message FROM health WHERE model=?", model).Scan(&until, &strikes, &last, &class, &message)
@@ -32,7 +32,7 @@ func (d *storeDB) ReadHealth(ctx context.Context, model string) (sessions.Health
 }
 
 // ReadHealthAll reads every row, the latest failure first.
-func (d *storeDB) ReadHealthAll(ctx context.Context) ([]sessions.Health, error) {
+func (d healthRows) ReadAll(ctx context.Context) ([]sessions.Health, error) {
 	rows, err := d.c.query(ctx, "SELECT model, until_ns, strikes, last_ns, class, message FROM health")
 	if err != nil {
 		return nil, classify(err)
@@ -56,7 +56,7 @@ func (d *storeDB) ReadHealthAll(ctx context.Context) ([]sessions.Health, error) 
 
 // WriteHealth writes one model's row in the open transaction and keeps
 // the table within MaxHealthModels (the oldest failure goes first).
-func (d *storeDB) WriteHealth(ctx context.Context, h sessions.Health) error {
+func (d healthRows) Write(ctx context.Context, h sessions.Health) error {
 	if err := d.c.exec(ctx, `INSERT INTO health(model,until_ns,strikes,last_ns,class,message) VALUES(?,?,?,?,?,?)
 		ON CONFLICT(model) DO UPDATE SET until_ns=excluded.until_ns, strikes=excluded.strikes, last_ns=excluded.last_ns,
 		class=excluded.class, message=excluded.message`,

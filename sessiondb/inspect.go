@@ -69,7 +69,7 @@ func ReadState(path string) (StateContents, error) {
 		return StateContents{}, err
 	}
 	defer c.close()
-	all, err := sessions.ReadAll(ctx, newStoreDB(c))
+	all, err := sessions.ReadAll(ctx, newStoreDB(c).backend())
 	if err != nil {
 		return StateContents{}, err
 	}

@@ -94,10 +94,10 @@ func (d *Database) importLegacy(ctx context.Context, lp string) {
 // transaction, keeping src's recency order, and marks the import done.
 func importInto(ctx context.Context, c *dbConn, src *sessions.Store) error {
 	b := newStoreDB(c)
-	if err := src.WriteAll(ctx, b); err != nil {
+	if err := src.WriteAll(ctx, b.backend()); err != nil {
 		return err
 	}
-	return b.SetMeta(ctx, "imported", 1)
+	return txRows{b}.SetMeta(ctx, "imported", 1)
 }
 
 // migrateInPlace turns the JSON state file at d.path (a --state FILE an

@@ -13,13 +13,13 @@ import (
 
 // countingBackend counts the looks for other processes' commits.
 type countingBackend struct {
-	sessions.Backend
+	sessions.Transactions
 	versions int
 }
 
 func (c *countingBackend) DataVersion(ctx context.Context) (int64, error) {
 	c.versions++
-	return c.Backend.DataVersion(ctx)
+	return c.Transactions.DataVersion(ctx)
 }
 
 // Within one request the store looks for other processes' commits once for
@@ -30,8 +30,10 @@ func TestRequestScopeReadsOnceWritesSeeOthers(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	a, da := dbHarness(t, path, sessions.Config{MaxSessionsPerAgent: 10})
 	b, _ := dbHarness(t, path, sessions.Config{MaxSessionsPerAgent: 10})
-	counted := &countingBackend{Backend: da.b}
-	a.s.Attach(t.Context(), counted, false, func(error) {})
+	backend := da.b.backend()
+	counted := &countingBackend{Transactions: backend.Tx}
+	backend.Tx = counted
+	a.s.Attach(t.Context(), backend, false, func(error) {})
 
 	reads := func() {
 		for _, s := range []string{"ses_1", "ses_2", "ses_3", "ses_4", "ses_5"} {

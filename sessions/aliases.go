@@ -440,7 +440,7 @@ func (s *Store) ForgetAlias(ctx context.Context, alias, parent string) int {
 	var parents []string
 	if d := s.db; d != nil {
 		var err error
-		if parents, err = d.b.ParentsWithAlias(d.ctx, alias, parent); err != nil {
+		if parents, err = d.b.Parents.WithAlias(d.ctx, alias, parent); err != nil {
 			d.fail(err)
 			return 0
 		}

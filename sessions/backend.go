@@ -11,13 +11,29 @@ import (
 // it (backing.go says how the two agree); the store decides, the backend
 // reads and writes rows.
 //
+// It is asked for by book: each of the store's parts names the few things
+// it needs of the database (ParentRows for the task aliases and frozen
+// blocks, TrackedRows for the tracked sessions, HealthRows, CacheRows for
+// the prompt-cache figures), Transactions the one write transaction a
+// request makes, Upkeep the bounds of the whole database.
+//
 // The store calls a Backend while it holds its own lock, one call at a
-// time, except Page, which it calls without its lock and may call while
-// another goroutine calls the others. Every method runs under the ctx it
-// is given. An error means the read or write did not happen; a database
-// found damaged is an error the backend marks (the store only reports it
-// upward, to whoever attached the backend).
-type Backend interface {
+// time, except ParentRows.Page, which it calls without its lock and may
+// call while another goroutine calls the others. Every method runs under
+// the ctx it is given. An error means the read or write did not happen; a
+// database found damaged is an error the backend marks (the store only
+// reports it upward, to whoever attached the backend).
+type Backend struct {
+	Tx      Transactions
+	Parents ParentRows
+	Tracked TrackedRows
+	Health  HealthRows
+	Cache   CacheRows
+	Upkeep  Upkeep
+}
+
+// Transactions are the database's transactions and its write sequence.
+type Transactions interface {
 	// DataVersion changes when another process commits: the cheap test
 	// for "someone else wrote".
 	DataVersion(ctx context.Context) (int64, error)
@@ -35,53 +51,70 @@ type Backend interface {
 	// a marker ("imported").
 	SeqClock(ctx context.Context) (seq, clock int64, err error)
 	SetMeta(ctx context.Context, key string, value int64) error
+	// Close releases the backend.
+	Close() error
+}
 
-	// ParentRev is the revision of parent id's row; ok false when there
-	// is none.
-	ParentRev(ctx context.Context, id string) (rev int64, ok bool, err error)
-	// ReadParent reads parent id's entries (the most recently used first),
+// ParentRows are the parent sessions: each one's task entries (aliases),
+// alias counters and frozen blocks.
+type ParentRows interface {
+	// Rev is the revision of parent id's row; ok false when there is none.
+	Rev(ctx context.Context, id string) (rev int64, ok bool, err error)
+	// Read reads parent id's entries (the most recently used first),
 	// counters and frozen blocks (the newest first).
-	ReadParent(ctx context.Context, id string) (ParentRecord, error)
-	// WriteParent writes p's row, entries and counters whole, adds p.Frozen
+	Read(ctx context.Context, id string) (ParentRecord, error)
+	// Write writes p's row, entries and counters whole, adds p.Frozen
 	// and deletes p.GoneFrozen, inside the write transaction.
-	WriteParent(ctx context.Context, p ParentRecord) error
-	// DeleteParent deletes parent id with its entries, counters and frozen
+	Write(ctx context.Context, p ParentRecord) error
+	// Delete deletes parent id with its entries, counters and frozen
 	// blocks.
-	DeleteParent(ctx context.Context, id string) error
-	// ParentRevs lists every parent, the most recently written first.
-	ParentRevs(ctx context.Context) ([]ParentRev, error)
-	// ParentsOfTask lists the parents with an entry whose task id is id;
-	// ParentsWithAlias those with an entry named alias (under parent only,
-	// when it is not "").
-	ParentsOfTask(ctx context.Context, id string) ([]string, error)
-	ParentsWithAlias(ctx context.Context, alias, parent string) ([]string, error)
+	Delete(ctx context.Context, id string) error
+	// Revs lists every parent, the most recently written first.
+	Revs(ctx context.Context) ([]ParentRev, error)
+	// OfTask lists the parents with an entry whose task id is id;
+	// WithAlias those with an entry named alias (under parent only, when
+	// it is not "").
+	OfTask(ctx context.Context, id string) ([]string, error)
+	WithAlias(ctx context.Context, alias, parent string) ([]string, error)
+	// Page reads a page of the listing (Store.Page) without the store's
+	// lock, on a read connection of its own.
+	Page(ctx context.Context, parent, cursor string, limit int) (EntryPage, error)
+}
 
-	// ReadTracked reads a tracked session's row; ok false when there is
-	// none.
-	ReadTracked(ctx context.Context, session string) (rec TrackedRecord, ok bool, err error)
-	WriteTracked(ctx context.Context, t TrackedRecord) error
-	DeleteTracked(ctx context.Context, session string) error
-	// TrackedSessions lists every tracked session, the least recently
-	// written first.
-	TrackedSessions(ctx context.Context) ([]string, error)
+// TrackedRows are the tracked sessions: agent, model, parent, switches.
+type TrackedRows interface {
+	// Read reads a tracked session's row; ok false when there is none.
+	Read(ctx context.Context, session string) (rec TrackedRecord, ok bool, err error)
+	Write(ctx context.Context, t TrackedRecord) error
+	Delete(ctx context.Context, session string) error
+	// List lists every tracked session, the least recently written first.
+	List(ctx context.Context) ([]string, error)
+}
 
-	// ReadHealth reads one model's health; ReadHealthAll every model's,
-	// the latest failure first. WriteHealth writes one and keeps the
-	// newest MaxHealthModels.
-	ReadHealth(ctx context.Context, model string) (Health, bool, error)
-	ReadHealthAll(ctx context.Context) ([]Health, error)
-	WriteHealth(ctx context.Context, h Health) error
+// HealthRows are the models' provider health.
+type HealthRows interface {
+	// Read reads one model's health; ReadAll every model's, the latest
+	// failure first. Write writes one and keeps the newest
+	// MaxHealthModels.
+	Read(ctx context.Context, model string) (Health, bool, error)
+	ReadAll(ctx context.Context) ([]Health, error)
+	Write(ctx context.Context, h Health) error
+}
 
-	// ReadCache reads one session's prompt-cache figures (ok false when
-	// there are none, or none this build can read); ReadCacheAll every
-	// session's, the most recently used first. WriteCache writes one,
-	// stamped used, and keeps the newest MaxCacheSessions; DeleteCache
-	// forgets one.
-	ReadCache(ctx context.Context, session string) (CacheRecord, bool, error)
-	ReadCacheAll(ctx context.Context) ([]CacheRecord, error)
-	WriteCache(ctx context.Context, c CacheRecord, used time.Time) error
-	DeleteCache(ctx context.Context, session string) error
+// CacheRows are the sessions' prompt-cache figures.
+type CacheRows interface {
+	// Read reads one session's figures (ok false when there are none, or
+	// none this build can read); ReadAll every session's, the most
+	// recently used first. Write writes one, stamped used, and keeps the
+	// newest MaxCacheSessions; Delete forgets one.
+	Read(ctx context.Context, session string) (CacheRecord, bool, error)
+	ReadAll(ctx context.Context) ([]CacheRecord, error)
+	Write(ctx context.Context, c CacheRecord, used time.Time) error
+	Delete(ctx context.Context, session string) error
+}
 
+// Upkeep keeps the whole database within its bounds.
+type Upkeep interface {
 	// Prune brings the database toward b, inside the write transaction,
 	// forgetting at most b.Batch parents, tracked sessions and
 	// prompt-cache rows of each: it says which parents and sessions it
@@ -92,12 +125,6 @@ type Backend interface {
 	Counts(ctx context.Context) (parents, tracked int, bytes int64, err error)
 	// Stats counts what the database holds (pending calls aside).
 	Stats(ctx context.Context) (Stats, error)
-
-	// Page reads a page of the listing (Store.Page) without the store's
-	// lock, on a read connection of its own.
-	Page(ctx context.Context, parent, cursor string, limit int) (EntryPage, error)
-	// Close releases the backend.
-	Close() error
 }
 
 // ParentRecord is a parent session as a Backend keeps it.

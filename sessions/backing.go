@@ -11,7 +11,7 @@ import (
 // store's maps are a cache in front of it and the database is the truth:
 //
 //   - A method that may change what is kept runs in one write transaction
-//     (begin ... finish: Backend.BeginWrite, which takes the database's
+//     (begin ... finish: Transactions.BeginWrite, which takes the database's
 //     write lock after this process's and other processes' earlier
 //     writers), so it decides on the latest state: alias numbers are
 //     allocated under the write lock, and two processes never hand out
@@ -122,7 +122,7 @@ func (s *Store) Reattach(open func() (Backend, error)) error {
 	defer s.mu.Unlock()
 	old := s.db
 	if old != nil {
-		old.b.Close()
+		old.b.Tx.Close()
 		s.db = nil
 	} else {
 		old = s.lost // an earlier open failed: this one is tried again
@@ -208,7 +208,7 @@ func (s *Store) refresh() {
 		return
 	}
 	d.checked = d.inRequest
-	v, err := d.b.DataVersion(d.ctx)
+	v, err := d.b.Tx.DataVersion(d.ctx)
 	if err != nil {
 		d.fail(err)
 		return
@@ -232,14 +232,14 @@ func (s *Store) begin() {
 		s.refresh()
 		return
 	}
-	if err := d.b.BeginWrite(d.ctx); err != nil {
+	if err := d.b.Tx.BeginWrite(d.ctx); err != nil {
 		d.fail(err)
 		s.refresh()
 		return
 	}
 	d.inTx = true
 	s.refresh()
-	seq, clock, err := d.b.SeqClock(d.ctx)
+	seq, clock, err := d.b.Tx.SeqClock(d.ctx)
 	if err != nil {
 		d.fail(err)
 		d.rollback()
@@ -267,7 +267,7 @@ func (s *Store) takeUnwritten() error {
 			continue
 		}
 		p.unwritten = false
-		rev, ok, err := d.b.ParentRev(d.ctx, p.id)
+		rev, ok, err := d.b.Parents.Rev(d.ctx, p.id)
 		switch {
 		case err == nil && !ok && p.rev == 0, err == nil && ok && rev == p.rev:
 			p.dirty = true
@@ -299,7 +299,7 @@ func (s *Store) takeUnwritten() error {
 			continue
 		}
 		sa.unwritten = false
-		t, ok, err := d.b.ReadTracked(d.ctx, sa.session)
+		t, ok, err := d.b.Tracked.Read(d.ctx, sa.session)
 		switch {
 		case err == nil && !ok && sa.rev == 0, err == nil && ok && t.Rev == sa.rev:
 			sa.dirty = true
@@ -338,7 +338,7 @@ func (s *Store) finish() {
 		return
 	}
 	if len(d.dirtyParents) == 0 && len(d.dirtyTracked) == 0 && len(d.deleted) == 0 && len(d.untracked) == 0 && !d.pruneDue {
-		if err := d.b.Commit(d.ctx); err != nil {
+		if err := d.b.Tx.Commit(d.ctx); err != nil {
 			d.fail(err)
 			d.rollback()
 		}
@@ -350,7 +350,7 @@ func (s *Store) finish() {
 		d.rollback()
 		return
 	}
-	if err := d.b.Commit(d.ctx); err != nil {
+	if err := d.b.Tx.Commit(d.ctx); err != nil {
 		d.fail(err)
 		d.rollback()
 		return
@@ -443,7 +443,7 @@ func (s *Store) OverBounds(ctx context.Context) bool {
 	if d == nil || d.readOnly {
 		return false
 	}
-	parents, tracked, bytes, err := d.b.Counts(d.ctx)
+	parents, tracked, bytes, err := d.b.Upkeep.Counts(d.ctx)
 	if err != nil {
 		return false
 	}
@@ -468,7 +468,7 @@ func (d *backing) fail(err error) {
 // changed that parent or session, read again otherwise, so a later write
 // never overwrites another process's change with a stale parent.
 func (d *backing) rollback() {
-	d.b.Rollback(d.ctx)
+	d.b.Tx.Rollback(d.ctx)
 	d.inTx = false
 	for _, p := range d.dirtyParents {
 		p.dirty = false
@@ -560,22 +560,22 @@ func (s *Store) write() error {
 	b, ctx := d.b, d.ctx
 	d.seq++
 	for _, id := range d.deleted {
-		if err := b.DeleteParent(ctx, id); err != nil {
+		if err := b.Parents.Delete(ctx, id); err != nil {
 			return err
 		}
 	}
 	for _, session := range d.untracked {
-		if err := b.DeleteTracked(ctx, session); err != nil {
+		if err := b.Tracked.Delete(ctx, session); err != nil {
 			return err
 		}
 	}
 	for _, p := range d.dirtyParents {
-		if err := b.WriteParent(ctx, s.parentRecord(p, d.seq)); err != nil {
+		if err := b.Parents.Write(ctx, s.parentRecord(p, d.seq)); err != nil {
 			return err
 		}
 	}
 	for _, sa := range d.dirtyTracked {
-		if err := b.WriteTracked(ctx, trackedRecord(sa, d.seq)); err != nil {
+		if err := b.Tracked.Write(ctx, trackedRecord(sa, d.seq)); err != nil {
 			return err
 		}
 	}
@@ -583,11 +583,11 @@ func (s *Store) write() error {
 		return err
 	}
 	d.pruneDue = d.overBound
-	if err := b.SetMeta(ctx, "seq", d.seq); err != nil {
+	if err := b.Tx.SetMeta(ctx, "seq", d.seq); err != nil {
 		return err
 	}
 	if s.clock > d.clock {
-		if err := b.SetMeta(ctx, "clock", int64(s.clock)); err != nil {
+		if err := b.Tx.SetMeta(ctx, "clock", int64(s.clock)); err != nil {
 			return err
 		}
 		d.clock = s.clock
@@ -635,12 +635,12 @@ func trackedRecord(sa *sessionAgent, seq int64) TrackedRecord {
 // milliseconds, so no request waits on an old database.
 const PruneBatch = 200
 
-// prune brings the database toward the store's bounds (Backend.Prune)
+// prune brings the database toward the store's bounds (Upkeep.Prune)
 // and forgets from the cache what it forgot; d.overBound says whether
 // more is left for the next transaction.
 func (s *Store) prune() error {
 	d := s.db
-	pr, err := d.b.Prune(d.ctx, Bounds{MaxParents: s.cfg.MaxParents, MaxTrackedSessions: s.cfg.MaxTrackedSessions,
+	pr, err := d.b.Upkeep.Prune(d.ctx, Bounds{MaxParents: s.cfg.MaxParents, MaxTrackedSessions: s.cfg.MaxTrackedSessions,
 		MaxBytes: int64(s.cfg.MaxStateBytes), Batch: PruneBatch})
 	if err != nil {
 		return err
@@ -664,7 +664,7 @@ func (s *Store) prune() error {
 // grow with it), and prunes b to s's bounds: the import of a state file
 // into a database.
 func (s *Store) WriteAll(ctx context.Context, b Backend) error {
-	seq, clock, err := b.SeqClock(ctx)
+	seq, clock, err := b.Tx.SeqClock(ctx)
 	if err != nil {
 		return err
 	}
@@ -682,13 +682,13 @@ func (s *Store) WriteAll(ctx context.Context, b Backend) error {
 			}
 		}
 		d.seq++
-		if err := b.WriteParent(ctx, s.parentRecord(p, d.seq)); err != nil {
+		if err := b.Parents.Write(ctx, s.parentRecord(p, d.seq)); err != nil {
 			return err
 		}
 	}
 	for _, sa := range s.agents.Backward() {
 		d.seq++
-		if err := b.WriteTracked(ctx, trackedRecord(sa, d.seq)); err != nil {
+		if err := b.Tracked.Write(ctx, trackedRecord(sa, d.seq)); err != nil {
 			return err
 		}
 	}
@@ -698,8 +698,8 @@ func (s *Store) WriteAll(ctx context.Context, b Backend) error {
 	if err := s.prune(); err != nil {
 		return err
 	}
-	if err := b.SetMeta(ctx, "seq", d.seq); err != nil {
+	if err := b.Tx.SetMeta(ctx, "seq", d.seq); err != nil {
 		return err
 	}
-	return b.SetMeta(ctx, "clock", max(clock, int64(min(s.clock, maxClock))))
+	return b.Tx.SetMeta(ctx, "clock", max(clock, int64(min(s.clock, maxClock))))
 }

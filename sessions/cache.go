@@ -317,7 +317,7 @@ func (s *Store) CacheList() []CacheSession {
 	var out []CacheSession
 	if s.db != nil {
 		// The database's: every process's sessions, not only this one's.
-		rows, err := s.db.b.ReadCacheAll(s.db.ctx)
+		rows, err := s.db.b.Cache.ReadAll(s.db.ctx)
 		if err != nil {
 			s.db.fail(err)
 		}
@@ -653,7 +653,7 @@ func (s *Store) cacheLoad(session string) *CacheRecord {
 	if d == nil {
 		return nil
 	}
-	sc, ok, err := d.b.ReadCache(d.ctx, session)
+	sc, ok, err := d.b.Cache.Read(d.ctx, session)
 	if err != nil {
 		d.fail(err)
 		return nil
@@ -677,7 +677,7 @@ func (s *Store) cacheSave(cs *cacheSession) {
 	if !d.inTx {
 		return
 	}
-	if err := d.b.WriteCache(d.ctx, cs.save(), s.now()); err != nil {
+	if err := d.b.Cache.Write(d.ctx, cs.save(), s.now()); err != nil {
 		d.fail(err)
 		d.rollback()
 		return
@@ -690,7 +690,7 @@ func (s *Store) cacheDelete(session string) {
 	if !s.cacheWritable() {
 		return
 	}
-	if err := s.db.b.DeleteCache(s.db.ctx, session); err != nil {
+	if err := s.db.b.Cache.Delete(s.db.ctx, session); err != nil {
 		s.db.fail(err)
 	}
 }
@@ -712,7 +712,7 @@ func (s *Store) importCache() error {
 	now := s.now()
 	i := 0
 	for _, cs := range b.sessions.Backward() {
-		if err := s.db.b.WriteCache(s.db.ctx, cs.save(), now.Add(time.Duration(i))); err != nil {
+		if err := s.db.b.Cache.Write(s.db.ctx, cs.save(), now.Add(time.Duration(i))); err != nil {
 			return err
 		}
 		i++

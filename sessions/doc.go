@@ -2,8 +2,9 @@
 // agent, the remembered task sessions with their aliases; the pending task
 // calls; which agent each session runs; the frozen cache-stable blocks; the
 // models' health and the prompt-cache figures. The store keeps them in
-// memory, as a cache in front of a Backend (backend.go: the interface the
-// store declares, and the records it exchanges), when one is attached
+// memory, as a cache in front of a Backend (backend.go: what each of the
+// store's parts asks of the database, a small interface a part, and the
+// records they exchange), when one is attached
 // (backing.go says how the two agree). It reads time only from
 // Config.Now. It is safe for concurrent use. It never speaks the protocol
 // and never decides guidance text (that is core's).

@@ -57,7 +57,7 @@ func (s *Store) ModelHealth(model string) (core.ModelHealth, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d := s.db; d != nil {
-		if h, ok, err := d.b.ReadHealth(d.ctx, model); err == nil {
+		if h, ok, err := d.b.Health.Read(d.ctx, model); err == nil {
 			return h.core(), ok
 		}
 	}
@@ -87,7 +87,7 @@ func (s *Store) SetModelHealth(ctx context.Context, model string, h core.ModelHe
 	kept := healthOf(keep(model), h)
 	s.putHealth(kept)
 	if d := s.db; d != nil && d.inTx {
-		if err := d.b.WriteHealth(d.ctx, kept); err != nil {
+		if err := d.b.Health.Write(d.ctx, kept); err != nil {
 			d.fail(err)
 		}
 	}
@@ -117,7 +117,7 @@ func (s *Store) HealthList() []Health {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d := s.db; d != nil {
-		if list, err := d.b.ReadHealthAll(d.ctx); err == nil {
+		if list, err := d.b.Health.ReadAll(d.ctx); err == nil {
 			return list
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 // Listing the store a page at a time (issue 30 item 13): a page of the
 // entries, newest use first, with a cursor for the next. With a Backend
-// the page is read there (Backend.Page, without the store's mutex: its
+// the page is read there (ParentRows.Page, without the store's mutex: its
 // hooks go on while a page is read); memory-only it pages what the store
 // holds.
 
@@ -140,7 +140,7 @@ func (s *Store) Page(ctx context.Context, parent, cursor string, limit int) (Ent
 	}
 	b := s.db.b
 	s.mu.Unlock()
-	page, err := b.Page(ctx, parent, cursor, limit)
+	page, err := b.Parents.Page(ctx, parent, cursor, limit)
 	if err == nil || errors.Is(err, ErrBadCursor) || ctx.Err() != nil {
 		return page, err
 	}

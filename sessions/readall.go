@@ -32,7 +32,7 @@ func ReadAll(ctx context.Context, b Backend) (*Store, error) {
 func (d *backing) readAll() (*Store, error) {
 	if !d.inTx {
 		var out *Store
-		err := d.b.ReadTx(d.ctx, func() error {
+		err := d.b.Tx.ReadTx(d.ctx, func() error {
 			var err error
 			out, err = d.readAllIn()
 			return err
@@ -46,7 +46,7 @@ func (d *backing) readAllIn() (*Store, error) {
 	reader := New(unbounded)
 	reader.db = newBacking(d.ctx, d.b, true, func(error) {})
 	reader.db.epoch = 1
-	ids, err := d.b.ParentRevs(d.ctx)
+	ids, err := d.b.Parents.Revs(d.ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -55,19 +55,19 @@ func (d *backing) readAllIn() (*Store, error) {
 			return nil, err
 		}
 	}
-	sessions, err := d.b.TrackedSessions(d.ctx)
+	sessions, err := d.b.Tracked.List(d.ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, session := range sessions {
 		reader.cachedAgent(session)
 	}
-	if list, err := d.b.ReadHealthAll(d.ctx); err == nil { // no table: a database no sidecar of this build has written
+	if list, err := d.b.Health.ReadAll(d.ctx); err == nil { // no table: a database no sidecar of this build has written
 		for _, h := range list {
 			reader.putHealth(h)
 		}
 	}
-	caches, err := d.b.ReadCacheAll(d.ctx)
+	caches, err := d.b.Cache.ReadAll(d.ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func (d *backing) readAllIn() (*Store, error) {
 
 // stats counts what the database holds.
 func (d *backing) stats() (Stats, error) {
-	st, err := d.b.Stats(d.ctx)
+	st, err := d.b.Upkeep.Stats(d.ctx)
 	if err != nil {
 		d.fail(err)
 	}
@@ -89,7 +89,7 @@ func (d *backing) stats() (Stats, error) {
 
 // parentsOfTask lists the parents with an entry whose task id is id.
 func (d *backing) parentsOfTask(id string) []string {
-	out, err := d.b.ParentsOfTask(d.ctx, id)
+	out, err := d.b.Parents.OfTask(d.ctx, id)
 	if err != nil {
 		d.fail(err)
 		return nil

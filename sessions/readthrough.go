@@ -19,7 +19,7 @@ func (s *Store) cached(id string) *parentState {
 	if d == nil || ok && (p.epoch == d.epoch || p.dirty || p.pinned || p.unwritten) {
 		return p
 	}
-	rev, found, err := d.b.ParentRev(d.ctx, id)
+	rev, found, err := d.b.Parents.Rev(d.ctx, id)
 	switch {
 	case err != nil:
 		d.fail(err)
@@ -48,7 +48,7 @@ func (s *Store) cached(id string) *parentState {
 // recently active parent; the cache's bounds then apply.
 func (s *Store) readParent(id string, rev int64) (*parentState, error) {
 	d := s.db
-	rec, err := d.b.ReadParent(d.ctx, id)
+	rec, err := d.b.Parents.Read(d.ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (s *Store) cachedAgent(session string) *sessionAgent {
 	if d == nil || ok && (sa.epoch == d.epoch || sa.dirty || sa.pinned || sa.unwritten) {
 		return sa
 	}
-	t, found, err := d.b.ReadTracked(d.ctx, session)
+	t, found, err := d.b.Tracked.Read(d.ctx, session)
 	switch {
 	case err != nil:
 		d.fail(err)
