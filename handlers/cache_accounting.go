@@ -93,7 +93,7 @@ func (c *cacheAccounting) usage(ctx context.Context, store cacheStore, log zerol
 	if provider != "" || model != "" {
 		model = provider + "/" + model
 	}
-	bust, inARow := store.CacheUsage(ctx, sessions.Usage{Session: session, Message: message, Model: model,
+	bust, inARow := store.Usage(ctx, sessions.Usage{Session: session, Message: message, Model: model,
 		Input: int64(t.Input), Output: int64(t.Output), CacheRead: int64(t.Cache.Read), CacheWrite: int64(t.Cache.Write)})
 	if bust != nil {
 		ev := log.Info()
@@ -104,7 +104,7 @@ func (c *cacheAccounting) usage(ctx context.Context, store cacheStore, log zerol
 			Str("cause", bust.Cause).Bool("byHookwire", bust.ByHookwire).Bool("inARow", inARow).Msg("prompt cache bust")
 	}
 	if bust != nil && inARow {
-		if cs, ok := store.CacheOf(session); ok {
+		if cs, ok := store.Of(session); ok {
 			c.tell(log, bust.Message, summaryOf(cs))
 		}
 	}

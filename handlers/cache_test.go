@@ -76,7 +76,7 @@ func TestCacheAccounting(t *testing.T) {
 					implied++
 				}
 			}
-			list := s.store.CacheList()
+			list := s.store.PromptCache().List()
 			require.Len(t, list, 1)
 			c := list[0]
 			assert.Equal(t, "orchestrator", c.Agent)
@@ -172,12 +172,12 @@ func TestCacheAllZeroUsageIsNoBust(t *testing.T) {
 	usage("msg_1", 1000, 0)
 	usage("msg_2", 100, 900)
 	usage("msg_3", 0, 0) // started
-	list := s.store.CacheList()
+	list := s.store.PromptCache().List()
 	require.Len(t, list, 1)
 	assert.Equal(t, int64(2), list[0].Requests, "the started message is no request yet")
 	assert.Empty(t, list[0].Busts)
 	usage("msg_3", 50, 1000) // ended: its cache read grew
-	list = s.store.CacheList()
+	list = s.store.PromptCache().List()
 	assert.Equal(t, int64(3), list[0].Requests)
 	assert.Empty(t, list[0].Busts)
 	assert.Equal(t, int64(1900), list[0].CacheReadTokens)

@@ -175,7 +175,7 @@ func (s *Server) notePromptMessages(p *chatMessagesTransformParams, history []en
 		m := &history[i]
 		pp.Messages[i] = core.MessagePrint{ID: core.HashID(m.Wire.Info.ID), Content: m.ContentHash(), Ops: incremental.HashOps(per[i])}
 	}
-	s.store.CachePrompt(session, pp)
+	s.store.PromptCache().Prompt(session, pp)
 }
 
 // history returns the history a request stands for: output's, or its

@@ -58,5 +58,5 @@ func (s *Server) notePromptSystem(session string, system []jsontext.Value, block
 	if block != "" {
 		blockHash = core.HashStrings([]string{block})
 	}
-	s.store.CacheSystem(session, core.HashStrings(parts), blockHash)
+	s.store.PromptCache().System(session, core.HashStrings(parts), blockHash)
 }

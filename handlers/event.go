@@ -14,7 +14,7 @@ func (s *Server) event(ctx context.Context, p *eventParams) error {
 	info := ev.Properties.Info
 	id := rawString(info.ID)
 	if ev.Type == contract.EventMessageUpdated {
-		s.cache.usage(ctx, s.store, s.log, rawString(info.SessionID), id, rawString(info.Role), rawString(info.ProviderID), rawString(info.ModelID), info.Tokens)
+		s.cache.usage(ctx, s.store.PromptCache(), s.log, rawString(info.SessionID), id, rawString(info.Role), rawString(info.ProviderID), rawString(info.ModelID), info.Tokens)
 		return nil
 	}
 	if ev.Type == contract.EventSessionCreated {

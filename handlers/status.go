@@ -68,6 +68,6 @@ func (s *Server) status(context.Context) (statusResult, error) {
 		Agents: statusAgents{Managed: s.cfg.ManagedSet(), Reminder: s.cfg.ReminderAgents(),
 			Primary: s.cfg.PrimaryAgents, Subagents: s.cfg.Subagents},
 		Models: s.modelStatus(),
-		Cache:  cacheStatusOf(s.store.CacheList()),
+		Cache:  cacheStatusOf(s.store.PromptCache().List()),
 	}, nil
 }

@@ -16,7 +16,7 @@ type Store interface {
 	taskStore
 	sessionStore
 	healthStore
-	cacheStore
+	PromptCache() sessions.PromptCache
 	Stats() sessions.Stats
 }
 
@@ -59,11 +59,14 @@ type healthStore interface {
 
 // cacheStore: the prompt-cache figures (4.9).
 type cacheStore interface {
-	CachePrompt(session string, p *core.PromptPrint)
-	CacheSystem(session string, system, block uint64)
-	CacheUsage(ctx context.Context, u sessions.Usage) (bust *sessions.CacheBust, inARow bool)
-	CacheList() []sessions.CacheSession
-	CacheOf(session string) (sessions.CacheSession, bool)
+	Prompt(session string, p *core.PromptPrint)
+	System(session string, system, block uint64)
+	Usage(ctx context.Context, u sessions.Usage) (bust *sessions.CacheBust, inARow bool)
+	List() []sessions.CacheSession
+	Of(session string) (sessions.CacheSession, bool)
 }
 
-var _ Store = (*sessions.Store)(nil)
+var (
+	_ Store      = (*sessions.Store)(nil)
+	_ cacheStore = sessions.PromptCache{}
+)

@@ -46,13 +46,13 @@ func playCache(t *testing.T, s *sessions.Store, steps []cacheStep) {
 	t.Helper()
 	for i, st := range steps {
 		if st.usage == nil {
-			s.CachePrompt("ses_p", promptOf(st))
+			s.PromptCache().Prompt("ses_p", promptOf(st))
 			if !st.noSystem {
-				s.CacheSystem("ses_p", st.sys, st.block)
+				s.PromptCache().System("ses_p", st.sys, st.block)
 			}
 			continue
 		}
-		bust, inARow := s.CacheUsage(context.Background(), *st.usage)
+		bust, inARow := s.PromptCache().Usage(context.Background(), *st.usage)
 		if st.bust == nil {
 			assert.Nil(t, bust, "step %d", i)
 		} else if assert.NotNil(t, bust, "step %d", i) {
@@ -81,13 +81,13 @@ func TestCacheInDatabase(t *testing.T) {
 
 	second := sessions.New(sessions.Config{})
 	openTestDB(t, path, second)
-	second.CachePrompt("ses_p", promptOf(cacheStep{prompt: []string{"u1", "a1", "a2"}}))
-	second.CacheSystem("ses_p", 1, 7)
-	bust, inARow := second.CacheUsage(context.Background(), *use("a3", 5))
+	second.PromptCache().Prompt("ses_p", promptOf(cacheStep{prompt: []string{"u1", "a1", "a2"}}))
+	second.PromptCache().System("ses_p", 1, 7)
+	bust, inARow := second.PromptCache().Usage(context.Background(), *use("a3", 5))
 	require.NotNil(t, bust, "compared with the first process's last request")
 	assert.True(t, bust.ByHookwire)
 	assert.True(t, inARow)
-	second.CacheUsage(context.Background(), sessions.Usage{Session: "ses_other", Message: "b1", CacheRead: 7})
+	second.PromptCache().Usage(context.Background(), sessions.Usage{Session: "ses_other", Message: "b1", CacheRead: 7})
 
 	got, err := ReadState(path)
 	require.NoError(t, err)
@@ -98,7 +98,7 @@ func TestCacheInDatabase(t *testing.T) {
 	assert.Equal(t, int64(3), p.Requests)
 	assert.Equal(t, int64(115), p.CacheReadTokens)
 	assert.Len(t, p.Busts, 2)
-	assert.Equal(t, got.Cache, first.CacheList(), "a process lists every process's figures")
+	assert.Equal(t, got.Cache, first.PromptCache().List(), "a process lists every process's figures")
 
 	first.DeleteSession(context.Background(), "ses_p")
 	got, err = ReadState(path)
@@ -111,8 +111,8 @@ func TestCacheInDatabase(t *testing.T) {
 // database with them (hookwire replay starts a recording from one).
 func TestCacheImportedFromJSON(t *testing.T) {
 	s := sessions.New(sessions.Config{})
-	s.CacheUsage(context.Background(), sessions.Usage{Session: "ses_old", Message: "a1", Input: 4, CacheRead: 6})
-	s.CacheUsage(context.Background(), sessions.Usage{Session: "ses_new", Message: "a1", Input: 1})
+	s.PromptCache().Usage(context.Background(), sessions.Usage{Session: "ses_old", Message: "a1", Input: 4, CacheRead: 6})
+	s.PromptCache().Usage(context.Background(), sessions.Usage{Session: "ses_new", Message: "a1", Input: 1})
 	data, err := s.Snapshot()
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "state.json")
@@ -125,7 +125,7 @@ func TestCacheImportedFromJSON(t *testing.T) {
 	require.Len(t, got.Cache, 2)
 	assert.Equal(t, []string{"ses_new", "ses_old"}, []string{got.Cache[0].Session, got.Cache[1].Session})
 	assert.Equal(t, int64(6), got.Cache[1].CacheReadTokens)
-	assert.Equal(t, got.Cache, r.CacheList())
+	assert.Equal(t, got.Cache, r.PromptCache().List())
 }
 
 // A task session's requests come before its tool.execute.after makes its
@@ -138,11 +138,11 @@ func TestCacheParentFromCompletedCall(t *testing.T) {
 				openTestDB(t, filepath.Join(t.TempDir(), "state.db"), s)
 			}
 			s.BeginCall(context.Background(), "c1", "ses_p", "explorer", "look", "")
-			s.CacheUsage(context.Background(), sessions.Usage{Session: "ses_c1", Message: "a1", CacheRead: 5}) // the child runs: no entry yet
+			s.PromptCache().Usage(context.Background(), sessions.Usage{Session: "ses_c1", Message: "a1", CacheRead: 5}) // the child runs: no entry yet
 			s.CompleteCall(context.Background(), "c1", core.TaskOutcome{TaskID: "ses_c1"})
 			s.BeginCall(context.Background(), "c2", "ses_p", "explorer", "look again", "")
 			s.CompleteCall(context.Background(), "c2", core.TaskOutcome{TaskID: "ses_c2"}) // ses_c1's entry is forgotten
-			list := s.CacheList()
+			list := s.PromptCache().List()
 			require.Len(t, list, 1)
 			assert.Equal(t, "ses_p", list[0].Parent)
 			assert.Equal(t, "explorer", list[0].Agent)
@@ -159,11 +159,11 @@ func TestCacheListsSessionsWithUsage(t *testing.T) {
 			if withDB {
 				openTestDB(t, filepath.Join(t.TempDir(), "state.db"), s)
 			}
-			s.CachePrompt("ses_waiting", &core.PromptPrint{})
-			assert.Empty(t, s.CacheList())
-			s.CacheUsage(context.Background(), sessions.Usage{Session: "ses_waiting", Message: "a1", Input: 3})
-			require.Len(t, s.CacheList(), 1)
-			assert.Equal(t, int64(3), s.CacheList()[0].InputTokens)
+			s.PromptCache().Prompt("ses_waiting", &core.PromptPrint{})
+			assert.Empty(t, s.PromptCache().List())
+			s.PromptCache().Usage(context.Background(), sessions.Usage{Session: "ses_waiting", Message: "a1", Input: 3})
+			require.Len(t, s.PromptCache().List(), 1)
+			assert.Equal(t, int64(3), s.PromptCache().List()[0].InputTokens)
 		})
 	}
 }

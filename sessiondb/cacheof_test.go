@@ -24,25 +24,25 @@ func TestCacheOfMatchesCacheList(t *testing.T) {
 	ctx := context.Background()
 	a.task("ses_parent", "explore", "look", "ses_mine")
 	for i, read := range []int64{100, 50, 20} {
-		a.s.CacheUsage(ctx, sessions.Usage{Session: "ses_mine", Message: fmt.Sprint("m", i), Model: "fake/m", Input: 3, CacheRead: read})
+		a.s.PromptCache().Usage(ctx, sessions.Usage{Session: "ses_mine", Message: fmt.Sprint("m", i), Model: "fake/m", Input: 3, CacheRead: read})
 	}
-	b.s.CacheUsage(ctx, sessions.Usage{Session: "ses_theirs", Message: "t1", Model: "fake/m", Input: 5, CacheRead: 9, CacheWrite: 4})
+	b.s.PromptCache().Usage(ctx, sessions.Usage{Session: "ses_theirs", Message: "t1", Model: "fake/m", Input: 5, CacheRead: 9, CacheWrite: 4})
 
 	list := map[string]sessions.CacheSession{}
-	for _, c := range a.s.CacheList() {
+	for _, c := range a.s.PromptCache().List() {
 		list[c.Session] = c
 	}
 	require.Len(t, list, 2)
 	for _, session := range []string{"ses_mine", "ses_theirs"} {
-		got, ok := a.s.CacheOf(session)
+		got, ok := a.s.PromptCache().Of(session)
 		require.True(t, ok, session)
 		assert.Equal(t, list[session], got, session)
 	}
-	mine, _ := a.s.CacheOf("ses_mine")
+	mine, _ := a.s.PromptCache().Of("ses_mine")
 	assert.Equal(t, 2, mine.BustsInARow)
 	assert.Equal(t, "ses_parent", mine.Parent)
 	assert.Equal(t, "explore", mine.Agent)
-	_, ok := a.s.CacheOf("ses_nobody")
+	_, ok := a.s.PromptCache().Of("ses_nobody")
 	assert.False(t, ok)
 }
 
@@ -59,12 +59,12 @@ func BenchmarkCacheUsageEvent(b *testing.B) {
 	b.Cleanup(func() { d.Close() })
 	ctx := context.Background()
 	for i := range sessions.MaxCacheSessions {
-		s.CacheUsage(ctx, sessions.Usage{Session: fmt.Sprintf("ses_%03d", i), Message: "m0", Model: "fake/m", Input: 10, CacheRead: 1000})
+		s.PromptCache().Usage(ctx, sessions.Usage{Session: fmt.Sprintf("ses_%03d", i), Message: "m0", Model: "fake/m", Input: 10, CacheRead: 1000})
 	}
 	n := 0
 	event := func(session string, read int64) (*sessions.CacheBust, bool) {
 		n++
-		return s.CacheUsage(ctx, sessions.Usage{Session: session, Message: fmt.Sprint("m", n), Model: "fake/m", Input: 10, CacheRead: read})
+		return s.PromptCache().Usage(ctx, sessions.Usage{Session: session, Message: fmt.Sprint("m", n), Model: "fake/m", Input: 10, CacheRead: read})
 	}
 	b.Run("plain", func(b *testing.B) {
 		for b.Loop() {
@@ -77,7 +77,7 @@ func BenchmarkCacheUsageEvent(b *testing.B) {
 		for b.Loop() {
 			read--
 			if _, inARow := event("ses_001", read); inARow {
-				s.CacheOf("ses_001")
+				s.PromptCache().Of("ses_001")
 			}
 		}
 	})
@@ -87,7 +87,7 @@ func BenchmarkCacheUsageEvent(b *testing.B) {
 		for b.Loop() {
 			read--
 			if _, inARow := event("ses_002", read); inARow {
-				s.CacheList()
+				s.PromptCache().List()
 			}
 		}
 	})

@@ -111,7 +111,7 @@ func TestForgetAllLeavesNothing(t *testing.T) {
 	ctx := context.Background()
 	h.s.SetAgent(ctx, "ses_c0", "explorer")
 	for i, s := range []string{"ses_p", "ses_c0", "ses_c1", "ses_d"} {
-		h.s.CacheUsage(ctx, sessions.Usage{Session: s, Message: "m" + strconv.Itoa(i), Input: 10, CacheRead: 90})
+		h.s.PromptCache().Usage(ctx, sessions.Usage{Session: s, Message: "m" + strconv.Itoa(i), Input: 10, CacheRead: 90})
 	}
 	for _, m := range []string{"fake/a", "fake/b"} {
 		h.s.SetModelHealth(ctx, m, core.ModelHealth{Until: epoch.Add(time.Hour), Strikes: 1, Last: epoch, Class: core.FailureRateLimit, Message: "429"})

@@ -89,8 +89,8 @@ func TestVolumeDatabaseFileWithinBudget(t *testing.T) {
 					session := maxID("ses_cache", cached)
 					for u := 0; u <= sessions.MaxBustsPerSession; u++ {
 						msg++
-						s.CachePrompt(session, print())
-						s.CacheUsage(ctx, sessions.Usage{Session: session, Message: maxID("msg", msg), Model: model,
+						s.PromptCache().Prompt(session, print())
+						s.PromptCache().Usage(ctx, sessions.Usage{Session: session, Message: maxID("msg", msg), Model: model,
 							Input: 100000, CacheRead: int64(100000 - 1000*u)})
 					}
 				}

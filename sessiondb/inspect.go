@@ -94,7 +94,7 @@ func contents(s *sessions.Store) StateContents {
 	for _, id := range c.ParentIDs {
 		out.Sessions = append(out.Sessions, s.List(id)...) // entries as sessions.list reports them
 	}
-	out.Cache = s.CacheList()
+	out.Cache = s.PromptCache().List()
 	return out
 }
 

@@ -130,11 +130,11 @@ func TestCacheBoundsKeepTheMostRecentlyUsed(t *testing.T) {
 		t.Run(kind.name, func(t *testing.T) {
 			s, path := openKind(t, kind.db, sessions.Config{})
 			for i := range sessions.MaxCacheSessions + 10 {
-				s.CacheUsage(context.Background(), sessions.Usage{Session: fmt.Sprintf("ses_%d", i), Message: "a1", CacheRead: 1})
+				s.PromptCache().Usage(context.Background(), sessions.Usage{Session: fmt.Sprintf("ses_%d", i), Message: "a1", CacheRead: 1})
 			}
-			s.CacheUsage(context.Background(), sessions.Usage{Session: "ses_10", Message: "a2", CacheRead: 1}) // the oldest kept, used again
-			s.CacheUsage(context.Background(), sessions.Usage{Session: "ses_new", Message: "a1", CacheRead: 1})
-			lists := map[string][]sessions.CacheSession{"this process": s.CacheList()}
+			s.PromptCache().Usage(context.Background(), sessions.Usage{Session: "ses_10", Message: "a2", CacheRead: 1}) // the oldest kept, used again
+			s.PromptCache().Usage(context.Background(), sessions.Usage{Session: "ses_new", Message: "a1", CacheRead: 1})
+			lists := map[string][]sessions.CacheSession{"this process": s.PromptCache().List()}
 			if got := reopened(t, path); got != nil {
 				lists["a later reader"] = got.Cache
 			}
@@ -172,21 +172,21 @@ func TestCacheBustReportedAgainIsOneBust(t *testing.T) {
 	for _, kind := range storeKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			s, path := openKind(t, kind.db, sessions.Config{})
-			s.CachePrompt("ses_p", prompt("u1"))
-			s.CacheSystem("ses_p", 1, 5)
-			_, inARow := s.CacheUsage(context.Background(), usage("a1", 100))
+			s.PromptCache().Prompt("ses_p", prompt("u1"))
+			s.PromptCache().System("ses_p", 1, 5)
+			_, inARow := s.PromptCache().Usage(context.Background(), usage("a1", 100))
 			assert.False(t, inARow)
-			s.CachePrompt("ses_p", prompt("u1", "a1"))
-			s.CacheSystem("ses_p", 1, 6) // hookwire's block changed: a bust
-			bust, inARow := s.CacheUsage(context.Background(), usage("a2", 10))
+			s.PromptCache().Prompt("ses_p", prompt("u1", "a1"))
+			s.PromptCache().System("ses_p", 1, 6) // hookwire's block changed: a bust
+			bust, inARow := s.PromptCache().Usage(context.Background(), usage("a2", 10))
 			require.NotNil(t, bust)
 			assert.False(t, inARow)
 			for _, read := range []int64{20, 30} { // the same message, newer figures, still a bust
-				bust, inARow = s.CacheUsage(context.Background(), usage("a2", read))
+				bust, inARow = s.PromptCache().Usage(context.Background(), usage("a2", read))
 				require.NotNil(t, bust, "still a bust")
 				assert.False(t, inARow, "one bust is not two in a row")
 			}
-			lists := map[string][]sessions.CacheSession{"this process": s.CacheList()}
+			lists := map[string][]sessions.CacheSession{"this process": s.PromptCache().List()}
 			if got := reopened(t, path); got != nil {
 				lists["a later reader"] = got.Cache
 			}

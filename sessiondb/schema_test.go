@@ -131,7 +131,7 @@ func TestMigrateFormat1Database(t *testing.T) {
 			// A sidecar migrates it and serves what it held.
 			h, d := dbHarness(t, path, releaseConfig)
 			assertReleaseState(t, h)
-			assert.Len(t, h.s.CacheList(), tt.cacheRows)
+			assert.Len(t, h.s.PromptCache().List(), tt.cacheRows)
 			if tt.health {
 				_, ok := h.s.ModelHealth("fake/m1")
 				assert.True(t, ok, "the health row is kept")

@@ -190,10 +190,10 @@ func TestCacheTokenSums1100UsagesOf2To53(t *testing.T) {
 		if i%2 == 1 {
 			read = 0 // a bust: all of it lost
 		}
-		s.CacheUsage(context.Background(), sessions.Usage{Session: "ses_big", Message: "msg_" + strconv.Itoa(i), Model: "fake/m",
+		s.PromptCache().Usage(context.Background(), sessions.Usage{Session: "ses_big", Message: "msg_" + strconv.Itoa(i), Model: "fake/m",
 			Input: big, Output: big, CacheRead: read, CacheWrite: big})
 	}
-	list := s.CacheList()
+	list := s.PromptCache().List()
 	require.Len(t, list, 1)
 	c := list[0]
 	for name, v := range map[string]int64{"requests": c.Requests, "input": c.InputTokens, "output": c.OutputTokens,

@@ -132,7 +132,7 @@ func (s *Store) CompleteCall(ctx context.Context, callID string, out core.TaskOu
 		return
 	}
 
-	s.cacheParent(id, pc.parent, pc.agent)
+	s.PromptCache().attribute(id, pc.parent, pc.agent)
 	var e *entry
 	if pc.resumes != "" && pc.resumes != id {
 		if pred := s.lookup(pc.parent, pc.agent, pc.resumes); pred != nil {

@@ -692,7 +692,7 @@ func (s *Store) WriteAll(ctx context.Context, b Backend) error {
 			return err
 		}
 	}
-	if err := s.importCache(); err != nil {
+	if err := s.PromptCache().writeAll(); err != nil {
 		return err
 	}
 	if err := s.prune(); err != nil {

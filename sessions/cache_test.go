@@ -42,13 +42,13 @@ func playCache(t *testing.T, s *Store, steps []cacheStep) {
 	t.Helper()
 	for i, st := range steps {
 		if st.usage == nil {
-			s.CachePrompt("ses_p", promptOf(st))
+			s.PromptCache().Prompt("ses_p", promptOf(st))
 			if !st.noSystem {
-				s.CacheSystem("ses_p", st.sys, st.block)
+				s.PromptCache().System("ses_p", st.sys, st.block)
 			}
 			continue
 		}
-		bust, inARow := s.CacheUsage(context.Background(), *st.usage)
+		bust, inARow := s.PromptCache().Usage(context.Background(), *st.usage)
 		if st.bust == nil {
 			assert.Nil(t, bust, "step %d", i)
 		} else if assert.NotNil(t, bust, "step %d", i) {
@@ -155,7 +155,7 @@ func TestCacheBusts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := New(Config{})
 			playCache(t, s, tt.steps)
-			list := s.CacheList()
+			list := s.PromptCache().List()
 			require.Len(t, list, 1)
 			c := list[0]
 			assert.Equal(t, tt.requests, c.Requests)
@@ -178,10 +178,10 @@ func TestCacheBusts(t *testing.T) {
 
 func TestCacheModelChange(t *testing.T) {
 	s := New(Config{})
-	s.CachePrompt("ses_p", &core.PromptPrint{})
-	s.CacheUsage(context.Background(), Usage{Session: "ses_p", Message: "a1", Model: "p/a", CacheRead: 100})
-	s.CachePrompt("ses_p", &core.PromptPrint{Messages: []core.MessagePrint{{ID: core.HashID("a1")}}})
-	bust, _ := s.CacheUsage(context.Background(), Usage{Session: "ses_p", Message: "a2", Model: "p/b", CacheRead: 0, Input: 5})
+	s.PromptCache().Prompt("ses_p", &core.PromptPrint{})
+	s.PromptCache().Usage(context.Background(), Usage{Session: "ses_p", Message: "a1", Model: "p/a", CacheRead: 100})
+	s.PromptCache().Prompt("ses_p", &core.PromptPrint{Messages: []core.MessagePrint{{ID: core.HashID("a1")}}})
+	bust, _ := s.PromptCache().Usage(context.Background(), Usage{Session: "ses_p", Message: "a2", Model: "p/b", CacheRead: 0, Input: 5})
 	require.NotNil(t, bust)
 	assert.Equal(t, core.Bust{Cause: core.CauseModel, Detail: "model changed from p/a to p/b"}, bust.Bust)
 }
@@ -201,19 +201,19 @@ func TestCacheSnapshotRoundTrip(t *testing.T) {
 
 	r := New(Config{})
 	require.NoError(t, r.Restore(data))
-	assert.Equal(t, s.CacheList(), r.CacheList())
-	assert.Equal(t, "orchestrator", r.CacheList()[0].Agent)
+	assert.Equal(t, s.PromptCache().List(), r.PromptCache().List())
+	assert.Equal(t, "orchestrator", r.PromptCache().List()[0].Agent)
 
 	// The restored last request is not counted again when reported again,
 	// and the next request is compared with it.
-	_, _ = r.CacheUsage(context.Background(), *use("a2", 10))
-	r.CachePrompt("ses_p", promptOf(cacheStep{prompt: []string{"u1", "a1", "a2"}}))
-	r.CacheSystem("ses_p", 1, 7)
-	bust, inARow := r.CacheUsage(context.Background(), *use("a3", 5))
+	_, _ = r.PromptCache().Usage(context.Background(), *use("a2", 10))
+	r.PromptCache().Prompt("ses_p", promptOf(cacheStep{prompt: []string{"u1", "a1", "a2"}}))
+	r.PromptCache().System("ses_p", 1, 7)
+	bust, inARow := r.PromptCache().Usage(context.Background(), *use("a3", 5))
 	require.NotNil(t, bust)
 	assert.True(t, bust.ByHookwire)
 	assert.True(t, inARow)
-	c := r.CacheList()[0]
+	c := r.PromptCache().List()[0]
 	assert.Equal(t, int64(3), c.Requests)
 	assert.Equal(t, int64(115), c.CacheReadTokens)
 	assert.Equal(t, int64(2), c.BustCount)
@@ -226,18 +226,18 @@ func TestCacheSnapshotRoundTrip(t *testing.T) {
 func TestCacheBoundsAndForget(t *testing.T) {
 	s := New(Config{})
 	for i := range MaxCacheSessions + 10 {
-		s.CacheUsage(context.Background(), Usage{Session: fmt.Sprintf("ses_%d", i), Message: "a1", CacheRead: 1})
+		s.PromptCache().Usage(context.Background(), Usage{Session: fmt.Sprintf("ses_%d", i), Message: "a1", CacheRead: 1})
 	}
-	list := s.CacheList()
+	list := s.PromptCache().List()
 	assert.Len(t, list, MaxCacheSessions)
 	assert.Equal(t, fmt.Sprintf("ses_%d", MaxCacheSessions+9), list[0].Session, "the most recently used first")
 
 	// A session's busts are bounded; the count is not.
 	for i := range MaxBustsPerSession + 5 {
-		s.CacheUsage(context.Background(), Usage{Session: "ses_x", Message: fmt.Sprintf("a%d", 2*i), CacheRead: 100})
-		s.CacheUsage(context.Background(), Usage{Session: "ses_x", Message: fmt.Sprintf("a%d", 2*i+1), CacheRead: 50})
+		s.PromptCache().Usage(context.Background(), Usage{Session: "ses_x", Message: fmt.Sprintf("a%d", 2*i), CacheRead: 100})
+		s.PromptCache().Usage(context.Background(), Usage{Session: "ses_x", Message: fmt.Sprintf("a%d", 2*i+1), CacheRead: 50})
 	}
-	x := s.CacheList()[0]
+	x := s.PromptCache().List()[0]
 	assert.Equal(t, "ses_x", x.Session)
 	assert.Len(t, x.Busts, MaxBustsPerSession)
 	assert.Equal(t, int64(MaxBustsPerSession+5), x.BustCount)
@@ -246,15 +246,15 @@ func TestCacheBoundsAndForget(t *testing.T) {
 	before := s.changeCount()
 	s.DeleteSession(context.Background(), "ses_x")
 	assert.Greater(t, s.changeCount(), before)
-	for _, c := range s.CacheList() {
+	for _, c := range s.PromptCache().List() {
 		assert.NotEqual(t, "ses_x", c.Session)
 	}
 
 	// Ids over the cap and empty ones are not kept.
-	b, _ := s.CacheUsage(context.Background(), Usage{Session: "", Message: "a"})
+	b, _ := s.PromptCache().Usage(context.Background(), Usage{Session: "", Message: "a"})
 	assert.Nil(t, b)
-	s.CachePrompt(string(make([]byte, MaxIDBytes+1)), &core.PromptPrint{})
-	assert.Len(t, s.CacheList(), MaxCacheSessions-1)
+	s.PromptCache().Prompt(string(make([]byte, MaxIDBytes+1)), &core.PromptPrint{})
+	assert.Len(t, s.PromptCache().List(), MaxCacheSessions-1)
 }
 
 func TestPrintEncoding(t *testing.T) {
@@ -289,8 +289,8 @@ func TestCacheKeepsParentOfForgottenTask(t *testing.T) {
 		s.CompleteCall(context.Background(), callID, core.TaskOutcome{TaskID: child})
 	}
 	task("c1", "ses_c1")
-	s.CacheUsage(context.Background(), Usage{Session: "ses_c1", Message: "a1", CacheRead: 5})
-	s.CacheUsage(context.Background(), Usage{Session: "ses_top", Message: "a1", CacheRead: 5})
+	s.PromptCache().Usage(context.Background(), Usage{Session: "ses_c1", Message: "a1", CacheRead: 5})
+	s.PromptCache().Usage(context.Background(), Usage{Session: "ses_top", Message: "a1", CacheRead: 5})
 	task("c2", "ses_c2") // ses_c1's entry is forgotten
 	assert.Len(t, s.List("ses_p"), 1)
 
@@ -300,7 +300,7 @@ func TestCacheKeepsParentOfForgottenTask(t *testing.T) {
 	require.NoError(t, r.Restore(data))
 	for _, st := range []*Store{s, r} {
 		got := map[string][2]string{}
-		for _, c := range st.CacheList() {
+		for _, c := range st.PromptCache().List() {
 			got[c.Session] = [2]string{c.Parent, c.Agent}
 		}
 		assert.Equal(t, map[string][2]string{"ses_c1": {"ses_p", "explorer"}, "ses_top": {"", ""}}, got)

@@ -24,7 +24,7 @@ type snapshotDoc struct {
 	Parents       []snapshotParent `json:"parents"`
 	SessionAgents []snapshotAgent  `json:"sessionAgents"`
 	Health        []Health         `json:"health,omitempty"`
-	Cache         []CacheRecord    `json:"cache,omitempty"` // cache.go
+	Cache         []CacheRecord    `json:"cache,omitempty"` // promptcache_record.go
 }
 
 type snapshotParent struct {
@@ -127,7 +127,7 @@ func (s *Store) snapshot() *snapshotDoc {
 			Parent: sa.parent, Running: sa.running, Switches: sa.switches})
 	}
 	doc.Health = s.healthList()
-	doc.Cache = s.cache.snapshot()
+	doc.Cache = s.cache.records()
 	s.mu.Unlock()
 	return &doc
 }
@@ -250,9 +250,7 @@ func (s *Store) adopt(n *Store) {
 	s.health = n.health
 	s.entryCount, s.frozenCount = n.entryCount, n.frozenCount
 	s.parentBytes, s.trackedBytes, s.pendingBytes = n.parentBytes, n.trackedBytes, n.pendingBytes
-	s.cache.mu.Lock()
 	s.cache.sessions = n.cache.sessions
-	s.cache.mu.Unlock()
 }
 
 // decode fills the empty store s, owned by the caller alone, from the

@@ -186,8 +186,8 @@ type Store struct {
 	// failure report), reused by the next Reattach that succeeds.
 	lost *backing
 
-	// cache is the sessions' prompt-cache figures (cache.go), under a
-	// lock of its own.
+	// cache is the sessions' prompt-cache figures (promptcache.go; the
+	// store's face of them is PromptCache).
 	cache cacheBook
 
 	// pages orders Page's reads of the database (list.go), made without
@@ -251,7 +251,7 @@ func (s *Store) reset() {
 	s.health = make(map[string]Health)
 	s.entryCount = 0
 	s.frozenCount = 0
-	s.cache.init()
+	s.cache = newCacheBook()
 	s.parentBytes, s.trackedBytes, s.pendingBytes = 0, 0, 0
 }
 
@@ -351,7 +351,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) {
 		s.untrack(id)
 		s.changed()
 	}
-	s.forgetCache(id)
+	s.PromptCache().forget(id)
 }
 
 // List returns remembered entries, newest first; parent "" lists all.
@@ -416,7 +416,7 @@ func (s *Store) Stats() Stats {
 func (s *Store) changeCount() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.changes + s.cacheChanges()
+	return s.changes + s.cache.changes
 }
 
 // keep copies s into an allocation of its own size: a substring of a
@@ -430,3 +430,28 @@ func aliasFor(prefix string, n int) string {
 
 // now reads the store's clock (Config.Now).
 func (s *Store) now() time.Time { return s.cfg.Now() }
+
+// parentAndAgent is the parent that started session with a task and the
+// agent it runs, as far as the store knows them ("" where not); the
+// caller holds mu.
+func (s *Store) parentAndAgent(session string) (parent, agent string) {
+	if sa := s.cachedAgent(session); sa != nil {
+		agent, parent = sa.agent, sa.parent // the parent session.created named (tracking.go)
+		if parent != "" {
+			return parent, agent
+		}
+	}
+	for e := range s.byTaskID[session] {
+		parent = e.parent.id
+		if agent == "" {
+			agent = e.agent.name
+		}
+		return parent, agent
+	}
+	if s.db != nil {
+		if ps := s.db.parentsOfTask(session); len(ps) > 0 {
+			parent = ps[0]
+		}
+	}
+	return parent, agent
+}
