@@ -126,12 +126,12 @@ func (s *Server) countFailure(ctx context.Context, session, model string, f core
 	if !counted || model == "" || len(model) > sessions.MaxModelBytes {
 		return res, false
 	}
-	prev, _ := s.store.ModelHealth(model)
+	prev, _ := s.store.ProviderHealth().Of(model)
 	// Moved off this model in its current cooldown already: OpenCode's
 	// retries and its events report one failure several times.
 	dup := prev.Cooling(now) && s.switchedFrom(session, model)
 	next := core.NextHealth(prev, now, retryAfter, class, f.Message, s.cfg.RuntimeFallback.Policy())
-	s.store.SetModelHealth(ctx, model, next)
+	s.store.ProviderHealth().Set(ctx, model, next)
 	until := next.Until
 	res.Until = &until
 	if !prev.Cooling(now) {
@@ -160,7 +160,7 @@ func (s *Server) nextHealthy(session, agent, failed string, now time.Time) (core
 	if parent := s.store.Parent(session); parent != "" {
 		parentModel = s.store.Running(parent)
 	}
-	cooling := func(model string) bool { return s.store.Cooling(model, now) }
+	cooling := func(model string) bool { return s.store.ProviderHealth().Cooling(model, now) }
 	if to, rung, ok := s.models.fallback(entry, failed, parentModel, cooling); ok || entry != nil {
 		return to, rung, ok
 	}
@@ -227,7 +227,7 @@ func (s *Server) avoidCooling(ctx context.Context, c chatMessageModel, ops []Op)
 	}
 	now := s.clock()
 	name := model.Name()
-	if h, ok := s.store.ModelHealth(name); ok && h.Cooling(now) && s.cfg.FallbackEnabled(c.agent) {
+	if h, ok := s.store.ProviderHealth().Of(name); ok && h.Cooling(now) && s.cfg.FallbackEnabled(c.agent) {
 		if to, rung, ok := s.nextHealthy(c.session, c.agent, name, now); ok {
 			reason := fmt.Sprintf("cooling until %s (%s)", h.Until.UTC().Format(time.RFC3339), switchReason(h.Class, h.Message))
 			s.recordSwitch(ctx, c.session, c.agent, name, to, rung, reason, now)
@@ -267,7 +267,7 @@ type statusHealth struct {
 
 func (s *Server) healthStatus() []statusHealth {
 	now := s.clock()
-	list := s.store.HealthList()
+	list := s.store.ProviderHealth().List()
 	out := make([]statusHealth, len(list))
 	for i, h := range list {
 		out[i] = statusHealth{Health: h, Cooling: now.Before(h.Until)}

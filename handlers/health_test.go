@@ -99,7 +99,7 @@ func TestModelFailedSubagent(t *testing.T) {
 			assert.Equal(t, "fake/fake-model-3", res.Model)
 			require.NotNil(t, res.Until)
 			assert.Equal(t, r.now.Add(5*time.Minute), *res.Until, "the cooldown, longer than the retry's 2 s")
-			assert.True(t, r.s.store.Cooling("fake/fake-model-3", r.now), "health is kept whatever the action")
+			assert.True(t, r.s.store.ProviderHealth().Cooling("fake/fake-model-3", r.now), "health is kept whatever the action")
 			if tt.want == nil {
 				assert.Equal(t, actionNone, res.Action)
 				assert.Nil(t, res.Fallback)
@@ -123,7 +123,7 @@ func TestModelFailedSubagent(t *testing.T) {
 			again := r.failed(retry("ses_c", r.now.Add(2*time.Second)))
 			assert.Equal(t, actionNone, again.Action)
 			assert.Len(t, r.s.store.Switches("ses_c"), 1)
-			h, _ := r.s.store.ModelHealth("fake/fake-model-3")
+			h, _ := r.s.store.ProviderHealth().Of("fake/fake-model-3")
 			assert.Equal(t, 1, h.Strikes, "a failure while cooling is no repeat")
 		})
 	}
@@ -141,7 +141,7 @@ func TestModelFailedNotCounted(t *testing.T) {
 		assert.False(t, res.Counted, "%v", e)
 		assert.Equal(t, actionNone, res.Action)
 	}
-	assert.Empty(t, r.s.store.HealthList())
+	assert.Empty(t, r.s.store.ProviderHealth().List())
 }
 
 func TestModelFailedRetryAfterAndModel(t *testing.T) {
@@ -223,7 +223,7 @@ func TestModelFailedBadParams(t *testing.T) {
 	res := r.failed(map[string]any{"sessionID": "ses_x", "error": map[string]any{"statusCode": 429}})
 	assert.True(t, res.Counted)
 	assert.Equal(t, actionNone, res.Action)
-	assert.Empty(t, r.s.store.HealthList())
+	assert.Empty(t, r.s.store.ProviderHealth().List())
 }
 
 func TestRuntimeFallbackConfig(t *testing.T) {

@@ -31,8 +31,8 @@ func TestModelFailedRetryAtCappedAtADay(t *testing.T) {
 			require.True(t, res.Counted)
 			require.NotNil(t, res.Until)
 			assert.Equal(t, r.now.Add(24*time.Hour), *res.Until, "a day, no more")
-			assert.True(t, r.s.store.Cooling("fake/fake-model-3", r.now.Add(23*time.Hour)))
-			assert.False(t, r.s.store.Cooling("fake/fake-model-3", r.now.Add(24*time.Hour+time.Second)), "healthy after a day")
+			assert.True(t, r.s.store.ProviderHealth().Cooling("fake/fake-model-3", r.now.Add(23*time.Hour)))
+			assert.False(t, r.s.store.ProviderHealth().Cooling("fake/fake-model-3", r.now.Add(24*time.Hour+time.Second)), "healthy after a day")
 		})
 	}
 }

@@ -15,7 +15,7 @@ import (
 type Store interface {
 	taskStore
 	sessionStore
-	healthStore
+	ProviderHealth() sessions.ProviderHealth
 	PromptCache() sessions.PromptCache
 	Stats() sessions.Stats
 }
@@ -51,10 +51,10 @@ type sessionStore interface {
 
 // healthStore: the models' health (4.8).
 type healthStore interface {
-	ModelHealth(model string) (core.ModelHealth, bool)
+	Of(model string) (core.ModelHealth, bool)
 	Cooling(model string, now time.Time) bool
-	SetModelHealth(ctx context.Context, model string, h core.ModelHealth)
-	HealthList() []sessions.Health
+	Set(ctx context.Context, model string, h core.ModelHealth)
+	List() []sessions.Health
 }
 
 // cacheStore: the prompt-cache figures (4.9).
@@ -67,6 +67,7 @@ type cacheStore interface {
 }
 
 var (
-	_ Store      = (*sessions.Store)(nil)
-	_ cacheStore = sessions.PromptCache{}
+	_ Store       = (*sessions.Store)(nil)
+	_ cacheStore  = sessions.PromptCache{}
+	_ healthStore = sessions.ProviderHealth{}
 )

@@ -97,10 +97,10 @@ func (s *Server) subagentModel(in *toolInput, args map[string]jsontext.Value, ag
 	}
 	p := pendingModel{agent: agent}
 	now := s.clock()
-	if h, cooling := s.store.ModelHealth(to.Name()); cooling && h.Cooling(now) && s.cfg.FallbackEnabled(agent) {
+	if h, cooling := s.store.ProviderHealth().Of(to.Name()); cooling && h.Cooling(now) && s.cfg.FallbackEnabled(agent) {
 		ec := entry.Choice()
 		if fb, rung, ok := s.models.fallback(&ec, to.Name(), s.store.Running(in.SessionID),
-			func(model string) bool { return s.store.Cooling(model, now) }); ok {
+			func(model string) bool { return s.store.ProviderHealth().Cooling(model, now) }); ok {
 			reason := "cooling until " + h.Until.UTC().Format(time.RFC3339) + " (" + switchReason(h.Class, h.Message) + ")"
 			p.sw = &sessions.Switch{From: to.Name(), To: fb.Name(), Reason: reason, At: now}
 			s.models.switched()
@@ -127,11 +127,11 @@ func (s *Server) unlistedSubagentModel(in *toolInput, agent string) []Op {
 		return nil
 	}
 	now := s.clock()
-	h, ok := s.store.ModelHealth(parentModel)
+	h, ok := s.store.ProviderHealth().Of(parentModel)
 	if !ok || !h.Cooling(now) {
 		return nil
 	}
-	to, rung, ok := s.borrowedFallback(parentModel, func(model string) bool { return s.store.Cooling(model, now) })
+	to, rung, ok := s.borrowedFallback(parentModel, func(model string) bool { return s.store.ProviderHealth().Cooling(model, now) })
 	if !ok {
 		return nil
 	}

@@ -99,7 +99,7 @@ func TestSubagentModelV2(t *testing.T) {
 		r.subagentAfter("call_1", "error", "Subagent failed (sessionID: ses_c1): Rate limit reached for fake-model-2")
 		assert.Equal(t, "fake/fake-model-2", r.s.Store().Running("ses_c1"))
 		assert.Equal(t, "ses_p", r.s.Store().Parent("ses_c1"))
-		h, ok := r.s.Store().ModelHealth("fake/fake-model-2")
+		h, ok := r.s.Store().ProviderHealth().Of("fake/fake-model-2")
 		require.True(t, ok, "the failed child's model has health")
 		assert.True(t, h.Cooling(r.now))
 		assert.Equal(t, "rate-limit", h.Class)
@@ -124,7 +124,7 @@ func TestSubagentModelV2(t *testing.T) {
 		r := v2ModelRig(t, map[string]any{"model": "fake/fake-model-2"})
 		r.subagentBefore("call_1", map[string]any{"agent": "explore", "description": "d", "prompt": "p"})
 		r.subagentAfter("call_1", "error", "Subagent failed (sessionID: ses_c1): prompt is too long")
-		_, ok := r.s.Store().ModelHealth("fake/fake-model-2")
+		_, ok := r.s.Store().ProviderHealth().Of("fake/fake-model-2")
 		assert.False(t, ok)
 	})
 }

@@ -114,7 +114,7 @@ func TestForgetAllLeavesNothing(t *testing.T) {
 		h.s.PromptCache().Usage(ctx, sessions.Usage{Session: s, Message: "m" + strconv.Itoa(i), Input: 10, CacheRead: 90})
 	}
 	for _, m := range []string{"fake/a", "fake/b"} {
-		h.s.SetModelHealth(ctx, m, core.ModelHealth{Until: epoch.Add(time.Hour), Strikes: 1, Last: epoch, Class: core.FailureRateLimit, Message: "429"})
+		h.s.ProviderHealth().Set(ctx, m, core.ModelHealth{Until: epoch.Add(time.Hour), Strikes: 1, Last: epoch, Class: core.FailureRateLimit, Message: "429"})
 	}
 	require.NoError(t, d.Close())
 	cached := countRows(t, path, "cache")

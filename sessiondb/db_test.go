@@ -451,7 +451,7 @@ func TestMigrateInPlaceFallsBackToReadOnly(t *testing.T) {
 	w := newHarness(t, sessions.Config{})
 	w.task("p1", "explorer", "one", "ses_a")
 	until := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	w.s.SetModelHealth(context.Background(), "openai/gpt-5", core.ModelHealth{Until: until, Strikes: 2, Last: until.Add(-time.Minute), Class: "rate_limit"})
+	w.s.ProviderHealth().Set(context.Background(), "openai/gpt-5", core.ModelHealth{Until: until, Strikes: 2, Last: until.Add(-time.Minute), Class: "rate_limit"})
 	doc, err := w.s.Snapshot()
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, doc, 0o600))
@@ -467,10 +467,10 @@ func TestMigrateInPlaceFallsBackToReadOnly(t *testing.T) {
 	act, id := r.resolve("p1", "explorer", "exp-1")
 	assert.Equal(t, sessions.TaskIDReplace, act)
 	assert.Equal(t, "ses_a", id)
-	h, ok := r.s.ModelHealth("openai/gpt-5")
+	h, ok := r.s.ProviderHealth().Of("openai/gpt-5")
 	require.True(t, ok, "the file's model health is served too")
 	assert.Equal(t, 2, h.Strikes)
-	assert.True(t, r.s.Cooling("openai/gpt-5", until.Add(-time.Hour)))
+	assert.True(t, r.s.ProviderHealth().Cooling("openai/gpt-5", until.Add(-time.Hour)))
 }
 
 // A database that cannot be written is read: existing aliases resolve,

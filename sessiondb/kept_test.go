@@ -105,9 +105,9 @@ func TestHealthBoundsKeepTheNewestFailures(t *testing.T) {
 				if order == "newest first" {
 					i = n - 1 - k
 				}
-				s.SetModelHealth(context.Background(), fmt.Sprintf("p/m%d", i), core.ModelHealth{Until: t0.Add(2 * time.Hour), Strikes: 1, Last: t0.Add(time.Duration(i) * time.Second), Class: core.FailureRateLimit})
+				s.ProviderHealth().Set(context.Background(), fmt.Sprintf("p/m%d", i), core.ModelHealth{Until: t0.Add(2 * time.Hour), Strikes: 1, Last: t0.Add(time.Duration(i) * time.Second), Class: core.FailureRateLimit})
 			}
-			lists := map[string][]sessions.Health{"this process": s.HealthList()}
+			lists := map[string][]sessions.Health{"this process": s.ProviderHealth().List()}
 			if got := reopened(t, path); got != nil {
 				lists["a later reader"] = got.Health
 			}
@@ -116,8 +116,8 @@ func TestHealthBoundsKeepTheNewestFailures(t *testing.T) {
 				assert.Equal(t, fmt.Sprintf("p/m%d", n-1), list[0].Model, "%s: the newest failure first", who)
 				assert.Equal(t, "p/m5", list[len(list)-1].Model, "%s: the oldest kept", who)
 			}
-			assert.True(t, s.Cooling(fmt.Sprintf("p/m%d", n-1), t0), "the newest failure still cools")
-			_, kept := s.ModelHealth("p/m4")
+			assert.True(t, s.ProviderHealth().Cooling(fmt.Sprintf("p/m%d", n-1), t0), "the newest failure still cools")
+			_, kept := s.ProviderHealth().Of("p/m4")
 			assert.False(t, kept, "the oldest failures are forgotten")
 		})
 	}

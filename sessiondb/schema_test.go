@@ -133,7 +133,7 @@ func TestMigrateFormat1Database(t *testing.T) {
 			assertReleaseState(t, h)
 			assert.Len(t, h.s.PromptCache().List(), tt.cacheRows)
 			if tt.health {
-				_, ok := h.s.ModelHealth("fake/m1")
+				_, ok := h.s.ProviderHealth().Of("fake/m1")
 				assert.True(t, ok, "the health row is kept")
 			}
 			require.NoError(t, d.Close())

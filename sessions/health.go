@@ -51,9 +51,52 @@ func cutText(s string, n int) string {
 	return cutBytes(s, n)
 }
 
-// ModelHealth returns model's health, if any is kept. With a database it
-// is read from there, so a failure another process saw counts at once.
-func (s *Store) ModelHealth(model string) (core.ModelHealth, bool) {
+// healthBook is the models' health: pure, no lock and no IO, within
+// MaxHealthModels.
+type healthBook map[string]Health
+
+// get is model's health, if kept.
+func (b healthBook) get(model string) (Health, bool) {
+	h, ok := b[model]
+	return h, ok
+}
+
+// put adds or replaces one model's health, forgetting the model whose
+// latest failure is oldest beyond MaxHealthModels.
+func (b healthBook) put(h Health) {
+	b[h.Model] = h
+	for len(b) > MaxHealthModels {
+		oldest := ""
+		for m, x := range b {
+			if oldest == "" || x.Last.Before(b[oldest].Last) {
+				oldest = m
+			}
+		}
+		delete(b, oldest)
+	}
+}
+
+// list is every model's health, the latest failure first.
+func (b healthBook) list() []Health {
+	out := make([]Health, 0, len(b))
+	for _, h := range b {
+		out = append(out, h)
+	}
+	SortHealth(out)
+	return out
+}
+
+// ProviderHealth is the store's face of the models' health (PROTOCOL.md
+// 4.8): the book under the store's lock, with a database read from there,
+// so a failure another process saw counts at once.
+type ProviderHealth struct{ s *Store }
+
+// ProviderHealth is the store's models' health.
+func (s *Store) ProviderHealth() ProviderHealth { return ProviderHealth{s} }
+
+// Of returns model's health, if any is kept.
+func (p ProviderHealth) Of(model string) (core.ModelHealth, bool) {
+	s := p.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d := s.db; d != nil {
@@ -61,7 +104,7 @@ func (s *Store) ModelHealth(model string) (core.ModelHealth, bool) {
 			return h.core(), ok
 		}
 	}
-	h, ok := s.health[model]
+	h, ok := s.health.get(model)
 	if !ok {
 		return core.ModelHealth{}, false
 	}
@@ -69,23 +112,24 @@ func (s *Store) ModelHealth(model string) (core.ModelHealth, bool) {
 }
 
 // Cooling reports whether model cools down at now.
-func (s *Store) Cooling(model string, now time.Time) bool {
-	h, ok := s.ModelHealth(model)
+func (p ProviderHealth) Cooling(model string, now time.Time) bool {
+	h, ok := p.Of(model)
 	return ok && h.Cooling(now)
 }
 
-// SetModelHealth keeps h as model's health. A model name over the model cap
-// is not kept; the message is cut to MaxReasonBytes.
-func (s *Store) SetModelHealth(ctx context.Context, model string, h core.ModelHealth) {
+// Set keeps h as model's health. A model name over the model cap is not
+// kept; the message is cut to MaxReasonBytes.
+func (p ProviderHealth) Set(ctx context.Context, model string, h core.ModelHealth) {
 	if model == "" || len(model) > MaxModelBytes {
 		return
 	}
+	s := p.s
 	s.lock(ctx)
 	defer s.unlock()
 	s.begin()
 	h.Message = cutText(h.Message, MaxReasonBytes)
 	kept := healthOf(keep(model), h)
-	s.putHealth(kept)
+	s.health.put(kept)
 	if d := s.db; d != nil && d.inTx {
 		if err := d.b.Health.Write(d.ctx, kept); err != nil {
 			d.fail(err)
@@ -94,26 +138,9 @@ func (s *Store) SetModelHealth(ctx context.Context, model string, h core.ModelHe
 	s.changed()
 }
 
-// putHealth adds or replaces one health entry within MaxHealthModels; the
-// caller holds mu.
-func (s *Store) putHealth(h Health) {
-	if s.health == nil {
-		s.health = make(map[string]Health)
-	}
-	s.health[h.Model] = h
-	for len(s.health) > MaxHealthModels {
-		oldest := ""
-		for m, x := range s.health {
-			if oldest == "" || x.Last.Before(s.health[oldest].Last) {
-				oldest = m
-			}
-		}
-		delete(s.health, oldest)
-	}
-}
-
-// HealthList is every kept model's health, the latest failure first.
-func (s *Store) HealthList() []Health {
+// List is every kept model's health, the latest failure first.
+func (p ProviderHealth) List() []Health {
+	s := p.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d := s.db; d != nil {
@@ -121,16 +148,7 @@ func (s *Store) HealthList() []Health {
 			return list
 		}
 	}
-	return s.healthList()
-}
-
-func (s *Store) healthList() []Health {
-	out := make([]Health, 0, len(s.health))
-	for _, h := range s.health {
-		out = append(out, h)
-	}
-	SortHealth(out)
-	return out
+	return s.health.list()
 }
 
 // SortHealth orders out the latest failure first (the store's list and

@@ -17,12 +17,12 @@ func TestHealthKeptAndRestored(t *testing.T) {
 	h := newHarness(t, Config{})
 	s := h.s
 	until := epoch.Add(5 * time.Minute)
-	s.SetModelHealth(context.Background(), "fake/fake-model-3", core.ModelHealth{Until: until, Strikes: 1, Last: epoch, Class: core.FailureRateLimit, Message: "Rate limit reached"})
-	s.SetModelHealth(context.Background(), strings.Repeat("m", MaxModelBytes+1), core.ModelHealth{Until: until})
-	assert.True(t, s.Cooling("fake/fake-model-3", epoch))
-	assert.False(t, s.Cooling("fake/fake-model-3", until))
-	assert.False(t, s.Cooling("fake/other", epoch))
-	require.Len(t, s.HealthList(), 1, "a model over the cap is not kept")
+	s.ProviderHealth().Set(context.Background(), "fake/fake-model-3", core.ModelHealth{Until: until, Strikes: 1, Last: epoch, Class: core.FailureRateLimit, Message: "Rate limit reached"})
+	s.ProviderHealth().Set(context.Background(), strings.Repeat("m", MaxModelBytes+1), core.ModelHealth{Until: until})
+	assert.True(t, s.ProviderHealth().Cooling("fake/fake-model-3", epoch))
+	assert.False(t, s.ProviderHealth().Cooling("fake/fake-model-3", until))
+	assert.False(t, s.ProviderHealth().Cooling("fake/other", epoch))
+	require.Len(t, s.ProviderHealth().List(), 1, "a model over the cap is not kept")
 
 	s.SetAgent(context.Background(), "ses_child", "explorer")
 	s.SetParent(context.Background(), "ses_child", "ses_parent")
@@ -34,7 +34,7 @@ func TestHealthKeptAndRestored(t *testing.T) {
 	require.NoError(t, err)
 	r := newTestStore(Config{})
 	require.NoError(t, r.Restore(data))
-	got, ok := r.ModelHealth("fake/fake-model-3")
+	got, ok := r.ProviderHealth().Of("fake/fake-model-3")
 	require.True(t, ok)
 	assert.True(t, got.Until.Equal(until))
 	assert.Equal(t, core.FailureRateLimit, got.Class)
@@ -54,14 +54,14 @@ func TestHealthKeptAndRestored(t *testing.T) {
 func TestHealthBounds(t *testing.T) {
 	s := newTestStore(Config{})
 	for i := 0; i < MaxHealthModels+5; i++ {
-		s.SetModelHealth(context.Background(), fmt.Sprintf("p/m%d", i), core.ModelHealth{Until: epoch.Add(time.Hour), Last: epoch.Add(time.Duration(i) * time.Second)})
+		s.ProviderHealth().Set(context.Background(), fmt.Sprintf("p/m%d", i), core.ModelHealth{Until: epoch.Add(time.Hour), Last: epoch.Add(time.Duration(i) * time.Second)})
 	}
-	list := s.HealthList()
+	list := s.ProviderHealth().List()
 	require.Len(t, list, MaxHealthModels)
 	assert.Equal(t, fmt.Sprintf("p/m%d", MaxHealthModels+4), list[0].Model, "newest failure first")
-	_, kept := s.ModelHealth("p/m4")
+	_, kept := s.ProviderHealth().Of("p/m4")
 	assert.False(t, kept, "the oldest failures are forgotten first")
-	_, kept = s.ModelHealth("p/m5")
+	_, kept = s.ProviderHealth().Of("p/m5")
 	assert.True(t, kept)
 
 	s.SetAgent(context.Background(), "ses", "a")

@@ -64,7 +64,7 @@ func (d *backing) readAllIn() (*Store, error) {
 	}
 	if list, err := d.b.Health.ReadAll(d.ctx); err == nil { // no table: a database no sidecar of this build has written
 		for _, h := range list {
-			reader.putHealth(h)
+			reader.health.put(h)
 		}
 	}
 	caches, err := d.b.Cache.ReadAll(d.ctx)

@@ -126,7 +126,7 @@ func (s *Store) snapshot() *snapshotDoc {
 		doc.SessionAgents = append(doc.SessionAgents, snapshotAgent{Session: sa.session, Agent: sa.agent, Model: sa.model,
 			Parent: sa.parent, Running: sa.running, Switches: sa.switches})
 	}
-	doc.Health = s.healthList()
+	doc.Health = s.health.list()
 	doc.Cache = s.cache.records()
 	s.mu.Unlock()
 	return &doc
@@ -307,7 +307,7 @@ func (s *Store) decode(ctx context.Context, r io.Reader) error {
 			for _, h := range list {
 				if h.Model != "" && len(h.Model) <= MaxModelBytes {
 					h.Message = cutText(h.Message, MaxReasonBytes)
-					s.putHealth(h)
+					s.health.put(h)
 				}
 			}
 		case "cache":

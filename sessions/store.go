@@ -173,7 +173,7 @@ type Store struct {
 	parents     *lru.List[string, *parentState]  // by id, most recently active first
 	byTaskID    map[string]map[*entry]struct{}   // every parent's entries by task id
 	agents      *lru.List[string, *sessionAgent] // by session, most recently active first
-	health      map[string]Health                // by provider/model (health.go)
+	health      healthBook                       // by provider/model (health.go)
 	entryCount  int
 	frozenCount int
 
@@ -248,7 +248,7 @@ func (s *Store) reset() {
 	s.parents = lru.New[string, *parentState]()
 	s.byTaskID = make(map[string]map[*entry]struct{})
 	s.agents = lru.New[string, *sessionAgent]()
-	s.health = make(map[string]Health)
+	s.health = healthBook{}
 	s.entryCount = 0
 	s.frozenCount = 0
 	s.cache = newCacheBook()
