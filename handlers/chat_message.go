@@ -30,7 +30,7 @@ func (s *Server) chatMessage(ctx context.Context, p *chatMessageParams) (PatchRe
 	}
 	session := p.Input.SessionID
 	if session != "" && agent != "" {
-		s.store.SetAgent(ctx, session, agent)
+		s.store.Tracked().SetAgent(ctx, session, agent)
 	}
 	c := chatMessageModel{session: session, agent: agent, inputVariant: rawString(p.Input.Variant), hasMessage: hasMessage,
 		onMessage: len(msg.Model) > 0}

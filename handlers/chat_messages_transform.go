@@ -115,7 +115,7 @@ func (s *Server) chatMessagesTransform(ctx context.Context, p *chatMessagesTrans
 				continue
 			}
 			setSession, setAgent = c.SessionID, c.Agent
-			s.store.SetAgent(ctx, c.SessionID, c.Agent)
+			s.store.Tracked().SetAgent(ctx, c.SessionID, c.Agent)
 		}
 	}
 	// Each message's ops, relative to it; a base keeps them, so that a
@@ -511,7 +511,7 @@ func (s *Server) messageAgent(m *core.Message) string {
 	if m.Agent != "" || m.SessionID == "" {
 		return m.Agent
 	}
-	return s.store.Agent(m.SessionID)
+	return s.store.Tracked().Agent(m.SessionID)
 }
 
 // hasPartText reports whether a part of the message has text as its text,

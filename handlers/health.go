@@ -63,7 +63,7 @@ func (s *Server) modelFailed(ctx context.Context, p *modelFailedParams) (modelFa
 	} else if name := strings.TrimSpace(rawString(p.Model)); name != "" {
 		model = name
 	} else {
-		model = s.store.Running(p.SessionID)
+		model = s.store.Tracked().Running(p.SessionID)
 	}
 	now := s.clock()
 	retryAfter := core.ParseRetryAfter(rawString(p.RetryAfter), now)
@@ -73,28 +73,28 @@ func (s *Server) modelFailed(ctx context.Context, p *modelFailedParams) (modelFa
 	// A client that knows the session's agent or parent better than the
 	// store (OpenCode 2: the retry hook names the agent; the child of a
 	// subagent call in flight has no session.created yet) says so.
-	if p.Agent != "" && len(p.Agent) <= sessions.MaxAgentNameBytes && s.store.Agent(p.SessionID) == "" {
-		s.store.SetAgent(ctx, p.SessionID, p.Agent)
+	if p.Agent != "" && len(p.Agent) <= sessions.MaxAgentNameBytes && s.store.Tracked().Agent(p.SessionID) == "" {
+		s.store.Tracked().SetAgent(ctx, p.SessionID, p.Agent)
 	}
-	if p.ParentID != "" && p.ParentID != p.SessionID && len(p.ParentID) <= sessions.MaxIDBytes && s.store.Parent(p.SessionID) == "" {
-		s.store.SetParent(ctx, p.SessionID, p.ParentID)
+	if p.ParentID != "" && p.ParentID != p.SessionID && len(p.ParentID) <= sessions.MaxIDBytes && s.store.Tracked().Parent(p.SessionID) == "" {
+		s.store.Tracked().SetParent(ctx, p.SessionID, p.ParentID)
 	}
 	res, dup := s.countFailure(ctx, p.SessionID, model, f, retryAfter, now)
 	if res.Until == nil {
 		return res, nil
 	}
 
-	agent := s.store.Agent(p.SessionID)
+	agent := s.store.Tracked().Agent(p.SessionID)
 	if !s.cfg.FallbackEnabled(agent) || dup {
 		return res, nil
 	}
-	parent := s.store.Parent(p.SessionID)
+	parent := s.store.Tracked().Parent(p.SessionID)
 	_, listed := s.cfg.AgentModels[agent]
 	var action string
 	switch {
 	case p.InPlace && (parent != "" || listed):
 		// Where 1.x would abort or resend, the same call goes on.
-		if len(s.store.Switches(p.SessionID)) >= maxInPlaceSwitches {
+		if len(s.store.Tracked().Switches(p.SessionID)) >= maxInPlaceSwitches {
 			return res, nil
 		}
 		action = actionSwitch
@@ -143,7 +143,7 @@ func (s *Server) countFailure(ctx context.Context, session, model string, f core
 
 // switchedFrom: session's latest switch left model.
 func (s *Server) switchedFrom(session, model string) bool {
-	sw := s.store.Switches(session)
+	sw := s.store.Tracked().Switches(session)
 	return len(sw) > 0 && sw[len(sw)-1].From == model
 }
 
@@ -157,8 +157,8 @@ func (s *Server) nextHealthy(session, agent, failed string, now time.Time) (core
 		entry = &c
 	}
 	parentModel := ""
-	if parent := s.store.Parent(session); parent != "" {
-		parentModel = s.store.Running(parent)
+	if parent := s.store.Tracked().Parent(session); parent != "" {
+		parentModel = s.store.Tracked().Running(parent)
 	}
 	cooling := func(model string) bool { return s.store.ProviderHealth().Cooling(model, now) }
 	if to, rung, ok := s.models.fallback(entry, failed, parentModel, cooling); ok || entry != nil {
@@ -199,8 +199,8 @@ func switchReason(class, message string) string {
 // recordSwitch keeps a switch of session from one model to another, with
 // its model decision, and logs it.
 func (s *Server) recordSwitch(ctx context.Context, session, agent, from string, to core.ModelRef, rung, reason string, now time.Time) {
-	s.store.AddSwitch(ctx, session, sessions.Switch{From: from, To: to.Name(), Reason: reason, At: now})
-	s.store.SetModelDecision(ctx, session, sessions.ModelDecision{Model: to.Name(), Variant: to.Variant, Rung: rung, Changed: true})
+	s.store.Tracked().AddSwitch(ctx, session, sessions.Switch{From: from, To: to.Name(), Reason: reason, At: now})
+	s.store.Tracked().SetModelDecision(ctx, session, sessions.ModelDecision{Model: to.Name(), Variant: to.Variant, Rung: rung, Changed: true})
 	s.models.switched()
 	s.log.Info().Str("session", session).Str("agent", agent).Str("from", from).Str("to", to.Name()).
 		Str("rung", rung).Str("reason", reason).Msg("model switched")
@@ -231,7 +231,7 @@ func (s *Server) avoidCooling(ctx context.Context, c chatMessageModel, ops []Op)
 		if to, rung, ok := s.nextHealthy(c.session, c.agent, name, now); ok {
 			reason := fmt.Sprintf("cooling until %s (%s)", h.Until.UTC().Format(time.RFC3339), switchReason(h.Class, h.Message))
 			s.recordSwitch(ctx, c.session, c.agent, name, to, rung, reason, now)
-			s.store.SetRunning(ctx, c.session, to.Name())
+			s.store.Tracked().SetRunning(ctx, c.session, to.Name())
 			path := "/message/model"
 			op := "replace"
 			if !c.onMessage {
@@ -243,7 +243,7 @@ func (s *Server) avoidCooling(ctx context.Context, c chatMessageModel, ops []Op)
 			return []Op{{Op: op, Path: path, Value: to}}
 		}
 	}
-	s.store.SetRunning(ctx, c.session, name)
+	s.store.Tracked().SetRunning(ctx, c.session, name)
 	return ops
 }
 
@@ -252,10 +252,10 @@ func (s *Server) sessionCreated(ctx context.Context, session, parent, agent stri
 	if session == "" || parent == "" {
 		return
 	}
-	if agent != "" && s.store.Agent(session) == "" {
-		s.store.SetAgent(ctx, session, agent)
+	if agent != "" && s.store.Tracked().Agent(session) == "" {
+		s.store.Tracked().SetAgent(ctx, session, agent)
 	}
-	s.store.SetParent(ctx, session, parent)
+	s.store.Tracked().SetParent(ctx, session, parent)
 }
 
 // statusHealth is status.health: every model whose health is kept, the

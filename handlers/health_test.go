@@ -103,17 +103,17 @@ func TestModelFailedSubagent(t *testing.T) {
 			if tt.want == nil {
 				assert.Equal(t, actionNone, res.Action)
 				assert.Nil(t, res.Fallback)
-				assert.Empty(t, r.s.store.Switches("ses_c"))
+				assert.Empty(t, r.s.store.Tracked().Switches("ses_c"))
 				return
 			}
 			assert.Equal(t, actionAbort, res.Action)
 			assert.Equal(t, tt.want, res.Fallback)
 			assert.Equal(t, "rate-limit: Rate limit reached for fake-model-3", res.Reason)
-			sw := r.s.store.Switches("ses_c")
+			sw := r.s.store.Tracked().Switches("ses_c")
 			require.Len(t, sw, 1)
 			assert.Equal(t, "fake/fake-model-3", sw[0].From)
 			assert.Equal(t, tt.want.Name(), sw[0].To)
-			d, ok := r.s.store.(*sessions.Store).ModelDecision("ses_c")
+			d, ok := r.s.store.(*sessions.Store).Tracked().ModelDecision("ses_c")
 			require.True(t, ok)
 			assert.Equal(t, tt.want.Name(), d.Model)
 			assert.Equal(t, tt.rung, d.Rung)
@@ -122,7 +122,7 @@ func TestModelFailedSubagent(t *testing.T) {
 			r.now = r.now.Add(2 * time.Second)
 			again := r.failed(retry("ses_c", r.now.Add(2*time.Second)))
 			assert.Equal(t, actionNone, again.Action)
-			assert.Len(t, r.s.store.Switches("ses_c"), 1)
+			assert.Len(t, r.s.store.Tracked().Switches("ses_c"), 1)
 			h, _ := r.s.store.ProviderHealth().Of("fake/fake-model-3")
 			assert.Equal(t, 1, h.Strikes, "a failure while cooling is no repeat")
 		})
@@ -176,7 +176,7 @@ func TestModelFailedUserSession(t *testing.T) {
 	assert.Equal(t, "fake/fake-model-2", res.Model)
 	assert.Equal(t, actionNone, res.Action, "never back to fake-model, which still cools")
 	assert.Nil(t, res.Fallback)
-	assert.Len(t, r.s.store.Switches("ses_u"), 1)
+	assert.Len(t, r.s.store.Tracked().Switches("ses_u"), 1)
 
 	// Cooled: the same thing may happen again, once.
 	r.now = r.now.Add(10 * time.Minute)
@@ -201,14 +201,14 @@ func TestChatMessageAvoidsCoolingModel(t *testing.T) {
 	patch = r.child("ses_p2", "ses_c3", "oracle", "fake-model-3")
 	require.Len(t, patch, 1)
 	assert.Equal(t, map[string]any{"providerID": "fake", "modelID": "fake-model"}, patch[0]["value"], "no entry: the parent's model")
-	sw := r.s.store.Switches("ses_c3")
+	sw := r.s.store.Tracked().Switches("ses_c3")
 	require.Len(t, sw, 1)
 	assert.Contains(t, sw[0].Reason, "cooling until 2026-12-01T12:05:00Z")
 
 	// Cooled: the configured model again.
 	r.now = r.now.Add(5 * time.Minute)
 	assert.Empty(t, r.child("ses_p3", "ses_c4", "explorer", "fake-model-3"))
-	assert.Equal(t, "fake/fake-model-3", r.s.store.Running("ses_c4"))
+	assert.Equal(t, "fake/fake-model-3", r.s.store.Tracked().Running("ses_c4"))
 }
 
 func TestModelFailedBadParams(t *testing.T) {

@@ -124,7 +124,7 @@ func (s *Server) modelPatch(ctx context.Context, c chatMessageModel) []Op {
 func (s *Server) recordDecision(ctx context.Context, c chatMessageModel, d sessions.ModelDecision) {
 	s.countDecision(c, d)
 	if d.Model != "" {
-		s.store.SetModelDecision(ctx, c.session, d)
+		s.store.Tracked().SetModelDecision(ctx, c.session, d)
 	}
 }
 

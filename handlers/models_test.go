@@ -197,7 +197,7 @@ func TestChatMessageModelDecision(t *testing.T) {
 			} else {
 				assert.Equal(t, row.patch, got)
 			}
-			d, ok := s.store.(*sessions.Store).ModelDecision("ses_c")
+			d, ok := s.store.(*sessions.Store).Tracked().ModelDecision("ses_c")
 			if row.decision == nil {
 				assert.False(t, ok, "no decision kept: %+v", d)
 				return

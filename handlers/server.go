@@ -181,5 +181,5 @@ func (s *Server) Close() error {
 // managed reports whether session runs one of the managed agents
 // (config.managedAgents, PROTOCOL.md 4).
 func (s *Server) managed(session string) bool {
-	return session != "" && s.cfg.IsManagedAgent(s.store.Agent(session))
+	return session != "" && s.cfg.IsManagedAgent(s.store.Tracked().Agent(session))
 }

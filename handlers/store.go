@@ -14,7 +14,7 @@ import (
 // may write; their transaction runs under it (the request's).
 type Store interface {
 	taskStore
-	sessionStore
+	Tracked() sessions.Tracked
 	ProviderHealth() sessions.ProviderHealth
 	PromptCache() sessions.PromptCache
 	Stats() sessions.Stats
@@ -67,7 +67,8 @@ type cacheStore interface {
 }
 
 var (
-	_ Store       = (*sessions.Store)(nil)
-	_ cacheStore  = sessions.PromptCache{}
-	_ healthStore = sessions.ProviderHealth{}
+	_ Store        = (*sessions.Store)(nil)
+	_ cacheStore   = sessions.PromptCache{}
+	_ healthStore  = sessions.ProviderHealth{}
+	_ sessionStore = sessions.Tracked{}
 )

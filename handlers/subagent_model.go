@@ -99,7 +99,7 @@ func (s *Server) subagentModel(in *toolInput, args map[string]jsontext.Value, ag
 	now := s.clock()
 	if h, cooling := s.store.ProviderHealth().Of(to.Name()); cooling && h.Cooling(now) && s.cfg.FallbackEnabled(agent) {
 		ec := entry.Choice()
-		if fb, rung, ok := s.models.fallback(&ec, to.Name(), s.store.Running(in.SessionID),
+		if fb, rung, ok := s.models.fallback(&ec, to.Name(), s.store.Tracked().Running(in.SessionID),
 			func(model string) bool { return s.store.ProviderHealth().Cooling(model, now) }); ok {
 			reason := "cooling until " + h.Until.UTC().Format(time.RFC3339) + " (" + switchReason(h.Class, h.Message) + ")"
 			p.sw = &sessions.Switch{From: to.Name(), To: fb.Name(), Reason: reason, At: now}
@@ -122,7 +122,7 @@ func (s *Server) subagentModel(in *toolInput, args map[string]jsontext.Value, ag
 // for it (borrowedFallback), the call gets the fallback instead of a
 // model that fails again. Otherwise the call is left to v2.
 func (s *Server) unlistedSubagentModel(in *toolInput, agent string) []Op {
-	parentModel := s.store.Running(in.SessionID)
+	parentModel := s.store.Tracked().Running(in.SessionID)
 	if parentModel == "" || !s.cfg.FallbackEnabled(agent) {
 		return nil
 	}
@@ -166,25 +166,25 @@ func (s *Server) subagentDone(ctx context.Context, in *toolInput, child, text st
 	}
 	// The child is tracked with its agent and parent, as session.created
 	// makes it on 1.x: its model and health need both.
-	if p.agent != "" && s.store.Agent(child) == "" {
-		s.store.SetAgent(ctx, child, p.agent)
+	if p.agent != "" && s.store.Tracked().Agent(child) == "" {
+		s.store.Tracked().SetAgent(ctx, child, p.agent)
 	}
-	if s.store.Parent(child) == "" {
-		s.store.SetParent(ctx, child, in.SessionID)
+	if s.store.Tracked().Parent(child) == "" {
+		s.store.Tracked().SetParent(ctx, child, in.SessionID)
 	}
-	if sw := s.store.Switches(child); len(sw) > 0 && sw[len(sw)-1].From == p.model {
+	if sw := s.store.Tracked().Switches(child); len(sw) > 0 && sw[len(sw)-1].From == p.model {
 		// Switched off the call's model during the call (the same-call
 		// rescue, model.failed with inPlace): the switch's decision and
 		// model stand.
-		s.store.SetRunning(ctx, child, sw[len(sw)-1].To)
+		s.store.Tracked().SetRunning(ctx, child, sw[len(sw)-1].To)
 	} else {
 		if p.decision != nil {
-			s.store.SetModelDecision(ctx, child, *p.decision)
+			s.store.Tracked().SetModelDecision(ctx, child, *p.decision)
 		}
 		if p.sw != nil {
-			s.store.AddSwitch(ctx, child, *p.sw)
+			s.store.Tracked().AddSwitch(ctx, child, *p.sw)
 		}
-		s.store.SetRunning(ctx, child, p.model)
+		s.store.Tracked().SetRunning(ctx, child, p.model)
 	}
 	if !failed {
 		return
@@ -194,7 +194,7 @@ func (s *Server) subagentDone(ctx context.Context, in *toolInput, child, text st
 	if mm == nil || mm[1] != child {
 		return
 	}
-	model := s.store.Running(child)
+	model := s.store.Tracked().Running(child)
 	if model == "" {
 		return
 	}

@@ -36,9 +36,9 @@ func TestModelFailedInPlace(t *testing.T) {
 		assert.Equal(t, "switch", res.Action)
 		require.NotNil(t, res.Fallback)
 		assert.Equal(t, core.ModelRef{ProviderID: "fake", ModelID: "fake-model-3"}, *res.Fallback)
-		assert.Equal(t, "explore", r.s.Store().Agent("ses_c1"), "the agent the hook named is kept")
-		assert.Equal(t, "ses_p", r.s.Store().Parent("ses_c1"))
-		sw := r.s.Store().Switches("ses_c1")
+		assert.Equal(t, "explore", r.s.Store().Tracked().Agent("ses_c1"), "the agent the hook named is kept")
+		assert.Equal(t, "ses_p", r.s.Store().Tracked().Parent("ses_c1"))
+		sw := r.s.Store().Tracked().Switches("ses_c1")
 		require.Len(t, sw, 1, "the switch is recorded as 1.x's are")
 		assert.Equal(t, "fake/fake-model-2", sw[0].From)
 		assert.Equal(t, "fake/fake-model-3", sw[0].To)
@@ -102,7 +102,7 @@ func TestCoolingModelSkippedForAnAgentWithoutAnEntry(t *testing.T) {
 		// The parent's request on fake-model-2, as the bridge's context hook says it.
 		call(t, r.s, "chat.system.transform", map[string]any{"input": map[string]any{"sessionID": "ses_p",
 			"model": map[string]any{"providerID": "fake", "modelID": "fake-model-2"}}, "output": map[string]any{"system": []string{"base"}}})
-		require.Equal(t, "fake/fake-model-2", r.s.Store().Running("ses_p"))
+		require.Equal(t, "fake/fake-model-2", r.s.Store().Tracked().Running("ses_p"))
 		args := map[string]any{"agent": "general", "description": "d", "prompt": "p"}
 		assert.Empty(t, modelOps(r.subagentBefore("call_0", args)), "a healthy parent model is v2's to use")
 
@@ -110,7 +110,7 @@ func TestCoolingModelSkippedForAnAgentWithoutAnEntry(t *testing.T) {
 		ops := modelOps(r.subagentBefore("call_1", args))
 		assert.Equal(t, []map[string]any{{"op": "add", "path": "/args/model", "value": "fake/fake-model-3"}}, ops)
 		r.subagentAfter("call_1", "", "<subagent sessionID=\"ses_g1\" state=\"completed\">\ndone\n</subagent>")
-		sw := r.s.Store().Switches("ses_g1")
+		sw := r.s.Store().Tracked().Switches("ses_g1")
 		require.Len(t, sw, 1, "the child of general keeps the switch")
 		assert.Equal(t, "fake/fake-model-2", sw[0].From)
 		assert.Contains(t, sw[0].Reason, "cooling until")

@@ -31,7 +31,7 @@ func TestImport(t *testing.T) {
 	}))
 	h, _ := dbHarness(t, path, sessions.Config{MaxSessionsPerAgent: 10})
 	assert.Equal(t, []string{"exp-1=ses_t seeded"}, h.aliases("ses_p"))
-	assert.Equal(t, "explorer", h.s.Agent("ses_t"))
+	assert.Equal(t, "explorer", h.s.Tracked().Agent("ses_t"))
 	h.task("ses_p", "explorer", "new", "ses_t2")
 	assert.Equal(t, []string{"exp-2=ses_t2 new", "exp-1=ses_t seeded"}, h.aliases("ses_p"))
 

@@ -72,7 +72,7 @@ func TestCacheInDatabase(t *testing.T) {
 	first := sessions.New(sessions.Config{})
 	d1, _ := openTestDB(t, path, first)
 	require.Equal(t, sessions.StatePersistent, d1.State().Mode)
-	first.SetAgent(context.Background(), "ses_p", "orchestrator")
+	first.Tracked().SetAgent(context.Background(), "ses_p", "orchestrator")
 	playCache(t, first, []cacheStep{
 		{prompt: []string{"u1"}, sys: 1, block: 5}, {usage: use("a1", 100)},
 		{prompt: []string{"u1", "a1"}, sys: 1, block: 6},

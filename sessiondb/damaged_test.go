@@ -109,7 +109,7 @@ func TestForgetAllLeavesNothing(t *testing.T) {
 	}
 	h.task("ses_q", "general", "other", "ses_d")
 	ctx := context.Background()
-	h.s.SetAgent(ctx, "ses_c0", "explorer")
+	h.s.Tracked().SetAgent(ctx, "ses_c0", "explorer")
 	for i, s := range []string{"ses_p", "ses_c0", "ses_c1", "ses_d"} {
 		h.s.PromptCache().Usage(ctx, sessions.Usage{Session: s, Message: "m" + strconv.Itoa(i), Input: 10, CacheRead: 90})
 	}
@@ -187,7 +187,7 @@ func TestNewerFormatWhileRunning(t *testing.T) {
 	execOn(t, path, "PRAGMA user_version = "+strconv.Itoa(schemaVersion+1))
 
 	h.task("ses_p", "explorer", "after", "ses_after")
-	h.s.SetAgent(context.Background(), "ses_other", "explorer") // another write
+	h.s.Tracked().SetAgent(context.Background(), "ses_other", "explorer") // another write
 	st := d.State()
 	assert.Contains(t, st.LastWriteError, "migrated to format "+strconv.Itoa(schemaVersion+1)+" by a newer hookwire")
 	assert.Contains(t, st.LastWriteError, "restart OpenCode")

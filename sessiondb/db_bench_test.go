@@ -27,7 +27,7 @@ func benchDB(b *testing.B, n int) string {
 		c := "call_" + strconv.Itoa(i)
 		s.BeginCall(context.Background(), c, parent, "agent"+strconv.Itoa(i%5), "a task label of some length", "")
 		s.CompleteCall(context.Background(), c, out("ses_task_"+strconv.Itoa(i)))
-		s.SetAgent(context.Background(), "ses_task_"+strconv.Itoa(i), "explorer")
+		s.Tracked().SetAgent(context.Background(), "ses_task_"+strconv.Itoa(i), "explorer")
 	}
 	if st := s.Stats(); st.Entries != n || st.TrackedSessions != n {
 		b.Fatalf("built %+v, want %d entries and tracked sessions", st, n)

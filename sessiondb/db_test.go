@@ -68,10 +68,10 @@ func populate(h *harness) {
 	h.resume("p1", "explorer", "two again", "exp-2", out("ses_b"))
 	h.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "### Resumable Sessions\n- explorer: exp-1 one" })
 	h.s.FrozenBlock(context.Background(), "p1", "m2", func() string { return "" })
-	h.s.SetAgent(context.Background(), "p1", "orchestrator")
-	h.s.SetAgent(context.Background(), "p2", "orchestrator")
-	h.s.SetAgent(context.Background(), "ses_a", "explorer")
-	h.s.SetModelDecision(context.Background(), "ses_a", sessions.ModelDecision{Model: "fake/m1", Rung: "agent-model"})
+	h.s.Tracked().SetAgent(context.Background(), "p1", "orchestrator")
+	h.s.Tracked().SetAgent(context.Background(), "p2", "orchestrator")
+	h.s.Tracked().SetAgent(context.Background(), "ses_a", "explorer")
+	h.s.Tracked().SetModelDecision(context.Background(), "ses_a", sessions.ModelDecision{Model: "fake/m1", Rung: "agent-model"})
 	h.s.BeginCall(context.Background(), "pending", "p1", "explorer", "in flight", "")
 }
 
@@ -94,9 +94,9 @@ func TestDatabaseRoundTrip(t *testing.T) {
 	assert.Equal(t, []string{"exp-2=ses_b two", "ora-1=ses_o four", "exp-3=ses_c three"}, b.aliases("p1"))
 	assert.Equal(t, "### Resumable Sessions\n- explorer: exp-1 one", b.s.FrozenBlock(context.Background(), "p1", "m1", noCompute(t)))
 	assert.Equal(t, "", b.s.FrozenBlock(context.Background(), "p1", "m2", noCompute(t)))
-	assert.Equal(t, "orchestrator", b.s.Agent("p1"))
-	assert.Equal(t, "explorer", b.s.Agent("ses_a"))
-	m, ok := b.s.ModelDecision("ses_a")
+	assert.Equal(t, "orchestrator", b.s.Tracked().Agent("p1"))
+	assert.Equal(t, "explorer", b.s.Tracked().Agent("ses_a"))
+	m, ok := b.s.Tracked().ModelDecision("ses_a")
 	assert.True(t, ok)
 	assert.Equal(t, sessions.ModelDecision{Model: "fake/m1", Rung: "agent-model"}, m)
 	// The counter continues: exp-1 was evicted, never reused.
@@ -145,10 +145,10 @@ func TestDatabaseShared(t *testing.T) {
 	assert.Empty(t, b.s.List("p1"))
 
 	// An agent set in one is read through by the other.
-	a.s.SetAgent(context.Background(), "ses_x", "explorer")
-	assert.Equal(t, "explorer", b.s.Agent("ses_x"))
-	b.s.SetAgent(context.Background(), "ses_x", "oracle")
-	assert.Equal(t, "oracle", a.s.Agent("ses_x"))
+	a.s.Tracked().SetAgent(context.Background(), "ses_x", "explorer")
+	assert.Equal(t, "explorer", b.s.Tracked().Agent("ses_x"))
+	b.s.Tracked().SetAgent(context.Background(), "ses_x", "oracle")
+	assert.Equal(t, "oracle", a.s.Tracked().Agent("ses_x"))
 }
 
 // Stores racing to remember tasks under one parent and agent never hand
@@ -199,7 +199,7 @@ func TestDatabaseBounds(t *testing.T) {
 			h = b
 		}
 		h.task("p"+strconv.Itoa(i), "explorer", "l", "ses_"+strconv.Itoa(i))
-		h.s.SetAgent(context.Background(), "s"+strconv.Itoa(i), "explorer")
+		h.s.Tracked().SetAgent(context.Background(), "s"+strconv.Itoa(i), "explorer")
 	}
 	st := a.s.Stats()
 	assert.Equal(t, 3, st.Parents)
@@ -389,8 +389,8 @@ func assertReleaseState(t *testing.T, h *harness) {
 	assert.Equal(t, "ses_child_x1", id)
 	assert.Contains(t, h.s.FrozenBlock(context.Background(), "ses_parent_a", "msg_u2", noCompute(t)), "explorer: exp-2 Map the lexer; exp-1 Map the parser")
 	assert.Equal(t, "", h.s.FrozenBlock(context.Background(), "ses_parent_a", "msg_u1", noCompute(t)))
-	assert.Equal(t, "orchestrator", h.s.Agent("ses_parent_a"))
-	assert.Equal(t, "explorer", h.s.Agent("ses_child_x1"))
+	assert.Equal(t, "orchestrator", h.s.Tracked().Agent("ses_parent_a"))
+	assert.Equal(t, "explorer", h.s.Tracked().Agent("ses_child_x1"))
 	list := h.s.List("ses_parent_b")
 	require.Len(t, list, 1)
 	assert.Equal(t, sessions.Run{State: sessions.RunRunning}, list[0].Run)

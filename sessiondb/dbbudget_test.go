@@ -67,11 +67,11 @@ func TestVolumeDatabaseFileWithinBudget(t *testing.T) {
 						act, _ := s.BeginCall(ctx, call, parent, agent, label, "")
 						require.Equal(t, sessions.TaskIDLeave, act)
 						s.CompleteCall(ctx, call, out(child))
-						s.SetAgent(ctx, child, agent)
-						s.SetParent(ctx, child, parent)
-						s.SetRunning(ctx, child, model)
-						s.SetModelDecision(ctx, child, sessions.ModelDecision{Model: model, Variant: model[:200]})
-						s.AddSwitch(ctx, child, sessions.Switch{From: model, To: model, Reason: label, At: time.Now()})
+						s.Tracked().SetAgent(ctx, child, agent)
+						s.Tracked().SetParent(ctx, child, parent)
+						s.Tracked().SetRunning(ctx, child, model)
+						s.Tracked().SetModelDecision(ctx, child, sessions.ModelDecision{Model: model, Variant: model[:200]})
+						s.Tracked().AddSwitch(ctx, child, sessions.Switch{From: model, To: model, Reason: label, At: time.Now()})
 					}
 				}
 				for j := range 4 {

@@ -37,8 +37,8 @@ func TestPageListsWhatListGives(t *testing.T) {
 			p := "ses_p" + strconv.Itoa(i%7)
 			h.task(p, []string{"explorer", "oracle", "build"}[i%3], "task "+strconv.Itoa(i), fmt.Sprintf("ses_t%02d", i))
 		}
-		h.s.SetModelDecision(context.Background(), "ses_t03", sessions.ModelDecision{Model: "fake/m2", Rung: "agent"})
-		h.s.AddSwitch(context.Background(), "ses_t03", sessions.Switch{From: "fake/m1", To: "fake/m2", Reason: "rate limit", At: epoch})
+		h.s.Tracked().SetModelDecision(context.Background(), "ses_t03", sessions.ModelDecision{Model: "fake/m2", Rung: "agent"})
+		h.s.Tracked().AddSwitch(context.Background(), "ses_t03", sessions.Switch{From: "fake/m1", To: "fake/m2", Reason: "rate limit", At: epoch})
 	}
 	stores := map[string]func(t *testing.T) *harness{
 		"memory-only": func(t *testing.T) *harness { return newHarness(t, sessions.Config{MaxSessionsPerAgent: 10}) },

@@ -22,8 +22,8 @@ func forgetState(t *testing.T) string {
 	h.task("p2", "explorer", "three", "ses_c")
 	h.task("p2", "oracle", "p1 again", "p1") // an entry whose task is p1
 	h.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "block" })
-	h.s.SetAgent(context.Background(), "p1", "orchestrator")
-	h.s.SetAgent(context.Background(), "ses_a", "explorer")
+	h.s.Tracked().SetAgent(context.Background(), "p1", "orchestrator")
+	h.s.Tracked().SetAgent(context.Background(), "ses_a", "explorer")
 	require.NoError(t, d.Close())
 	return path
 }
@@ -63,7 +63,7 @@ func TestForget(t *testing.T) {
 			assert.Equal(t, tt.p1, h.aliases("p1"))
 			assert.Equal(t, tt.p2, h.aliases("p2"))
 			for session, agent := range tt.agents {
-				assert.Equal(t, agent, h.s.Agent(session), "agent of %s", session)
+				assert.Equal(t, agent, h.s.Tracked().Agent(session), "agent of %s", session)
 			}
 		})
 	}

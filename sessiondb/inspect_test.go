@@ -31,7 +31,7 @@ func TestReadState(t *testing.T) {
 	small.task("p1", "explorer", "four", "ses_d")
 	small.s.FrozenBlock(context.Background(), "p2", "m1", func() string { return "block" })
 	small.s.FrozenBlock(context.Background(), "p2", "m2", func() string { return "" })
-	small.s.SetAgent(context.Background(), "p1", "orchestrator")
+	small.s.Tracked().SetAgent(context.Background(), "p1", "orchestrator")
 
 	// Written by a sidecar configured to keep 5 per agent: a reader with
 	// the default bounds (2) would drop three.

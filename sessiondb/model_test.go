@@ -18,8 +18,8 @@ import (
 // decision breaks the caps keeps the session without it.
 func TestModelDecisionPersists(t *testing.T) {
 	h := newHarness(t, sessions.Config{})
-	h.s.SetAgent(context.Background(), "ses_a", "explorer")
-	h.s.SetModelDecision(context.Background(), "ses_a", sessions.ModelDecision{Model: "fake/fake-model-2", Variant: "high", Rung: "fallback-chain", Changed: true})
+	h.s.Tracked().SetAgent(context.Background(), "ses_a", "explorer")
+	h.s.Tracked().SetModelDecision(context.Background(), "ses_a", sessions.ModelDecision{Model: "fake/fake-model-2", Variant: "high", Rung: "fallback-chain", Changed: true})
 	h.task("ses_p", "explorer", "look", "ses_a")
 	data, err := h.s.Snapshot()
 	require.NoError(t, err)
@@ -27,7 +27,7 @@ func TestModelDecisionPersists(t *testing.T) {
 
 	dst := newTestStore(sessions.Config{})
 	require.NoError(t, dst.Restore(data))
-	got, ok := dst.ModelDecision("ses_a")
+	got, ok := dst.Tracked().ModelDecision("ses_a")
 	require.True(t, ok)
 	assert.Equal(t, "fallback-chain", got.Rung)
 
@@ -47,8 +47,8 @@ func TestModelDecisionPersists(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := newTestStore(sessions.Config{})
 			require.NoError(t, s.Restore([]byte(doc)))
-			assert.Equal(t, "explorer", s.Agent("ses_a"))
-			_, ok := s.ModelDecision("ses_a")
+			assert.Equal(t, "explorer", s.Tracked().Agent("ses_a"))
+			_, ok := s.Tracked().ModelDecision("ses_a")
 			assert.False(t, ok)
 		})
 	}

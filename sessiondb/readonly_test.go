@@ -96,13 +96,13 @@ func TestReadOnlyDatabaseKeepsWhatIsNewInMemory(t *testing.T) {
 	for i := range 3 {
 		doTask(t, s, "call_p"+strconv.Itoa(i), "p"+strconv.Itoa(i+2), "oracle", "new", "ses_n"+strconv.Itoa(i))
 	}
-	s.SetAgent(context.Background(), "ses_x", "oracle")
+	s.Tracked().SetAgent(context.Background(), "ses_x", "oracle")
 
 	assert.Equal(t, []string{"exp-2 ses_b", "exp-1 ses_a"}, aliasesOf(s.List("p1")))
 	for i := range 3 {
 		assert.Equal(t, []string{"ora-1 ses_n" + strconv.Itoa(i)}, aliasesOf(s.List("p"+strconv.Itoa(i+2))), "a new parent's alias is kept")
 	}
-	assert.Equal(t, "oracle", s.Agent("ses_x"), "a new session's agent is kept")
+	assert.Equal(t, "oracle", s.Tracked().Agent("ses_x"), "a new session's agent is kept")
 	act, id := s.BeginCall(context.Background(), "call_r", "p3", "oracle", "again", "ora-1")
 	assert.Equal(t, sessions.TaskIDReplace, act)
 	assert.Equal(t, "ses_n1", id)

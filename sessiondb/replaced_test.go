@@ -187,7 +187,7 @@ func TestGarbageAtPathMovedAsideByTheRunningSidecar(t *testing.T) {
 	require.NoError(t, os.Rename(garbage, path))
 
 	require.Eventually(t, func() bool {
-		h.s.SetAgent(context.Background(), "ses_poke", "explorer")
+		h.s.Tracked().SetAgent(context.Background(), "ses_poke", "explorer")
 		return hasWarning(d, "was not a database") && d.State().Mode == sessions.StatePersistent
 	}, 10*time.Second, 20*time.Millisecond, "%+v", d.State())
 	h.task("ses_after", "explorer", "after", "ses_after_child")

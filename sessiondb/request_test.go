@@ -37,7 +37,7 @@ func TestRequestScopeReadsOnceWritesSeeOthers(t *testing.T) {
 
 	reads := func() {
 		for _, s := range []string{"ses_1", "ses_2", "ses_3", "ses_4", "ses_5"} {
-			a.s.Agent(s)
+			a.s.Tracked().Agent(s)
 		}
 		a.s.List("p1")
 		a.s.ResumableSessions("p1")

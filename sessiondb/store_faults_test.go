@@ -145,7 +145,7 @@ func BenchmarkPruneOverBound(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				s.SetAgent(context.Background(), "ses_x", "explorer")
+				s.Tracked().SetAgent(context.Background(), "ses_x", "explorer")
 				if err := d.Close(); err != nil {
 					b.Fatal(err)
 				}
@@ -235,13 +235,13 @@ func TestUnwrittenKeptUntilWritten(t *testing.T) {
 	h.task("ses_old", "oracle", "while failing too", "ses_failing_old")
 	require.Contains(t, d.State().LastWriteError, "disk full (test)")
 	for range 3 { // further requests, one a failing write
-		h.s.SetAgent(context.Background(), "ses_other", "explorer")
+		h.s.Tracked().SetAgent(context.Background(), "ses_other", "explorer")
 		require.Len(t, h.s.List("ses_new"), 1, "the new parent's alias is served from the cache")
 		require.Len(t, h.s.List("ses_old"), 2)
 	}
 
 	execOn(t, path, "DROP TRIGGER fail_writes")
-	h.s.SetAgent(context.Background(), "ses_again", "explorer") // a transaction that works
+	h.s.Tracked().SetAgent(context.Background(), "ses_again", "explorer") // a transaction that works
 	assert.Empty(t, d.State().LastWriteError)
 
 	s2 := sessions.New(sessions.Config{})
@@ -266,7 +266,7 @@ func TestUnwrittenYieldsToAnotherProcess(t *testing.T) {
 	require.NotEmpty(t, da.State().LastWriteError)
 	execOn(t, path, "DROP TRIGGER fail_writes")
 	b.task("ses_p", "coder", "b's", "ses_from_b")
-	a.s.SetAgent(context.Background(), "ses_x", "explorer") // a's next transaction
+	a.s.Tracked().SetAgent(context.Background(), "ses_x", "explorer") // a's next transaction
 
 	var ids []string
 	for _, e := range a.s.List("ses_p") {
@@ -310,7 +310,7 @@ func TestAliasNotShownUntilWritten(t *testing.T) {
 	b.task("ses_p", "explorer", "b's", "ses_from_b")
 	name, _ = b.s.ResumeName("ses_p", "ses_from_b")
 	assert.Equal(t, "exp-2", name, "B takes exp-2: nobody was shown it")
-	a.s.SetAgent(context.Background(), "ses_x", "explorer") // a's next transaction
+	a.s.Tracked().SetAgent(context.Background(), "ses_x", "explorer") // a's next transaction
 	require.Empty(t, da.State().LastWriteError)
 
 	act, id := a.resolve("ses_p", "explorer", "ses_from_a")
@@ -423,7 +423,7 @@ func TestDatabaseDeletedOrReplacedUnderProcess(t *testing.T) {
 				require.NoError(t, os.Rename(other, path))
 			}
 			require.Eventually(t, func() bool {
-				h.s.SetAgent(context.Background(), "ses_poke", "explorer") // requests go on meanwhile
+				h.s.Tracked().SetAgent(context.Background(), "ses_poke", "explorer") // requests go on meanwhile
 				for _, w := range d.State().Warnings {
 					if strings.Contains(w, tt+" under this process") {
 						return true
@@ -467,7 +467,7 @@ func TestCorruptUnderRunningProcessMovedAside(t *testing.T) {
 	b.task("ses_b", "explorer", "b's", "ses_b_child")
 
 	require.Eventually(t, func() bool {
-		a.s.SetAgent(context.Background(), "ses_poke", "explorer")
+		a.s.Tracked().SetAgent(context.Background(), "ses_poke", "explorer")
 		for _, w := range da.State().Warnings {
 			if strings.Contains(w, "replaced under this process") {
 				return true

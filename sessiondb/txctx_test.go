@@ -33,11 +33,11 @@ func TestWriteUnderCallersContext(t *testing.T) {
 			}
 			ended, cancel := context.WithCancel(context.Background())
 			cancel()
-			h.s.SetAgent(ended, "ses_a", "explorer")
+			h.s.Tracked().SetAgent(ended, "ses_a", "explorer")
 			h.s.BeginCall(ended, "call_1", "p1", "explorer", "one", "")
 			h.s.CompleteCall(ended, "call_1", out("ses_child"))
 
-			assert.Equal(t, "explorer", h.s.Agent("ses_a"), "served from the cache")
+			assert.Equal(t, "explorer", h.s.Tracked().Agent("ses_a"), "served from the cache")
 			assert.Equal(t, []string{"exp-1=ses_child one"}, h.aliases("p1"))
 			assert.Empty(t, d.State().LastWriteError, "a caller that gave up is not a failing database")
 			assert.Equal(t, 0, countRows(t, path, "tracked"), "not written yet")
@@ -46,7 +46,7 @@ func TestWriteUnderCallersContext(t *testing.T) {
 			if tt.turnHeld {
 				q.unlock()
 			}
-			h.s.SetAgent(context.Background(), "ses_b", "oracle")
+			h.s.Tracked().SetAgent(context.Background(), "ses_b", "oracle")
 			assert.Equal(t, 2, countRows(t, path, "tracked"), "the next transaction wrote what was kept")
 			assert.Equal(t, 1, countRows(t, path, "parents"))
 			assert.Empty(t, d.State().LastWriteError)

@@ -154,7 +154,7 @@ func (s *Store) Reattach(open func() (Backend, error)) error {
 		}
 		d.unwrite(p)
 	}
-	for _, sa := range s.agents.All() {
+	for _, sa := range s.tracked.list.All() {
 		sa.rev, sa.epoch, sa.dirty, sa.pinned, sa.unwritten = 0, 0, false, false, false
 		d.unwriteTracked(sa)
 	}
@@ -295,7 +295,7 @@ func (s *Store) takeUnwritten() error {
 	}
 	d.unwrittenParents = d.unwrittenParents[:0]
 	for _, sa := range d.unwrittenTracked {
-		if cur, ok := s.agents.Get(sa.session); !ok || cur != sa || !sa.unwritten {
+		if cur, ok := s.tracked.list.Get(sa.session); !ok || cur != sa || !sa.unwritten {
 			continue
 		}
 		sa.unwritten = false
@@ -309,7 +309,7 @@ func (s *Store) takeUnwritten() error {
 			return err
 		default:
 			sa.epoch = 0
-			s.untrack(sa.session)
+			s.tracked.untrack(sa.session)
 		}
 	}
 	d.unwrittenTracked = d.unwrittenTracked[:0]
@@ -517,8 +517,7 @@ func (s *Store) release() {
 // written at its end; read-only, the cache's version is pinned for the
 // process's life; outside one (the database was busy) it stays in the
 // cache only, as rollback says.
-func (s *Store) markParent(p *parentState) {
-	d := s.db
+func (d *backing) markParent(p *parentState) {
 	switch {
 	case d == nil || d.loading || p.dirty:
 	case d.readOnly:
@@ -531,8 +530,7 @@ func (s *Store) markParent(p *parentState) {
 	}
 }
 
-func (s *Store) markTracked(sa *sessionAgent) {
-	d := s.db
+func (d *backing) markTracked(sa *sessionAgent) {
 	switch {
 	case d == nil || d.loading || sa.dirty:
 	case d.readOnly:
@@ -546,11 +544,11 @@ func (s *Store) markTracked(sa *sessionAgent) {
 }
 
 // fresh stamps a parent or session the store just made as checked now.
-func (s *Store) fresh() uint64 {
-	if s.db == nil {
+func (d *backing) fresh() uint64 {
+	if d == nil {
 		return 0
 	}
-	return s.db.epoch
+	return d.epoch
 }
 
 // write writes the transaction's changes and prunes; inside the
@@ -651,8 +649,8 @@ func (s *Store) prune() error {
 		}
 	}
 	for _, session := range pr.Tracked {
-		if s.agents.Has(session) {
-			s.untrack(session)
+		if s.tracked.list.Has(session) {
+			s.tracked.untrack(session)
 		}
 	}
 	d.overBound = pr.OverBound
@@ -686,7 +684,7 @@ func (s *Store) WriteAll(ctx context.Context, b Backend) error {
 			return err
 		}
 	}
-	for _, sa := range s.agents.Backward() {
+	for _, sa := range s.tracked.list.Backward() {
 		d.seq++
 		if err := b.Tracked.Write(ctx, trackedRecord(sa, d.seq)); err != nil {
 			return err

@@ -178,11 +178,11 @@ func pendingCost(pc *pendingCall) int {
 func (s *Store) addParentBytes(p *parentState, n int) {
 	p.bytes += n
 	s.parentBytes += n
-	s.markParent(p)
+	s.db.markParent(p)
 }
 
 // bytes is what the budget counts; the caller holds mu.
-func (s *Store) bytes() int { return s.parentBytes + s.trackedBytes + s.pendingBytes }
+func (s *Store) bytes() int { return s.parentBytes + s.tracked.bytes + s.pendingBytes }
 
 // enforceBudget forgets the least recently used items until the store fits
 // Config.MaxStateBytes: the least recently active parent while the parents
@@ -191,15 +191,15 @@ func (s *Store) bytes() int { return s.parentBytes + s.trackedBytes + s.pendingB
 // the oldest pending call, whichever kind holds more. The caller holds mu.
 func (s *Store) enforceBudget() {
 	for s.bytes() > s.cfg.MaxStateBytes {
-		parentsFirst := s.parents.Len() > 1 && s.parentBytes >= s.trackedBytes && s.parentBytes >= s.pendingBytes
+		parentsFirst := s.parents.Len() > 1 && s.parentBytes >= s.tracked.bytes && s.parentBytes >= s.pendingBytes
 		switch {
 		case parentsFirst:
 			_, p, _ := s.parents.Back()
 			s.dropParent(p)
 			s.changed()
-		case s.agents.Len() > 0 && s.trackedBytes >= s.pendingBytes:
-			session, _, _ := s.agents.Back()
-			s.untrack(session)
+		case s.tracked.list.Len() > 0 && s.tracked.bytes >= s.pendingBytes:
+			session, _, _ := s.tracked.list.Back()
+			s.tracked.untrack(session)
 			s.changed()
 		case s.pending.Len() > 0:
 			callID, _, _ := s.pending.Back()

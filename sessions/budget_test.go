@@ -45,14 +45,14 @@ func assertBytesCounted(t *testing.T, s *Store) {
 		assert.Equal(t, n, p.bytes, "parent %q bytes", p.id)
 		parents += n
 	}
-	for _, sa := range s.agents.All() {
+	for _, sa := range s.tracked.list.All() {
 		tracked += trackedCost(sa)
 	}
 	for _, pc := range s.pending.All() {
 		pending += pendingCost(pc)
 	}
 	assert.Equal(t, parents, s.parentBytes, "parent bytes")
-	assert.Equal(t, tracked, s.trackedBytes, "tracked session bytes")
+	assert.Equal(t, tracked, s.tracked.bytes, "tracked session bytes")
 	assert.Equal(t, pending, s.pendingBytes, "pending call bytes")
 }
 
@@ -74,7 +74,7 @@ func TestJSONLen(t *testing.T) {
 		t.Run(strconv.Quote(tt.in), func(t *testing.T) {
 			assert.Equal(t, tt.want, jsonLen(tt.in))
 			s := newTestStore(Config{})
-			s.SetAgent(context.Background(), "s", tt.in)
+			s.Tracked().SetAgent(context.Background(), "s", tt.in)
 			data, err := s.Snapshot()
 			require.NoError(t, err)
 			assert.Contains(t, string(data), `"agent":"`, "sanity")
@@ -123,11 +123,11 @@ func TestStringCaps(t *testing.T) {
 			h.s.CompleteCall(context.Background(), "c", out("ses_"+long))
 		}, Stats{}},
 		{"a long session id's agent is not tracked", func(h *harness) {
-			h.s.SetAgent(context.Background(), long, "explorer")
+			h.s.Tracked().SetAgent(context.Background(), long, "explorer")
 		}, Stats{}},
 		{"a long agent name is not tracked, and forgets the old one", func(h *harness) {
-			h.s.SetAgent(context.Background(), "s", "explorer")
-			h.s.SetAgent(context.Background(), "s", longAgent)
+			h.s.Tracked().SetAgent(context.Background(), "s", "explorer")
+			h.s.Tracked().SetAgent(context.Background(), "s", longAgent)
 		}, Stats{}},
 		{"a long message id freezes nothing", func(h *harness) {
 			assert.Equal(h.t, "", h.s.FrozenBlock(context.Background(), "p", long, func() string { return "block" }))
@@ -144,7 +144,7 @@ func TestStringCaps(t *testing.T) {
 			id := strings.Repeat("i", MaxIDBytes)
 			h.s.BeginCall(context.Background(), id, id, "explorer", "l", "")
 			h.s.CompleteCall(context.Background(), id, out(id))
-			h.s.SetAgent(context.Background(), id, strings.Repeat("a", MaxAgentNameBytes))
+			h.s.Tracked().SetAgent(context.Background(), id, strings.Repeat("a", MaxAgentNameBytes))
 		}, Stats{Parents: 1, Entries: 1, TrackedSessions: 1}},
 	}
 	for _, tt := range tests {
@@ -245,7 +245,7 @@ func assertWithinBudget(t *testing.T, s *Store) {
 		return
 	}
 	assert.LessOrEqual(t, s.parents.Len(), 1, "over the budget (%d > %d) with parents left to evict", s.bytes(), s.cfg.MaxStateBytes)
-	assert.Zero(t, s.agents.Len(), "over the budget with tracked sessions left to evict")
+	assert.Zero(t, s.tracked.list.Len(), "over the budget with tracked sessions left to evict")
 	assert.Zero(t, s.pending.Len(), "over the budget with pending calls left to evict")
 }
 
@@ -256,13 +256,13 @@ func TestByteBudgetEvictsTrackedSessions(t *testing.T) {
 	h.task("p", "explorer", "l", "ses_a")
 	agent := strings.Repeat("a", MaxAgentNameBytes)
 	for i := range 1000 {
-		h.s.SetAgent(context.Background(), "s"+strconv.Itoa(i), agent)
+		h.s.Tracked().SetAgent(context.Background(), "s"+strconv.Itoa(i), agent)
 	}
 	st := h.s.Stats()
 	assert.Equal(t, 1, st.Entries, "the parent is kept")
 	assert.Less(t, st.TrackedSessions, 1000)
-	assert.Equal(t, agent, h.s.Agent("s999"), "the newest session is kept")
-	assert.Equal(t, "", h.s.Agent("s0"), "the oldest is forgotten")
+	assert.Equal(t, agent, h.s.Tracked().Agent("s999"), "the newest session is kept")
+	assert.Equal(t, "", h.s.Tracked().Agent("s0"), "the oldest is forgotten")
 	assertBytesCounted(t, h.s)
 }
 
@@ -287,7 +287,7 @@ func TestByteAccountingRandomOps(t *testing.T) {
 					}
 					h.s.CompleteCall(context.Background(), pick("c", 20), out)
 				case 4:
-					h.s.SetAgent(context.Background(), pick("s", 24), agents[rng.IntN(4)])
+					h.s.Tracked().SetAgent(context.Background(), pick("s", 24), agents[rng.IntN(4)])
 				case 5:
 					h.s.FrozenBlock(context.Background(), parent, pick("m", 10), func() string { return strings.Repeat("b", rng.IntN(600)) })
 				case 6:

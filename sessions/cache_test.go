@@ -190,7 +190,7 @@ func TestCacheModelChange(t *testing.T) {
 // compares its first request with the last one of the previous process.
 func TestCacheSnapshotRoundTrip(t *testing.T) {
 	s := New(Config{})
-	s.SetAgent(context.Background(), "ses_p", "orchestrator")
+	s.Tracked().SetAgent(context.Background(), "ses_p", "orchestrator")
 	playCache(t, s, []cacheStep{
 		{prompt: []string{"u1"}, sys: 1, block: 5}, {usage: use("a1", 100)},
 		{prompt: []string{"u1", "a1"}, sys: 1, block: 6},

@@ -34,7 +34,7 @@ type Contents struct {
 func (s *Store) Contents() Contents {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := Contents{Parents: s.parents.Len(), FrozenBlocks: s.frozenCount, TrackedSessions: s.agents.Len(), Health: s.health.list()}
+	out := Contents{Parents: s.parents.Len(), FrozenBlocks: s.frozenCount, TrackedSessions: s.tracked.list.Len(), Health: s.health.list()}
 	out.ParentIDs = make([]string, 0, s.parents.Len())
 	for id := range s.parents.All() {
 		out.ParentIDs = append(out.ParentIDs, id)

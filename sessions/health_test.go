@@ -24,10 +24,10 @@ func TestHealthKeptAndRestored(t *testing.T) {
 	assert.False(t, s.ProviderHealth().Cooling("fake/other", epoch))
 	require.Len(t, s.ProviderHealth().List(), 1, "a model over the cap is not kept")
 
-	s.SetAgent(context.Background(), "ses_child", "explorer")
-	s.SetParent(context.Background(), "ses_child", "ses_parent")
-	s.SetRunning(context.Background(), "ses_child", "fake/fake-model")
-	s.AddSwitch(context.Background(), "ses_child", Switch{From: "fake/fake-model-3", To: "fake/fake-model", Reason: "rate-limit: Rate limit reached", At: epoch})
+	s.Tracked().SetAgent(context.Background(), "ses_child", "explorer")
+	s.Tracked().SetParent(context.Background(), "ses_child", "ses_parent")
+	s.Tracked().SetRunning(context.Background(), "ses_child", "fake/fake-model")
+	s.Tracked().AddSwitch(context.Background(), "ses_child", Switch{From: "fake/fake-model-3", To: "fake/fake-model", Reason: "rate-limit: Rate limit reached", At: epoch})
 	h.task("ses_parent", "explorer", "Explore", "ses_child")
 
 	data, err := s.Snapshot()
@@ -38,8 +38,8 @@ func TestHealthKeptAndRestored(t *testing.T) {
 	require.True(t, ok)
 	assert.True(t, got.Until.Equal(until))
 	assert.Equal(t, core.FailureRateLimit, got.Class)
-	assert.Equal(t, "ses_parent", r.Parent("ses_child"))
-	assert.Equal(t, "fake/fake-model", r.Running("ses_child"))
+	assert.Equal(t, "ses_parent", r.Tracked().Parent("ses_child"))
+	assert.Equal(t, "fake/fake-model", r.Tracked().Running("ses_child"))
 	list := r.List("ses_parent")
 	require.Len(t, list, 1)
 	require.Len(t, list[0].Switches, 1)
@@ -64,29 +64,29 @@ func TestHealthBounds(t *testing.T) {
 	_, kept = s.ProviderHealth().Of("p/m5")
 	assert.True(t, kept)
 
-	s.SetAgent(context.Background(), "ses", "a")
+	s.Tracked().SetAgent(context.Background(), "ses", "a")
 	for i := 0; i < MaxSwitchesPerSession+3; i++ {
-		s.AddSwitch(context.Background(), "ses", Switch{From: "p/a", To: fmt.Sprintf("p/b%d", i), Reason: strings.Repeat("r", MaxReasonBytes+10), At: epoch})
+		s.Tracked().AddSwitch(context.Background(), "ses", Switch{From: "p/a", To: fmt.Sprintf("p/b%d", i), Reason: strings.Repeat("r", MaxReasonBytes+10), At: epoch})
 	}
-	sw := s.Switches("ses")
+	sw := s.Tracked().Switches("ses")
 	require.Len(t, sw, MaxSwitchesPerSession)
 	assert.Equal(t, fmt.Sprintf("p/b%d", MaxSwitchesPerSession+2), sw[len(sw)-1].To, "the newest switches are kept")
 	assert.Len(t, sw[0].Reason, MaxReasonBytes)
 
-	s.AddSwitch(context.Background(), "untracked", Switch{From: "p/a", To: "p/b"})
-	assert.Nil(t, s.Switches("untracked"), "an untracked session keeps no switch")
-	s.SetParent(context.Background(), "untracked", "x")
-	assert.Equal(t, "", s.Parent("untracked"))
+	s.Tracked().AddSwitch(context.Background(), "untracked", Switch{From: "p/a", To: "p/b"})
+	assert.Nil(t, s.Tracked().Switches("untracked"), "an untracked session keeps no switch")
+	s.Tracked().SetParent(context.Background(), "untracked", "x")
+	assert.Equal(t, "", s.Tracked().Parent("untracked"))
 }
 
 func TestHealthCountsAgainstTheBudget(t *testing.T) {
 	s := newTestStore(Config{})
-	s.SetAgent(context.Background(), "ses", "a")
-	before := s.trackedBytes
-	s.SetParent(context.Background(), "ses", "ses_parent")
-	s.SetRunning(context.Background(), "ses", "p/m")
-	s.AddSwitch(context.Background(), "ses", Switch{From: "p/a", To: "p/b", Reason: "why", At: epoch})
-	assert.Greater(t, s.trackedBytes, before)
+	s.Tracked().SetAgent(context.Background(), "ses", "a")
+	before := s.tracked.bytes
+	s.Tracked().SetParent(context.Background(), "ses", "ses_parent")
+	s.Tracked().SetRunning(context.Background(), "ses", "p/m")
+	s.Tracked().AddSwitch(context.Background(), "ses", Switch{From: "p/a", To: "p/b", Reason: "why", At: epoch})
+	assert.Greater(t, s.tracked.bytes, before)
 	s.DeleteSession(context.Background(), "ses")
-	assert.Equal(t, 0, s.trackedBytes, "forgetting the session gives its bytes back")
+	assert.Equal(t, 0, s.tracked.bytes, "forgetting the session gives its bytes back")
 }

@@ -163,8 +163,8 @@ func (s *Store) listed(parent string) []listed {
 		for _, a := range p.agents {
 			for _, e := range a.entries.All() {
 				x := e.export()
-				x.Model = s.entryModel(e.taskID)
-				x.Switches = s.switchesOf(e.taskID)
+				x.Model = s.Tracked().entryModel(e.taskID)
+				x.Switches = s.Tracked().switchesOf(e.taskID)
 				out = append(out, listed{entry: x, key: ListKey{Tick: int64(e.tick), Parent: p.id, Alias: e.alias}})
 			}
 		}

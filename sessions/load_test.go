@@ -185,7 +185,7 @@ func TestRestoreCapsStrings(t *testing.T) {
 	assert.Equal(t, "", s.FrozenBlock(context.Background(), "p", "m_big", func() string { return "recomputed" }), "an oversized block is frozen empty")
 	assert.Equal(t, "ok", s.FrozenBlock(context.Background(), "p", "m", func() string { return "recomputed" }))
 	assert.Equal(t, 1, s.Stats().TrackedSessions)
-	assert.Equal(t, "b", s.Agent("s2"))
+	assert.Equal(t, "b", s.Tracked().Agent("s2"))
 
 	// exp-9's entry is dropped (its task id is too long) but its number
 	// still counts: the alias is never handed out again.

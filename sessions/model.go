@@ -1,7 +1,5 @@
 package sessions
 
-import "context"
-
 // ModelDecision is the model the sidecar chose for a session at its latest
 // chat.message (PROTOCOL.md 4.7): the model it runs on, the variant, the
 // rung of MODEL_RESOLUTION.md that decided ("" when none answered and the
@@ -34,68 +32,6 @@ func modelCost(d *ModelDecision) int {
 // modelOverhead is a decision's fixed cost: its struct and the JSON
 // around its strings in the state file.
 const modelOverhead = 64
-
-// SetModelDecision records d as session's latest model decision. The
-// decision lives with the session's agent (SetAgent): a session whose agent
-// is not tracked keeps none, and a decision over the string caps is not
-// kept (the session's earlier one is dropped too, so none that is out of
-// date is shown).
-func (s *Store) SetModelDecision(ctx context.Context, session string, d ModelDecision) {
-	s.lock(ctx)
-	defer s.unlock()
-	s.refresh()
-	sa := s.cachedAgent(session)
-	if sa == nil {
-		return
-	}
-	var next *ModelDecision
-	if d.fits() {
-		next = &ModelDecision{Model: keep(d.Model), Variant: keep(d.Variant), Rung: keep(d.Rung), Changed: d.Changed}
-	}
-	if sa.model == nil && next == nil || sa.model != nil && next != nil && *sa.model == *next {
-		return
-	}
-	s.begin()
-	if sa = s.cachedAgent(session); sa == nil {
-		return
-	}
-	before := trackedCost(sa)
-	sa.model = next
-	s.trackedBytes += trackedCost(sa) - before
-	s.markTracked(sa)
-	s.changed()
-	s.enforceBudget()
-}
-
-// ModelDecision returns session's latest model decision, if one is kept.
-func (s *Store) ModelDecision(session string) (ModelDecision, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.refresh()
-	return s.modelDecision(session)
-}
-
-// modelDecision is ModelDecision; the caller holds mu.
-func (s *Store) modelDecision(session string) (ModelDecision, bool) {
-	sa := s.cachedAgent(session)
-	if sa == nil || sa.model == nil {
-		return ModelDecision{}, false
-	}
-	d := sa.model
-	if d == nil {
-		return ModelDecision{}, false
-	}
-	return *d, true
-}
-
-// entryModel is the decision sessions.list shows with an entry: that of
-// its task session. The caller holds mu.
-func (s *Store) entryModel(taskID string) *ModelDecision {
-	if d, ok := s.modelDecision(taskID); ok {
-		return &d
-	}
-	return nil
-}
 
 // restoredModel is the decision a state file gave a session, within the
 // caps (nil: none).

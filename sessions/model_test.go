@@ -34,12 +34,12 @@ func TestModelDecision(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestStore(Config{})
 			if tt.tracked {
-				s.SetAgent(context.Background(), "ses_c", "explorer")
+				s.Tracked().SetAgent(context.Background(), "ses_c", "explorer")
 			}
 			for _, d := range tt.set {
-				s.SetModelDecision(context.Background(), "ses_c", d)
+				s.Tracked().SetModelDecision(context.Background(), "ses_c", d)
 			}
-			got, ok := s.ModelDecision("ses_c")
+			got, ok := s.Tracked().ModelDecision("ses_c")
 			if tt.want == nil {
 				assert.False(t, ok)
 			} else {
@@ -55,8 +55,8 @@ func TestModelDecision(t *testing.T) {
 // session's deletion forgets it with the session's agent.
 func TestListShowsTaskSessionModel(t *testing.T) {
 	h := newHarness(t, Config{})
-	h.s.SetAgent(context.Background(), "ses_a", "explorer")
-	h.s.SetModelDecision(context.Background(), "ses_a", ModelDecision{Model: "fake/fake-model-2", Rung: "fallback-chain", Changed: true})
+	h.s.Tracked().SetAgent(context.Background(), "ses_a", "explorer")
+	h.s.Tracked().SetModelDecision(context.Background(), "ses_a", ModelDecision{Model: "fake/fake-model-2", Rung: "fallback-chain", Changed: true})
 	h.task("ses_p", "explorer", "look", "ses_a")
 	h.task("ses_p", "oracle", "think", "ses_b")
 
@@ -67,7 +67,7 @@ func TestListShowsTaskSessionModel(t *testing.T) {
 	assert.Equal(t, ModelDecision{Model: "fake/fake-model-2", Rung: "fallback-chain", Changed: true}, *list[1].Model)
 
 	h.s.DeleteSession(context.Background(), "ses_a")
-	_, ok := h.s.ModelDecision("ses_a")
+	_, ok := h.s.Tracked().ModelDecision("ses_a")
 	assert.False(t, ok)
 }
 
@@ -83,9 +83,9 @@ func TestModelDecisionBytes(t *testing.T) {
 			for range 2000 {
 				switch rng.IntN(4) {
 				case 0:
-					s.SetAgent(context.Background(), pick(24), "explorer")
+					s.Tracked().SetAgent(context.Background(), pick(24), "explorer")
 				case 1, 2:
-					s.SetModelDecision(context.Background(), pick(24), ModelDecision{Model: "p/" + strings.Repeat("m", rng.IntN(300)), Rung: "fallback-chain", Changed: rng.IntN(2) == 0})
+					s.Tracked().SetModelDecision(context.Background(), pick(24), ModelDecision{Model: "p/" + strings.Repeat("m", rng.IntN(300)), Rung: "fallback-chain", Changed: rng.IntN(2) == 0})
 				case 3:
 					s.DeleteSession(context.Background(), pick(24))
 				}

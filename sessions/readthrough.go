@@ -82,7 +82,7 @@ func (s *Store) readParent(id string, rev int64) (*parentState, error) {
 
 // cachedAgent is cached for a tracked session; the caller holds mu.
 func (s *Store) cachedAgent(session string) *sessionAgent {
-	sa, ok := s.agents.Get(session)
+	sa, ok := s.tracked.list.Get(session)
 	d := s.db
 	if d == nil || ok && (sa.epoch == d.epoch || sa.dirty || sa.pinned || sa.unwritten) {
 		return sa
@@ -94,7 +94,7 @@ func (s *Store) cachedAgent(session string) *sessionAgent {
 		return sa
 	case !found:
 		if ok {
-			s.untrack(session)
+			s.tracked.untrack(session)
 		}
 		return nil
 	case ok && sa.rev == t.Rev:
@@ -102,7 +102,7 @@ func (s *Store) cachedAgent(session string) *sessionAgent {
 		return sa
 	}
 	if ok {
-		s.untrack(session)
+		s.tracked.untrack(session)
 	}
 	if len(session) > MaxIDBytes || len(t.Agent) > MaxAgentNameBytes {
 		return nil
@@ -110,7 +110,7 @@ func (s *Store) cachedAgent(session string) *sessionAgent {
 	t = t.Bounded()
 	sa = &sessionAgent{session: session, agent: t.Agent, rev: t.Rev, epoch: d.epoch,
 		model: t.Model, parent: t.Parent, running: t.Running, switches: t.Switches}
-	s.track(sa, false)
-	s.evictTracked()
+	s.tracked.track(sa, false)
+	s.tracked.evict(s.cfg.MaxTrackedSessions)
 	return sa
 }

@@ -122,7 +122,7 @@ func (s *Store) snapshot() *snapshotDoc {
 		}
 		doc.Parents = append(doc.Parents, sp)
 	}
-	for _, sa := range s.agents.All() {
+	for _, sa := range s.tracked.list.All() {
 		doc.SessionAgents = append(doc.SessionAgents, snapshotAgent{Session: sa.session, Agent: sa.agent, Model: sa.model,
 			Parent: sa.parent, Running: sa.running, Switches: sa.switches})
 	}
@@ -246,10 +246,10 @@ func (s *Store) RestoreFrom(ctx context.Context, r io.Reader) error {
 // used after; the caller holds s.mu.
 func (s *Store) adopt(n *Store) {
 	s.clock = n.clock
-	s.pending, s.parents, s.byTaskID, s.agents = n.pending, n.parents, n.byTaskID, n.agents
+	s.pending, s.parents, s.byTaskID, s.tracked = n.pending, n.parents, n.byTaskID, n.tracked
 	s.health = n.health
 	s.entryCount, s.frozenCount = n.entryCount, n.frozenCount
-	s.parentBytes, s.trackedBytes, s.pendingBytes = n.parentBytes, n.trackedBytes, n.pendingBytes
+	s.parentBytes, s.pendingBytes = n.parentBytes, n.pendingBytes
 	s.cache.sessions = n.cache.sessions
 }
 
@@ -411,10 +411,10 @@ func (s *Store) decodeSessionAgents(ctx context.Context, dec *json.Decoder) erro
 		if err := dec.Decode(&sa); err != nil {
 			return err
 		}
-		if s.agents.Len() >= s.cfg.MaxTrackedSessions || len(sa.Session) > MaxIDBytes || len(sa.Agent) > MaxAgentNameBytes {
+		if s.tracked.list.Len() >= s.cfg.MaxTrackedSessions || len(sa.Session) > MaxIDBytes || len(sa.Agent) > MaxAgentNameBytes {
 			continue
 		}
-		if s.agents.Has(sa.Session) {
+		if s.tracked.list.Has(sa.Session) {
 			return fmt.Errorf("session %q's agent listed twice", sa.Session)
 		}
 		parent, running := sa.Parent, sa.Running
@@ -424,7 +424,7 @@ func (s *Store) decodeSessionAgents(ctx context.Context, dec *json.Decoder) erro
 		if len(running) > MaxModelBytes {
 			running = ""
 		}
-		s.track(&sessionAgent{session: sa.Session, agent: sa.Agent, model: restoredModel(sa.Model),
+		s.tracked.track(&sessionAgent{session: sa.Session, agent: sa.Agent, model: restoredModel(sa.Model),
 			parent: parent, running: running, switches: restoredSwitches(sa.Switches)}, true)
 	}
 	return expectDelim(dec, ']')

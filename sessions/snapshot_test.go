@@ -19,10 +19,10 @@ func populate(h *harness) {
 	h.resume("p1", "explorer", "two again", "exp-2", out("ses_b"))
 	h.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "### Resumable Sessions\n- explorer: exp-1 one" })
 	h.s.FrozenBlock(context.Background(), "p1", "m2", func() string { return "" })
-	h.s.SetAgent(context.Background(), "p1", "orchestrator")
-	h.s.SetAgent(context.Background(), "p2", "orchestrator")
-	h.s.SetAgent(context.Background(), "ses_a", "explorer")
-	h.s.SetModelDecision(context.Background(), "ses_a", ModelDecision{Model: "fake/m1", Rung: "agent-model"})
+	h.s.Tracked().SetAgent(context.Background(), "p1", "orchestrator")
+	h.s.Tracked().SetAgent(context.Background(), "p2", "orchestrator")
+	h.s.Tracked().SetAgent(context.Background(), "ses_a", "explorer")
+	h.s.Tracked().SetModelDecision(context.Background(), "ses_a", ModelDecision{Model: "fake/m1", Rung: "agent-model"})
 	h.s.BeginCall(context.Background(), "pending", "p1", "explorer", "in flight", "")
 }
 
@@ -71,8 +71,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		assert.Equal(t, "### Resumable Sessions\n- explorer: exp-1 one",
 			dst.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "recomputed" }))
 		assert.Equal(t, "", dst.s.FrozenBlock(context.Background(), "p1", "m2", func() string { return "recomputed" }))
-		assert.Equal(t, "orchestrator", dst.s.Agent("p2"))
-		assert.Equal(t, "explorer", dst.s.Agent("ses_a"))
+		assert.Equal(t, "orchestrator", dst.s.Tracked().Agent("p2"))
+		assert.Equal(t, "explorer", dst.s.Tracked().Agent("ses_a"))
 	})
 }
 
@@ -82,9 +82,9 @@ func TestRestoreKeepsRecencyOrder(t *testing.T) {
 	src.task("p2", "explorer", "two", "ses_b")
 	src.task("p3", "explorer", "three", "ses_c")
 	src.resolve("p1", "explorer", "exp-1") // p1 active again: p2 is the oldest
-	src.s.SetAgent(context.Background(), "s1", "a")
-	src.s.SetAgent(context.Background(), "s2", "b")
-	src.s.Agent("s1")
+	src.s.Tracked().SetAgent(context.Background(), "s1", "a")
+	src.s.Tracked().SetAgent(context.Background(), "s2", "b")
+	src.s.Tracked().Agent("s1")
 	data, err := src.s.Snapshot()
 	require.NoError(t, err)
 
@@ -92,12 +92,12 @@ func TestRestoreKeepsRecencyOrder(t *testing.T) {
 	require.NoError(t, dst.s.Restore(data))
 	dst.n = 1000
 	dst.task("p4", "explorer", "four", "ses_d") // evicts the least recently active
-	dst.s.SetAgent(context.Background(), "s3", "c")
+	dst.s.Tracked().SetAgent(context.Background(), "s3", "c")
 	assert.Empty(t, dst.s.List("p2"))
 	assert.Len(t, dst.s.List("p1"), 1)
 	assert.Len(t, dst.s.List("p3"), 1)
-	assert.Equal(t, "", dst.s.Agent("s2"))
-	assert.Equal(t, "a", dst.s.Agent("s1"))
+	assert.Equal(t, "", dst.s.Tracked().Agent("s2"))
+	assert.Equal(t, "a", dst.s.Tracked().Agent("s1"))
 
 	// The logical clock continues: a use after Restore is the newest.
 	dst.resolve("p3", "explorer", "exp-1")

@@ -169,16 +169,16 @@ type Store struct {
 	// sessions say what to write, backing.go) only the tests read it.
 	changes uint64
 
-	pending     *lru.List[string, *pendingCall]  // by call id
-	parents     *lru.List[string, *parentState]  // by id, most recently active first
-	byTaskID    map[string]map[*entry]struct{}   // every parent's entries by task id
-	agents      *lru.List[string, *sessionAgent] // by session, most recently active first
-	health      healthBook                       // by provider/model (health.go)
+	pending     *lru.List[string, *pendingCall] // by call id
+	parents     *lru.List[string, *parentState] // by id, most recently active first
+	byTaskID    map[string]map[*entry]struct{}  // every parent's entries by task id
+	tracked     trackedBook                     // the tracked sessions (tracked.go)
+	health      healthBook                      // by provider/model (health.go)
 	entryCount  int
 	frozenCount int
 
 	// Bytes counted against Config.MaxStateBytes (budget.go).
-	parentBytes, trackedBytes, pendingBytes int
+	parentBytes, pendingBytes int // and tracked.bytes
 
 	// db is the database the maps cache (backing.go); nil: memory only.
 	db *backing
@@ -247,12 +247,12 @@ func (s *Store) reset() {
 	s.pending = lru.New[string, *pendingCall]()
 	s.parents = lru.New[string, *parentState]()
 	s.byTaskID = make(map[string]map[*entry]struct{})
-	s.agents = lru.New[string, *sessionAgent]()
+	s.tracked = newTrackedBook()
 	s.health = healthBook{}
 	s.entryCount = 0
 	s.frozenCount = 0
 	s.cache = newCacheBook()
-	s.parentBytes, s.trackedBytes, s.pendingBytes = 0, 0, 0
+	s.parentBytes, s.pendingBytes = 0, 0
 }
 
 // parent returns id's state, creating it, and marks it most recently active;
@@ -266,7 +266,7 @@ func (s *Store) parent(id string) *parentState {
 		id:       id,
 		counters: make(map[string]int),
 		agents:   make(map[string]*agentState),
-		epoch:    s.fresh(),
+		epoch:    s.db.fresh(),
 	}
 	s.parents.PushFront(id, p)
 	s.addParentBytes(p, parentCost(id))
@@ -347,8 +347,8 @@ func (s *Store) DeleteSession(ctx context.Context, id string) {
 			s.removePending(callID)
 		}
 	}
-	if s.agents.Has(id) {
-		s.untrack(id)
+	if s.tracked.list.Has(id) {
+		s.tracked.untrack(id)
 		s.changed()
 	}
 	s.PromptCache().forget(id)
@@ -385,8 +385,8 @@ func (s *Store) List(parent string) []Entry {
 	out := make([]Entry, len(ents))
 	for i, e := range ents {
 		out[i] = e.export()
-		out[i].Model = s.entryModel(e.taskID)
-		out[i].Switches = s.switchesOf(e.taskID)
+		out[i].Model = s.Tracked().entryModel(e.taskID)
+		out[i].Switches = s.Tracked().switchesOf(e.taskID)
 	}
 	return out
 }
@@ -405,7 +405,7 @@ func (s *Store) Stats() Stats {
 		Parents:         s.parents.Len(),
 		Entries:         s.entryCount,
 		PendingCalls:    s.pending.Len(),
-		TrackedSessions: s.agents.Len(),
+		TrackedSessions: s.tracked.list.Len(),
 		FrozenBlocks:    s.frozenCount,
 	}
 }

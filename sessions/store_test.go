@@ -576,30 +576,30 @@ func TestSessionAgents(t *testing.T) {
 		{
 			name: "set and read",
 			run: func(s *Store) {
-				s.SetAgent(context.Background(), "s1", "orchestrator")
-				s.SetAgent(context.Background(), "s2", "explorer")
-				s.SetAgent(context.Background(), "s1", "oracle")
+				s.Tracked().SetAgent(context.Background(), "s1", "orchestrator")
+				s.Tracked().SetAgent(context.Background(), "s2", "explorer")
+				s.Tracked().SetAgent(context.Background(), "s1", "oracle")
 			},
 			want: map[string]string{"s1": "oracle", "s2": "explorer", "s3": ""},
 		},
 		{
 			name: "maxTrackedSessions forgets the least recently active",
 			run: func(s *Store) {
-				s.SetAgent(context.Background(), "s1", "a")
-				s.SetAgent(context.Background(), "s2", "b")
-				s.SetAgent(context.Background(), "s3", "c")
-				s.Agent("s1") // reading is activity
-				s.SetAgent(context.Background(), "s4", "d")
-				s.SetAgent(context.Background(), "s3", "c") // setting again is activity
-				s.SetAgent(context.Background(), "s5", "e")
+				s.Tracked().SetAgent(context.Background(), "s1", "a")
+				s.Tracked().SetAgent(context.Background(), "s2", "b")
+				s.Tracked().SetAgent(context.Background(), "s3", "c")
+				s.Tracked().Agent("s1") // reading is activity
+				s.Tracked().SetAgent(context.Background(), "s4", "d")
+				s.Tracked().SetAgent(context.Background(), "s3", "c") // setting again is activity
+				s.Tracked().SetAgent(context.Background(), "s5", "e")
 			},
 			want: map[string]string{"s1": "", "s2": "", "s3": "c", "s4": "", "s5": "e"},
 		},
 		{
 			name: "DeleteSession forgets the agent",
 			run: func(s *Store) {
-				s.SetAgent(context.Background(), "s1", "orchestrator")
-				s.SetAgent(context.Background(), "s2", "explorer")
+				s.Tracked().SetAgent(context.Background(), "s1", "orchestrator")
+				s.Tracked().SetAgent(context.Background(), "s2", "explorer")
 				s.DeleteSession(context.Background(), "s1")
 			},
 			want: map[string]string{"s1": "", "s2": "explorer"},
@@ -611,7 +611,7 @@ func TestSessionAgents(t *testing.T) {
 			tt.run(s)
 			got := make(map[string]string)
 			for session := range tt.want {
-				got[session] = s.Agent(session)
+				got[session] = s.Tracked().Agent(session)
 			}
 			assert.Equal(t, tt.want, got)
 			assert.LessOrEqual(t, s.Stats().TrackedSessions, 2)
@@ -740,7 +740,7 @@ func TestDeleteSessionIsAChange(t *testing.T) {
 		{"a parent with entries", func(h *harness) { h.task("p1", "explorer", "one", "ses_a") }, "p1"},
 		{"a parent with only a frozen block", func(h *harness) { h.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "b" }) }, "p1"},
 		{"a child's task session", func(h *harness) { h.task("p1", "explorer", "one", "ses_a") }, "ses_a"},
-		{"a tracked session", func(h *harness) { h.s.SetAgent(context.Background(), "s1", "orchestrator") }, "s1"},
+		{"a tracked session", func(h *harness) { h.s.Tracked().SetAgent(context.Background(), "s1", "orchestrator") }, "s1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -764,7 +764,7 @@ func TestChanges(t *testing.T) {
 	h.s.ResumableSessions("p1")
 	h.s.List("")
 	h.s.Stats()
-	h.s.Agent("s1")
+	h.s.Tracked().Agent("s1")
 	h.s.DeleteSession(context.Background(), "nobody")
 	assert.Equal(t, c0, h.s.changeCount(), "reads and no-ops change nothing")
 
@@ -774,7 +774,7 @@ func TestChanges(t *testing.T) {
 	}{
 		{"task remembered", func() { h.task("p1", "explorer", "one", "ses_a") }},
 		{"resume marks use", func() { h.resolve("p1", "explorer", "exp-1") }},
-		{"agent set", func() { h.s.SetAgent(context.Background(), "s1", "orchestrator") }},
+		{"agent set", func() { h.s.Tracked().SetAgent(context.Background(), "s1", "orchestrator") }},
 		{"block frozen", func() { h.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "b" }) }},
 		{"session deleted", func() { h.s.DeleteSession(context.Background(), "p1") }},
 	}
@@ -796,7 +796,7 @@ func TestBoundsStayFlat(t *testing.T) {
 		if i%4 != 0 { // some calls never complete
 			h.s.CompleteCall(context.Background(), c, out("ses_"+strconv.Itoa(i)))
 		}
-		h.s.SetAgent(context.Background(), parent, "orchestrator")
+		h.s.Tracked().SetAgent(context.Background(), parent, "orchestrator")
 		h.s.FrozenBlock(context.Background(), parent, "m"+strconv.Itoa(i), func() string { return "b" })
 	}
 	st := h.s.Stats()
@@ -854,8 +854,8 @@ func TestConcurrentUse(t *testing.T) {
 				c := fmt.Sprintf("c%d_%d", g, i)
 				s.BeginCall(context.Background(), c, parent, "explorer", "l", "exp-1")
 				s.CompleteCall(context.Background(), c, out(fmt.Sprintf("ses_%d_%d", g, i%5)))
-				s.SetAgent(context.Background(), parent, "orchestrator")
-				s.Agent(parent)
+				s.Tracked().SetAgent(context.Background(), parent, "orchestrator")
+				s.Tracked().Agent(parent)
 				s.FrozenBlock(context.Background(), parent, "m"+strconv.Itoa(i%3), func() string { return fmt.Sprint(s.ResumableSessions(parent)) })
 				if i%50 == 0 {
 					s.DeleteSession(context.Background(), parent)
@@ -900,7 +900,7 @@ func BenchmarkStoreMixed(b *testing.B) {
 		case 7:
 			s.ResumableSessions(parent)
 		case 8:
-			s.SetAgent(context.Background(), parent, "orchestrator")
+			s.Tracked().SetAgent(context.Background(), parent, "orchestrator")
 		case 9:
 			if i%100 == 9 {
 				s.DeleteSession(context.Background(), parent)

@@ -1,0 +1,239 @@
+package sessions
+
+import "context"
+
+// Tracked is the store's face of the tracked sessions (tracked.go): the
+// book under the store's lock, read through from the database
+// (cachedAgent) and written in the method's transaction.
+type Tracked struct{ s *Store }
+
+// Tracked is the store's tracked sessions.
+func (s *Store) Tracked() Tracked { return Tracked{s} }
+
+// SetAgent records which agent session runs; Agent reads it ("" unknown).
+// Both count as the session's activity for the MaxTrackedSessions bound.
+// A session id or agent name over its cap is not kept: the session's agent
+// is then unknown.
+func (t Tracked) SetAgent(ctx context.Context, session, agent string) {
+	s := t.s
+	s.lock(ctx)
+	defer s.unlock()
+	s.refresh()
+	if len(session) > MaxIDBytes || len(agent) > MaxAgentNameBytes {
+		if s.cachedAgent(session) != nil {
+			s.begin()
+			if s.db != nil {
+				s.db.untracked = append(s.db.untracked, session)
+			}
+			s.tracked.untrack(session)
+			s.changed()
+		}
+		return
+	}
+	if sa := s.cachedAgent(session); sa != nil && sa.agent == agent {
+		s.tracked.list.Touch(session)
+		return
+	}
+	s.begin()
+	if sa := s.cachedAgent(session); sa != nil {
+		s.tracked.list.Touch(session)
+		if sa.agent != agent {
+			s.tracked.change(sa, func(sa *sessionAgent) { sa.agent = keep(agent) })
+			s.db.markTracked(sa)
+			s.changed()
+			s.enforceBudget()
+		}
+		return
+	}
+	sa := &sessionAgent{session: keep(session), agent: keep(agent), epoch: s.db.fresh()}
+	s.tracked.track(sa, false)
+	s.db.markTracked(sa)
+	s.tracked.evict(s.cfg.MaxTrackedSessions)
+	s.changed()
+	s.enforceBudget()
+}
+
+// Agent returns the agent session runs ("" unknown).
+func (t Tracked) Agent(session string) string {
+	s := t.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refresh()
+	sa := s.cachedAgent(session)
+	if sa == nil {
+		return ""
+	}
+	s.tracked.list.Touch(session)
+	return sa.agent
+}
+
+// change runs change on session's tracked state in a write
+// transaction when wanted says it would change something; the caller
+// holds mu. A session that is not tracked changes nothing.
+func (t Tracked) change(session string, wanted func(*sessionAgent) bool, change func(*sessionAgent)) {
+	s := t.s
+	s.refresh()
+	sa := s.cachedAgent(session)
+	if sa == nil || !wanted(sa) {
+		return
+	}
+	s.begin()
+	if sa = s.cachedAgent(session); sa == nil {
+		return
+	}
+	s.tracked.change(sa, change)
+	s.db.markTracked(sa)
+	s.changed()
+	s.enforceBudget()
+}
+
+// SetParent records session's parent session (from session.created), for a
+// tracked session. Ids over the cap are not kept.
+func (t Tracked) SetParent(ctx context.Context, session, parent string) {
+	s := t.s
+	if len(parent) > MaxIDBytes {
+		return
+	}
+	s.lock(ctx)
+	defer s.unlock()
+	t.change(session, func(sa *sessionAgent) bool { return sa.parent != parent },
+		func(sa *sessionAgent) { sa.parent = keep(parent) })
+}
+
+// Parent returns session's parent ("" unknown).
+func (t Tracked) Parent(session string) string {
+	s := t.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refresh()
+	if sa := s.cachedAgent(session); sa != nil {
+		return sa.parent
+	}
+	return ""
+}
+
+// SetRunning records the model session's requests go to now (its latest
+// chat.message, after any change the sidecar made).
+func (t Tracked) SetRunning(ctx context.Context, session, model string) {
+	s := t.s
+	if len(model) > MaxModelBytes {
+		return
+	}
+	s.lock(ctx)
+	defer s.unlock()
+	t.change(session, func(sa *sessionAgent) bool { return sa.running != model },
+		func(sa *sessionAgent) { sa.running = keep(model) })
+}
+
+// Running returns the model session's requests go to ("" unknown).
+func (t Tracked) Running(session string) string {
+	s := t.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refresh()
+	if sa := s.cachedAgent(session); sa != nil {
+		return sa.running
+	}
+	return ""
+}
+
+// AddSwitch records sw for a tracked session, keeping the newest
+// MaxSwitchesPerSession; the reason is cut to MaxReasonBytes.
+func (t Tracked) AddSwitch(ctx context.Context, session string, sw Switch) {
+	s := t.s
+	if len(sw.From) > MaxModelBytes || len(sw.To) > MaxModelBytes {
+		return
+	}
+	sw = Switch{From: keep(sw.From), To: keep(sw.To), Reason: keep(cutText(sw.Reason, MaxReasonBytes)), At: sw.At}
+	s.lock(ctx)
+	defer s.unlock()
+	t.change(session, func(*sessionAgent) bool { return true }, func(sa *sessionAgent) {
+		list := append(append([]Switch(nil), sa.switches...), sw)
+		if len(list) > MaxSwitchesPerSession {
+			list = list[len(list)-MaxSwitchesPerSession:]
+		}
+		sa.switches = list
+	})
+}
+
+// Switches returns session's switches, oldest first.
+func (t Tracked) Switches(session string) []Switch {
+	s := t.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refresh()
+	return t.switchesOf(session)
+}
+
+// switchesOf is Switches; the caller holds mu.
+func (t Tracked) switchesOf(session string) []Switch {
+	s := t.s
+	sa := s.cachedAgent(session)
+	if sa == nil || len(sa.switches) == 0 {
+		return nil
+	}
+	return append([]Switch(nil), sa.switches...)
+}
+
+// SetModelDecision records d as session's latest model decision. The
+// decision lives with the session's agent (SetAgent): a session whose agent
+// is not tracked keeps none, and a decision over the string caps is not
+// kept (the session's earlier one is dropped too, so none that is out of
+// date is shown).
+func (t Tracked) SetModelDecision(ctx context.Context, session string, d ModelDecision) {
+	s := t.s
+	s.lock(ctx)
+	defer s.unlock()
+	s.refresh()
+	sa := s.cachedAgent(session)
+	if sa == nil {
+		return
+	}
+	var next *ModelDecision
+	if d.fits() {
+		next = &ModelDecision{Model: keep(d.Model), Variant: keep(d.Variant), Rung: keep(d.Rung), Changed: d.Changed}
+	}
+	if sa.model == nil && next == nil || sa.model != nil && next != nil && *sa.model == *next {
+		return
+	}
+	s.begin()
+	if sa = s.cachedAgent(session); sa == nil {
+		return
+	}
+	s.tracked.change(sa, func(sa *sessionAgent) { sa.model = next })
+	s.db.markTracked(sa)
+	s.changed()
+	s.enforceBudget()
+}
+
+// ModelDecision returns session's latest model decision, if one is kept.
+func (t Tracked) ModelDecision(session string) (ModelDecision, bool) {
+	s := t.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refresh()
+	return t.modelDecision(session)
+}
+
+// modelDecision is ModelDecision; the caller holds mu.
+func (t Tracked) modelDecision(session string) (ModelDecision, bool) {
+	s := t.s
+	sa := s.cachedAgent(session)
+	if sa == nil || sa.model == nil {
+		return ModelDecision{}, false
+	}
+	d := sa.model
+	if d == nil {
+		return ModelDecision{}, false
+	}
+	return *d, true
+}
+
+// entryModel is the decision sessions.list shows with an entry: that of
+// its task session. The caller holds mu.
+func (t Tracked) entryModel(taskID string) *ModelDecision {
+	if d, ok := t.modelDecision(taskID); ok {
+		return &d
+	}
+	return nil
+}
