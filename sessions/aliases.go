@@ -68,7 +68,7 @@ func (s *Store) BeginCall(ctx context.Context, callID, parent, agent, label, req
 	pc := &pendingCall{callID: keep(callID), parent: keep(parent), agent: keep(agent), prefix: keep(prefix), label: keep(cutBytes(label, MaxLabelBytes))}
 	recorded := callID != "" && len(callID) <= MaxIDBytes && len(parent) <= MaxIDBytes && len(prefix) < MaxIDBytes-11
 	if recorded {
-		s.addPending(pc)
+		s.calls.add(pc, s.cfg.MaxPendingCalls)
 		s.enforceBudget()
 	}
 
@@ -79,18 +79,18 @@ func (s *Store) BeginCall(ctx context.Context, callID, parent, agent, label, req
 	s.begin()
 	defer s.finish()
 	if p := s.cached(parent); p != nil {
-		s.parents.Touch(parent)
+		s.parents.list.Touch(parent)
 		if a := p.agents[agent]; a != nil {
 			e, _ := a.entries.Get(requested)
 			if e == nil {
 				e = a.byTask[requested]
 			}
 			if e != nil {
-				s.use(e, e.label)
-				s.setResumes(pc, e.taskID)
+				s.parents.use(e, e.label, s.tick(), s.now())
+				s.calls.setResumes(pc, e.taskID)
 				if recorded {
 					// Only a recorded call has an outcome that ends the run.
-					s.setRun(e, Run{State: RunRunning})
+					s.parents.setRun(e, Run{State: RunRunning})
 				}
 				return TaskIDReplace, e.taskID
 			}
@@ -108,7 +108,7 @@ func (s *Store) BeginCall(ctx context.Context, callID, parent, agent, label, req
 func (s *Store) CompleteCall(ctx context.Context, callID string, out core.TaskOutcome) {
 	s.lock(ctx)
 	defer s.unlock()
-	pc := s.removePending(callID)
+	pc := s.calls.remove(callID)
 	if pc == nil {
 		return
 	}
@@ -120,12 +120,12 @@ func (s *Store) CompleteCall(ctx context.Context, callID string, out core.TaskOu
 	defer s.enforceBudget()
 	if id == "" {
 		if pc.resumes != "" {
-			if e := s.lookup(pc.parent, pc.agent, pc.resumes); e != nil {
+			if e := lookup(s.cached(pc.parent), pc.agent, pc.resumes); e != nil {
 				if out.SessionNotFound {
-					s.forget(e)
+					s.parents.forget(e)
 					s.changed()
 				} else {
-					s.setRun(e, Run{State: RunError}) // the output names no session: the run failed
+					s.parents.setRun(e, Run{State: RunError}) // the output names no session: the run failed
 				}
 			}
 		}
@@ -135,20 +135,20 @@ func (s *Store) CompleteCall(ctx context.Context, callID string, out core.TaskOu
 	s.PromptCache().attribute(id, pc.parent, pc.agent)
 	var e *entry
 	if pc.resumes != "" && pc.resumes != id {
-		if pred := s.lookup(pc.parent, pc.agent, pc.resumes); pred != nil {
-			if cur := s.lookup(pc.parent, pc.agent, id); cur != nil {
-				s.forget(pred)
-				s.parents.Touch(cur.parent.id)
-				s.use(cur, pc.label)
+		if pred := lookup(s.cached(pc.parent), pc.agent, pc.resumes); pred != nil {
+			if cur := lookup(s.cached(pc.parent), pc.agent, id); cur != nil {
+				s.parents.forget(pred)
+				s.parents.list.Touch(cur.parent.id)
+				s.parents.use(cur, pc.label, s.tick(), s.now())
 				e = cur
 			} else {
-				s.parents.Touch(pred.parent.id)
-				s.retarget(pred, id)
+				s.parents.list.Touch(pred.parent.id)
+				s.parents.retarget(pred, id)
 				// A new child, made by this resuming call: it does what
 				// this call's description says, so its label is this
 				// call's (issue 42 item 5), not the predecessor's.
-				s.relabel(pred, pc.label)
-				s.use(pred, pc.label)
+				s.parents.relabel(pred, pc.label)
+				s.parents.use(pred, pc.label, s.tick(), s.now())
 				e = pred
 			}
 		}
@@ -160,25 +160,13 @@ func (s *Store) CompleteCall(ctx context.Context, callID string, out core.TaskOu
 	if e != nil {
 		switch {
 		case out.Error != "":
-			s.setRun(e, Run{State: RunError, Error: cutBytes(out.Error, MaxRunErrorBytes)})
+			s.parents.setRun(e, Run{State: RunError, Error: cutBytes(out.Error, MaxRunErrorBytes)})
 		case out.Running:
-			s.setRun(e, Run{State: RunRunning}) // OpenCode 2's background subagent
+			s.parents.setRun(e, Run{State: RunRunning}) // OpenCode 2's background subagent
 		default:
-			s.setRun(e, Run{State: RunCompleted})
+			s.parents.setRun(e, Run{State: RunCompleted})
 		}
 	}
-}
-
-// relabel gives e the label label (kept within MaxLabelBytes), counting
-// its bytes; an empty label keeps e's.
-func (s *Store) relabel(e *entry, label string) {
-	if label == "" || e.label == label {
-		return
-	}
-	before := entryCost(e)
-	e.label = keep(label)
-	s.addParentBytes(e.parent, entryCost(e)-before)
-	s.changed()
 }
 
 // FailCall takes the pending call callID whose task failed without an
@@ -189,27 +177,15 @@ func (s *Store) relabel(e *entry, label string) {
 func (s *Store) FailCall(ctx context.Context, callID, message string) {
 	s.lock(ctx)
 	defer s.unlock()
-	pc := s.removePending(callID)
+	pc := s.calls.remove(callID)
 	if pc == nil || pc.resumes == "" {
 		return
 	}
 	s.begin()
-	if e := s.lookup(pc.parent, pc.agent, pc.resumes); e != nil {
-		s.setRun(e, Run{State: RunError, Error: cutBytes(message, MaxRunErrorBytes)})
+	if e := lookup(s.cached(pc.parent), pc.agent, pc.resumes); e != nil {
+		s.parents.setRun(e, Run{State: RunError, Error: cutBytes(message, MaxRunErrorBytes)})
 		s.enforceBudget()
 	}
-}
-
-// setRun records e's run state, counting its bytes.
-func (s *Store) setRun(e *entry, r Run) {
-	if e.run == r {
-		return
-	}
-	r.Error = keep(r.Error)
-	before := entryCost(e)
-	e.run = r
-	s.addParentBytes(e.parent, entryCost(e)-before)
-	s.changed()
 }
 
 // remember records id for pc's parent and agent: an id already remembered
@@ -220,7 +196,7 @@ func (s *Store) remember(pc *pendingCall, id string) *entry {
 	a := p.agents[pc.agent]
 	if a != nil {
 		if e := a.byTask[id]; e != nil {
-			s.use(e, pc.label)
+			s.parents.use(e, pc.label, s.tick(), s.now())
 			return e
 		}
 	}
@@ -232,10 +208,10 @@ func (s *Store) remember(pc *pendingCall, id string) *entry {
 		return nil // no alias left for the prefix: never wrap around
 	}
 	if !ok {
-		s.addParentBytes(p, counterCost(pc.prefix))
+		s.parents.addBytes(p, counterCost(pc.prefix))
 	}
 	if a == nil {
-		a = s.newAgent(p, pc.agent)
+		a = s.parents.newAgent(p, pc.agent)
 	}
 	p.counters[pc.prefix] = n + 1
 	e := &entry{
@@ -248,116 +224,11 @@ func (s *Store) remember(pc *pendingCall, id string) *entry {
 		e.provisional = true // until the transaction writing it commits
 		d.provisional = append(d.provisional, e)
 	}
-	s.link(e)
-	s.use(e, pc.label)
-	s.trimAgent(a)
-	s.trimAgents(p)
+	s.parents.link(e)
+	s.parents.use(e, pc.label, s.tick(), s.now())
+	s.parents.trimAgent(a, s.cfg.MaxSessionsPerAgent)
+	s.parents.trimAgents(p)
 	return e
-}
-
-// newAgent adds an agent without entries under p.
-func (s *Store) newAgent(p *parentState, name string) *agentState {
-	a := &agentState{
-		name:    name,
-		entries: lru.New[string, *entry](),
-		byTask:  make(map[string]*entry),
-	}
-	p.agents[name] = a
-	s.addParentBytes(p, agentCost(name))
-	return a
-}
-
-// link adds e, not yet in any index, to its agent (as its least recently
-// used entry) and the task-id index.
-func (s *Store) link(e *entry) {
-	a := e.agent
-	a.entries.PushBack(e.alias, e)
-	a.byTask[e.taskID] = e
-	s.indexTask(e)
-	s.entryCount++
-	s.addParentBytes(e.parent, entryCost(e))
-}
-
-// use marks e as the newest use. An entry keeps the label of the call
-// that made it (a resume's description says what that call asks, not
-// what the session is); label is taken only by an entry without one.
-func (s *Store) use(e *entry, label string) {
-	s.clock++
-	e.tick = s.clock
-	e.lastUse = s.now()
-	if e.label == "" {
-		before := entryCost(e)
-		e.label = label
-		s.addParentBytes(e.parent, entryCost(e)-before)
-	}
-	e.agent.entries.Touch(e.alias)
-	s.changed()
-}
-
-// retarget makes e hold taskID id instead of its current one.
-func (s *Store) retarget(e *entry, id string) {
-	delete(e.agent.byTask, e.taskID)
-	s.unindexTask(e)
-	before := entryCost(e)
-	e.taskID = id
-	s.addParentBytes(e.parent, entryCost(e)-before)
-	e.agent.byTask[id] = e
-	s.indexTask(e)
-}
-
-func (s *Store) indexTask(e *entry) {
-	set := s.byTaskID[e.taskID]
-	if set == nil {
-		set = make(map[*entry]struct{}, 1)
-		s.byTaskID[e.taskID] = set
-	}
-	set[e] = struct{}{}
-}
-
-func (s *Store) unindexTask(e *entry) {
-	set := s.byTaskID[e.taskID]
-	delete(set, e)
-	if len(set) == 0 {
-		delete(s.byTaskID, e.taskID)
-	}
-}
-
-// forget removes e everywhere; an agent left without entries goes too.
-func (s *Store) forget(e *entry) {
-	a := e.agent
-	a.entries.Remove(e.alias)
-	delete(a.byTask, e.taskID)
-	s.unindexTask(e)
-	s.entryCount--
-	s.addParentBytes(e.parent, -entryCost(e))
-	if a.entries.Len() == 0 {
-		delete(e.parent.agents, a.name)
-		s.addParentBytes(e.parent, -agentCost(a.name))
-	}
-}
-
-// trimAgent keeps a's MaxSessionsPerAgent most recently used entries.
-func (s *Store) trimAgent(a *agentState) {
-	for a.entries.Len() > s.cfg.MaxSessionsPerAgent {
-		_, oldest, _ := a.entries.Back()
-		s.forget(oldest)
-	}
-}
-
-// trimAgents keeps p's MaxAgentsPerParent most recently used agents. It
-// scans, but only when a new agent pushed p over the bound.
-func (s *Store) trimAgents(p *parentState) {
-	for len(p.agents) > MaxAgentsPerParent {
-		var oldest *agentState
-		for _, a := range p.agents {
-			if oldest == nil || newestTick(a) < newestTick(oldest) {
-				oldest = a
-			}
-		}
-		for _, e := range oldest.entries.All() {
-			s.forget(e)
-		}
-	}
 }
 
 func newestTick(a *agentState) uint64 {
@@ -376,7 +247,7 @@ func (s *Store) ResumableSessions(parent string) []core.BlockAgent {
 	if p == nil {
 		return nil
 	}
-	s.parents.Touch(parent)
+	s.parents.list.Touch(parent)
 	if len(p.agents) == 0 {
 		return nil
 	}
@@ -447,7 +318,7 @@ func (s *Store) ForgetAlias(ctx context.Context, alias, parent string) int {
 	} else if parent != "" {
 		parents = []string{parent}
 	} else {
-		for id := range s.parents.All() {
+		for id := range s.parents.list.All() {
 			parents = append(parents, id)
 		}
 	}
@@ -459,7 +330,7 @@ func (s *Store) ForgetAlias(ctx context.Context, alias, parent string) int {
 		}
 		for _, a := range p.agents {
 			if e, ok := a.entries.Get(alias); ok {
-				s.forget(e)
+				s.parents.forget(e)
 				n++
 			}
 		}

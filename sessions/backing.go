@@ -144,7 +144,7 @@ func (s *Store) Reattach(open func() (Backend, error)) error {
 	d.provisional = provisional
 	s.db = d
 	d.epoch = 1
-	for _, p := range s.parents.All() {
+	for _, p := range s.parents.list.All() {
 		p.rev, p.epoch, p.dirty, p.pinned, p.unwritten, p.goneFrozen = 0, 0, false, false, false, nil
 		p.newFrozen = p.newFrozen[:0]
 		if p.frozen != nil {
@@ -263,7 +263,7 @@ func (s *Store) begin() {
 func (s *Store) takeUnwritten() error {
 	d := s.db
 	for _, p := range d.unwrittenParents {
-		if cur, ok := s.parents.Get(p.id); !ok || cur != p || !p.unwritten {
+		if cur, ok := s.parents.list.Get(p.id); !ok || cur != p || !p.unwritten {
 			continue
 		}
 		p.unwritten = false
@@ -284,11 +284,11 @@ func (s *Store) takeUnwritten() error {
 			// and then given by the other process to its own child).
 			mine := s.provisionalOf(p)
 			p.epoch, p.newFrozen, p.goneFrozen = 0, nil, nil
-			s.dropParent(p)
+			s.parents.drop(p)
 			for _, e := range mine {
 				pc := &pendingCall{parent: p.id, agent: e.agent.name, prefix: core.AliasPrefix(e.agent.name, s.cfg.AliasOverrides), label: e.label}
 				if ne := s.remember(pc, e.taskID); ne != nil && ne.run != e.run {
-					s.setRun(ne, e.run)
+					s.parents.setRun(ne, e.run)
 				}
 			}
 		}
@@ -321,7 +321,7 @@ func (s *Store) takeUnwritten() error {
 func (s *Store) provisionalOf(p *parentState) []*entry {
 	var out []*entry
 	for _, e := range s.db.provisional {
-		if e.parent == p && s.holds(e) {
+		if e.parent == p && s.parents.holds(e) {
 			out = append(out, e)
 		}
 	}
@@ -378,7 +378,7 @@ func (s *Store) settleProvisional() {
 	d := s.db
 	keep := d.provisional[:0]
 	for _, e := range d.provisional {
-		if !s.holds(e) {
+		if !s.parents.holds(e) {
 			continue
 		}
 		if e.parent.unwritten || e.parent.dirty {
@@ -389,16 +389,6 @@ func (s *Store) settleProvisional() {
 	}
 	clear(d.provisional[len(keep):])
 	d.provisional = keep
-}
-
-// holds reports whether e is still an entry of the store's cache.
-func (s *Store) holds(e *entry) bool {
-	p, ok := s.parents.Get(e.parent.id)
-	if !ok || p != e.parent || p.agents[e.agent.name] != e.agent {
-		return false
-	}
-	cur, ok := e.agent.entries.Get(e.alias)
-	return ok && cur == e
 }
 
 // WriteUnwritten tries once more to write what this process acknowledged
@@ -644,8 +634,8 @@ func (s *Store) prune() error {
 		return err
 	}
 	for _, id := range pr.Parents {
-		if p, ok := s.parents.Get(id); ok && !p.dirty {
-			s.dropParent(p)
+		if p, ok := s.parents.list.Get(id); ok && !p.dirty {
+			s.parents.drop(p)
 		}
 	}
 	for _, session := range pr.Tracked {
@@ -672,7 +662,7 @@ func (s *Store) WriteAll(ctx context.Context, b Backend) error {
 	d.ctx, d.inTx, d.seq, d.clock = ctx, true, seq, uint64(clock)
 	s.db = d
 	defer func() { s.db = nil }()
-	for _, p := range s.parents.Backward() { // oldest first: revisions grow with recency
+	for _, p := range s.parents.list.Backward() { // oldest first: revisions grow with recency
 		if p.frozen != nil {
 			p.newFrozen = p.newFrozen[:0]
 			for id := range p.frozen.Backward() {

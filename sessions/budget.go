@@ -174,15 +174,8 @@ func pendingCost(pc *pendingCall) int {
 	return pendingOverhead + len(pc.callID) + len(pc.parent) + len(pc.agent) + len(pc.prefix) + len(pc.label) + len(pc.resumes)
 }
 
-// addParentBytes counts n more (or, negative, fewer) bytes under p.
-func (s *Store) addParentBytes(p *parentState, n int) {
-	p.bytes += n
-	s.parentBytes += n
-	s.db.markParent(p)
-}
-
 // bytes is what the budget counts; the caller holds mu.
-func (s *Store) bytes() int { return s.parentBytes + s.tracked.bytes + s.pendingBytes }
+func (s *Store) bytes() int { return s.parents.bytes + s.tracked.bytes + s.calls.bytes }
 
 // enforceBudget forgets the least recently used items until the store fits
 // Config.MaxStateBytes: the least recently active parent while the parents
@@ -191,22 +184,22 @@ func (s *Store) bytes() int { return s.parentBytes + s.tracked.bytes + s.pending
 // the oldest pending call, whichever kind holds more. The caller holds mu.
 func (s *Store) enforceBudget() {
 	for s.bytes() > s.cfg.MaxStateBytes {
-		parentsFirst := s.parents.Len() > 1 && s.parentBytes >= s.tracked.bytes && s.parentBytes >= s.pendingBytes
+		parentsFirst := s.parents.list.Len() > 1 && s.parents.bytes >= s.tracked.bytes && s.parents.bytes >= s.calls.bytes
 		switch {
 		case parentsFirst:
-			_, p, _ := s.parents.Back()
-			s.dropParent(p)
+			_, p, _ := s.parents.list.Back()
+			s.parents.drop(p)
 			s.changed()
-		case s.tracked.list.Len() > 0 && s.tracked.bytes >= s.pendingBytes:
+		case s.tracked.list.Len() > 0 && s.tracked.bytes >= s.calls.bytes:
 			session, _, _ := s.tracked.list.Back()
 			s.tracked.untrack(session)
 			s.changed()
-		case s.pending.Len() > 0:
-			callID, _, _ := s.pending.Back()
-			s.removePending(callID)
-		case s.parents.Len() > 1:
-			_, p, _ := s.parents.Back()
-			s.dropParent(p)
+		case s.calls.list.Len() > 0:
+			callID, _, _ := s.calls.list.Back()
+			s.calls.remove(callID)
+		case s.parents.list.Len() > 1:
+			_, p, _ := s.parents.list.Back()
+			s.parents.drop(p)
 			s.changed()
 		default:
 			return // one parent alone is over the budget: keep it

@@ -40,7 +40,7 @@ func assertBytesCounted(t *testing.T, s *Store) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	parents, tracked, pending := 0, 0, 0
-	for _, p := range s.parents.All() {
+	for _, p := range s.parents.list.All() {
 		n := parentBytes(p)
 		assert.Equal(t, n, p.bytes, "parent %q bytes", p.id)
 		parents += n
@@ -48,12 +48,12 @@ func assertBytesCounted(t *testing.T, s *Store) {
 	for _, sa := range s.tracked.list.All() {
 		tracked += trackedCost(sa)
 	}
-	for _, pc := range s.pending.All() {
+	for _, pc := range s.calls.list.All() {
 		pending += pendingCost(pc)
 	}
-	assert.Equal(t, parents, s.parentBytes, "parent bytes")
+	assert.Equal(t, parents, s.parents.bytes, "parent bytes")
 	assert.Equal(t, tracked, s.tracked.bytes, "tracked session bytes")
-	assert.Equal(t, pending, s.pendingBytes, "pending call bytes")
+	assert.Equal(t, pending, s.calls.bytes, "pending call bytes")
 }
 
 func TestJSONLen(t *testing.T) {
@@ -216,7 +216,7 @@ func TestByteBudgetEvictsUntilItFits(t *testing.T) {
 		h.task(p, "x", "", "ses_"+strconv.Itoa(i)) // a small parent each
 	}
 	h.s.mu.Lock()
-	p39, _ := h.s.parents.Get("p39")
+	p39, _ := h.s.parents.list.Get("p39")
 	small := p39.bytes
 	require.Greater(t, h.s.bytes(), budget-small, "full of small parents")
 	h.s.mu.Unlock()
@@ -244,9 +244,9 @@ func assertWithinBudget(t *testing.T, s *Store) {
 	if s.bytes() <= s.cfg.MaxStateBytes {
 		return
 	}
-	assert.LessOrEqual(t, s.parents.Len(), 1, "over the budget (%d > %d) with parents left to evict", s.bytes(), s.cfg.MaxStateBytes)
+	assert.LessOrEqual(t, s.parents.list.Len(), 1, "over the budget (%d > %d) with parents left to evict", s.bytes(), s.cfg.MaxStateBytes)
 	assert.Zero(t, s.tracked.list.Len(), "over the budget with tracked sessions left to evict")
-	assert.Zero(t, s.pending.Len(), "over the budget with pending calls left to evict")
+	assert.Zero(t, s.calls.list.Len(), "over the budget with pending calls left to evict")
 }
 
 // Tracked sessions are evicted when they hold more bytes than the parents.

@@ -1,5 +1,7 @@
 package sessions
 
+import "github.com/hookwire/hookwire/internal/lru"
+
 // The pending task calls: a tool.execute.before waiting for its
 // tool.execute.after. They live in memory only: a restarted process never
 // gets the outcome of a call its predecessor began.
@@ -9,33 +11,42 @@ type pendingCall struct {
 	resumes                              string // task id this call resumes, "" if none
 }
 
-// addPending records pc as the newest pending call, replacing one with the
-// same call id, and forgets the oldest beyond MaxPendingCalls.
-func (s *Store) addPending(pc *pendingCall) {
-	s.removePending(pc.callID)
-	s.pending.PushFront(pc.callID, pc)
-	s.pendingBytes += pendingCost(pc)
-	for s.pending.Len() > s.cfg.MaxPendingCalls {
-		oldest, _, _ := s.pending.Back()
-		s.removePending(oldest)
+// callBook is the pending calls, newest first: pure, no lock and no IO.
+// bytes is what they count against the byte budget.
+type callBook struct {
+	list  *lru.List[string, *pendingCall] // by call id
+	bytes int
+}
+
+func newCallBook() callBook { return callBook{list: lru.New[string, *pendingCall]()} }
+
+// add records pc as the newest pending call, replacing one with the same
+// call id, and forgets the oldest beyond max.
+func (b *callBook) add(pc *pendingCall, max int) {
+	b.remove(pc.callID)
+	b.list.PushFront(pc.callID, pc)
+	b.bytes += pendingCost(pc)
+	for b.list.Len() > max {
+		oldest, _, _ := b.list.Back()
+		b.remove(oldest)
 	}
 }
 
 // setResumes records the task id pc resumes, counting its bytes if pc is
 // pending.
-func (s *Store) setResumes(pc *pendingCall, taskID string) {
-	if cur, _ := s.pending.Get(pc.callID); cur == pc {
-		s.pendingBytes += len(taskID) - len(pc.resumes)
+func (b *callBook) setResumes(pc *pendingCall, taskID string) {
+	if cur, _ := b.list.Get(pc.callID); cur == pc {
+		b.bytes += len(taskID) - len(pc.resumes)
 	}
 	pc.resumes = taskID
 }
 
-// removePending takes the pending call callID; nil when there is none.
-func (s *Store) removePending(callID string) *pendingCall {
-	pc, ok := s.pending.Remove(callID)
+// remove takes the pending call callID; nil when there is none.
+func (b *callBook) remove(callID string) *pendingCall {
+	pc, ok := b.list.Remove(callID)
 	if !ok {
 		return nil
 	}
-	s.pendingBytes -= pendingCost(pc)
+	b.bytes -= pendingCost(pc)
 	return pc
 }

@@ -34,9 +34,9 @@ type Contents struct {
 func (s *Store) Contents() Contents {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := Contents{Parents: s.parents.Len(), FrozenBlocks: s.frozenCount, TrackedSessions: s.tracked.list.Len(), Health: s.health.list()}
-	out.ParentIDs = make([]string, 0, s.parents.Len())
-	for id := range s.parents.All() {
+	out := Contents{Parents: s.parents.list.Len(), FrozenBlocks: s.parents.frozen, TrackedSessions: s.tracked.list.Len(), Health: s.health.list()}
+	out.ParentIDs = make([]string, 0, s.parents.list.Len())
+	for id := range s.parents.list.All() {
 		out.ParentIDs = append(out.ParentIDs, id)
 	}
 	return out

@@ -1,10 +1,6 @@
 package sessions
 
-import (
-	"context"
-
-	"github.com/hookwire/hookwire/internal/lru"
-)
+import "context"
 
 // The frozen cache-stable blocks (PROTOCOL.md 4.4): per session and
 // message, the Resumable Sessions block the message carries, computed once.
@@ -53,7 +49,7 @@ func (s *Store) FrozenBlock(ctx context.Context, session, messageID string, comp
 	if frozenFull(p) {
 		return "" // filled up meanwhile
 	}
-	s.freeze(p, messageID, text)
+	s.parents.freeze(p, messageID, text, s.db != nil && !s.db.loading)
 	s.changed()
 	s.enforceBudget()
 	return text
@@ -72,21 +68,6 @@ func frozenText(p *parentState, messageID string) (string, bool) {
 
 func frozenFull(p *parentState) bool {
 	return p.frozen != nil && p.frozen.Len() >= MaxFrozenBlocksPerSession
-}
-
-// freeze stores a new frozen block under p as its newest; the caller
-// checked the bound.
-func (s *Store) freeze(p *parentState, messageID, text string) {
-	if p.frozen == nil {
-		p.frozen = lru.New[string, *frozenBlock]()
-	}
-	fb := &frozenBlock{messageID: keep(messageID), text: keep(text)}
-	p.frozen.PushFront(fb.messageID, fb)
-	if s.db != nil && !s.db.loading {
-		p.newFrozen = append(p.newFrozen, fb.messageID)
-	}
-	s.frozenCount++
-	s.addParentBytes(p, frozenCost(fb))
 }
 
 // RetainFrozen makes room in a session that holds MaxFrozenBlocksPerSession
@@ -112,8 +93,8 @@ func (s *Store) RetainFrozen(ctx context.Context, session string, inHistory func
 			if s.db != nil {
 				p.goneFrozen = append(p.goneFrozen, id)
 			}
-			s.frozenCount--
-			s.addParentBytes(p, -frozenCost(fb))
+			s.parents.frozen--
+			s.parents.addBytes(p, -frozenCost(fb))
 			s.changed()
 		}
 	}

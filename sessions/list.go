@@ -170,7 +170,7 @@ func (s *Store) listed(parent string) []listed {
 		}
 	}
 	if parent == "" {
-		for _, p := range s.parents.All() {
+		for _, p := range s.parents.list.All() {
 			collect(p)
 		}
 	} else if p := s.cached(parent); p != nil {

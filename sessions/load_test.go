@@ -57,7 +57,7 @@ func TestRestoreManyAgents(t *testing.T) {
 	for i, a := range block {
 		assert.Equal(t, "agent "+strconv.Itoa(agents-1-i), a.Agent, "the newest agents are kept, newest first")
 	}
-	p, _ := s.parents.Get("ses_parent")
+	p, _ := s.parents.list.Get("ses_parent")
 	assert.Len(t, p.counters, MaxAliasPrefixesPerParent)
 	for i := agents - MaxAgentsPerParent; i < agents; i++ {
 		assert.Equal(t, 1, p.counters["agent-"+strconv.Itoa(i)], "a kept agent's counter is kept")
@@ -212,7 +212,7 @@ func TestRestoreAppliesByteBudget(t *testing.T) {
 	assert.Greater(t, n, 5)
 	assert.Less(t, n, 40)
 	for i := 39; i >= 0; i-- {
-		kept := dst.parents.Has("p" + strconv.Itoa(i))
+		kept := dst.parents.list.Has("p" + strconv.Itoa(i))
 		assert.Equal(t, i >= 40-n, kept, "p%d: the newest parents are kept", i)
 	}
 	again, err := dst.Snapshot()

@@ -14,7 +14,7 @@ import (
 // through from the database; nil when it is kept nowhere. The caller holds
 // mu.
 func (s *Store) cached(id string) *parentState {
-	p, ok := s.parents.Get(id)
+	p, ok := s.parents.list.Get(id)
 	d := s.db
 	if d == nil || ok && (p.epoch == d.epoch || p.dirty || p.pinned || p.unwritten) {
 		return p
@@ -26,7 +26,7 @@ func (s *Store) cached(id string) *parentState {
 		return p
 	case !found:
 		if ok {
-			s.dropParent(p) // forgotten by another process
+			s.parents.drop(p) // forgotten by another process
 		}
 		return nil
 	case ok && p.rev == rev:
@@ -34,7 +34,7 @@ func (s *Store) cached(id string) *parentState {
 		return p
 	}
 	if ok {
-		s.dropParent(p)
+		s.parents.drop(p)
 	}
 	p, err = s.readParent(id, rev)
 	if err != nil {
@@ -71,12 +71,12 @@ func (s *Store) readParent(id string, rev int64) (*parentState, error) {
 	defer func() { d.loading = false }()
 	p, err := s.loadParent(&sp)
 	if err != nil {
-		s.dropParent(p)
+		s.parents.drop(p)
 		return nil, err
 	}
 	p.rev, p.epoch = rev, d.epoch
-	s.parents.Touch(id)
-	s.evictParents()
+	s.parents.list.Touch(id)
+	s.parents.evict(s.cfg.MaxParents)
 	return p, nil
 }
 

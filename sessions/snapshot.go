@@ -97,7 +97,7 @@ func (s *Store) Snapshot() ([]byte, error) {
 func (s *Store) snapshot() *snapshotDoc {
 	s.mu.Lock()
 	doc := snapshotDoc{Version: snapshotVersion, Clock: s.clock, Parents: []snapshotParent{}, SessionAgents: []snapshotAgent{}}
-	for _, p := range s.parents.All() {
+	for _, p := range s.parents.list.All() {
 		sp := snapshotParent{ID: p.id}
 		if len(p.counters) > 0 {
 			sp.Counters = make(map[string]json.RawMessage, len(p.counters))
@@ -246,10 +246,8 @@ func (s *Store) RestoreFrom(ctx context.Context, r io.Reader) error {
 // used after; the caller holds s.mu.
 func (s *Store) adopt(n *Store) {
 	s.clock = n.clock
-	s.pending, s.parents, s.byTaskID, s.tracked = n.pending, n.parents, n.byTaskID, n.tracked
-	s.health = n.health
-	s.entryCount, s.frozenCount = n.entryCount, n.frozenCount
-	s.parentBytes, s.pendingBytes = n.parentBytes, n.pendingBytes
+	s.calls, s.parents, s.tracked, s.health = n.calls, n.parents, n.tracked, n.health
+	s.parents.mark = s.markParent
 	s.cache.sessions = n.cache.sessions
 }
 
@@ -384,11 +382,11 @@ func (s *Store) decodeParents(ctx context.Context, dec *json.Decoder) error {
 		if err != nil {
 			return fmt.Errorf("parent %q: %w", sp.ID, err)
 		}
-		if s.parentBytes > s.cfg.MaxStateBytes && s.parents.Len() > 1 {
-			s.dropParent(p) // it and all older ones are beyond the budget
+		if s.parents.bytes > s.cfg.MaxStateBytes && s.parents.list.Len() > 1 {
+			s.parents.drop(p) // it and all older ones are beyond the budget
 			full = true
 		}
-		if s.parents.Len() >= s.cfg.MaxParents {
+		if s.parents.list.Len() >= s.cfg.MaxParents {
 			full = true
 		}
 	}
@@ -433,8 +431,8 @@ func (s *Store) decodeSessionAgents(ctx context.Context, dec *json.Decoder) erro
 // loadParent adds sp as the least recently active parent.
 func (s *Store) loadParent(sp *snapshotParent) (*parentState, error) {
 	p := &parentState{id: sp.ID, counters: make(map[string]int), agents: make(map[string]*agentState)}
-	s.parents.PushBack(sp.ID, p)
-	s.addParentBytes(p, parentCost(sp.ID))
+	s.parents.list.PushBack(sp.ID, p)
+	s.parents.addBytes(p, parentCost(sp.ID))
 	highest, err := s.loadEntries(p, sp.Entries)
 	if err != nil {
 		return p, err
@@ -456,7 +454,7 @@ func (s *Store) loadParent(sp *snapshotParent) (*parentState, error) {
 		if len(text) > MaxFrozenBlockBytes {
 			text = "" // as FrozenBlock freezes an oversized block
 		}
-		s.freeze(p, fb.MessageID, text)
+		s.parents.freeze(p, fb.MessageID, text, s.db != nil && !s.db.loading)
 	}
 	return p, nil
 }
@@ -490,7 +488,7 @@ func (s *Store) loadEntries(p *parentState, entries []snapshotEntry) (map[string
 			if len(p.agents) >= MaxAgentsPerParent {
 				continue // an older agent than all those kept
 			}
-			a = s.newAgent(p, se.Agent)
+			a = s.parents.newAgent(p, se.Agent)
 		}
 		if a.byTask[se.TaskID] != nil {
 			return nil, fmt.Errorf("agent %q: task %q listed twice", se.Agent, se.TaskID)
@@ -501,7 +499,7 @@ func (s *Store) loadEntries(p *parentState, entries []snapshotEntry) (map[string
 		s.clock = max(s.clock, se.Use)
 		e := &entry{parent: p, agent: a, alias: se.Alias, taskID: se.TaskID,
 			label: cutBytes(se.Label, MaxLabelBytes), lastUse: se.LastUse, tick: se.Use, run: loadRun(&se)}
-		s.link(e) // sorted newest first: PushBack keeps the order
+		s.parents.link(e) // sorted newest first: PushBack keeps the order
 	}
 	return highest, nil
 }
@@ -538,7 +536,7 @@ func loadRun(se *snapshotEntry) Run {
 func (s *Store) loadCounters(p *parentState, counters map[string]json.RawMessage, highest map[string]int) {
 	set := func(prefix string, n int) {
 		if _, had := p.counters[prefix]; !had {
-			s.addParentBytes(p, counterCost(prefix))
+			s.parents.addBytes(p, counterCost(prefix))
 		}
 		p.counters[prefix] = n
 	}
@@ -593,7 +591,7 @@ func (s *Store) repairClock() {
 		return
 	}
 	var all []*entry
-	for _, p := range s.parents.All() {
+	for _, p := range s.parents.list.All() {
 		for _, a := range p.agents {
 			for _, e := range a.entries.All() {
 				all = append(all, e)

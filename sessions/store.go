@@ -169,16 +169,12 @@ type Store struct {
 	// sessions say what to write, backing.go) only the tests read it.
 	changes uint64
 
-	pending     *lru.List[string, *pendingCall] // by call id
-	parents     *lru.List[string, *parentState] // by id, most recently active first
-	byTaskID    map[string]map[*entry]struct{}  // every parent's entries by task id
-	tracked     trackedBook                     // the tracked sessions (tracked.go)
-	health      healthBook                      // by provider/model (health.go)
-	entryCount  int
-	frozenCount int
-
-	// Bytes counted against Config.MaxStateBytes (budget.go).
-	parentBytes, pendingBytes int // and tracked.bytes
+	// The books: each part's state, its rules and its bytes counted
+	// against Config.MaxStateBytes (budget.go).
+	calls   callBook    // the pending task calls (calls.go)
+	parents parentBook  // the parents: entries, aliases, frozen blocks (parents.go)
+	tracked trackedBook // the tracked sessions (tracked.go)
+	health  healthBook  // by provider/model (health.go)
 
 	// db is the database the maps cache (backing.go); nil: memory only.
 	db *backing
@@ -244,22 +240,28 @@ func New(cfg Config) *Store {
 
 // reset empties every structure; the caller holds mu (or owns s alone).
 func (s *Store) reset() {
-	s.pending = lru.New[string, *pendingCall]()
-	s.parents = lru.New[string, *parentState]()
-	s.byTaskID = make(map[string]map[*entry]struct{})
+	s.calls = newCallBook()
+	s.parents = newParentBook(s.markParent)
 	s.tracked = newTrackedBook()
 	s.health = healthBook{}
-	s.entryCount = 0
-	s.frozenCount = 0
 	s.cache = newCacheBook()
-	s.parentBytes, s.pendingBytes = 0, 0
+}
+
+// markParent is the parents book's mark: the change goes to the database
+// the store has then (backing.markParent).
+func (s *Store) markParent(p *parentState) { s.db.markParent(p) }
+
+// tick is the store's clock's next tick; the caller holds mu.
+func (s *Store) tick() uint64 {
+	s.clock++
+	return s.clock
 }
 
 // parent returns id's state, creating it, and marks it most recently active;
 // creating one may forget the least recently active parent.
 func (s *Store) parent(id string) *parentState {
 	if p := s.cached(id); p != nil {
-		s.parents.Touch(id)
+		s.parents.list.Touch(id)
 		return p
 	}
 	p := &parentState{
@@ -268,47 +270,10 @@ func (s *Store) parent(id string) *parentState {
 		agents:   make(map[string]*agentState),
 		epoch:    s.db.fresh(),
 	}
-	s.parents.PushFront(id, p)
-	s.addParentBytes(p, parentCost(id))
-	s.evictParents()
+	s.parents.list.PushFront(id, p)
+	s.parents.addBytes(p, parentCost(id))
+	s.parents.evict(s.cfg.MaxParents)
 	return p
-}
-
-// evictParents forgets the least recently active parents beyond
-// MaxParents.
-func (s *Store) evictParents() {
-	for s.parents.Len() > s.cfg.MaxParents {
-		_, oldest, _ := s.parents.Back()
-		s.dropParent(oldest)
-	}
-}
-
-// dropParent forgets p with its counters, entries and frozen blocks.
-func (s *Store) dropParent(p *parentState) {
-	for _, a := range p.agents {
-		for _, e := range a.entries.All() {
-			s.unindexTask(e)
-			s.entryCount--
-		}
-	}
-	if p.frozen != nil {
-		s.frozenCount -= p.frozen.Len()
-	}
-	s.parentBytes -= p.bytes
-	s.parents.Remove(p.id)
-}
-
-// lookup finds parent's entry for agent by task id, without touching it.
-func (s *Store) lookup(parent, agent, taskID string) *entry {
-	p := s.cached(parent)
-	if p == nil {
-		return nil
-	}
-	a := p.agents[agent]
-	if a == nil {
-		return nil
-	}
-	return a.byTask[taskID]
 }
 
 func (s *Store) changed() { s.changes++ }
@@ -333,18 +298,18 @@ func (s *Store) DeleteSession(ctx context.Context, id string) {
 		}
 	}
 	if p := s.cached(id); p != nil {
-		s.dropParent(p)
+		s.parents.drop(p)
 		s.changed()
 	}
-	if set := s.byTaskID[id]; len(set) > 0 {
+	if set := s.parents.byTaskID[id]; len(set) > 0 {
 		for e := range set {
-			s.forget(e)
+			s.parents.forget(e)
 		}
 		s.changed()
 	}
-	for callID, pc := range s.pending.All() {
+	for callID, pc := range s.calls.list.All() {
 		if pc.parent == id {
-			s.removePending(callID)
+			s.calls.remove(callID)
 		}
 	}
 	if s.tracked.list.Has(id) {
@@ -375,7 +340,7 @@ func (s *Store) List(parent string) []Entry {
 		}
 	}
 	if parent == "" {
-		for _, p := range s.parents.All() {
+		for _, p := range s.parents.list.All() {
 			collect(p)
 		}
 	} else if p := s.cached(parent); p != nil {
@@ -397,16 +362,16 @@ func (s *Store) Stats() Stats {
 	defer s.mu.Unlock()
 	if s.db != nil {
 		if st, err := s.db.stats(); err == nil {
-			st.PendingCalls = s.pending.Len()
+			st.PendingCalls = s.calls.list.Len()
 			return st
 		}
 	}
 	return Stats{
-		Parents:         s.parents.Len(),
-		Entries:         s.entryCount,
-		PendingCalls:    s.pending.Len(),
+		Parents:         s.parents.list.Len(),
+		Entries:         s.parents.entries,
+		PendingCalls:    s.calls.list.Len(),
 		TrackedSessions: s.tracked.list.Len(),
-		FrozenBlocks:    s.frozenCount,
+		FrozenBlocks:    s.parents.frozen,
 	}
 }
 
@@ -416,7 +381,7 @@ func (s *Store) Stats() Stats {
 func (s *Store) changeCount() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.changes + s.cache.changes
+	return s.changes + s.parents.changes + s.cache.changes
 }
 
 // keep copies s into an allocation of its own size: a substring of a
@@ -441,7 +406,7 @@ func (s *Store) parentAndAgent(session string) (parent, agent string) {
 			return parent, agent
 		}
 	}
-	for e := range s.byTaskID[session] {
+	for e := range s.parents.byTaskID[session] {
 		parent = e.parent.id
 		if agent == "" {
 			agent = e.agent.name

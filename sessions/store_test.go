@@ -712,7 +712,7 @@ func TestFrozenBlock(t *testing.T) {
 		assert.Equal(t, "first", s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "third" }))
 		assert.Equal(t, 1, s.Stats().FrozenBlocks)
 		s.mu.Lock()
-		p1, _ := s.parents.Get("p1")
+		p1, _ := s.parents.list.Get("p1")
 		assert.Equal(t, 1, p1.frozen.Len(), "one block for the key")
 		s.mu.Unlock()
 		assertBytesCounted(t, s)
@@ -809,7 +809,7 @@ func TestBoundsStayFlat(t *testing.T) {
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
 	n := 0
-	for _, set := range h.s.byTaskID {
+	for _, set := range h.s.parents.byTaskID {
 		n += len(set)
 	}
 	assert.Equal(t, st.Entries, n, "the task-id index holds exactly the live entries")
@@ -834,7 +834,7 @@ func TestAliasPrefixesPerParentBounded(t *testing.T) {
 		h.task("p1", "agent"+strconv.Itoa(i), "l", "ses_"+strconv.Itoa(i))
 	}
 	h.s.mu.Lock()
-	p1, _ := h.s.parents.Get("p1")
+	p1, _ := h.s.parents.list.Get("p1")
 	assert.Len(t, p1.counters, MaxAliasPrefixesPerParent)
 	h.s.mu.Unlock()
 	// A known prefix still gets new aliases.
