@@ -457,8 +457,8 @@ func (s *Server) stableParts(ctx context.Context, history []entry, per [][]incre
 		c := &m.Derived.core
 		agent := s.messageAgent(c)
 		if rule.CarriesBlock(c.ID, c.SessionID, s.cfg.IsManagedAgent(agent)) {
-			block := s.store.FrozenBlock(ctx, c.SessionID, c.ID, func() string {
-				return core.ResumableSessionsBlockFor(s.store.ResumableSessions(c.SessionID), s.cfg.ResumeArg())
+			block := s.store.Frozen().Block(ctx, c.SessionID, c.ID, func() string {
+				return core.ResumableSessionsBlockFor(s.store.Tasks().ResumableSessions(c.SessionID), s.cfg.ResumeArg())
 			})
 			if core.AddsBlock(block, block != "" && m.Derived.hasPartText(block)) {
 				per[i] = m.AddOp(per[i], incremental.Op{Part: addedPart, Text: block})
@@ -491,7 +491,7 @@ func (s *Server) retainFrozen(ctx context.Context, history []entry) {
 		}
 		seen[session] = true
 		var ids map[string]bool
-		s.store.RetainFrozen(ctx, session, func(id string) bool {
+		s.store.Frozen().Retain(ctx, session, func(id string) bool {
 			if ids == nil {
 				ids = map[string]bool{}
 				for j := range history {

@@ -24,7 +24,7 @@ func (s *Server) chatSystemTransform(ctx context.Context, p *chatSystemTransform
 	}
 	block := ""
 	if s.cfg.TaskSessions.Enabled && !s.cfg.CacheStable && s.managed(in.SessionID) {
-		block = core.ResumableSessionsBlockFor(s.store.ResumableSessions(in.SessionID), s.cfg.ResumeArg())
+		block = core.ResumableSessionsBlockFor(s.store.Tasks().ResumableSessions(in.SessionID), s.cfg.ResumeArg())
 	}
 	s.notePromptSystem(in.SessionID, out.System, block)
 	if block == "" {

@@ -193,7 +193,7 @@ type storeSnapshot struct {
 // and its persisted form.
 func storeState(srv *handlers.Server) storeSnapshot {
 	st := srv.Store()
-	list, _ := json.Marshal(st.List(""))
+	list, _ := json.Marshal(st.Tasks().List(""))
 	snap, _ := st.(*sessions.Store).Snapshot()
 	return storeSnapshot{stats: st.Stats(), entries: string(list), state: snap}
 }

@@ -508,9 +508,9 @@ func TestSessionDeletedEvent(t *testing.T) {
 			s := newServer(t, nil)
 			call(t, s, "chat.message", map[string]any{"input": map[string]any{"sessionID": "ses_parent", "agent": "orchestrator"}})
 			delegate(t, s, "ses_parent", "c1", "explorer", "ses_child", "")
-			require.Len(t, s.store.List("ses_parent"), 1)
+			require.Len(t, s.store.Tasks().List("ses_parent"), 1)
 			assert.Empty(t, call(t, s, "event", map[string]any{"input": map[string]any{"event": tt.event}}))
-			assert.Equal(t, tt.parentKept, len(s.store.List("ses_parent")) == 1)
+			assert.Equal(t, tt.parentKept, len(s.store.Tasks().List("ses_parent")) == 1)
 		})
 	}
 }

@@ -14,13 +14,13 @@ import (
 // listing (issue 30 item 13).
 func (s *Server) sessionsList(ctx context.Context, p *sessionsListParams) ([]sessions.Entry, error) {
 	if p.SessionID != "" {
-		entries := s.store.List(p.SessionID)
+		entries := s.store.Tasks().List(p.SessionID)
 		if entries == nil {
 			entries = []sessions.Entry{}
 		}
 		return entries, nil
 	}
-	page, err := s.store.Page(ctx, "", "", sessions.DefaultListLimit)
+	page, err := s.store.Tasks().Page(ctx, "", "", sessions.DefaultListLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -33,7 +33,7 @@ func (s *Server) sessionsPage(ctx context.Context, p *sessionsPageParams) (sessi
 	if err := checkPageParams(p); err != nil {
 		return sessions.EntryPage{}, err
 	}
-	page, err := s.store.Page(ctx, p.SessionID, p.Cursor, p.Limit)
+	page, err := s.store.Tasks().Page(ctx, p.SessionID, p.Cursor, p.Limit)
 	if errors.Is(err, sessions.ErrBadCursor) {
 		return sessions.EntryPage{}, invalidParams("cursor: %v", err)
 	}

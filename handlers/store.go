@@ -13,15 +13,19 @@ import (
 // parts each area of the protocol uses. The methods that take a context
 // may write; their transaction runs under it (the request's).
 type Store interface {
-	taskStore
+	Tasks() sessions.Tasks
+	Frozen() sessions.Frozen
+	DeleteSession(ctx context.Context, id string)
 	Tracked() sessions.Tracked
 	ProviderHealth() sessions.ProviderHealth
 	PromptCache() sessions.PromptCache
 	Stats() sessions.Stats
 }
 
-// taskStore: the task calls and their aliases (4.2), the frozen blocks
-// (4.4), sessions.list.
+// The parts' faces, each a type of package sessions, and what the
+// handlers use of each.
+
+// taskStore: the task calls and their aliases (4.2), sessions.list.
 type taskStore interface {
 	BeginCall(ctx context.Context, callID, parent, agent, label, requestedID string) (sessions.TaskIDAction, string)
 	CompleteCall(ctx context.Context, callID string, out core.TaskOutcome)
@@ -30,9 +34,12 @@ type taskStore interface {
 	Page(ctx context.Context, parent, cursor string, limit int) (sessions.EntryPage, error)
 	ResumableSessions(parent string) []core.BlockAgent
 	ResumeName(parent, taskID string) (name, agent string)
-	FrozenBlock(ctx context.Context, session, messageID string, compute func() string) string
-	RetainFrozen(ctx context.Context, session string, inHistory func(messageID string) bool)
-	DeleteSession(ctx context.Context, id string)
+}
+
+// frozenStore: the frozen cache-stable blocks (4.4).
+type frozenStore interface {
+	Block(ctx context.Context, session, messageID string, compute func() string) string
+	Retain(ctx context.Context, session string, inHistory func(messageID string) bool)
 }
 
 // sessionStore: what is kept of a session (4.7, 4.8): its agent, parent,
@@ -68,6 +75,8 @@ type cacheStore interface {
 
 var (
 	_ Store        = (*sessions.Store)(nil)
+	_ taskStore    = sessions.Tasks{}
+	_ frozenStore  = sessions.Frozen{}
 	_ cacheStore   = sessions.PromptCache{}
 	_ healthStore  = sessions.ProviderHealth{}
 	_ sessionStore = sessions.Tracked{}

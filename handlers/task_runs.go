@@ -14,7 +14,7 @@ func (s *Server) failThrownTasks(ctx context.Context, history []entry) {
 	for i := range history {
 		if m := &history[i]; m.Local.flags&flagThrown != 0 {
 			for _, c := range m.Derived.thrown {
-				s.store.FailCall(ctx, c.callID, c.text)
+				s.store.Tasks().FailCall(ctx, c.callID, c.text)
 			}
 		}
 	}

@@ -20,7 +20,7 @@ func (s *Server) toolExecuteAfter(ctx context.Context, p *toolExecuteAfterParams
 		// Not a string: there is nothing to parse, but the pending call is
 		// done all the same (an outcome with no id forgets nothing).
 		if s.cfg.TaskSessions.Enabled && in.CallID != "" {
-			s.store.CompleteCall(ctx, in.CallID, core.TaskOutcome{})
+			s.store.Tasks().CompleteCall(ctx, in.CallID, core.TaskOutcome{})
 		}
 		return noChange(), nil
 	}
@@ -37,7 +37,7 @@ func (s *Server) toolExecuteAfter(ctx context.Context, p *toolExecuteAfterParams
 		if failed && outcome.TaskID != "" {
 			outcome.Error = text
 		}
-		s.store.CompleteCall(ctx, in.CallID, outcome)
+		s.store.Tasks().CompleteCall(ctx, in.CallID, outcome)
 	}
 	if d.Generation == 2 && s.cfg.IsTaskTool(in.Tool) {
 		// The model the call ran on, for the child (4.7, 4.8).
@@ -65,7 +65,7 @@ func (s *Server) toolExecuteAfter(ctx context.Context, p *toolExecuteAfterParams
 		// The example resumes the failed call's own child under its own
 		// agent (issue 40: it named the first configured subagent and an
 		// alias another agent held).
-		opts.Resume, opts.Agent = s.store.ResumeName(in.SessionID, outcome.TaskID)
+		opts.Resume, opts.Agent = s.store.Tasks().ResumeName(in.SessionID, outcome.TaskID)
 	}
 	det := core.DetectTaskError(text, failed, opts)
 	if det == nil || (failed && strings.Contains(text, det.Guidance)) {

@@ -44,7 +44,7 @@ func (s *Server) resumeOps(ctx context.Context, in *toolInput, args map[string]j
 	requested, isString := stringArg(args, d.ResumeArg)
 	label := core.TaskLabel(description, prompt, agent)
 
-	action, id := s.store.BeginCall(ctx, in.CallID, in.SessionID, agent, label, requested)
+	action, id := s.store.Tasks().BeginCall(ctx, in.CallID, in.SessionID, agent, label, requested)
 	switch action {
 	case sessions.TaskIDReplace:
 		if isString && id == requested {

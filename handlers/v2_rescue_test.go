@@ -170,7 +170,7 @@ func TestUnknownAliasIsTold(t *testing.T) {
 		assert.Equal(t, "<subagent sessionID=\"ses_new\" state=\"completed\">\ndone\n</subagent>\n\n"+
 			`[hookwire] sessionID "exp-7" named no session hookwire remembers (forgotten, or never made), so this call started a new session with no earlier history.`,
 			after[0]["value"])
-		name, agent := r.s.Store().ResumeName("ses_p", "ses_new")
+		name, agent := r.s.Store().Tasks().ResumeName("ses_p", "ses_new")
 		assert.Equal(t, []string{"exp-1", "explore"}, []string{name, agent}, "listed as a new entry")
 		// A later call with the same call id is not told again.
 		assert.Empty(t, r.subagentAfter("call_1", "", "<subagent sessionID=\"ses_new\" state=\"completed\">\nagain\n</subagent>"))

@@ -42,7 +42,7 @@ func TestSubagentToolV2(t *testing.T) {
 	_, after := subagentCall(t, s, "call_1", args("explore"), "", "<subagent sessionID=\"ses_e1\" state=\"completed\">\nREADME.md\n</subagent>")
 	assert.Empty(t, after)
 	subagentCall(t, s, "call_2", args("general"), "", "<subagent sessionID=\"ses_g1\" state=\"completed\">\nsummary\n</subagent>")
-	entries := s.Store().List("ses_p")
+	entries := s.Store().Tasks().List("ses_p")
 	require.Len(t, entries, 2)
 	aliases := map[string]string{}
 	for _, e := range entries {
@@ -87,7 +87,7 @@ func TestSubagentToolV2(t *testing.T) {
 		text, _ := after[0]["value"].(string)
 		assert.Contains(t, text, `sessionID="gen-2"`)
 		var run string
-		for _, e := range s.Store().List("ses_p") {
+		for _, e := range s.Store().Tasks().List("ses_p") {
 			if e.TaskID == "ses_g2" {
 				run = e.Run.State
 				assert.Contains(t, e.Run.Error, "Rate limit reached")
@@ -98,7 +98,7 @@ func TestSubagentToolV2(t *testing.T) {
 	t.Run("a background child is running", func(t *testing.T) {
 		subagentCall(t, s, "call_7", args("explore"), "", "The subagent is working in the background (sessionID: ses_bg). You will be notified automatically when it finishes.")
 		var run, alias string
-		for _, e := range s.Store().List("ses_p") {
+		for _, e := range s.Store().Tasks().List("ses_p") {
 			if e.TaskID == "ses_bg" {
 				run, alias = e.Run.State, e.Alias
 			}

@@ -137,11 +137,11 @@ func TestCacheParentFromCompletedCall(t *testing.T) {
 			if withDB {
 				openTestDB(t, filepath.Join(t.TempDir(), "state.db"), s)
 			}
-			s.BeginCall(context.Background(), "c1", "ses_p", "explorer", "look", "")
+			s.Tasks().BeginCall(context.Background(), "c1", "ses_p", "explorer", "look", "")
 			s.PromptCache().Usage(context.Background(), sessions.Usage{Session: "ses_c1", Message: "a1", CacheRead: 5}) // the child runs: no entry yet
-			s.CompleteCall(context.Background(), "c1", core.TaskOutcome{TaskID: "ses_c1"})
-			s.BeginCall(context.Background(), "c2", "ses_p", "explorer", "look again", "")
-			s.CompleteCall(context.Background(), "c2", core.TaskOutcome{TaskID: "ses_c2"}) // ses_c1's entry is forgotten
+			s.Tasks().CompleteCall(context.Background(), "c1", core.TaskOutcome{TaskID: "ses_c1"})
+			s.Tasks().BeginCall(context.Background(), "c2", "ses_p", "explorer", "look again", "")
+			s.Tasks().CompleteCall(context.Background(), "c2", core.TaskOutcome{TaskID: "ses_c2"}) // ses_c1's entry is forgotten
 			list := s.PromptCache().List()
 			require.Len(t, list, 1)
 			assert.Equal(t, "ses_p", list[0].Parent)

@@ -199,7 +199,7 @@ func TestNewerFormatWhileRunning(t *testing.T) {
 	}
 	assert.Equal(t, 1, n, "said once among the warnings: %q", st.Warnings)
 	var ids []string
-	for _, e := range h.s.List("ses_p") {
+	for _, e := range h.s.Tasks().List("ses_p") {
 		ids = append(ids, e.TaskID)
 	}
 	assert.ElementsMatch(t, []string{"ses_before", "ses_after"}, ids, "served from memory")

@@ -25,8 +25,8 @@ func benchDB(b *testing.B, n int) string {
 	for i := range n {
 		parent := "ses_parent_" + strconv.Itoa(i/10)
 		c := "call_" + strconv.Itoa(i)
-		s.BeginCall(context.Background(), c, parent, "agent"+strconv.Itoa(i%5), "a task label of some length", "")
-		s.CompleteCall(context.Background(), c, out("ses_task_"+strconv.Itoa(i)))
+		s.Tasks().BeginCall(context.Background(), c, parent, "agent"+strconv.Itoa(i%5), "a task label of some length", "")
+		s.Tasks().CompleteCall(context.Background(), c, out("ses_task_"+strconv.Itoa(i)))
 		s.Tracked().SetAgent(context.Background(), "ses_task_"+strconv.Itoa(i), "explorer")
 	}
 	if st := s.Stats(); st.Entries != n || st.TrackedSessions != n {
@@ -52,7 +52,7 @@ func BenchmarkOpenDatabase(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				s.ResumableSessions("ses_parent_7")
+				s.Tasks().ResumableSessions("ses_parent_7")
 				if err := d.Close(); err != nil {
 					b.Fatal(err)
 				}
@@ -79,8 +79,8 @@ func BenchmarkStoreCall(b *testing.B) {
 			for b.Loop() {
 				i++
 				c := "call_" + strconv.Itoa(i)
-				s.BeginCall(context.Background(), c, "ses_parent", "explorer", "label", "")
-				s.CompleteCall(context.Background(), c, out("ses_task_"+strconv.Itoa(i)))
+				s.Tasks().BeginCall(context.Background(), c, "ses_parent", "explorer", "label", "")
+				s.Tasks().CompleteCall(context.Background(), c, out("ses_task_"+strconv.Itoa(i)))
 			}
 		})
 	}

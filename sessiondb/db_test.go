@@ -66,13 +66,13 @@ func populate(h *harness) {
 	h.task("p1", "oracle", "four", "ses_o")
 	h.task("p2", "code reviewer", "five", "ses_r")
 	h.resume("p1", "explorer", "two again", "exp-2", out("ses_b"))
-	h.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "### Resumable Sessions\n- explorer: exp-1 one" })
-	h.s.FrozenBlock(context.Background(), "p1", "m2", func() string { return "" })
+	h.s.Frozen().Block(context.Background(), "p1", "m1", func() string { return "### Resumable Sessions\n- explorer: exp-1 one" })
+	h.s.Frozen().Block(context.Background(), "p1", "m2", func() string { return "" })
 	h.s.Tracked().SetAgent(context.Background(), "p1", "orchestrator")
 	h.s.Tracked().SetAgent(context.Background(), "p2", "orchestrator")
 	h.s.Tracked().SetAgent(context.Background(), "ses_a", "explorer")
 	h.s.Tracked().SetModelDecision(context.Background(), "ses_a", sessions.ModelDecision{Model: "fake/m1", Rung: "agent-model"})
-	h.s.BeginCall(context.Background(), "pending", "p1", "explorer", "in flight", "")
+	h.s.Tasks().BeginCall(context.Background(), "pending", "p1", "explorer", "in flight", "")
 }
 
 func noCompute(t *testing.T) func() string {
@@ -85,15 +85,15 @@ func TestDatabaseRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	a, da := dbHarness(t, path, sessions.Config{})
 	populate(a)
-	want := a.s.List("")
+	want := a.s.Tasks().List("")
 	require.Len(t, want, 4)
 	require.NoError(t, da.Close())
 
 	b, _ := dbHarness(t, path, sessions.Config{})
-	assert.Equal(t, want, b.s.List(""))
+	assert.Equal(t, want, b.s.Tasks().List(""))
 	assert.Equal(t, []string{"exp-2=ses_b two", "ora-1=ses_o four", "exp-3=ses_c three"}, b.aliases("p1"))
-	assert.Equal(t, "### Resumable Sessions\n- explorer: exp-1 one", b.s.FrozenBlock(context.Background(), "p1", "m1", noCompute(t)))
-	assert.Equal(t, "", b.s.FrozenBlock(context.Background(), "p1", "m2", noCompute(t)))
+	assert.Equal(t, "### Resumable Sessions\n- explorer: exp-1 one", b.s.Frozen().Block(context.Background(), "p1", "m1", noCompute(t)))
+	assert.Equal(t, "", b.s.Frozen().Block(context.Background(), "p1", "m2", noCompute(t)))
 	assert.Equal(t, "orchestrator", b.s.Tracked().Agent("p1"))
 	assert.Equal(t, "explorer", b.s.Tracked().Agent("ses_a"))
 	m, ok := b.s.Tracked().ModelDecision("ses_a")
@@ -101,7 +101,7 @@ func TestDatabaseRoundTrip(t *testing.T) {
 	assert.Equal(t, sessions.ModelDecision{Model: "fake/m1", Rung: "agent-model"}, m)
 	// The counter continues: exp-1 was evicted, never reused.
 	b.task("p1", "explorer", "six", "ses_d")
-	assert.Equal(t, "exp-4", b.s.List("p1")[0].Alias)
+	assert.Equal(t, "exp-4", b.s.Tasks().List("p1")[0].Alias)
 	st := b.s.Stats()
 	assert.Equal(t, sessions.Stats{Parents: 2, Entries: 4, TrackedSessions: 3, FrozenBlocks: 2}, st, "exp-4 pushed exp-3 out")
 }
@@ -120,14 +120,14 @@ func TestDatabaseShared(t *testing.T) {
 	assert.Equal(t, "ses_a1", id)
 
 	b.task("p1", "explorer", "from b", "ses_b1")
-	assert.Equal(t, "exp-2", b.s.List("p1")[0].Alias, "b continues a's counter")
+	assert.Equal(t, "exp-2", b.s.Tasks().List("p1")[0].Alias, "b continues a's counter")
 	act, id = a.resolve("p1", "explorer", "exp-2")
 	assert.Equal(t, sessions.TaskIDReplace, act, "a resolves b's alias (read through on its cache's stale parent)")
 	assert.Equal(t, "ses_b1", id)
 
 	a.task("p1", "explorer", "from a again", "ses_a2")
-	assert.Equal(t, "exp-3", a.s.List("p1")[0].Alias)
-	blocks := b.s.ResumableSessions("p1")
+	assert.Equal(t, "exp-3", a.s.Tasks().List("p1")[0].Alias)
+	blocks := b.s.Tasks().ResumableSessions("p1")
 	require.Len(t, blocks, 1)
 	var aliases []string
 	for _, e := range blocks[0].Entries {
@@ -136,13 +136,13 @@ func TestDatabaseShared(t *testing.T) {
 	assert.Equal(t, []string{"exp-3", "exp-2", "exp-1"}, aliases, "b's Resumable Sessions show a's newest")
 
 	b.task("p2", "oracle", "b's own parent", "ses_o")
-	assert.Len(t, a.s.List(""), 4, "sessions.list of a includes b's parent")
+	assert.Len(t, a.s.Tasks().List(""), 4, "sessions.list of a includes b's parent")
 
 	// A session deleted in one is gone in the other.
 	a.s.DeleteSession(context.Background(), "p1")
 	act, _ = b.resolve("p1", "explorer", "exp-1")
 	assert.Equal(t, sessions.TaskIDRemove, act)
-	assert.Empty(t, b.s.List("p1"))
+	assert.Empty(t, b.s.Tasks().List("p1"))
 
 	// An agent set in one is read through by the other.
 	a.s.Tracked().SetAgent(context.Background(), "ses_x", "explorer")
@@ -169,13 +169,13 @@ func TestDatabaseAliasesAtomic(t *testing.T) {
 			defer wg.Done()
 			for j := range tasks {
 				c := fmt.Sprintf("c%d_%d", i, j)
-				h.s.BeginCall(context.Background(), c, "p", "explorer", "l", "")
-				h.s.CompleteCall(context.Background(), c, out(fmt.Sprintf("ses_%d_%d", i, j)))
+				h.s.Tasks().BeginCall(context.Background(), c, "p", "explorer", "l", "")
+				h.s.Tasks().CompleteCall(context.Background(), c, out(fmt.Sprintf("ses_%d_%d", i, j)))
 			}
 		}()
 	}
 	wg.Wait()
-	all := hs[0].s.List("p")
+	all := hs[0].s.Tasks().List("p")
 	require.Len(t, all, stores*tasks, "logs: %v", logs)
 	seen := map[string]string{}
 	for _, e := range all {
@@ -205,11 +205,11 @@ func TestDatabaseBounds(t *testing.T) {
 	assert.Equal(t, 3, st.Parents)
 	assert.Equal(t, 2, st.TrackedSessions)
 	var parents []string
-	for _, e := range a.s.List("") {
+	for _, e := range a.s.Tasks().List("") {
 		parents = append(parents, e.Parent)
 	}
 	assert.Equal(t, []string{"p4", "p3", "p2"}, parents, "the least recently written parents go")
-	assert.Empty(t, a.s.List("p0"), "a forgot p0 although its cache held it")
+	assert.Empty(t, a.s.Tasks().List("p0"), "a forgot p0 although its cache held it")
 
 	const budget = 16 << 10
 	path = filepath.Join(t.TempDir(), "budget.db")
@@ -222,7 +222,7 @@ func TestDatabaseBounds(t *testing.T) {
 	require.NoError(t, db.QueryRow("SELECT (SELECT coalesce(sum(bytes),0) FROM parents) + (SELECT coalesce(sum(bytes),0) FROM tracked)").Scan(&bytes))
 	assert.LessOrEqual(t, bytes, int64(budget))
 	assert.Less(t, c.s.Stats().Parents, 40)
-	assert.Len(t, c.s.List("p39"), 1, "the newest parent is kept")
+	assert.Len(t, c.s.Tasks().List("p39"), 1, "the newest parent is kept")
 }
 
 // rawDB opens path with plain SQL, for tests that look inside.
@@ -280,7 +280,7 @@ func TestDatabaseCorruptMovedAside(t *testing.T) {
 				assert.Equal(t, tt.content, string(data), "moved, never emptied")
 			}
 			h.task("p1", "explorer", "one", "ses_a")
-			assert.Len(t, h.s.List(""), 1, "a new database serves")
+			assert.Len(t, h.s.Tasks().List(""), 1, "a new database serves")
 		})
 	}
 }
@@ -329,7 +329,7 @@ func TestDatabaseRefusesLinksAndFIFOs(t *testing.T) {
 			assert.Equal(t, sessions.StateMemoryOnly, st.Mode)
 			assert.Contains(t, st.Reason, tt.why)
 			h.task("p1", "explorer", "one", "ses_a")
-			assert.Len(t, h.s.List("p1"), 1, "served from memory")
+			assert.Len(t, h.s.Tasks().List("p1"), 1, "served from memory")
 			data, err := os.ReadFile(target)
 			if err == nil {
 				assert.Equal(t, "precious", string(data), "the link's target is untouched")
@@ -387,15 +387,15 @@ func assertReleaseState(t *testing.T, h *harness) {
 	act, id := h.resolve("ses_parent_a", "explorer", "exp-1")
 	assert.Equal(t, sessions.TaskIDReplace, act)
 	assert.Equal(t, "ses_child_x1", id)
-	assert.Contains(t, h.s.FrozenBlock(context.Background(), "ses_parent_a", "msg_u2", noCompute(t)), "explorer: exp-2 Map the lexer; exp-1 Map the parser")
-	assert.Equal(t, "", h.s.FrozenBlock(context.Background(), "ses_parent_a", "msg_u1", noCompute(t)))
+	assert.Contains(t, h.s.Frozen().Block(context.Background(), "ses_parent_a", "msg_u2", noCompute(t)), "explorer: exp-2 Map the lexer; exp-1 Map the parser")
+	assert.Equal(t, "", h.s.Frozen().Block(context.Background(), "ses_parent_a", "msg_u1", noCompute(t)))
 	assert.Equal(t, "orchestrator", h.s.Tracked().Agent("ses_parent_a"))
 	assert.Equal(t, "explorer", h.s.Tracked().Agent("ses_child_x1"))
-	list := h.s.List("ses_parent_b")
+	list := h.s.Tasks().List("ses_parent_b")
 	require.Len(t, list, 1)
 	assert.Equal(t, sessions.Run{State: sessions.RunRunning}, list[0].Run)
 	h.task("ses_parent_a", "code reviewer", "again", "ses_child_r2")
-	assert.Equal(t, "rev-2", h.s.List("ses_parent_a")[0].Alias, "the counter continues")
+	assert.Equal(t, "rev-2", h.s.Tasks().List("ses_parent_a")[0].Alias, "the counter continues")
 }
 
 // An earlier release's JSON state file beside the database (--project's
@@ -419,8 +419,8 @@ func TestMigrateFromRelease(t *testing.T) {
 	// Once: a JSON file that reappears is not imported over the database.
 	releaseState(t, legacy)
 	h2, _ := dbHarness(t, path, releaseConfig)
-	assert.Equal(t, "rev-2", h2.s.List("ses_parent_a")[0].Alias)
-	assert.Len(t, h2.s.List("ses_parent_a"), 4, "two per agent, as before the second open")
+	assert.Equal(t, "rev-2", h2.s.Tasks().List("ses_parent_a")[0].Alias)
+	assert.Len(t, h2.s.Tasks().List("ses_parent_a"), 4, "two per agent, as before the second open")
 }
 
 // --state FILE naming an earlier release's JSON file: FILE becomes the
@@ -498,7 +498,7 @@ func TestDatabaseReadOnly(t *testing.T) {
 	assert.Equal(t, sessions.TaskIDReplace, act)
 	assert.Equal(t, "ses_a", id)
 	r.task("p1", "explorer", "two", "ses_b")
-	assert.Equal(t, "exp-2", r.s.List("p1")[0].Alias, "new aliases live in memory")
+	assert.Equal(t, "exp-2", r.s.Tasks().List("p1")[0].Alias, "new aliases live in memory")
 }
 
 // Closing the last connection leaves a single file in rollback mode.

@@ -64,9 +64,9 @@ func TestVolumeDatabaseFileWithinBudget(t *testing.T) {
 						task++
 						child := maxID("ses_task", task)
 						call := maxID("call", task)
-						act, _ := s.BeginCall(ctx, call, parent, agent, label, "")
+						act, _ := s.Tasks().BeginCall(ctx, call, parent, agent, label, "")
 						require.Equal(t, sessions.TaskIDLeave, act)
-						s.CompleteCall(ctx, call, out(child))
+						s.Tasks().CompleteCall(ctx, call, out(child))
 						s.Tracked().SetAgent(ctx, child, agent)
 						s.Tracked().SetParent(ctx, child, parent)
 						s.Tracked().SetRunning(ctx, child, model)
@@ -80,7 +80,7 @@ func TestVolumeDatabaseFileWithinBudget(t *testing.T) {
 					if j%2 == 1 {
 						text = strings.Repeat("b", 4<<10)
 					}
-					s.FrozenBlock(ctx, parent, maxID("msg", msg), func() string { return text })
+					s.Frozen().Block(ctx, parent, maxID("msg", msg), func() string { return text })
 				}
 				// The cache table: a session's usages until it holds its
 				// most busts, a new session every few parents.

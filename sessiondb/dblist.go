@@ -374,7 +374,7 @@ func (v *StateView) Page(ctx context.Context, parent, cursor string, limit int) 
 		if v.memStore == nil {
 			return sessions.EntryPage{Entries: []sessions.Entry{}}, nil
 		}
-		return v.memStore.Page(ctx, parent, cursor, limit)
+		return v.memStore.Tasks().Page(ctx, parent, cursor, limit)
 	}
 	return readPage(ctx, v.c, parent, cursor, limit)
 }

@@ -17,7 +17,7 @@ import (
 func allPages(t *testing.T, s *sessions.Store, parent string, limit int) (entries []sessions.Entry, pages int) {
 	t.Helper()
 	for cursor := ""; ; {
-		page, err := s.Page(context.Background(), parent, cursor, limit)
+		page, err := s.Tasks().Page(context.Background(), parent, cursor, limit)
 		require.NoError(t, err)
 		require.LessOrEqual(t, len(page.Entries), sessions.ClampLimit(limit))
 		entries = append(entries, page.Entries...)
@@ -50,7 +50,7 @@ func TestPageListsWhatListGives(t *testing.T) {
 	for name, mk := range stores {
 		h := mk(t)
 		fill(h)
-		want := h.s.List("")
+		want := h.s.Tasks().List("")
 		require.Len(t, want, 25)
 		for _, tt := range []struct {
 			limit, pages int
@@ -63,7 +63,7 @@ func TestPageListsWhatListGives(t *testing.T) {
 		}
 		t.Run(name+" one parent", func(t *testing.T) {
 			got, _ := allPages(t, h.s, "ses_p3", 2)
-			assert.Equal(t, h.s.List("ses_p3"), got)
+			assert.Equal(t, h.s.Tasks().List("ses_p3"), got)
 			require.NotEmpty(t, got)
 			for _, e := range got {
 				assert.Equal(t, "ses_p3", e.Parent)
@@ -73,7 +73,7 @@ func TestPageListsWhatListGives(t *testing.T) {
 		})
 		t.Run(name+" a cursor no page gave", func(t *testing.T) {
 			for _, c := range []string{"forged", "eyJ0IjoxfQ", "!!"} {
-				_, err := h.s.Page(context.Background(), "", c, 2)
+				_, err := h.s.Tasks().Page(context.Background(), "", c, 2)
 				assert.ErrorIs(t, err, sessions.ErrBadCursor, c)
 			}
 		})
@@ -103,15 +103,15 @@ func TestPageNeverHoldsTheStore(t *testing.T) {
 		order = append(order, "hook answered")
 	}
 	t.Cleanup(func() { listPause = nil })
-	page, err := h.s.Page(context.Background(), "", "", 300)
+	page, err := h.s.Tasks().Page(context.Background(), "", "", 300)
 	require.NoError(t, err)
 	order = append(order, "page done")
 	assert.Equal(t, []string{"page part read", "hook answered", "page done"}, order)
 	require.Len(t, page.Entries, 300)
 	assert.Equal(t, "ses_t299", page.Entries[0].TaskID, "the page's state is the one it began with")
-	assert.Equal(t, "ses_tnew", h.s.List("")[0].TaskID, "the hook's entry is kept")
+	assert.Equal(t, "ses_tnew", h.s.Tasks().List("")[0].TaskID, "the hook's entry is kept")
 	listPause = nil
-	next, err := h.s.Page(context.Background(), "", "", 1)
+	next, err := h.s.Tasks().Page(context.Background(), "", "", 1)
 	require.NoError(t, err)
 	assert.Equal(t, "ses_tnew", next.Entries[0].TaskID, "the next page sees it")
 }

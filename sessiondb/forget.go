@@ -102,7 +102,7 @@ func Forget(ctx context.Context, path string, spec ForgetSpec) (Forgotten, error
 		done.Sessions = count("SELECT count(*) FROM tracked WHERE session=?", spec.Parent)
 		s.DeleteSession(ctx, spec.Parent)
 	default:
-		done.Entries = s.ForgetAlias(ctx, spec.Alias, spec.Parent)
+		done.Entries = s.Tasks().ForgetAlias(ctx, spec.Alias, spec.Parent)
 	}
 	if err == nil {
 		err = lastError(d.State())

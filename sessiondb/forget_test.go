@@ -21,7 +21,7 @@ func forgetState(t *testing.T) string {
 	h.task("p1", "explorer", "two", "ses_b")
 	h.task("p2", "explorer", "three", "ses_c")
 	h.task("p2", "oracle", "p1 again", "p1") // an entry whose task is p1
-	h.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "block" })
+	h.s.Frozen().Block(context.Background(), "p1", "m1", func() string { return "block" })
 	h.s.Tracked().SetAgent(context.Background(), "p1", "orchestrator")
 	h.s.Tracked().SetAgent(context.Background(), "ses_a", "explorer")
 	require.NoError(t, d.Close())
@@ -77,7 +77,7 @@ func TestForgetKeepsCounters(t *testing.T) {
 	h := loadState(t, path)
 	h.n = 100
 	h.task("p1", "explorer", "new", "ses_new")
-	assert.Equal(t, "exp-3", h.s.List("p1")[0].Alias)
+	assert.Equal(t, "exp-3", h.s.Tasks().List("p1")[0].Alias)
 }
 
 // A sidecar serving the database sees what forget removed at its next
@@ -94,7 +94,7 @@ func TestForgetWhileServed(t *testing.T) {
 	assert.Equal(t, sessions.TaskIDRemove, act, "the serving store read the change")
 	_, err = Forget(context.Background(), path, ForgetSpec{All: true})
 	require.NoError(t, err)
-	assert.Empty(t, h.s.List(""))
+	assert.Empty(t, h.s.Tasks().List(""))
 }
 
 func TestForgetCorruptFile(t *testing.T) {

@@ -44,9 +44,9 @@ func (h *harness) callID() string { h.n++; return "call_" + strconv.Itoa(h.n) }
 func (h *harness) task(parent, agent, label, id string) {
 	h.t.Helper()
 	c := h.callID()
-	act, _ := h.s.BeginCall(context.Background(), c, parent, agent, label, "")
+	act, _ := h.s.Tasks().BeginCall(context.Background(), c, parent, agent, label, "")
 	require.Equal(h.t, sessions.TaskIDLeave, act)
-	h.s.CompleteCall(context.Background(), c, out(id))
+	h.s.Tasks().CompleteCall(context.Background(), c, out(id))
 }
 
 // resume runs a task call asking for requested, whose output says out. It
@@ -54,21 +54,21 @@ func (h *harness) task(parent, agent, label, id string) {
 func (h *harness) resume(parent, agent, label, requested string, out core.TaskOutcome) (sessions.TaskIDAction, string) {
 	h.t.Helper()
 	c := h.callID()
-	act, id := h.s.BeginCall(context.Background(), c, parent, agent, label, requested)
-	h.s.CompleteCall(context.Background(), c, out)
+	act, id := h.s.Tasks().BeginCall(context.Background(), c, parent, agent, label, requested)
+	h.s.Tasks().CompleteCall(context.Background(), c, out)
 	return act, id
 }
 
 // resolve asks BeginCall about requested without completing the call.
 func (h *harness) resolve(parent, agent, requested string) (sessions.TaskIDAction, string) {
 	h.t.Helper()
-	return h.s.BeginCall(context.Background(), h.callID(), parent, agent, "probe", requested)
+	return h.s.Tasks().BeginCall(context.Background(), h.callID(), parent, agent, "probe", requested)
 }
 
 // aliases lists parent's entries as "alias=taskID label", newest first.
 func (h *harness) aliases(parent string) []string {
 	var out []string
-	for _, e := range h.s.List(parent) {
+	for _, e := range h.s.Tasks().List(parent) {
 		out = append(out, e.Alias+"="+e.TaskID+" "+e.Label)
 	}
 	return out

@@ -92,7 +92,7 @@ func contents(s *sessions.Store) StateContents {
 	c := s.Contents()
 	out := StateContents{Parents: c.Parents, FrozenBlocks: c.FrozenBlocks, TrackedSessions: c.TrackedSessions, Health: c.Health}
 	for _, id := range c.ParentIDs {
-		out.Sessions = append(out.Sessions, s.List(id)...) // entries as sessions.list reports them
+		out.Sessions = append(out.Sessions, s.Tasks().List(id)...) // entries as sessions.list reports them
 	}
 	out.Cache = s.PromptCache().List()
 	return out

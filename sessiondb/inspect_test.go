@@ -29,8 +29,8 @@ func TestReadState(t *testing.T) {
 	small.task("p1", "oracle", "two", "ses_o")
 	small.task("p2", "explorer", "three", "ses_c")
 	small.task("p1", "explorer", "four", "ses_d")
-	small.s.FrozenBlock(context.Background(), "p2", "m1", func() string { return "block" })
-	small.s.FrozenBlock(context.Background(), "p2", "m2", func() string { return "" })
+	small.s.Frozen().Block(context.Background(), "p2", "m1", func() string { return "block" })
+	small.s.Frozen().Block(context.Background(), "p2", "m2", func() string { return "" })
 	small.s.Tracked().SetAgent(context.Background(), "p1", "orchestrator")
 
 	// Written by a sidecar configured to keep 5 per agent: a reader with
@@ -121,7 +121,7 @@ func TestReadStateWhileServed(t *testing.T) {
 	require.Len(t, got.Sessions, 1)
 	assert.Equal(t, "exp-1", got.Sessions[0].Alias)
 	h.task("p2", "explorer", "two", "ses_b")
-	h.s.FrozenBlock(context.Background(), "p2", "m1", func() string { return "b" })
+	h.s.Frozen().Block(context.Background(), "p2", "m1", func() string { return "b" })
 	got, err = ReadState(path)
 	require.NoError(t, err)
 	assert.Len(t, got.Sessions, 2)

@@ -64,18 +64,18 @@ func TestLoneParentOverTheBudgetIsKept(t *testing.T) {
 			s, path := openKind(t, kind.db, sessions.Config{MaxStateBytes: 4000})
 			doTask(t, s, "call_1", "p1", "explorer", "one", "ses_a")
 			doTask(t, s, "call_2", "p1", "oracle", "two", "ses_b")
-			assert.Equal(t, block, s.FrozenBlock(context.Background(), "p1", "msg_1", func() string { return block })) // over the budget alone
+			assert.Equal(t, block, s.Frozen().Block(context.Background(), "p1", "msg_1", func() string { return block })) // over the budget alone
 			want := []string{"ora-1 ses_b", "exp-1 ses_a"}
-			assert.Equal(t, want, aliasesOf(s.List("p1")))
-			assert.Equal(t, block, s.FrozenBlock(context.Background(), "p1", "msg_1", func() string { return "computed again" }))
+			assert.Equal(t, want, aliasesOf(s.Tasks().List("p1")))
+			assert.Equal(t, block, s.Frozen().Block(context.Background(), "p1", "msg_1", func() string { return "computed again" }))
 			if got := reopened(t, path); got != nil {
 				assert.Equal(t, want, aliasesOf(got.Sessions), "a later process finds the aliases")
 				assert.Equal(t, 1, got.FrozenBlocks)
 			}
 
-			s.FrozenBlock(context.Background(), "p2", "msg_2", func() string { return "newer" })
-			assert.Empty(t, s.List("p1"), "the older parent is forgotten")
-			assert.Equal(t, "newer", s.FrozenBlock(context.Background(), "p2", "msg_2", func() string { return "computed again" }))
+			s.Frozen().Block(context.Background(), "p2", "msg_2", func() string { return "newer" })
+			assert.Empty(t, s.Tasks().List("p1"), "the older parent is forgotten")
+			assert.Equal(t, "newer", s.Frozen().Block(context.Background(), "p2", "msg_2", func() string { return "computed again" }))
 			if got := reopened(t, path); got != nil {
 				assert.Empty(t, got.Sessions)
 				assert.Equal(t, 1, got.Parents)

@@ -25,9 +25,9 @@ import (
 // doTask runs one complete task call, as the handlers do, that returns id.
 func doTask(t *testing.T, s *sessions.Store, callID, parent, agent, label, id string) {
 	t.Helper()
-	act, _ := s.BeginCall(context.Background(), callID, parent, agent, label, "")
+	act, _ := s.Tasks().BeginCall(context.Background(), callID, parent, agent, label, "")
 	require.Equal(t, sessions.TaskIDLeave, act)
-	s.CompleteCall(context.Background(), callID, core.TaskOutcome{TaskID: id})
+	s.Tasks().CompleteCall(context.Background(), callID, core.TaskOutcome{TaskID: id})
 }
 
 // aliasesOf lists parent's entries as "alias taskID".
@@ -98,12 +98,12 @@ func TestReadOnlyDatabaseKeepsWhatIsNewInMemory(t *testing.T) {
 	}
 	s.Tracked().SetAgent(context.Background(), "ses_x", "oracle")
 
-	assert.Equal(t, []string{"exp-2 ses_b", "exp-1 ses_a"}, aliasesOf(s.List("p1")))
+	assert.Equal(t, []string{"exp-2 ses_b", "exp-1 ses_a"}, aliasesOf(s.Tasks().List("p1")))
 	for i := range 3 {
-		assert.Equal(t, []string{"ora-1 ses_n" + strconv.Itoa(i)}, aliasesOf(s.List("p"+strconv.Itoa(i+2))), "a new parent's alias is kept")
+		assert.Equal(t, []string{"ora-1 ses_n" + strconv.Itoa(i)}, aliasesOf(s.Tasks().List("p"+strconv.Itoa(i+2))), "a new parent's alias is kept")
 	}
 	assert.Equal(t, "oracle", s.Tracked().Agent("ses_x"), "a new session's agent is kept")
-	act, id := s.BeginCall(context.Background(), "call_r", "p3", "oracle", "again", "ora-1")
+	act, id := s.Tasks().BeginCall(context.Background(), "call_r", "p3", "oracle", "again", "ora-1")
 	assert.Equal(t, sessions.TaskIDReplace, act)
 	assert.Equal(t, "ses_n1", id)
 	st := d.State()

@@ -87,7 +87,7 @@ func TestListingNeverOpensPlantedFiles(t *testing.T) {
 			h, d := dbHarness(t, path, sessions.Config{})
 			h.task("ses_parent", "explorer", "mine", "ses_mine_child")
 			// The listing connection is open on the real file first.
-			page, err := h.s.Page(t.Context(), "", "", 50)
+			page, err := h.s.Tasks().Page(t.Context(), "", "", 50)
 			require.NoError(t, err)
 			require.Len(t, page.Entries, 1)
 
@@ -98,7 +98,7 @@ func TestListingNeverOpensPlantedFiles(t *testing.T) {
 			defer cancel()
 			done := make(chan sessions.EntryPage, 1)
 			go func() {
-				p, err := h.s.Page(ctx, "", "", 50)
+				p, err := h.s.Tasks().Page(ctx, "", "", 50)
 				assert.NoError(t, err)
 				done <- p
 			}()
@@ -252,13 +252,13 @@ func TestProvisionalEntryWrittenByReattach(t *testing.T) {
 	h, d := dbHarness(t, path, sessions.Config{})
 	execOn(t, path, "CREATE TRIGGER fail_writes BEFORE INSERT ON entries BEGIN SELECT RAISE(ABORT, 'disk full (test)'); END")
 	h.task("ses_p", "explorer", "while failing", "ses_child")
-	name, _ := h.s.ResumeName("ses_p", "ses_child")
+	name, _ := h.s.Tasks().ResumeName("ses_p", "ses_child")
 	require.Equal(t, "ses_child", name, "not written: shown by its task id")
 
 	removeDB(t, path) // the trigger goes with it
 	require.Eventually(t, func() bool { return hasWarning(d, "deleted under this process") }, 10*time.Second, 20*time.Millisecond)
 	require.Empty(t, d.State().LastWriteError)
-	name, _ = h.s.ResumeName("ses_p", "ses_child")
+	name, _ = h.s.Tasks().ResumeName("ses_p", "ses_child")
 	assert.Equal(t, "exp-1", name, "written into the new database: shown by its alias")
 	assert.True(t, taskIDsIn(t, path)["ses_child"])
 }

@@ -39,8 +39,8 @@ func TestRequestScopeReadsOnceWritesSeeOthers(t *testing.T) {
 		for _, s := range []string{"ses_1", "ses_2", "ses_3", "ses_4", "ses_5"} {
 			a.s.Tracked().Agent(s)
 		}
-		a.s.List("p1")
-		a.s.ResumableSessions("p1")
+		a.s.Tasks().List("p1")
+		a.s.Tasks().ResumableSessions("p1")
 	}
 	reads()
 	outside := counted.versions
@@ -58,7 +58,7 @@ func TestRequestScopeReadsOnceWritesSeeOthers(t *testing.T) {
 	a.task("p1", "explorer", "a's second", "ses_a2")
 	end()
 	got := map[string]string{}
-	for _, e := range b.s.List("p1") {
+	for _, e := range b.s.Tasks().List("p1") {
 		require.NotContains(t, got, e.Alias, "alias handed out twice")
 		got[e.Alias] = e.TaskID
 	}

@@ -153,7 +153,7 @@ func TestMigrateFormat1Database(t *testing.T) {
 
 			// And a later open finds it at this format, with what was added.
 			h2, _ := dbHarness(t, path, releaseConfig)
-			assert.Equal(t, "rev-2", h2.s.List("ses_parent_a")[0].Alias)
+			assert.Equal(t, "rev-2", h2.s.Tasks().List("ses_parent_a")[0].Alias)
 		})
 	}
 }

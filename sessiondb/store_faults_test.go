@@ -83,8 +83,8 @@ func TestPruneOverBound5000ParentsToDefault1000(t *testing.T) {
 	d, err := OpenDatabase(t.Context(), path, s, logs.logger())
 	require.NoError(t, err)
 	start := time.Now()
-	act, _ := s.BeginCall(context.Background(), "call_1", "ses_new_parent", "explorer", "new work", "")
-	s.CompleteCall(context.Background(), "call_1", out("ses_new_task"))
+	act, _ := s.Tasks().BeginCall(context.Background(), "call_1", "ses_new_parent", "explorer", "new work", "")
+	s.Tasks().CompleteCall(context.Background(), "call_1", out("ses_new_task"))
 	first := time.Since(start)
 	assert.Equal(t, sessions.TaskIDLeave, act)
 	require.NoError(t, d.Close())
@@ -97,9 +97,9 @@ func TestPruneOverBound5000ParentsToDefault1000(t *testing.T) {
 
 	s2 := sessions.New(sessions.Config{})
 	openTestDB(t, path, s2)
-	assert.NotEmpty(t, s2.List("ses_new_parent"), "the new parent is kept")
-	assert.NotEmpty(t, s2.List("ses_parent_"+strconv.Itoa(n-1)), "the newest old parent is kept")
-	assert.Empty(t, s2.List("ses_parent_0"), "the oldest parent is forgotten")
+	assert.NotEmpty(t, s2.Tasks().List("ses_new_parent"), "the new parent is kept")
+	assert.NotEmpty(t, s2.Tasks().List("ses_parent_"+strconv.Itoa(n-1)), "the newest old parent is kept")
+	assert.Empty(t, s2.Tasks().List("ses_parent_0"), "the oldest parent is forgotten")
 }
 
 // One prune forgets at most sessions.PruneBatch parents and tracked sessions, and
@@ -236,8 +236,8 @@ func TestUnwrittenKeptUntilWritten(t *testing.T) {
 	require.Contains(t, d.State().LastWriteError, "disk full (test)")
 	for range 3 { // further requests, one a failing write
 		h.s.Tracked().SetAgent(context.Background(), "ses_other", "explorer")
-		require.Len(t, h.s.List("ses_new"), 1, "the new parent's alias is served from the cache")
-		require.Len(t, h.s.List("ses_old"), 2)
+		require.Len(t, h.s.Tasks().List("ses_new"), 1, "the new parent's alias is served from the cache")
+		require.Len(t, h.s.Tasks().List("ses_old"), 2)
 	}
 
 	execOn(t, path, "DROP TRIGGER fail_writes")
@@ -246,10 +246,10 @@ func TestUnwrittenKeptUntilWritten(t *testing.T) {
 
 	s2 := sessions.New(sessions.Config{})
 	openTestDB(t, path, s2)
-	got := s2.List("ses_new")
+	got := s2.Tasks().List("ses_new")
 	require.Len(t, got, 1, "written once writes work")
 	assert.Equal(t, "ses_failing", got[0].TaskID)
-	assert.Len(t, s2.List("ses_old"), 2)
+	assert.Len(t, s2.Tasks().List("ses_old"), 2)
 }
 
 // What another process changed meanwhile is not overwritten by a copy
@@ -259,7 +259,7 @@ func TestUnwrittenYieldsToAnotherProcess(t *testing.T) {
 	a, da := dbHarness(t, path, sessions.Config{})
 	b, _ := dbHarness(t, path, sessions.Config{})
 	a.task("ses_p", "explorer", "first", "ses_1")
-	require.Len(t, b.s.List("ses_p"), 1)
+	require.Len(t, b.s.Tasks().List("ses_p"), 1)
 
 	execOn(t, path, "CREATE TRIGGER fail_writes BEFORE INSERT ON entries WHEN NEW.task_id='ses_from_a' BEGIN SELECT RAISE(ABORT, 'disk full (test)'); END")
 	a.task("ses_p", "oracle", "a's, not written", "ses_from_a")
@@ -269,7 +269,7 @@ func TestUnwrittenYieldsToAnotherProcess(t *testing.T) {
 	a.s.Tracked().SetAgent(context.Background(), "ses_x", "explorer") // a's next transaction
 
 	var ids []string
-	for _, e := range a.s.List("ses_p") {
+	for _, e := range a.s.Tasks().List("ses_p") {
 		ids = append(ids, e.TaskID)
 	}
 	assert.ElementsMatch(t, []string{"ses_1", "ses_from_b", "ses_from_a"}, ids,
@@ -293,7 +293,7 @@ func TestAliasNotShownUntilWritten(t *testing.T) {
 	require.NotEmpty(t, da.State().LastWriteError)
 	shown := func(h *harness) map[string]string {
 		out := map[string]string{}
-		for _, ag := range h.s.ResumableSessions("ses_p") {
+		for _, ag := range h.s.Tasks().ResumableSessions("ses_p") {
 			for _, e := range ag.Entries {
 				out[e.Label] = e.Alias
 			}
@@ -301,14 +301,14 @@ func TestAliasNotShownUntilWritten(t *testing.T) {
 		return out
 	}
 	assert.Equal(t, map[string]string{"first": "exp-1", "a's": "ses_from_a"}, shown(a), "the unwritten entry is shown by its task id")
-	name, _ := a.s.ResumeName("ses_p", "ses_from_a")
+	name, _ := a.s.Tasks().ResumeName("ses_p", "ses_from_a")
 	assert.Equal(t, "ses_from_a", name, "and retry guidance names the task id")
-	name, agent := a.s.ResumeName("ses_p", "ses_1")
+	name, agent := a.s.Tasks().ResumeName("ses_p", "ses_1")
 	assert.Equal(t, []string{"exp-1", "explorer"}, []string{name, agent})
 
 	execOn(t, path, "DROP TRIGGER fail_writes")
 	b.task("ses_p", "explorer", "b's", "ses_from_b")
-	name, _ = b.s.ResumeName("ses_p", "ses_from_b")
+	name, _ = b.s.Tasks().ResumeName("ses_p", "ses_from_b")
 	assert.Equal(t, "exp-2", name, "B takes exp-2: nobody was shown it")
 	a.s.Tracked().SetAgent(context.Background(), "ses_x", "explorer") // a's next transaction
 	require.Empty(t, da.State().LastWriteError)

@@ -77,13 +77,13 @@ func childRound(path string, start int64, writes int, parent string) {
 	rep := childReport{Mode: d.State().Mode, Reason: d.State().Reason}
 	for i := range writes {
 		call := parent + "_call_" + strconv.Itoa(i)
-		s.BeginCall(context.Background(), call, parent, "agent"+strconv.Itoa(i), "task "+strconv.Itoa(i), "")
-		s.CompleteCall(context.Background(), call, out(parent+"_task_"+strconv.Itoa(i)))
+		s.Tasks().BeginCall(context.Background(), call, parent, "agent"+strconv.Itoa(i), "task "+strconv.Itoa(i), "")
+		s.Tasks().CompleteCall(context.Background(), call, out(parent+"_task_"+strconv.Itoa(i)))
 		if e := d.State().LastWriteError; e != "" && rep.WriteError == "" {
 			rep.WriteError = e
 		}
 	}
-	rep.Aliases = len(s.List(parent))
+	rep.Aliases = len(s.Tasks().List(parent))
 	if l := logs.String(); l != "" && rep.WriteError == "" {
 		rep.WriteError = "logged: " + l
 	}
@@ -183,7 +183,7 @@ func TestVolumeOpenTogether60RoundsTwoProcesses(t *testing.T) {
 		s := sessions.New(sessions.Config{})
 		openTestDB(t, path, s)
 		for i := range 2 {
-			assert.Len(t, s.List("p"+strconv.Itoa(i)), writes, "round %d: every alias of child %d kept", round, i)
+			assert.Len(t, s.Tasks().List("p"+strconv.Itoa(i)), writes, "round %d: every alias of child %d kept", round, i)
 		}
 	}
 	t.Logf("%d rounds of two processes opening together: all persistent, no write error, %d aliases each kept", rounds, writes)

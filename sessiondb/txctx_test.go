@@ -34,8 +34,8 @@ func TestWriteUnderCallersContext(t *testing.T) {
 			ended, cancel := context.WithCancel(context.Background())
 			cancel()
 			h.s.Tracked().SetAgent(ended, "ses_a", "explorer")
-			h.s.BeginCall(ended, "call_1", "p1", "explorer", "one", "")
-			h.s.CompleteCall(ended, "call_1", out("ses_child"))
+			h.s.Tasks().BeginCall(ended, "call_1", "p1", "explorer", "one", "")
+			h.s.Tasks().CompleteCall(ended, "call_1", out("ses_child"))
 
 			assert.Equal(t, "explorer", h.s.Tracked().Agent("ses_a"), "served from the cache")
 			assert.Equal(t, []string{"exp-1=ses_child one"}, h.aliases("p1"))

@@ -45,6 +45,15 @@ func (e *entry) resumeName() string {
 	return e.alias
 }
 
+// Tasks is the store's face of the task sessions its parents remember
+// (PROTOCOL.md 4.2): the pending calls and the parents' entries and aliases
+// (the books, calls.go and parents.go), under the store's lock, read
+// through from the database and written in one transaction a method.
+type Tasks struct{ s *Store }
+
+// Tasks is the store's task sessions.
+func (s *Store) Tasks() Tasks { return Tasks{s} }
+
 // BeginCall records a pending task call (tool.execute.before) and resolves
 // requestedID (args.task_id, "" when absent or not a string) among parent's
 // remembered sessions for agent. It returns what to do with args.task_id
@@ -52,7 +61,8 @@ func (e *entry) resumeName() string {
 // name exceed their caps, or with no callID (PROTOCOL.md 4.2: only the
 // pending-call bookkeeping needs one), is resolved but not recorded, so
 // its task is not remembered.
-func (s *Store) BeginCall(ctx context.Context, callID, parent, agent, label, requestedID string) (TaskIDAction, string) {
+func (t Tasks) BeginCall(ctx context.Context, callID, parent, agent, label, requestedID string) (TaskIDAction, string) {
+	s := t.s
 	if len(agent) > MaxAgentNameBytes {
 		return TaskIDLeave, ""
 	}
@@ -105,7 +115,8 @@ func (s *Store) BeginCall(ctx context.Context, callID, parent, agent, label, req
 // CompleteCall takes the pending call callID (tool.execute.after) and
 // updates the remembered entries from what the task output said
 // (core.ParseTaskOutput).
-func (s *Store) CompleteCall(ctx context.Context, callID string, out core.TaskOutcome) {
+func (t Tasks) CompleteCall(ctx context.Context, callID string, out core.TaskOutcome) {
+	s := t.s
 	s.lock(ctx)
 	defer s.unlock()
 	pc := s.calls.remove(callID)
@@ -155,7 +166,7 @@ func (s *Store) CompleteCall(ctx context.Context, callID string, out core.TaskOu
 		// Else the predecessor was forgotten meanwhile: remember id afresh.
 	}
 	if e == nil {
-		e = s.remember(pc, id)
+		e = t.remember(pc, id)
 	}
 	if e != nil {
 		switch {
@@ -174,7 +185,8 @@ func (s *Store) CompleteCall(ctx context.Context, callID string, out core.TaskOu
 // comes; the errored part shows in chat.messages.transform) and marks the
 // entry it resumed as failed with message. A call that resumed nothing
 // started no remembered session, so there is nothing to mark.
-func (s *Store) FailCall(ctx context.Context, callID, message string) {
+func (t Tasks) FailCall(ctx context.Context, callID, message string) {
+	s := t.s
 	s.lock(ctx)
 	defer s.unlock()
 	pc := s.calls.remove(callID)
@@ -191,7 +203,8 @@ func (s *Store) FailCall(ctx context.Context, callID, message string) {
 // remember records id for pc's parent and agent: an id already remembered
 // keeps its alias, others get the parent's next alias for pc.prefix. It
 // returns the entry, or nil when a bound leaves id unremembered.
-func (s *Store) remember(pc *pendingCall, id string) *entry {
+func (t Tasks) remember(pc *pendingCall, id string) *entry {
+	s := t.s
 	p := s.parent(pc.parent)
 	a := p.agents[pc.agent]
 	if a != nil {
@@ -239,7 +252,8 @@ func newestTick(a *agentState) uint64 {
 // ResumableSessions returns parent's remembered entries grouped by agent,
 // newest first, ready for core.ResumableSessionsBlock. Agents are ordered
 // by their newest entry's use. nil when nothing is remembered.
-func (s *Store) ResumableSessions(parent string) []core.BlockAgent {
+func (t Tasks) ResumableSessions(parent string) []core.BlockAgent {
+	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refresh()
@@ -271,7 +285,8 @@ func (s *Store) ResumableSessions(parent string) []core.BlockAgent {
 // taskID by (retry guidance), and the agent whose entry holds it: its
 // alias, or taskID itself when no entry holds it (agent "") or its entry
 // is not written yet (entry.provisional).
-func (s *Store) ResumeName(parent, taskID string) (name, agent string) {
+func (t Tasks) ResumeName(parent, taskID string) (name, agent string) {
+	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refresh()
@@ -304,7 +319,8 @@ func (e *entry) export() Entry {
 // parent when parent is ""), in one transaction, as `hookwire forget
 // --alias` asks; their alias counters stay, so the alias is never handed
 // out again. It returns how many it forgot.
-func (s *Store) ForgetAlias(ctx context.Context, alias, parent string) int {
+func (t Tasks) ForgetAlias(ctx context.Context, alias, parent string) int {
+	s := t.s
 	s.lock(ctx)
 	defer s.unlock()
 	s.begin()

@@ -287,7 +287,7 @@ func (s *Store) takeUnwritten() error {
 			s.parents.drop(p)
 			for _, e := range mine {
 				pc := &pendingCall{parent: p.id, agent: e.agent.name, prefix: core.AliasPrefix(e.agent.name, s.cfg.AliasOverrides), label: e.label}
-				if ne := s.remember(pc, e.taskID); ne != nil && ne.run != e.run {
+				if ne := s.Tasks().remember(pc, e.taskID); ne != nil && ne.run != e.run {
 					s.parents.setRun(ne, e.run)
 				}
 			}

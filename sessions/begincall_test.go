@@ -29,7 +29,7 @@ func TestBeginCallWithoutCallID(t *testing.T) {
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
-			action, id := h.s.BeginCall(context.Background(), "", "p1", "explorer", "again", row.requested)
+			action, id := h.s.Tasks().BeginCall(context.Background(), "", "p1", "explorer", "again", row.requested)
 			assert.Equal(t, row.action, action)
 			assert.Equal(t, row.id, id)
 			assert.Equal(t, pending, h.s.Stats().PendingCalls, "no pending call without a callID")
@@ -37,6 +37,6 @@ func TestBeginCallWithoutCallID(t *testing.T) {
 	}
 	// Resolving marks the entry used: exp-1, resumed last, comes first.
 	assert.Equal(t, []string{"exp-2=ses_b two", "exp-1=ses_a one"}, h.aliases("p1"))
-	h.s.BeginCall(context.Background(), "", "p1", "explorer", "again", "exp-1")
+	h.s.Tasks().BeginCall(context.Background(), "", "p1", "explorer", "again", "exp-1")
 	assert.Equal(t, []string{"exp-1=ses_a one", "exp-2=ses_b two"}, h.aliases("p1"))
 }

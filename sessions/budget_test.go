@@ -102,25 +102,25 @@ func TestStringCaps(t *testing.T) {
 		want Stats
 	}{
 		{"a long call id is not recorded", func(h *harness) {
-			h.s.BeginCall(context.Background(), long, "p", "explorer", "l", "")
-			h.s.CompleteCall(context.Background(), long, out("ses_a"))
+			h.s.Tasks().BeginCall(context.Background(), long, "p", "explorer", "l", "")
+			h.s.Tasks().CompleteCall(context.Background(), long, out("ses_a"))
 		}, Stats{}},
 		{"a long parent id is not recorded", func(h *harness) {
-			h.s.BeginCall(context.Background(), "c", long, "explorer", "l", "")
-			h.s.CompleteCall(context.Background(), "c", out("ses_a"))
+			h.s.Tasks().BeginCall(context.Background(), "c", long, "explorer", "l", "")
+			h.s.Tasks().CompleteCall(context.Background(), "c", out("ses_a"))
 		}, Stats{}},
 		{"a long agent name is not recorded", func(h *harness) {
-			h.s.BeginCall(context.Background(), "c", "p", longAgent, "l", "")
-			h.s.CompleteCall(context.Background(), "c", out("ses_a"))
+			h.s.Tasks().BeginCall(context.Background(), "c", "p", longAgent, "l", "")
+			h.s.Tasks().CompleteCall(context.Background(), "c", out("ses_a"))
 		}, Stats{}},
 		{"a long alias prefix is not recorded", func(h *harness) {
 			h.s.cfg.AliasOverrides = map[string]string{"explorer": strings.Repeat("e", MaxIDBytes)}
-			h.s.BeginCall(context.Background(), "c", "p", "explorer", "l", "")
-			h.s.CompleteCall(context.Background(), "c", out("ses_a"))
+			h.s.Tasks().BeginCall(context.Background(), "c", "p", "explorer", "l", "")
+			h.s.Tasks().CompleteCall(context.Background(), "c", out("ses_a"))
 		}, Stats{}},
 		{"a long task id is not remembered", func(h *harness) {
-			h.s.BeginCall(context.Background(), "c", "p", "explorer", "l", "")
-			h.s.CompleteCall(context.Background(), "c", out("ses_"+long))
+			h.s.Tasks().BeginCall(context.Background(), "c", "p", "explorer", "l", "")
+			h.s.Tasks().CompleteCall(context.Background(), "c", out("ses_"+long))
 		}, Stats{}},
 		{"a long session id's agent is not tracked", func(h *harness) {
 			h.s.Tracked().SetAgent(context.Background(), long, "explorer")
@@ -130,20 +130,20 @@ func TestStringCaps(t *testing.T) {
 			h.s.Tracked().SetAgent(context.Background(), "s", longAgent)
 		}, Stats{}},
 		{"a long message id freezes nothing", func(h *harness) {
-			assert.Equal(h.t, "", h.s.FrozenBlock(context.Background(), "p", long, func() string { return "block" }))
+			assert.Equal(h.t, "", h.s.Frozen().Block(context.Background(), "p", long, func() string { return "block" }))
 		}, Stats{}},
 		{"a long session id freezes nothing", func(h *harness) {
-			assert.Equal(h.t, "", h.s.FrozenBlock(context.Background(), long, "m", func() string { return "block" }))
+			assert.Equal(h.t, "", h.s.Frozen().Block(context.Background(), long, "m", func() string { return "block" }))
 		}, Stats{}},
 		{"an oversized block is frozen empty, every time", func(h *harness) {
 			big := strings.Repeat("b", MaxFrozenBlockBytes+1)
-			assert.Equal(h.t, "", h.s.FrozenBlock(context.Background(), "p", "m", func() string { return big }))
-			assert.Equal(h.t, "", h.s.FrozenBlock(context.Background(), "p", "m", func() string { return "small now" }))
+			assert.Equal(h.t, "", h.s.Frozen().Block(context.Background(), "p", "m", func() string { return big }))
+			assert.Equal(h.t, "", h.s.Frozen().Block(context.Background(), "p", "m", func() string { return "small now" }))
 		}, Stats{Parents: 1, FrozenBlocks: 1}},
 		{"ids at the caps are kept", func(h *harness) {
 			id := strings.Repeat("i", MaxIDBytes)
-			h.s.BeginCall(context.Background(), id, id, "explorer", "l", "")
-			h.s.CompleteCall(context.Background(), id, out(id))
+			h.s.Tasks().BeginCall(context.Background(), id, id, "explorer", "l", "")
+			h.s.Tasks().CompleteCall(context.Background(), id, out(id))
 			h.s.Tracked().SetAgent(context.Background(), id, strings.Repeat("a", MaxAgentNameBytes))
 		}, Stats{Parents: 1, Entries: 1, TrackedSessions: 1}},
 	}
@@ -160,7 +160,7 @@ func TestStringCaps(t *testing.T) {
 func TestLabelCut(t *testing.T) {
 	h := newHarness(t, Config{})
 	h.task("p", "explorer", strings.Repeat("ü", MaxLabelBytes), "ses_a")
-	assert.Equal(t, strings.Repeat("ü", MaxLabelBytes/2), h.s.List("p")[0].Label)
+	assert.Equal(t, strings.Repeat("ü", MaxLabelBytes/2), h.s.Tasks().List("p")[0].Label)
 }
 
 // A resolution with an over-long task_id still answers as for any unknown
@@ -184,7 +184,7 @@ func TestByteBudgetEvictsLeastRecentParent(t *testing.T) {
 	for i := range 100 {
 		p := "p" + strconv.Itoa(i)
 		h.task(p, "explorer", "l", "ses_"+strconv.Itoa(i))
-		h.s.FrozenBlock(context.Background(), p, "m", func() string { return block })
+		h.s.Frozen().Block(context.Background(), p, "m", func() string { return block })
 		h.s.mu.Lock()
 		assert.LessOrEqual(t, h.s.bytes(), budget)
 		h.s.mu.Unlock()
@@ -193,7 +193,7 @@ func TestByteBudgetEvictsLeastRecentParent(t *testing.T) {
 	assert.Greater(t, n, 5)
 	assert.Less(t, n, 100)
 	for i := range 100 {
-		assert.Equal(t, i >= 100-n, len(h.s.List("p"+strconv.Itoa(i))) == 1, "p%d", i)
+		assert.Equal(t, i >= 100-n, len(h.s.Tasks().List("p"+strconv.Itoa(i))) == 1, "p%d", i)
 	}
 	data, err := h.s.Snapshot()
 	require.NoError(t, err)
@@ -202,8 +202,8 @@ func TestByteBudgetEvictsLeastRecentParent(t *testing.T) {
 
 	// One parent alone over the budget is kept: it is the one in use.
 	one := newHarness(t, Config{MaxStateBytes: 1000})
-	one.s.FrozenBlock(context.Background(), "p", "m", func() string { return block })
-	assert.Equal(t, block, one.s.FrozenBlock(context.Background(), "p", "m", func() string { return "x" }))
+	one.s.Frozen().Block(context.Background(), "p", "m", func() string { return block })
+	assert.Equal(t, block, one.s.Frozen().Block(context.Background(), "p", "m", func() string { return "x" }))
 }
 
 // One large item evicts as many small ones as it takes: the budget is
@@ -223,15 +223,15 @@ func TestByteBudgetEvictsUntilItFits(t *testing.T) {
 	before := h.s.Stats().Parents
 
 	block := strings.Repeat("b", 8<<10)
-	assert.Equal(t, block, h.s.FrozenBlock(context.Background(), "p39", "m", func() string { return block }))
+	assert.Equal(t, block, h.s.Frozen().Block(context.Background(), "p39", "m", func() string { return block }))
 
 	h.s.mu.Lock()
 	assert.LessOrEqual(t, h.s.bytes(), budget)
 	h.s.mu.Unlock()
 	assert.LessOrEqual(t, h.s.Stats().Parents, before-(8<<10)/small, "enough small parents are forgotten for the block")
-	assert.Equal(t, block, h.s.FrozenBlock(context.Background(), "p39", "m", func() string { return "x" }), "the block's parent is kept")
-	assert.Len(t, h.s.List("p39"), 1)
-	assert.Empty(t, h.s.List("p0"), "the least recent parent is forgotten")
+	assert.Equal(t, block, h.s.Frozen().Block(context.Background(), "p39", "m", func() string { return "x" }), "the block's parent is kept")
+	assert.Len(t, h.s.Tasks().List("p39"), 1)
+	assert.Empty(t, h.s.Tasks().List("p0"), "the least recent parent is forgotten")
 	assertBytesCounted(t, h.s)
 }
 
@@ -279,19 +279,19 @@ func TestByteAccountingRandomOps(t *testing.T) {
 				switch rng.IntN(9) {
 				case 0, 1:
 					c := pick("c", 20)
-					h.s.BeginCall(context.Background(), c, parent, agents[rng.IntN(4)], pick("label ", 50), pick("", 3)+pick("exp-", 4))
+					h.s.Tasks().BeginCall(context.Background(), c, parent, agents[rng.IntN(4)], pick("label ", 50), pick("", 3)+pick("exp-", 4))
 				case 2, 3:
 					out := core.TaskOutcome{TaskID: pick("ses_", 30)}
 					if rng.IntN(4) == 0 {
 						out = core.TaskOutcome{SessionNotFound: true}
 					}
-					h.s.CompleteCall(context.Background(), pick("c", 20), out)
+					h.s.Tasks().CompleteCall(context.Background(), pick("c", 20), out)
 				case 4:
 					h.s.Tracked().SetAgent(context.Background(), pick("s", 24), agents[rng.IntN(4)])
 				case 5:
-					h.s.FrozenBlock(context.Background(), parent, pick("m", 10), func() string { return strings.Repeat("b", rng.IntN(600)) })
+					h.s.Frozen().Block(context.Background(), parent, pick("m", 10), func() string { return strings.Repeat("b", rng.IntN(600)) })
 				case 6:
-					h.s.RetainFrozen(context.Background(), parent, func(string) bool { return rng.IntN(2) == 0 })
+					h.s.Frozen().Retain(context.Background(), parent, func(string) bool { return rng.IntN(2) == 0 })
 				case 7:
 					if rng.IntN(5) == 0 {
 						h.s.DeleteSession(context.Background(), pick("ses_", 30))
@@ -299,7 +299,7 @@ func TestByteAccountingRandomOps(t *testing.T) {
 						h.s.DeleteSession(context.Background(), parent)
 					}
 				case 8:
-					h.s.ResumableSessions(parent)
+					h.s.Tasks().ResumableSessions(parent)
 				}
 				assertWithinBudget(t, h.s)
 			}

@@ -285,14 +285,14 @@ func TestPrintEncoding(t *testing.T) {
 func TestCacheKeepsParentOfForgottenTask(t *testing.T) {
 	s := New(Config{MaxSessionsPerAgent: 1})
 	task := func(callID, child string) {
-		s.BeginCall(context.Background(), callID, "ses_p", "explorer", "look", "")
-		s.CompleteCall(context.Background(), callID, core.TaskOutcome{TaskID: child})
+		s.Tasks().BeginCall(context.Background(), callID, "ses_p", "explorer", "look", "")
+		s.Tasks().CompleteCall(context.Background(), callID, core.TaskOutcome{TaskID: child})
 	}
 	task("c1", "ses_c1")
 	s.PromptCache().Usage(context.Background(), Usage{Session: "ses_c1", Message: "a1", CacheRead: 5})
 	s.PromptCache().Usage(context.Background(), Usage{Session: "ses_top", Message: "a1", CacheRead: 5})
 	task("c2", "ses_c2") // ses_c1's entry is forgotten
-	assert.Len(t, s.List("ses_p"), 1)
+	assert.Len(t, s.Tasks().List("ses_p"), 1)
 
 	data, err := s.Snapshot()
 	require.NoError(t, err)

@@ -7,7 +7,14 @@ import "context"
 
 type frozenBlock struct{ messageID, text string }
 
-// FrozenBlock returns the block frozen for (session, messageID), computing
+// Frozen is the store's face of the frozen cache-stable blocks (the
+// parents book keeps them with each parent).
+type Frozen struct{ s *Store }
+
+// Frozen is the store's frozen blocks.
+func (s *Store) Frozen() Frozen { return Frozen{s} }
+
+// Block returns the block frozen for (session, messageID), computing
 // and storing it with compute on first sight (cache-stable mode, 4.4).
 // compute runs without the store's lock held, so it may call
 // ResumableSessions; if two callers race on one key, the first stored
@@ -17,7 +24,8 @@ type frozenBlock struct{ messageID, text string }
 //
 // A session or message id over MaxIDBytes gets "" (nothing is stored, so it
 // gets "" every time); a block over MaxFrozenBlockBytes is frozen as "".
-func (s *Store) FrozenBlock(ctx context.Context, session, messageID string, compute func() string) string {
+func (f Frozen) Block(ctx context.Context, session, messageID string, compute func() string) string {
+	s := f.s
 	if len(session) > MaxIDBytes || len(messageID) > MaxIDBytes {
 		return ""
 	}
@@ -70,12 +78,13 @@ func frozenFull(p *parentState) bool {
 	return p.frozen != nil && p.frozen.Len() >= MaxFrozenBlocksPerSession
 }
 
-// RetainFrozen makes room in a session that holds MaxFrozenBlocksPerSession
+// Retain makes room in a session that holds MaxFrozenBlocksPerSession
 // blocks: it forgets those whose message inHistory says is gone (OpenCode
 // dropped it from the history, e.g. by compaction), as no request will
 // carry that message again. Below the bound it does nothing, so a request
 // that carries only part of a history (a title request) costs nothing.
-func (s *Store) RetainFrozen(ctx context.Context, session string, inHistory func(messageID string) bool) {
+func (f Frozen) Retain(ctx context.Context, session string, inHistory func(messageID string) bool) {
+	s := f.s
 	s.lock(ctx)
 	defer s.unlock()
 	s.refresh()

@@ -40,7 +40,7 @@ func TestHealthKeptAndRestored(t *testing.T) {
 	assert.Equal(t, core.FailureRateLimit, got.Class)
 	assert.Equal(t, "ses_parent", r.Tracked().Parent("ses_child"))
 	assert.Equal(t, "fake/fake-model", r.Tracked().Running("ses_child"))
-	list := r.List("ses_parent")
+	list := r.Tasks().List("ses_parent")
 	require.Len(t, list, 1)
 	require.Len(t, list[0].Switches, 1)
 	assert.Equal(t, "fake/fake-model-3", list[0].Switches[0].From)

@@ -129,12 +129,13 @@ func memPage(all []listed, parent, cursor string, limit int) (EntryPage, error) 
 // so the store's other methods go on while it reads; memory-only it
 // pages what the store holds (and so it does when the database cannot be
 // read, which is reported). A cursor no page gave is ErrBadCursor.
-func (s *Store) Page(ctx context.Context, parent, cursor string, limit int) (EntryPage, error) {
+func (t Tasks) Page(ctx context.Context, parent, cursor string, limit int) (EntryPage, error) {
+	s := t.s
 	s.pages.Lock()
 	defer s.pages.Unlock()
 	s.mu.Lock()
 	if s.db == nil {
-		all := s.listed(parent)
+		all := t.listed(parent)
 		s.mu.Unlock()
 		return memPage(all, parent, cursor, limit)
 	}
@@ -150,14 +151,15 @@ func (s *Store) Page(ctx context.Context, parent, cursor string, limit int) (Ent
 	if s.db != nil && !errors.Is(err, ErrRefusedFile) {
 		s.db.report(err)
 	}
-	all := s.listed(parent)
+	all := t.listed(parent)
 	s.mu.Unlock()
 	return memPage(all, parent, cursor, limit)
 }
 
 // listed is every entry of parent ("" all) the store holds with its
 // place in the listing order; the caller holds mu.
-func (s *Store) listed(parent string) []listed {
+func (t Tasks) listed(parent string) []listed {
+	s := t.s
 	var out []listed
 	collect := func(p *parentState) {
 		for _, a := range p.agents {

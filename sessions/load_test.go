@@ -52,7 +52,7 @@ func TestRestoreManyAgents(t *testing.T) {
 	assert.Equal(t, 1, st.Parents)
 	assert.Equal(t, MaxAgentsPerParent, st.Entries)
 
-	block := s.ResumableSessions("ses_parent")
+	block := s.Tasks().ResumableSessions("ses_parent")
 	require.Len(t, block, MaxAgentsPerParent)
 	for i, a := range block {
 		assert.Equal(t, "agent "+strconv.Itoa(agents-1-i), a.Agent, "the newest agents are kept, newest first")
@@ -65,11 +65,11 @@ func TestRestoreManyAgents(t *testing.T) {
 
 	// A kept agent's counter continues; an agent with a new prefix is not
 	// remembered, as MaxAliasPrefixesPerParent counters are held.
-	s.BeginCall(context.Background(), "c1", "ses_parent", "agent 65535", "new", "")
-	s.CompleteCall(context.Background(), "c1", out("ses_new"))
-	assert.Equal(t, "agent-65535-2", s.List("ses_parent")[0].Alias)
-	s.BeginCall(context.Background(), "c2", "ses_parent", "explorer", "new", "")
-	s.CompleteCall(context.Background(), "c2", out("ses_other"))
+	s.Tasks().BeginCall(context.Background(), "c1", "ses_parent", "agent 65535", "new", "")
+	s.Tasks().CompleteCall(context.Background(), "c1", out("ses_new"))
+	assert.Equal(t, "agent-65535-2", s.Tasks().List("ses_parent")[0].Alias)
+	s.Tasks().BeginCall(context.Background(), "c2", "ses_parent", "explorer", "new", "")
+	s.Tasks().CompleteCall(context.Background(), "c2", out("ses_other"))
 	assert.Equal(t, MaxAgentsPerParent+1, s.Stats().Entries)
 	assertBytesCounted(t, s)
 }
@@ -114,10 +114,10 @@ func TestRestoreRepairsCounters(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newTestStore(Config{MaxSessionsPerAgent: 5})
 			require.NoError(t, s.Restore([]byte(tt.data)))
-			s.BeginCall(context.Background(), "c", "p", "explorer", "new", "")
-			s.CompleteCall(context.Background(), "c", out("ses_new"))
+			s.Tasks().BeginCall(context.Background(), "c", "p", "explorer", "new", "")
+			s.Tasks().CompleteCall(context.Background(), "c", out("ses_new"))
 			var got string
-			for _, e := range s.List("p") {
+			for _, e := range s.Tasks().List("p") {
 				if e.TaskID == "ses_new" {
 					got = e.Alias
 				}
@@ -176,22 +176,22 @@ func TestRestoreCapsStrings(t *testing.T) {
 	require.NoError(t, s.Restore([]byte(data)))
 
 	assert.Equal(t, 1, s.Stats().Parents, "a parent with a long id is dropped")
-	list := s.List("p")
+	list := s.Tasks().List("p")
 	require.Len(t, list, 1)
 	assert.Equal(t, "ses_3", list[0].TaskID)
 	assert.Equal(t, MaxLabelBytes, len(list[0].Label), "the label is cut at a character boundary")
 	assert.Equal(t, strings.Repeat("é", MaxLabelBytes/2), list[0].Label)
 	assert.Equal(t, 2, s.Stats().FrozenBlocks)
-	assert.Equal(t, "", s.FrozenBlock(context.Background(), "p", "m_big", func() string { return "recomputed" }), "an oversized block is frozen empty")
-	assert.Equal(t, "ok", s.FrozenBlock(context.Background(), "p", "m", func() string { return "recomputed" }))
+	assert.Equal(t, "", s.Frozen().Block(context.Background(), "p", "m_big", func() string { return "recomputed" }), "an oversized block is frozen empty")
+	assert.Equal(t, "ok", s.Frozen().Block(context.Background(), "p", "m", func() string { return "recomputed" }))
 	assert.Equal(t, 1, s.Stats().TrackedSessions)
 	assert.Equal(t, "b", s.Tracked().Agent("s2"))
 
 	// exp-9's entry is dropped (its task id is too long) but its number
 	// still counts: the alias is never handed out again.
-	s.BeginCall(context.Background(), "c", "p", "explorer", "new", "")
-	s.CompleteCall(context.Background(), "c", out("ses_new"))
-	assert.Equal(t, "exp-10", s.List("p")[0].Alias)
+	s.Tasks().BeginCall(context.Background(), "c", "p", "explorer", "new", "")
+	s.Tasks().CompleteCall(context.Background(), "c", out("ses_new"))
+	assert.Equal(t, "exp-10", s.Tasks().List("p")[0].Alias)
 }
 
 // Parents beyond the byte budget are not loaded: the newest that fit are.
@@ -199,7 +199,7 @@ func TestRestoreAppliesByteBudget(t *testing.T) {
 	src := newTestStore(Config{})
 	block := strings.Repeat("b", 4000)
 	for i := range 40 {
-		src.FrozenBlock(context.Background(), "p"+strconv.Itoa(i), "m", func() string { return block })
+		src.Frozen().Block(context.Background(), "p"+strconv.Itoa(i), "m", func() string { return block })
 	}
 	data, err := src.Snapshot()
 	require.NoError(t, err)

@@ -60,7 +60,7 @@ func TestListShowsTaskSessionModel(t *testing.T) {
 	h.task("ses_p", "explorer", "look", "ses_a")
 	h.task("ses_p", "oracle", "think", "ses_b")
 
-	list := h.s.List("ses_p")
+	list := h.s.Tasks().List("ses_p")
 	require.Len(t, list, 2)
 	assert.Nil(t, list[0].Model, "ses_b has no decision")
 	require.NotNil(t, list[1].Model)

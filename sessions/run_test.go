@@ -27,7 +27,7 @@ func TestRunState(t *testing.T) {
 			name: "a resume runs until its outcome",
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
-				act, _ := h.s.BeginCall(context.Background(), "c-resume", "p1", "explorer", "again", "exp-1")
+				act, _ := h.s.Tasks().BeginCall(context.Background(), "c-resume", "p1", "explorer", "again", "exp-1")
 				require.Equal(h.t, TaskIDReplace, act)
 			},
 			want: Run{State: RunRunning},
@@ -52,8 +52,8 @@ func TestRunState(t *testing.T) {
 			name: "a thrown resume (errored part) failed, with its error cut",
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
-				h.s.BeginCall(context.Background(), "c-resume", "p1", "explorer", "again", "exp-1")
-				h.s.FailCall(context.Background(), "c-resume", long)
+				h.s.Tasks().BeginCall(context.Background(), "c-resume", "p1", "explorer", "again", "exp-1")
+				h.s.Tasks().FailCall(context.Background(), "c-resume", long)
 			},
 			want: Run{State: RunError, Error: long[:MaxRunErrorBytes]},
 		},
@@ -61,10 +61,10 @@ func TestRunState(t *testing.T) {
 			name: "an errored part seen again changes nothing: the call is gone",
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
-				h.s.BeginCall(context.Background(), "c-resume", "p1", "explorer", "again", "exp-1")
-				h.s.FailCall(context.Background(), "c-resume", "boom")
+				h.s.Tasks().BeginCall(context.Background(), "c-resume", "p1", "explorer", "again", "exp-1")
+				h.s.Tasks().FailCall(context.Background(), "c-resume", "boom")
 				h.resume("p1", "explorer", "again", "exp-1", out("ses_a"))
-				h.s.FailCall(context.Background(), "c-resume", "boom")
+				h.s.Tasks().FailCall(context.Background(), "c-resume", "boom")
 			},
 			want: Run{State: RunCompleted},
 		},
@@ -72,8 +72,8 @@ func TestRunState(t *testing.T) {
 			name: "a thrown fresh call marks no entry",
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
-				h.s.BeginCall(context.Background(), "c-fresh", "p1", "explorer", "new", "")
-				h.s.FailCall(context.Background(), "c-fresh", "Unknown agent type")
+				h.s.Tasks().BeginCall(context.Background(), "c-fresh", "p1", "explorer", "new", "")
+				h.s.Tasks().FailCall(context.Background(), "c-fresh", "Unknown agent type")
 			},
 			want: Run{State: RunCompleted},
 		},
@@ -81,7 +81,7 @@ func TestRunState(t *testing.T) {
 			name: "a resume without callID has no outcome, so it is not marked running",
 			run: func(h *harness) {
 				h.task("p1", "explorer", "one", "ses_a")
-				h.s.BeginCall(context.Background(), "", "p1", "explorer", "again", "exp-1")
+				h.s.Tasks().BeginCall(context.Background(), "", "p1", "explorer", "again", "exp-1")
 			},
 			want: Run{State: RunCompleted},
 		},
@@ -90,7 +90,7 @@ func TestRunState(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, Config{})
 			tt.run(h)
-			got := h.s.List("p1")
+			got := h.s.Tasks().List("p1")
 			require.Len(t, got, 1)
 			assert.Equal(t, "exp-1", got[0].Alias)
 			assert.Equal(t, tt.want, got[0].Run)
@@ -106,7 +106,7 @@ func TestRunState(t *testing.T) {
 			}
 			r := newTestStore(Config{})
 			require.NoError(t, r.Restore(data))
-			assert.Equal(t, got, r.List("p1"))
+			assert.Equal(t, got, r.Tasks().List("p1"))
 			assertBytesCounted(t, r)
 		})
 	}
@@ -137,7 +137,7 @@ func TestRunStateFromFile(t *testing.T) {
 				`{"agent":"explorer","alias":"exp-1","taskId":"ses_a","label":"one","lastUse":"2026-01-02T03:04:05Z","use":1` + extra + `}]}],"sessionAgents":[]}`
 			s := newTestStore(Config{})
 			require.NoError(t, s.Restore([]byte(doc)))
-			got := s.List("p1")
+			got := s.Tasks().List("p1")
 			require.Len(t, got, 1)
 			assert.Equal(t, tt.want, got[0].Run)
 			assertBytesCounted(t, s)

@@ -17,13 +17,13 @@ func populate(h *harness) {
 	h.task("p1", "oracle", "four", "ses_o")
 	h.task("p2", "code reviewer", "five", "ses_r")
 	h.resume("p1", "explorer", "two again", "exp-2", out("ses_b"))
-	h.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "### Resumable Sessions\n- explorer: exp-1 one" })
-	h.s.FrozenBlock(context.Background(), "p1", "m2", func() string { return "" })
+	h.s.Frozen().Block(context.Background(), "p1", "m1", func() string { return "### Resumable Sessions\n- explorer: exp-1 one" })
+	h.s.Frozen().Block(context.Background(), "p1", "m2", func() string { return "" })
 	h.s.Tracked().SetAgent(context.Background(), "p1", "orchestrator")
 	h.s.Tracked().SetAgent(context.Background(), "p2", "orchestrator")
 	h.s.Tracked().SetAgent(context.Background(), "ses_a", "explorer")
 	h.s.Tracked().SetModelDecision(context.Background(), "ses_a", ModelDecision{Model: "fake/m1", Rung: "agent-model"})
-	h.s.BeginCall(context.Background(), "pending", "p1", "explorer", "in flight", "")
+	h.s.Tasks().BeginCall(context.Background(), "pending", "p1", "explorer", "in flight", "")
 }
 
 // populated returns a store holding a bit of everything.
@@ -45,9 +45,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	require.NoError(t, dst.s.Restore(data))
 
 	t.Run("same content and order", func(t *testing.T) {
-		assert.Equal(t, src.s.List(""), dst.s.List(""))
-		assert.Equal(t, src.s.ResumableSessions("p1"), dst.s.ResumableSessions("p1"))
-		assert.Empty(t, dst.s.List("old"))
+		assert.Equal(t, src.s.Tasks().List(""), dst.s.Tasks().List(""))
+		assert.Equal(t, src.s.Tasks().ResumableSessions("p1"), dst.s.Tasks().ResumableSessions("p1"))
+		assert.Empty(t, dst.s.Tasks().List("old"))
 		again, err := dst.s.Snapshot()
 		require.NoError(t, err)
 		assert.Equal(t, string(data), string(again), "a restored store snapshots to the same bytes")
@@ -65,12 +65,12 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	})
 	t.Run("counters continue", func(t *testing.T) {
 		dst.task("p1", "explorer", "new", "ses_new")
-		assert.Equal(t, "exp-4", dst.s.List("p1")[0].Alias)
+		assert.Equal(t, "exp-4", dst.s.Tasks().List("p1")[0].Alias)
 	})
 	t.Run("frozen blocks and agents", func(t *testing.T) {
 		assert.Equal(t, "### Resumable Sessions\n- explorer: exp-1 one",
-			dst.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "recomputed" }))
-		assert.Equal(t, "", dst.s.FrozenBlock(context.Background(), "p1", "m2", func() string { return "recomputed" }))
+			dst.s.Frozen().Block(context.Background(), "p1", "m1", func() string { return "recomputed" }))
+		assert.Equal(t, "", dst.s.Frozen().Block(context.Background(), "p1", "m2", func() string { return "recomputed" }))
 		assert.Equal(t, "orchestrator", dst.s.Tracked().Agent("p2"))
 		assert.Equal(t, "explorer", dst.s.Tracked().Agent("ses_a"))
 	})
@@ -93,15 +93,15 @@ func TestRestoreKeepsRecencyOrder(t *testing.T) {
 	dst.n = 1000
 	dst.task("p4", "explorer", "four", "ses_d") // evicts the least recently active
 	dst.s.Tracked().SetAgent(context.Background(), "s3", "c")
-	assert.Empty(t, dst.s.List("p2"))
-	assert.Len(t, dst.s.List("p1"), 1)
-	assert.Len(t, dst.s.List("p3"), 1)
+	assert.Empty(t, dst.s.Tasks().List("p2"))
+	assert.Len(t, dst.s.Tasks().List("p1"), 1)
+	assert.Len(t, dst.s.Tasks().List("p3"), 1)
 	assert.Equal(t, "", dst.s.Tracked().Agent("s2"))
 	assert.Equal(t, "a", dst.s.Tracked().Agent("s1"))
 
 	// The logical clock continues: a use after Restore is the newest.
 	dst.resolve("p3", "explorer", "exp-1")
-	assert.Equal(t, "p3", dst.s.List("")[0].Parent)
+	assert.Equal(t, "p3", dst.s.Tasks().List("")[0].Parent)
 }
 
 func TestRestoreAppliesBounds(t *testing.T) {
@@ -120,7 +120,7 @@ func TestRestoreAppliesBounds(t *testing.T) {
 	assert.Equal(t, []string{"exp-1=ses_1 t1", "exp-5=ses_5 t5"}, dst.aliases("p1"))
 	dst.n = 1000
 	dst.task("p1", "explorer", "new", "ses_new")
-	assert.Equal(t, "exp-6", dst.s.List("p1")[0].Alias)
+	assert.Equal(t, "exp-6", dst.s.Tasks().List("p1")[0].Alias)
 }
 
 func TestRestoreErrors(t *testing.T) {
@@ -166,9 +166,9 @@ func TestRestoreCounterBehindAliases(t *testing.T) {
 	s := newTestStore(Config{})
 	require.NoError(t, s.Restore([]byte(`{"version":1,"parents":[{"id":"p","counters":{"exp":1},"entries":[
 		{"agent":"explorer","alias":"exp-7","taskId":"ses_a","label":"l","lastUse":"2026-01-02T03:04:05Z","use":3}]}]}`)))
-	s.BeginCall(context.Background(), "c", "p", "explorer", "new", "")
-	s.CompleteCall(context.Background(), "c", out("ses_b"))
-	assert.Equal(t, "exp-8", s.List("p")[0].Alias)
+	s.Tasks().BeginCall(context.Background(), "c", "p", "explorer", "new", "")
+	s.Tasks().CompleteCall(context.Background(), "c", out("ses_b"))
+	assert.Equal(t, "exp-8", s.Tasks().List("p")[0].Alias)
 }
 
 func TestRestoreMinimalDocument(t *testing.T) {

@@ -320,13 +320,14 @@ func (s *Store) DeleteSession(ctx context.Context, id string) {
 }
 
 // List returns remembered entries, newest first; parent "" lists all.
-func (s *Store) List(parent string) []Entry {
+func (t Tasks) List(parent string) []Entry {
+	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.db != nil && parent == "" {
 		all, err := s.db.readAll()
 		if err == nil {
-			return all.List("")
+			return all.Tasks().List("")
 		}
 		s.db.report(err)
 	}

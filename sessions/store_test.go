@@ -40,9 +40,9 @@ func (h *harness) callID() string { h.n++; return "call_" + strconv.Itoa(h.n) }
 func (h *harness) task(parent, agent, label, id string) {
 	h.t.Helper()
 	c := h.callID()
-	act, _ := h.s.BeginCall(context.Background(), c, parent, agent, label, "")
+	act, _ := h.s.Tasks().BeginCall(context.Background(), c, parent, agent, label, "")
 	require.Equal(h.t, TaskIDLeave, act)
-	h.s.CompleteCall(context.Background(), c, out(id))
+	h.s.Tasks().CompleteCall(context.Background(), c, out(id))
 }
 
 // resume runs a task call asking for requested, whose output says out. It
@@ -50,21 +50,21 @@ func (h *harness) task(parent, agent, label, id string) {
 func (h *harness) resume(parent, agent, label, requested string, out core.TaskOutcome) (TaskIDAction, string) {
 	h.t.Helper()
 	c := h.callID()
-	act, id := h.s.BeginCall(context.Background(), c, parent, agent, label, requested)
-	h.s.CompleteCall(context.Background(), c, out)
+	act, id := h.s.Tasks().BeginCall(context.Background(), c, parent, agent, label, requested)
+	h.s.Tasks().CompleteCall(context.Background(), c, out)
 	return act, id
 }
 
 // resolve asks BeginCall about requested without completing the call.
 func (h *harness) resolve(parent, agent, requested string) (TaskIDAction, string) {
 	h.t.Helper()
-	return h.s.BeginCall(context.Background(), h.callID(), parent, agent, "probe", requested)
+	return h.s.Tasks().BeginCall(context.Background(), h.callID(), parent, agent, "probe", requested)
 }
 
 // aliases lists parent's entries as "alias=taskID label", newest first.
 func (h *harness) aliases(parent string) []string {
 	var out []string
-	for _, e := range h.s.List(parent) {
+	for _, e := range h.s.Tasks().List(parent) {
 		out = append(out, e.Alias+"="+e.TaskID+" "+e.Label)
 	}
 	return out
@@ -143,8 +143,8 @@ func TestCompleteCall(t *testing.T) {
 			name: "OpenCode 1.18 task tag is parsed",
 			run: func(h *harness) {
 				c := h.callID()
-				h.s.BeginCall(context.Background(), c, "p1", "explorer", "one", "")
-				h.s.CompleteCall(context.Background(), c, core.ParseTaskOutput("<task id=\"ses_x\" state=\"completed\">\nfound it\n</task>"))
+				h.s.Tasks().BeginCall(context.Background(), c, "p1", "explorer", "one", "")
+				h.s.Tasks().CompleteCall(context.Background(), c, core.ParseTaskOutput("<task id=\"ses_x\" state=\"completed\">\nfound it\n</task>"))
 			},
 			want: map[string][]string{"p1": {"exp-1=ses_x one"}},
 		},
@@ -152,24 +152,24 @@ func TestCompleteCall(t *testing.T) {
 			name: "output without an id remembers nothing",
 			run: func(h *harness) {
 				c := h.callID()
-				h.s.BeginCall(context.Background(), c, "p1", "explorer", "one", "")
-				h.s.CompleteCall(context.Background(), c, core.ParseTaskOutput("[ERROR] Invalid arguments"))
+				h.s.Tasks().BeginCall(context.Background(), c, "p1", "explorer", "one", "")
+				h.s.Tasks().CompleteCall(context.Background(), c, core.ParseTaskOutput("[ERROR] Invalid arguments"))
 			},
 			want: map[string][]string{"p1": nil},
 		},
 		{
 			name: "completion without a pending call does nothing",
 			run: func(h *harness) {
-				h.s.CompleteCall(context.Background(), "never-begun", out("ses_a"))
+				h.s.Tasks().CompleteCall(context.Background(), "never-begun", out("ses_a"))
 			},
 			want: map[string][]string{"": nil},
 		},
 		{
 			name: "a call completes once",
 			run: func(h *harness) {
-				h.s.BeginCall(context.Background(), "c", "p1", "explorer", "one", "")
-				h.s.CompleteCall(context.Background(), "c", out("ses_a"))
-				h.s.CompleteCall(context.Background(), "c", out("ses_b"))
+				h.s.Tasks().BeginCall(context.Background(), "c", "p1", "explorer", "one", "")
+				h.s.Tasks().CompleteCall(context.Background(), "c", out("ses_a"))
+				h.s.Tasks().CompleteCall(context.Background(), "c", out("ses_b"))
 			},
 			want: map[string][]string{"p1": {"exp-1=ses_a one"}},
 		},
@@ -336,10 +336,10 @@ func TestCompleteCall(t *testing.T) {
 		{
 			name: "a callID begun again is replaced",
 			run: func(h *harness) {
-				h.s.BeginCall(context.Background(), "c", "p1", "explorer", "first", "")
-				h.s.BeginCall(context.Background(), "c", "p1", "oracle", "second", "")
+				h.s.Tasks().BeginCall(context.Background(), "c", "p1", "explorer", "first", "")
+				h.s.Tasks().BeginCall(context.Background(), "c", "p1", "oracle", "second", "")
 				assert.Equal(h.t, 1, h.s.Stats().PendingCalls)
-				h.s.CompleteCall(context.Background(), "c", out("ses_a"))
+				h.s.Tasks().CompleteCall(context.Background(), "c", out("ses_a"))
 			},
 			want: map[string][]string{"p1": {"ora-1=ses_a second"}},
 		},
@@ -347,13 +347,13 @@ func TestCompleteCall(t *testing.T) {
 			name: "pending calls are capped, oldest evicted",
 			cfg:  Config{MaxPendingCalls: 2},
 			run: func(h *harness) {
-				h.s.BeginCall(context.Background(), "c1", "p1", "explorer", "one", "")
-				h.s.BeginCall(context.Background(), "c2", "p1", "explorer", "two", "")
-				h.s.BeginCall(context.Background(), "c3", "p1", "explorer", "three", "")
+				h.s.Tasks().BeginCall(context.Background(), "c1", "p1", "explorer", "one", "")
+				h.s.Tasks().BeginCall(context.Background(), "c2", "p1", "explorer", "two", "")
+				h.s.Tasks().BeginCall(context.Background(), "c3", "p1", "explorer", "three", "")
 				assert.Equal(h.t, 2, h.s.Stats().PendingCalls)
-				h.s.CompleteCall(context.Background(), "c1", out("ses_a"))
-				h.s.CompleteCall(context.Background(), "c3", out("ses_c"))
-				h.s.CompleteCall(context.Background(), "c2", out("ses_b"))
+				h.s.Tasks().CompleteCall(context.Background(), "c1", out("ses_a"))
+				h.s.Tasks().CompleteCall(context.Background(), "c3", out("ses_c"))
+				h.s.Tasks().CompleteCall(context.Background(), "c2", out("ses_b"))
 				assert.Equal(h.t, 0, h.s.Stats().PendingCalls)
 			},
 			want: map[string][]string{"p1": {"exp-2=ses_b two", "exp-1=ses_c three"}},
@@ -382,11 +382,11 @@ func TestCompleteCall(t *testing.T) {
 				h.task("p1", "explorer", "one", "ses_a")
 				h.task("p1", "explorer", "two", "ses_b")
 				h.task("p2", "explorer", "other", "ses_x")
-				h.s.BeginCall(context.Background(), "late", "p1", "explorer", "late", "")
-				h.s.BeginCall(context.Background(), "other", "p2", "explorer", "kept", "")
+				h.s.Tasks().BeginCall(context.Background(), "late", "p1", "explorer", "late", "")
+				h.s.Tasks().BeginCall(context.Background(), "other", "p2", "explorer", "kept", "")
 				h.s.DeleteSession(context.Background(), "p1")
-				h.s.CompleteCall(context.Background(), "late", out("ses_late"))
-				h.s.CompleteCall(context.Background(), "other", out("ses_y"))
+				h.s.Tasks().CompleteCall(context.Background(), "late", out("ses_late"))
+				h.s.Tasks().CompleteCall(context.Background(), "other", out("ses_y"))
 				h.task("p1", "explorer", "new life", "ses_c")
 			},
 			want: map[string][]string{
@@ -436,7 +436,7 @@ func TestCompleteCall(t *testing.T) {
 				assert.Equal(t, want, h.aliases(parent), "parent %q", parent)
 			}
 			st := h.s.Stats()
-			assert.Equal(t, len(h.s.List("")), st.Entries, "Stats.Entries matches List")
+			assert.Equal(t, len(h.s.Tasks().List("")), st.Entries, "Stats.Entries matches List")
 		})
 	}
 }
@@ -458,7 +458,7 @@ func TestResumeAfterContinuation(t *testing.T) {
 	act, id = h.resolve("p1", "explorer", "ses_a")
 	assert.Equal(t, TaskIDReplace, act)
 	assert.Equal(t, "ses_a", id)
-	assert.Len(t, h.s.List("p1"), 1)
+	assert.Len(t, h.s.Tasks().List("p1"), 1)
 }
 
 func TestBeginCallMarksUse(t *testing.T) {
@@ -535,7 +535,7 @@ func TestResumableSessions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, Config{})
 			tt.run(h)
-			assert.Equal(t, tt.want, h.s.ResumableSessions("p1"))
+			assert.Equal(t, tt.want, h.s.Tasks().ResumableSessions("p1"))
 		})
 	}
 }
@@ -546,22 +546,22 @@ func TestList(t *testing.T) {
 	h.task("p2", "oracle", "two", "ses_o")
 	h.task("p1", "explorer", "three", "ses_b")
 
-	all := h.s.List("")
+	all := h.s.Tasks().List("")
 	require.Len(t, all, 3)
 	assert.Equal(t, Entry{Parent: "p1", Agent: "explorer", Alias: "exp-2", TaskID: "ses_b", Label: "three", LastUse: epoch, Run: Run{State: RunCompleted}}, all[0])
 	assert.Equal(t, "ses_o", all[1].TaskID)
 	assert.Equal(t, "ses_a", all[2].TaskID)
 
-	assert.Len(t, h.s.List("p2"), 1)
-	assert.Empty(t, h.s.List("nobody"))
+	assert.Len(t, h.s.Tasks().List("p2"), 1)
+	assert.Empty(t, h.s.Tasks().List("nobody"))
 }
 
 func TestLastUseIsWallClock(t *testing.T) {
 	s := New(Config{})
 	before := time.Now()
-	s.BeginCall(context.Background(), "c", "p1", "explorer", "one", "")
-	s.CompleteCall(context.Background(), "c", out("ses_a"))
-	got := s.List("p1")
+	s.Tasks().BeginCall(context.Background(), "c", "p1", "explorer", "one", "")
+	s.Tasks().CompleteCall(context.Background(), "c", out("ses_a"))
+	got := s.Tasks().List("p1")
 	require.Len(t, got, 1)
 	assert.False(t, got[0].LastUse.Before(before))
 	assert.False(t, got[0].LastUse.After(time.Now()))
@@ -626,21 +626,21 @@ func TestFrozenBlock(t *testing.T) {
 		compute := func(text string) func() string {
 			return func() string { calls++; return text }
 		}
-		first := s.FrozenBlock(context.Background(), "p1", "m1", compute("### Resumable Sessions\n- explorer: exp-1 é\u00a0x"))
-		again := s.FrozenBlock(context.Background(), "p1", "m1", compute("something else"))
+		first := s.Frozen().Block(context.Background(), "p1", "m1", compute("### Resumable Sessions\n- explorer: exp-1 é\u00a0x"))
+		again := s.Frozen().Block(context.Background(), "p1", "m1", compute("something else"))
 		assert.Equal(t, first, again)
 		assert.Equal(t, 1, calls)
 
-		assert.Equal(t, "other", s.FrozenBlock(context.Background(), "p1", "m2", compute("other")))
-		assert.Equal(t, "elsewhere", s.FrozenBlock(context.Background(), "p2", "m1", compute("elsewhere")))
+		assert.Equal(t, "other", s.Frozen().Block(context.Background(), "p1", "m2", compute("other")))
+		assert.Equal(t, "elsewhere", s.Frozen().Block(context.Background(), "p2", "m1", compute("elsewhere")))
 		assert.Equal(t, 3, calls)
 		assert.Equal(t, 3, s.Stats().FrozenBlocks)
 	})
 
 	t.Run("an empty block is frozen too", func(t *testing.T) {
 		s := newTestStore(Config{})
-		assert.Equal(t, "", s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "" }))
-		assert.Equal(t, "", s.FrozenBlock(context.Background(), "p1", "m1", func() string {
+		assert.Equal(t, "", s.Frozen().Block(context.Background(), "p1", "m1", func() string { return "" }))
+		assert.Equal(t, "", s.Frozen().Block(context.Background(), "p1", "m1", func() string {
 			t.Fatal("compute called again")
 			return "x"
 		}))
@@ -649,53 +649,53 @@ func TestFrozenBlock(t *testing.T) {
 	t.Run("compute may read the store", func(t *testing.T) {
 		h := newHarness(t, Config{})
 		h.task("p1", "explorer", "one", "ses_a")
-		got := h.s.FrozenBlock(context.Background(), "p1", "m1", func() string {
-			return fmt.Sprint(h.s.ResumableSessions("p1"))
+		got := h.s.Frozen().Block(context.Background(), "p1", "m1", func() string {
+			return fmt.Sprint(h.s.Tasks().ResumableSessions("p1"))
 		})
 		assert.Equal(t, "[{explorer [{exp-1 one}]}]", got)
 		h.task("p1", "explorer", "two", "ses_b")
-		assert.Equal(t, got, h.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "changed" }))
+		assert.Equal(t, got, h.s.Frozen().Block(context.Background(), "p1", "m1", func() string { return "changed" }))
 	})
 
 	t.Run("cleared on delete", func(t *testing.T) {
 		s := newTestStore(Config{})
-		s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "old" })
-		s.FrozenBlock(context.Background(), "p2", "m1", func() string { return "kept" })
+		s.Frozen().Block(context.Background(), "p1", "m1", func() string { return "old" })
+		s.Frozen().Block(context.Background(), "p2", "m1", func() string { return "kept" })
 		s.DeleteSession(context.Background(), "p1")
 		assert.Equal(t, 1, s.Stats().FrozenBlocks)
-		assert.Equal(t, "new", s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "new" }))
-		assert.Equal(t, "kept", s.FrozenBlock(context.Background(), "p2", "m1", func() string { return "x" }))
+		assert.Equal(t, "new", s.Frozen().Block(context.Background(), "p1", "m1", func() string { return "new" }))
+		assert.Equal(t, "kept", s.Frozen().Block(context.Background(), "p2", "m1", func() string { return "x" }))
 	})
 
 	t.Run("a full session freezes no more and keeps every earlier block", func(t *testing.T) {
 		s := newTestStore(Config{})
 		for i := 0; i < MaxFrozenBlocksPerSession; i++ {
-			s.FrozenBlock(context.Background(), "p1", "m"+strconv.Itoa(i), func() string { return "b" + strconv.Itoa(i) })
+			s.Frozen().Block(context.Background(), "p1", "m"+strconv.Itoa(i), func() string { return "b" + strconv.Itoa(i) })
 		}
 		over := "m" + strconv.Itoa(MaxFrozenBlocksPerSession)
-		assert.Equal(t, "", s.FrozenBlock(context.Background(), "p1", over, func() string { return "new" }), "beyond the bound: no block")
-		assert.Equal(t, "", s.FrozenBlock(context.Background(), "p1", over, func() string { return "new" }), "and none next time either")
+		assert.Equal(t, "", s.Frozen().Block(context.Background(), "p1", over, func() string { return "new" }), "beyond the bound: no block")
+		assert.Equal(t, "", s.Frozen().Block(context.Background(), "p1", over, func() string { return "new" }), "and none next time either")
 		assert.Equal(t, MaxFrozenBlocksPerSession, s.Stats().FrozenBlocks)
-		assert.Equal(t, "b0", s.FrozenBlock(context.Background(), "p1", "m0", func() string { return "x" }), "the first message keeps its bytes")
-		assert.Equal(t, "b255", s.FrozenBlock(context.Background(), "p1", "m255", func() string { return "x" }))
+		assert.Equal(t, "b0", s.Frozen().Block(context.Background(), "p1", "m0", func() string { return "x" }), "the first message keeps its bytes")
+		assert.Equal(t, "b255", s.Frozen().Block(context.Background(), "p1", "m255", func() string { return "x" }))
 	})
 
 	t.Run("RetainFrozen drops blocks of messages that left the history", func(t *testing.T) {
 		s := newTestStore(Config{})
 		for i := 0; i < MaxFrozenBlocksPerSession; i++ {
-			s.FrozenBlock(context.Background(), "p1", "m"+strconv.Itoa(i), func() string { return "b" + strconv.Itoa(i) })
+			s.Frozen().Block(context.Background(), "p1", "m"+strconv.Itoa(i), func() string { return "b" + strconv.Itoa(i) })
 		}
-		s.FrozenBlock(context.Background(), "p2", "m0", func() string { return "other session" })
+		s.Frozen().Block(context.Background(), "p2", "m0", func() string { return "other session" })
 		c := s.changeCount()
 		// A compaction: only m200 and later are still in p1's history.
-		s.RetainFrozen(context.Background(), "p1", func(id string) bool { n, _ := strconv.Atoi(id[1:]); return n >= 200 })
+		s.Frozen().Retain(context.Background(), "p1", func(id string) bool { n, _ := strconv.Atoi(id[1:]); return n >= 200 })
 		assert.Equal(t, 56+1, s.Stats().FrozenBlocks)
 		assert.Greater(t, s.changeCount(), c, "the state file must learn of it")
-		assert.Equal(t, "b200", s.FrozenBlock(context.Background(), "p1", "m200", func() string { return "x" }))
-		assert.Equal(t, "fresh", s.FrozenBlock(context.Background(), "p1", "m999", func() string { return "fresh" }), "room again")
-		assert.Equal(t, "other session", s.FrozenBlock(context.Background(), "p2", "m0", func() string { return "x" }))
-		s.RetainFrozen(context.Background(), "nobody", func(string) bool { return false }) // unknown session: nothing happens
-		s.RetainFrozen(context.Background(), "p2", func(string) bool { return false })     // below the bound: nothing happens
+		assert.Equal(t, "b200", s.Frozen().Block(context.Background(), "p1", "m200", func() string { return "x" }))
+		assert.Equal(t, "fresh", s.Frozen().Block(context.Background(), "p1", "m999", func() string { return "fresh" }), "room again")
+		assert.Equal(t, "other session", s.Frozen().Block(context.Background(), "p2", "m0", func() string { return "x" }))
+		s.Frozen().Retain(context.Background(), "nobody", func(string) bool { return false }) // unknown session: nothing happens
+		s.Frozen().Retain(context.Background(), "p2", func(string) bool { return false })     // below the bound: nothing happens
 		assert.Equal(t, 56+2, s.Stats().FrozenBlocks)
 	})
 
@@ -704,12 +704,12 @@ func TestFrozenBlock(t *testing.T) {
 		// the block frozen first is the one every later request sends, so
 		// the late value is dropped and no second block is stored.
 		s := newTestStore(Config{})
-		got := s.FrozenBlock(context.Background(), "p1", "m1", func() string {
-			assert.Equal(t, "first", s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "first" }))
+		got := s.Frozen().Block(context.Background(), "p1", "m1", func() string {
+			assert.Equal(t, "first", s.Frozen().Block(context.Background(), "p1", "m1", func() string { return "first" }))
 			return "second"
 		})
 		assert.Equal(t, "first", got)
-		assert.Equal(t, "first", s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "third" }))
+		assert.Equal(t, "first", s.Frozen().Block(context.Background(), "p1", "m1", func() string { return "third" }))
 		assert.Equal(t, 1, s.Stats().FrozenBlocks)
 		s.mu.Lock()
 		p1, _ := s.parents.list.Get("p1")
@@ -720,12 +720,12 @@ func TestFrozenBlock(t *testing.T) {
 
 	t.Run("go with the parent's eviction", func(t *testing.T) {
 		s := newTestStore(Config{MaxParents: 2})
-		s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "one" })
-		s.FrozenBlock(context.Background(), "p2", "m1", func() string { return "two" })
-		s.FrozenBlock(context.Background(), "p3", "m1", func() string { return "three" })
+		s.Frozen().Block(context.Background(), "p1", "m1", func() string { return "one" })
+		s.Frozen().Block(context.Background(), "p2", "m1", func() string { return "two" })
+		s.Frozen().Block(context.Background(), "p3", "m1", func() string { return "three" })
 		assert.Equal(t, 2, s.Stats().Parents)
 		assert.Equal(t, 2, s.Stats().FrozenBlocks)
-		assert.Equal(t, "again", s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "again" }))
+		assert.Equal(t, "again", s.Frozen().Block(context.Background(), "p1", "m1", func() string { return "again" }))
 	})
 }
 
@@ -738,7 +738,7 @@ func TestDeleteSessionIsAChange(t *testing.T) {
 		id    string
 	}{
 		{"a parent with entries", func(h *harness) { h.task("p1", "explorer", "one", "ses_a") }, "p1"},
-		{"a parent with only a frozen block", func(h *harness) { h.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "b" }) }, "p1"},
+		{"a parent with only a frozen block", func(h *harness) { h.s.Frozen().Block(context.Background(), "p1", "m1", func() string { return "b" }) }, "p1"},
 		{"a child's task session", func(h *harness) { h.task("p1", "explorer", "one", "ses_a") }, "ses_a"},
 		{"a tracked session", func(h *harness) { h.s.Tracked().SetAgent(context.Background(), "s1", "orchestrator") }, "s1"},
 	}
@@ -761,8 +761,8 @@ func TestDeleteSessionIsAChange(t *testing.T) {
 func TestChanges(t *testing.T) {
 	h := newHarness(t, Config{})
 	c0 := h.s.changeCount()
-	h.s.ResumableSessions("p1")
-	h.s.List("")
+	h.s.Tasks().ResumableSessions("p1")
+	h.s.Tasks().List("")
 	h.s.Stats()
 	h.s.Tracked().Agent("s1")
 	h.s.DeleteSession(context.Background(), "nobody")
@@ -775,7 +775,7 @@ func TestChanges(t *testing.T) {
 		{"task remembered", func() { h.task("p1", "explorer", "one", "ses_a") }},
 		{"resume marks use", func() { h.resolve("p1", "explorer", "exp-1") }},
 		{"agent set", func() { h.s.Tracked().SetAgent(context.Background(), "s1", "orchestrator") }},
-		{"block frozen", func() { h.s.FrozenBlock(context.Background(), "p1", "m1", func() string { return "b" }) }},
+		{"block frozen", func() { h.s.Frozen().Block(context.Background(), "p1", "m1", func() string { return "b" }) }},
 		{"session deleted", func() { h.s.DeleteSession(context.Background(), "p1") }},
 	}
 	for _, st := range steps {
@@ -792,12 +792,12 @@ func TestBoundsStayFlat(t *testing.T) {
 		parent := "p" + strconv.Itoa(i%700)
 		agent := []string{"explorer", "oracle", "fixer"}[i%3]
 		c := h.callID()
-		h.s.BeginCall(context.Background(), c, parent, agent, "l", "")
+		h.s.Tasks().BeginCall(context.Background(), c, parent, agent, "l", "")
 		if i%4 != 0 { // some calls never complete
-			h.s.CompleteCall(context.Background(), c, out("ses_"+strconv.Itoa(i)))
+			h.s.Tasks().CompleteCall(context.Background(), c, out("ses_"+strconv.Itoa(i)))
 		}
 		h.s.Tracked().SetAgent(context.Background(), parent, "orchestrator")
-		h.s.FrozenBlock(context.Background(), parent, "m"+strconv.Itoa(i), func() string { return "b" })
+		h.s.Frozen().Block(context.Background(), parent, "m"+strconv.Itoa(i), func() string { return "b" })
 	}
 	st := h.s.Stats()
 	assert.LessOrEqual(t, st.Parents, 50)
@@ -805,7 +805,7 @@ func TestBoundsStayFlat(t *testing.T) {
 	assert.LessOrEqual(t, st.PendingCalls, 10)
 	assert.LessOrEqual(t, st.TrackedSessions, 80)
 	assert.LessOrEqual(t, st.FrozenBlocks, 50*MaxFrozenBlocksPerSession)
-	assert.Equal(t, st.Entries, len(h.s.List("")))
+	assert.Equal(t, st.Entries, len(h.s.Tasks().List("")))
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
 	n := 0
@@ -820,12 +820,12 @@ func TestAgentsPerParentBounded(t *testing.T) {
 	for i := 0; i < MaxAgentsPerParent+10; i++ {
 		h.task("p1", "agent"+strconv.Itoa(i), "l", "ses_"+strconv.Itoa(i))
 	}
-	block := h.s.ResumableSessions("p1")
+	block := h.s.Tasks().ResumableSessions("p1")
 	assert.Len(t, block, MaxAgentsPerParent)
 	assert.Equal(t, "agent"+strconv.Itoa(MaxAgentsPerParent+9), block[0].Agent)
 	// The forgotten agent's counter stays: its next alias is new.
 	h.task("p1", "agent0", "l", "ses_new")
-	assert.Equal(t, "agent0-2", h.s.List("p1")[0].Alias)
+	assert.Equal(t, "agent0-2", h.s.Tasks().List("p1")[0].Alias)
 }
 
 func TestAliasPrefixesPerParentBounded(t *testing.T) {
@@ -839,7 +839,7 @@ func TestAliasPrefixesPerParentBounded(t *testing.T) {
 	h.s.mu.Unlock()
 	// A known prefix still gets new aliases.
 	h.task("p1", "agent1", "l", "ses_x")
-	assert.Equal(t, "agent1-2", h.s.List("p1")[0].Alias)
+	assert.Equal(t, "agent1-2", h.s.Tasks().List("p1")[0].Alias)
 }
 
 func TestConcurrentUse(t *testing.T) {
@@ -852,15 +852,15 @@ func TestConcurrentUse(t *testing.T) {
 			for i := 0; i < 2000; i++ {
 				parent := "p" + strconv.Itoa((g*7+i)%40)
 				c := fmt.Sprintf("c%d_%d", g, i)
-				s.BeginCall(context.Background(), c, parent, "explorer", "l", "exp-1")
-				s.CompleteCall(context.Background(), c, out(fmt.Sprintf("ses_%d_%d", g, i%5)))
+				s.Tasks().BeginCall(context.Background(), c, parent, "explorer", "l", "exp-1")
+				s.Tasks().CompleteCall(context.Background(), c, out(fmt.Sprintf("ses_%d_%d", g, i%5)))
 				s.Tracked().SetAgent(context.Background(), parent, "orchestrator")
 				s.Tracked().Agent(parent)
-				s.FrozenBlock(context.Background(), parent, "m"+strconv.Itoa(i%3), func() string { return fmt.Sprint(s.ResumableSessions(parent)) })
+				s.Frozen().Block(context.Background(), parent, "m"+strconv.Itoa(i%3), func() string { return fmt.Sprint(s.Tasks().ResumableSessions(parent)) })
 				if i%50 == 0 {
 					s.DeleteSession(context.Background(), parent)
 				}
-				s.List("")
+				s.Tasks().List("")
 				s.Stats()
 			}
 		}(g)
@@ -868,7 +868,7 @@ func TestConcurrentUse(t *testing.T) {
 	wg.Wait()
 	st := s.Stats()
 	assert.LessOrEqual(t, st.Parents, 20)
-	assert.Equal(t, st.Entries, len(s.List("")))
+	assert.Equal(t, st.Entries, len(s.Tasks().List("")))
 }
 
 // BenchmarkStoreMixed creates, resumes and deletes task sessions across
@@ -889,16 +889,16 @@ func BenchmarkStoreMixed(b *testing.B) {
 		c := "call_" + strconv.Itoa(i)
 		switch i % 10 {
 		case 0, 1, 2, 3: // fresh task
-			s.BeginCall(context.Background(), c, parent, agent, "label", "")
-			s.CompleteCall(context.Background(), c, out("ses_child_"+strconv.Itoa(i)))
+			s.Tasks().BeginCall(context.Background(), c, parent, agent, "label", "")
+			s.Tasks().CompleteCall(context.Background(), c, out("ses_child_"+strconv.Itoa(i)))
 		case 4, 5, 6: // resume by alias
-			if act, id := s.BeginCall(context.Background(), c, parent, agent, "label", "exp-1"); act == TaskIDReplace {
-				s.CompleteCall(context.Background(), c, out(id))
+			if act, id := s.Tasks().BeginCall(context.Background(), c, parent, agent, "label", "exp-1"); act == TaskIDReplace {
+				s.Tasks().CompleteCall(context.Background(), c, out(id))
 			} else {
-				s.CompleteCall(context.Background(), c, out("ses_child_"+strconv.Itoa(i)))
+				s.Tasks().CompleteCall(context.Background(), c, out("ses_child_"+strconv.Itoa(i)))
 			}
 		case 7:
-			s.ResumableSessions(parent)
+			s.Tasks().ResumableSessions(parent)
 		case 8:
 			s.Tracked().SetAgent(context.Background(), parent, "orchestrator")
 		case 9:

@@ -24,8 +24,8 @@ func stateWith(t *testing.T, n int) []byte {
 	s := sessions.New(sessions.Config{MaxSessionsPerAgent: 100})
 	for i := 1; i <= n; i++ {
 		id := "call_" + strconv.Itoa(i)
-		s.BeginCall(context.Background(), id, "ses_parent", "explorer", "task "+strconv.Itoa(i), "")
-		s.CompleteCall(context.Background(), id, core.TaskOutcome{TaskID: "ses_child_" + strconv.Itoa(i)})
+		s.Tasks().BeginCall(context.Background(), id, "ses_parent", "explorer", "task "+strconv.Itoa(i), "")
+		s.Tasks().CompleteCall(context.Background(), id, core.TaskOutcome{TaskID: "ses_child_" + strconv.Itoa(i)})
 	}
 	data, err := s.Snapshot()
 	require.NoError(t, err)

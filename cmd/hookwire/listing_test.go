@@ -133,11 +133,11 @@ func BenchmarkListing100k(b *testing.B) {
 		b.ReportMetric(float64(p)/(1<<20), "MiB-peak")
 	}
 	b.Run("serve-list-whole-before", func(b *testing.B) {
-		peak(b, func() { require.Len(b, st.List(""), 100_000) })
+		peak(b, func() { require.Len(b, st.Tasks().List(""), 100_000) })
 	})
 	b.Run("serve-list-first-page", func(b *testing.B) {
 		peak(b, func() {
-			page, err := st.Page(context.Background(), "", "", 0)
+			page, err := st.Tasks().Page(context.Background(), "", "", 0)
 			require.NoError(b, err)
 			require.Len(b, page.Entries, sessions.DefaultListLimit)
 		})
@@ -146,7 +146,7 @@ func BenchmarkListing100k(b *testing.B) {
 		peak(b, func() {
 			n := 0
 			for cursor := ""; ; {
-				page, err := st.Page(context.Background(), "", cursor, sessions.MaxListLimit)
+				page, err := st.Tasks().Page(context.Background(), "", cursor, sessions.MaxListLimit)
 				require.NoError(b, err)
 				n += len(page.Entries)
 				if cursor = page.Next; cursor == "" {
