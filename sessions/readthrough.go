@@ -36,22 +36,44 @@ func (s *Store) cached(id string) *parentState {
 	if ok {
 		s.parents.drop(p)
 	}
-	p, err = s.readParent(id, rev)
+	// Read through: the row, at revision rev, becomes the cache's most
+	// recently active parent; the cache's bounds then apply.
+	rec, err := d.b.Parents.Read(d.ctx, id)
 	if err != nil {
 		d.fail(err)
 		return nil
 	}
+	rec.ID = id
+	d.loading = true
+	p, top, err := s.parents.loadRecord(rec, s.cfg.MaxSessionsPerAgent)
+	d.loading = false
+	if err != nil {
+		d.fail(err)
+		return nil
+	}
+	s.clock = max(s.clock, top)
+	p.rev, p.epoch = rev, d.epoch
+	s.parents.evict(s.cfg.MaxParents)
 	return p
 }
 
-// readParent reads parent id, at revision rev, into the cache as its most
-// recently active parent; the cache's bounds then apply.
-func (s *Store) readParent(id string, rev int64) (*parentState, error) {
-	d := s.db
-	rec, err := d.b.Parents.Read(d.ctx, id)
+// loadRecord loads a parent's row as the book's most recently active
+// parent (checked as a state file's would be: a damaged row is an error
+// and loads nothing); it returns the highest tick of the entries kept.
+func (b *parentBook) loadRecord(rec ParentRecord, maxPerAgent int) (*parentState, uint64, error) {
+	p, top, err := b.load(recordParent(rec), maxPerAgent, false)
 	if err != nil {
-		return nil, err
+		b.drop(p)
+		return nil, 0, err
 	}
+	b.list.Touch(p.id)
+	return p, top, nil
+}
+
+// recordParent is rec in the state file's form, which the parents book
+// loads (checking it as it would a file's).
+func recordParent(rec ParentRecord) *snapshotParent {
+	id := rec.ID
 	sp := snapshotParent{ID: id, Counters: make(map[string]json.RawMessage, len(rec.Counters))}
 	for _, e := range rec.Entries {
 		se := snapshotEntry{Agent: e.Agent, Alias: e.Alias, TaskID: e.TaskID, Label: e.Label, LastUse: e.LastUse, Use: uint64(max(e.Tick, 0))}
@@ -66,18 +88,7 @@ func (s *Store) readParent(id string, rev int64) (*parentState, error) {
 	for _, f := range rec.Frozen {
 		sp.Frozen = append(sp.Frozen, snapshotFrozen{MessageID: f.MessageID, Block: f.Block})
 	}
-
-	d.loading = true
-	defer func() { d.loading = false }()
-	p, err := s.loadParent(&sp)
-	if err != nil {
-		s.parents.drop(p)
-		return nil, err
-	}
-	p.rev, p.epoch = rev, d.epoch
-	s.parents.list.Touch(id)
-	s.parents.evict(s.cfg.MaxParents)
-	return p, nil
+	return &sp
 }
 
 // cachedAgent is cached for a tracked session; the caller holds mu.

@@ -290,11 +290,13 @@ func (s *Store) decode(ctx context.Context, r io.Reader) error {
 			}
 			s.clock = max(s.clock, clock)
 		case "parents":
-			if err := s.decodeParents(ctx, dec); err != nil {
+			top, err := s.parents.decode(ctx, dec, s.cfg)
+			if err != nil {
 				return err
 			}
+			s.clock = max(s.clock, top)
 		case "sessionAgents":
-			if err := s.decodeSessionAgents(ctx, dec); err != nil {
+			if err := s.tracked.decode(ctx, dec, s.cfg.MaxTrackedSessions); err != nil {
 				return err
 			}
 		case "health":
@@ -332,7 +334,7 @@ func (s *Store) decode(ctx context.Context, r io.Reader) error {
 	if version == nil {
 		return errors.New("no format version")
 	}
-	s.repairClock()
+	s.clock = s.parents.renumber(s.clock)
 	s.enforceBudget()
 	return nil
 }
@@ -348,54 +350,57 @@ func expectDelim(dec *json.Decoder, want json.Delim) error {
 	return nil
 }
 
-// decodeParents reads the parents array, most recently active first,
-// keeping parents while they fit MaxParents and the byte budget.
-func (s *Store) decodeParents(ctx context.Context, dec *json.Decoder) error {
+// decode reads a state file's parents array, most recently active first,
+// into the empty book, keeping parents while they fit cfg's MaxParents and
+// byte budget; it returns the highest tick of the entries kept.
+func (b *parentBook) decode(ctx context.Context, dec *json.Decoder, cfg Config) (uint64, error) {
 	if err := expectDelim(dec, '['); err != nil {
-		return err
+		return 0, err
 	}
+	var clock uint64
 	full := false
 	ids := make(map[string]bool)
 	for dec.More() {
 		if err := ctx.Err(); err != nil {
-			return err
+			return 0, err
 		}
 		if full {
 			var skip struct{}
 			if err := dec.Decode(&skip); err != nil {
-				return err
+				return 0, err
 			}
 			continue
 		}
 		var sp snapshotParent
 		if err := dec.Decode(&sp); err != nil {
-			return err
+			return 0, err
 		}
 		if ids[sp.ID] {
-			return fmt.Errorf("parent %q listed twice", cutBytes(sp.ID, MaxIDBytes))
+			return 0, fmt.Errorf("parent %q listed twice", cutBytes(sp.ID, MaxIDBytes))
 		}
 		ids[sp.ID] = true
 		if len(sp.ID) > MaxIDBytes {
 			continue
 		}
-		p, err := s.loadParent(&sp)
+		p, top, err := b.load(&sp, cfg.MaxSessionsPerAgent, false)
 		if err != nil {
-			return fmt.Errorf("parent %q: %w", sp.ID, err)
+			return 0, fmt.Errorf("parent %q: %w", sp.ID, err)
 		}
-		if s.parents.bytes > s.cfg.MaxStateBytes && s.parents.list.Len() > 1 {
-			s.parents.drop(p) // it and all older ones are beyond the budget
+		clock = max(clock, top)
+		if b.bytes > cfg.MaxStateBytes && b.list.Len() > 1 {
+			b.drop(p) // it and all older ones are beyond the budget
 			full = true
 		}
-		if s.parents.list.Len() >= s.cfg.MaxParents {
+		if b.list.Len() >= cfg.MaxParents {
 			full = true
 		}
 	}
-	return expectDelim(dec, ']')
+	return clock, expectDelim(dec, ']')
 }
 
-// decodeSessionAgents reads the sessions' agents, most recently active
-// first, keeping MaxTrackedSessions of them.
-func (s *Store) decodeSessionAgents(ctx context.Context, dec *json.Decoder) error {
+// decode reads a state file's sessions' agents, most recently active
+// first, into the empty book, keeping max of them.
+func (b *trackedBook) decode(ctx context.Context, dec *json.Decoder, max int) error {
 	if err := expectDelim(dec, '['); err != nil {
 		return err
 	}
@@ -409,10 +414,10 @@ func (s *Store) decodeSessionAgents(ctx context.Context, dec *json.Decoder) erro
 		if err := dec.Decode(&sa); err != nil {
 			return err
 		}
-		if s.tracked.list.Len() >= s.cfg.MaxTrackedSessions || len(sa.Session) > MaxIDBytes || len(sa.Agent) > MaxAgentNameBytes {
+		if b.list.Len() >= max || len(sa.Session) > MaxIDBytes || len(sa.Agent) > MaxAgentNameBytes {
 			continue
 		}
-		if s.tracked.list.Has(sa.Session) {
+		if b.list.Has(sa.Session) {
 			return fmt.Errorf("session %q's agent listed twice", sa.Session)
 		}
 		parent, running := sa.Parent, sa.Running
@@ -422,22 +427,25 @@ func (s *Store) decodeSessionAgents(ctx context.Context, dec *json.Decoder) erro
 		if len(running) > MaxModelBytes {
 			running = ""
 		}
-		s.tracked.track(&sessionAgent{session: sa.Session, agent: sa.Agent, model: restoredModel(sa.Model),
+		b.track(&sessionAgent{session: sa.Session, agent: sa.Agent, model: restoredModel(sa.Model),
 			parent: parent, running: running, switches: restoredSwitches(sa.Switches)}, true)
 	}
 	return expectDelim(dec, ']')
 }
 
-// loadParent adds sp as the least recently active parent.
-func (s *Store) loadParent(sp *snapshotParent) (*parentState, error) {
+// load adds sp as the least recently active parent, keeping maxPerAgent
+// entries an agent; written says its frozen blocks are to be written (a
+// state file imported into a database, not a row read from one). It
+// returns the highest tick of the entries kept.
+func (b *parentBook) load(sp *snapshotParent, maxPerAgent int, written bool) (*parentState, uint64, error) {
 	p := &parentState{id: sp.ID, counters: make(map[string]int), agents: make(map[string]*agentState)}
-	s.parents.list.PushBack(sp.ID, p)
-	s.parents.addBytes(p, parentCost(sp.ID))
-	highest, err := s.loadEntries(p, sp.Entries)
+	b.list.PushBack(sp.ID, p)
+	b.addBytes(p, parentCost(sp.ID))
+	highest, top, err := b.loadEntries(p, sp.Entries, maxPerAgent)
 	if err != nil {
-		return p, err
+		return p, 0, err
 	}
-	s.loadCounters(p, sp.Counters, highest)
+	b.loadCounters(p, sp.Counters, highest)
 	// Oldest first, up to the bound, as FrozenBlock would have kept them.
 	for j := len(sp.Frozen) - 1; j >= 0; j-- {
 		if frozenFull(p) {
@@ -448,15 +456,15 @@ func (s *Store) loadParent(sp *snapshotParent) (*parentState, error) {
 			continue
 		}
 		if p.frozen != nil && p.frozen.Has(fb.MessageID) {
-			return p, fmt.Errorf("frozen block for message %q listed twice", fb.MessageID)
+			return p, 0, fmt.Errorf("frozen block for message %q listed twice", fb.MessageID)
 		}
 		text := fb.Block
 		if len(text) > MaxFrozenBlockBytes {
 			text = "" // as FrozenBlock freezes an oversized block
 		}
-		s.parents.freeze(p, fb.MessageID, text, s.db != nil && !s.db.loading)
+		b.freeze(p, fb.MessageID, text, written)
 	}
-	return p, nil
+	return p, top, nil
 }
 
 // loadEntries adds entries, newest first, keeping what the bounds allow:
@@ -464,17 +472,19 @@ func (s *Store) loadParent(sp *snapshotParent) (*parentState, error) {
 // agents first appear among the entries sorted newest first) and each
 // one's MaxSessionsPerAgent newest entries. One pass after the sort: time
 // is linear in the entries however many agents they name. It returns the
-// highest alias number per prefix among all entries, kept or not.
-func (s *Store) loadEntries(p *parentState, entries []snapshotEntry) (map[string]int, error) {
+// highest alias number per prefix among all entries, kept or not, and the
+// highest tick among those kept.
+func (b *parentBook) loadEntries(p *parentState, entries []snapshotEntry, maxPerAgent int) (map[string]int, uint64, error) {
+	var top uint64
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Use > entries[j].Use })
 	aliases := make(map[string]bool, len(entries))
 	highest := make(map[string]int)
 	for i, se := range entries {
 		if se.Agent == "" || se.Alias == "" || se.TaskID == "" {
-			return nil, fmt.Errorf("entry %d: agent, alias and taskId must not be empty", i)
+			return nil, 0, fmt.Errorf("entry %d: agent, alias and taskId must not be empty", i)
 		}
 		if aliases[se.Alias] {
-			return nil, fmt.Errorf("alias %q listed twice", cutBytes(se.Alias, MaxIDBytes))
+			return nil, 0, fmt.Errorf("alias %q listed twice", cutBytes(se.Alias, MaxIDBytes))
 		}
 		aliases[se.Alias] = true
 		if prefix, n, ok := splitAlias(se.Alias); ok {
@@ -488,20 +498,20 @@ func (s *Store) loadEntries(p *parentState, entries []snapshotEntry) (map[string
 			if len(p.agents) >= MaxAgentsPerParent {
 				continue // an older agent than all those kept
 			}
-			a = s.parents.newAgent(p, se.Agent)
+			a = b.newAgent(p, se.Agent)
 		}
 		if a.byTask[se.TaskID] != nil {
-			return nil, fmt.Errorf("agent %q: task %q listed twice", se.Agent, se.TaskID)
+			return nil, 0, fmt.Errorf("agent %q: task %q listed twice", se.Agent, se.TaskID)
 		}
-		if a.entries.Len() >= s.cfg.MaxSessionsPerAgent {
+		if a.entries.Len() >= maxPerAgent {
 			continue
 		}
-		s.clock = max(s.clock, se.Use)
+		top = max(top, se.Use)
 		e := &entry{parent: p, agent: a, alias: se.Alias, taskID: se.TaskID,
 			label: cutBytes(se.Label, MaxLabelBytes), lastUse: se.LastUse, tick: se.Use, run: loadRun(&se)}
-		s.parents.link(e) // sorted newest first: PushBack keeps the order
+		b.link(e) // sorted newest first: PushBack keeps the order
 	}
-	return highest, nil
+	return highest, top, nil
 }
 
 // saveRun is r as a state file keeps it: nil for a plain completed run.
@@ -533,10 +543,10 @@ func loadRun(se *snapshotEntry) Run {
 // (highest), and one that is not an integer in [0, MaxAliasCounter] is
 // recomputed from those entries. The prefixes of kept entries are always
 // kept; others follow in name order within MaxAliasPrefixesPerParent.
-func (s *Store) loadCounters(p *parentState, counters map[string]json.RawMessage, highest map[string]int) {
+func (b *parentBook) loadCounters(p *parentState, counters map[string]json.RawMessage, highest map[string]int) {
 	set := func(prefix string, n int) {
 		if _, had := p.counters[prefix]; !had {
-			s.parents.addBytes(p, counterCost(prefix))
+			b.addBytes(p, counterCost(prefix))
 		}
 		p.counters[prefix] = n
 	}
@@ -584,14 +594,15 @@ func counterValue(num json.RawMessage) (int, bool) {
 // where s.clock++ would wrap around.
 const maxClock = 1 << 62
 
-// repairClock renumbers the entries' ticks 1..n in their order if the
-// clock read from a file is beyond maxClock, so it never wraps around.
-func (s *Store) repairClock() {
-	if s.clock <= maxClock {
-		return
+// renumber renumbers the entries' ticks 1..n in their order if clock,
+// read from a file, is beyond maxClock, so it never wraps around; it
+// returns the clock to go on from.
+func (b *parentBook) renumber(clock uint64) uint64 {
+	if clock <= maxClock {
+		return clock
 	}
 	var all []*entry
-	for _, p := range s.parents.list.All() {
+	for _, p := range b.list.All() {
 		for _, a := range p.agents {
 			for _, e := range a.entries.All() {
 				all = append(all, e)
@@ -602,7 +613,7 @@ func (s *Store) repairClock() {
 	for i, e := range all {
 		e.tick = uint64(i + 1)
 	}
-	s.clock = uint64(len(all))
+	return uint64(len(all))
 }
 
 // splitAlias splits "<prefix>-<n>" with 1 <= n <= MaxAliasCounter; the
