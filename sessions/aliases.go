@@ -96,7 +96,7 @@ func (t Tasks) BeginCall(ctx context.Context, callID, parent, agent, label, requ
 				e = a.byTask[requested]
 			}
 			if e != nil {
-				s.parents.use(e, e.label, s.tick(), s.now())
+				s.parents.use(e, e.label, s.tick(), s.cfg.Now())
 				s.calls.setResumes(pc, e.taskID)
 				if recorded {
 					// Only a recorded call has an outcome that ends the run.
@@ -134,7 +134,7 @@ func (t Tasks) CompleteCall(ctx context.Context, callID string, out core.TaskOut
 			if e := lookup(s.cached(pc.parent), pc.agent, pc.resumes); e != nil {
 				if out.SessionNotFound {
 					s.parents.forget(e)
-					s.changed()
+					s.changes++
 				} else {
 					s.parents.setRun(e, Run{State: RunError}) // the output names no session: the run failed
 				}
@@ -150,7 +150,7 @@ func (t Tasks) CompleteCall(ctx context.Context, callID string, out core.TaskOut
 			if cur := lookup(s.cached(pc.parent), pc.agent, id); cur != nil {
 				s.parents.forget(pred)
 				s.parents.list.Touch(cur.parent.id)
-				s.parents.use(cur, pc.label, s.tick(), s.now())
+				s.parents.use(cur, pc.label, s.tick(), s.cfg.Now())
 				e = cur
 			} else {
 				s.parents.list.Touch(pred.parent.id)
@@ -159,7 +159,7 @@ func (t Tasks) CompleteCall(ctx context.Context, callID string, out core.TaskOut
 				// this call's description says, so its label is this
 				// call's (issue 42 item 5), not the predecessor's.
 				s.parents.relabel(pred, pc.label)
-				s.parents.use(pred, pc.label, s.tick(), s.now())
+				s.parents.use(pred, pc.label, s.tick(), s.cfg.Now())
 				e = pred
 			}
 		}
@@ -209,7 +209,7 @@ func (t Tasks) remember(pc *pendingCall, id string) *entry {
 	a := p.agents[pc.agent]
 	if a != nil {
 		if e := a.byTask[id]; e != nil {
-			s.parents.use(e, pc.label, s.tick(), s.now())
+			s.parents.use(e, pc.label, s.tick(), s.cfg.Now())
 			return e
 		}
 	}
@@ -238,7 +238,7 @@ func (t Tasks) remember(pc *pendingCall, id string) *entry {
 		d.provisional = append(d.provisional, e)
 	}
 	s.parents.link(e)
-	s.parents.use(e, pc.label, s.tick(), s.now())
+	s.parents.use(e, pc.label, s.tick(), s.cfg.Now())
 	s.parents.trimAgent(a, s.cfg.MaxSessionsPerAgent)
 	s.parents.trimAgents(p)
 	return e
@@ -256,7 +256,7 @@ func (t Tasks) ResumableSessions(parent string) []core.BlockAgent {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.refresh()
+	s.db.refresh()
 	p := s.cached(parent)
 	if p == nil {
 		return nil
@@ -289,7 +289,7 @@ func (t Tasks) ResumeName(parent, taskID string) (name, agent string) {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.refresh()
+	s.db.refresh()
 	p := s.cached(parent)
 	if p == nil {
 		return taskID, ""
@@ -351,6 +351,6 @@ func (t Tasks) ForgetAlias(ctx context.Context, alias, parent string) int {
 			}
 		}
 	}
-	s.changed()
+	s.changes++
 	return n
 }

@@ -199,8 +199,7 @@ func (s *Store) BeginRequest() (end func()) {
 }
 
 // refresh notices other processes' commits; the caller holds mu.
-func (s *Store) refresh() {
-	d := s.db
+func (d *backing) refresh() {
 	if d == nil {
 		return
 	}
@@ -229,16 +228,16 @@ func (s *Store) begin() {
 		return
 	}
 	if d.readOnly {
-		s.refresh()
+		s.db.refresh()
 		return
 	}
 	if err := d.b.Tx.BeginWrite(d.ctx); err != nil {
 		d.fail(err)
-		s.refresh()
+		s.db.refresh()
 		return
 	}
 	d.inTx = true
-	s.refresh()
+	s.db.refresh()
 	seq, clock, err := d.b.Tx.SeqClock(d.ctx)
 	if err != nil {
 		d.fail(err)
@@ -282,7 +281,7 @@ func (s *Store) takeUnwritten() error {
 			// so each is remembered again in that version, under the
 			// alias it has free (issue 39 item 7: the alias was shown
 			// and then given by the other process to its own child).
-			mine := s.provisionalOf(p)
+			mine := d.provisionalOf(p, s.parents.holds)
 			p.epoch, p.newFrozen, p.goneFrozen = 0, nil, nil
 			s.parents.drop(p)
 			for _, e := range mine {
@@ -318,10 +317,10 @@ func (s *Store) takeUnwritten() error {
 
 // provisionalOf lists p's provisional entries, oldest use first (so that
 // remembered again they keep their order).
-func (s *Store) provisionalOf(p *parentState) []*entry {
+func (d *backing) provisionalOf(p *parentState, holds func(*entry) bool) []*entry {
 	var out []*entry
-	for _, e := range s.db.provisional {
-		if e.parent == p && s.parents.holds(e) {
+	for _, e := range d.provisional {
+		if e.parent == p && holds(e) {
 			out = append(out, e)
 		}
 	}
@@ -369,16 +368,15 @@ func (s *Store) finish() {
 		sa.rev, sa.epoch = d.seq, d.epoch
 	}
 	d.dirtyParents, d.dirtyTracked, d.deleted, d.untracked = d.dirtyParents[:0], d.dirtyTracked[:0], nil, nil
-	s.settleProvisional()
+	d.settleProvisional(s.parents.holds)
 }
 
 // settleProvisional ends the provisional state of the entries now
 // written, and forgets the ones no longer held; the caller holds mu.
-func (s *Store) settleProvisional() {
-	d := s.db
+func (d *backing) settleProvisional(holds func(*entry) bool) {
 	keep := d.provisional[:0]
 	for _, e := range d.provisional {
-		if !s.parents.holds(e) {
+		if !holds(e) {
 			continue
 		}
 		if e.parent.unwritten || e.parent.dirty {
@@ -558,7 +556,7 @@ func (s *Store) write() error {
 		}
 	}
 	for _, p := range d.dirtyParents {
-		if err := b.Parents.Write(ctx, s.parentRecord(p, d.seq)); err != nil {
+		if err := b.Parents.Write(ctx, d.parentRecord(p, d.seq)); err != nil {
 			return err
 		}
 	}
@@ -587,7 +585,7 @@ func (s *Store) write() error {
 // entries and counters, and the frozen blocks made (each numbered from
 // the transaction's sequence, the oldest first: seq grows with recency)
 // or dropped since it was last written.
-func (s *Store) parentRecord(p *parentState, seq int64) ParentRecord {
+func (d *backing) parentRecord(p *parentState, seq int64) ParentRecord {
 	rec := ParentRecord{ID: p.id, Rev: seq, Bytes: p.bytes, GoneFrozen: p.goneFrozen}
 	for _, a := range p.agents {
 		for _, e := range a.entries.All() {
@@ -604,8 +602,8 @@ func (s *Store) parentRecord(p *parentState, seq int64) ParentRecord {
 		if !ok {
 			continue
 		}
-		s.db.seq++
-		rec.Frozen = append(rec.Frozen, FrozenRecord{MessageID: id, Block: text, Seq: s.db.seq})
+		d.seq++
+		rec.Frozen = append(rec.Frozen, FrozenRecord{MessageID: id, Block: text, Seq: d.seq})
 	}
 	return rec
 }
@@ -670,7 +668,7 @@ func (s *Store) WriteAll(ctx context.Context, b Backend) error {
 			}
 		}
 		d.seq++
-		if err := b.Parents.Write(ctx, s.parentRecord(p, d.seq)); err != nil {
+		if err := b.Parents.Write(ctx, d.parentRecord(p, d.seq)); err != nil {
 			return err
 		}
 	}

@@ -174,33 +174,30 @@ func pendingCost(pc *pendingCall) int {
 	return pendingOverhead + len(pc.callID) + len(pc.parent) + len(pc.agent) + len(pc.prefix) + len(pc.label) + len(pc.resumes)
 }
 
-// bytes is what the budget counts; the caller holds mu.
-func (s *Store) bytes() int { return s.parents.bytes + s.tracked.bytes + s.calls.bytes }
-
 // enforceBudget forgets the least recently used items until the store fits
 // Config.MaxStateBytes: the least recently active parent while the parents
 // hold the most bytes (never the most recently active one, which the
 // current request uses), else the least recently active tracked session or
 // the oldest pending call, whichever kind holds more. The caller holds mu.
 func (s *Store) enforceBudget() {
-	for s.bytes() > s.cfg.MaxStateBytes {
+	for s.parents.bytes+s.tracked.bytes+s.calls.bytes > s.cfg.MaxStateBytes {
 		parentsFirst := s.parents.list.Len() > 1 && s.parents.bytes >= s.tracked.bytes && s.parents.bytes >= s.calls.bytes
 		switch {
 		case parentsFirst:
 			_, p, _ := s.parents.list.Back()
 			s.parents.drop(p)
-			s.changed()
+			s.changes++
 		case s.tracked.list.Len() > 0 && s.tracked.bytes >= s.calls.bytes:
 			session, _, _ := s.tracked.list.Back()
 			s.tracked.untrack(session)
-			s.changed()
+			s.changes++
 		case s.calls.list.Len() > 0:
 			callID, _, _ := s.calls.list.Back()
 			s.calls.remove(callID)
 		case s.parents.list.Len() > 1:
 			_, p, _ := s.parents.list.Back()
 			s.parents.drop(p)
-			s.changed()
+			s.changes++
 		default:
 			return // one parent alone is over the budget: keep it
 		}

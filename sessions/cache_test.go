@@ -243,9 +243,9 @@ func TestCacheBoundsAndForget(t *testing.T) {
 	assert.Equal(t, int64(MaxBustsPerSession+5), x.BustCount)
 	assert.Equal(t, fmt.Sprintf("a%d", 2*(MaxBustsPerSession+4)+1), x.Busts[MaxBustsPerSession-1].Message)
 
-	before := s.changeCount()
+	before := changeCount(s)
 	s.DeleteSession(context.Background(), "ses_x")
-	assert.Greater(t, s.changeCount(), before)
+	assert.Greater(t, changeCount(s), before)
 	for _, c := range s.PromptCache().List() {
 		assert.NotEqual(t, "ses_x", c.Session)
 	}

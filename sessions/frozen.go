@@ -30,7 +30,7 @@ func (f Frozen) Block(ctx context.Context, session, messageID string, compute fu
 		return ""
 	}
 	s.lock(ctx)
-	s.refresh()
+	s.db.refresh()
 	p := s.parent(session)
 	if text, ok := frozenText(p, messageID); ok {
 		s.release()
@@ -58,7 +58,7 @@ func (f Frozen) Block(ctx context.Context, session, messageID string, compute fu
 		return "" // filled up meanwhile
 	}
 	s.parents.freeze(p, messageID, text, s.db != nil && !s.db.loading)
-	s.changed()
+	s.changes++
 	s.enforceBudget()
 	return text
 }
@@ -87,7 +87,7 @@ func (f Frozen) Retain(ctx context.Context, session string, inHistory func(messa
 	s := f.s
 	s.lock(ctx)
 	defer s.unlock()
-	s.refresh()
+	s.db.refresh()
 	p := s.cached(session)
 	if p == nil || !frozenFull(p) {
 		return
@@ -104,7 +104,7 @@ func (f Frozen) Retain(ctx context.Context, session string, inHistory func(messa
 			}
 			s.parents.frozen--
 			s.parents.addBytes(p, -frozenCost(fb))
-			s.changed()
+			s.changes++
 		}
 	}
 }

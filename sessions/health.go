@@ -135,7 +135,7 @@ func (p ProviderHealth) Set(ctx context.Context, model string, h core.ModelHealt
 			d.fail(err)
 		}
 	}
-	s.changed()
+	s.changes++
 }
 
 // List is every kept model's health, the latest failure first.

@@ -89,7 +89,7 @@ func TestModelDecisionBytes(t *testing.T) {
 				case 3:
 					s.DeleteSession(context.Background(), pick(24))
 				}
-				require.LessOrEqual(t, s.bytes(), budget)
+				require.LessOrEqual(t, storeBytes(s), budget)
 			}
 			assertBytesCounted(t, s)
 		})

@@ -56,7 +56,7 @@ func (c PromptCache) Usage(ctx context.Context, u Usage) (bust *CacheBust, inARo
 	defer s.unlock() // finishes the transaction save begins
 	// The parent and agent as the store knows them now, while the task
 	// runs: its entry may be forgotten later (maxSessionsPerAgent).
-	parent, agent := s.parentAndAgent(u.Session)
+	parent, agent := c.parentAndAgent(u.Session)
 	cs := s.cache.session(u.Session, s.db.loadCache)
 	if parent != "" {
 		cs.Parent = parent
@@ -137,7 +137,7 @@ func (c PromptCache) withParent(f *CacheSession) {
 	if f.Busts == nil {
 		f.Busts = []CacheBust{}
 	}
-	parent, agent := c.s.parentAndAgent(f.Session)
+	parent, agent := c.parentAndAgent(f.Session)
 	if parent != "" {
 		f.Parent = parent
 	}
@@ -182,7 +182,7 @@ func (c PromptCache) save(cs *cacheSession) {
 		return
 	}
 	s.begin()
-	s.db.saveCache(cs.save(), s.now())
+	s.db.saveCache(cs.save(), s.cfg.Now())
 }
 
 // writeAll writes every session's figures into the database the store is
@@ -197,7 +197,7 @@ func (c PromptCache) writeAll() error {
 	if !s.db.writable() {
 		return errors.New("the prompt-cache table cannot be made")
 	}
-	now := s.now()
+	now := s.cfg.Now()
 	i := 0
 	for _, cs := range s.cache.sessions.Backward() {
 		if err := s.db.b.Cache.Write(s.db.ctx, cs.save(), now.Add(time.Duration(i))); err != nil {
@@ -254,4 +254,30 @@ func (d *backing) deleteCache(session string) {
 	if err := d.b.Cache.Delete(d.ctx, session); err != nil {
 		d.fail(err)
 	}
+}
+
+// parentAndAgent is the parent that started session with a task and the
+// agent it runs, as far as the store knows them ("" where not); the
+// caller holds mu.
+func (c PromptCache) parentAndAgent(session string) (parent, agent string) {
+	s := c.s
+	if sa := s.cachedAgent(session); sa != nil {
+		agent, parent = sa.agent, sa.parent // the parent session.created named (tracking.go)
+		if parent != "" {
+			return parent, agent
+		}
+	}
+	for e := range s.parents.byTaskID[session] {
+		parent = e.parent.id
+		if agent == "" {
+			agent = e.agent.name
+		}
+		return parent, agent
+	}
+	if s.db != nil {
+		if ps := s.db.parentsOfTask(session); len(ps) > 0 {
+			parent = ps[0]
+		}
+	}
+	return parent, agent
 }

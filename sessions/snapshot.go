@@ -237,7 +237,7 @@ func (s *Store) RestoreFrom(ctx context.Context, r io.Reader) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.adopt(n)
-	s.changed()
+	s.changes++
 	return nil
 }
 
@@ -247,7 +247,7 @@ func (s *Store) RestoreFrom(ctx context.Context, r io.Reader) error {
 func (s *Store) adopt(n *Store) {
 	s.clock = n.clock
 	s.calls, s.parents, s.tracked, s.health = n.calls, n.parents, n.tracked, n.health
-	s.parents.mark = s.markParent
+	s.parents.mark = func(p *parentState) { s.db.markParent(p) }
 	s.cache.sessions = n.cache.sessions
 }
 

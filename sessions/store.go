@@ -241,15 +241,12 @@ func New(cfg Config) *Store {
 // reset empties every structure; the caller holds mu (or owns s alone).
 func (s *Store) reset() {
 	s.calls = newCallBook()
-	s.parents = newParentBook(s.markParent)
+	// A parent's change goes to the database the store has at the time.
+	s.parents = newParentBook(func(p *parentState) { s.db.markParent(p) })
 	s.tracked = newTrackedBook()
 	s.health = healthBook{}
 	s.cache = newCacheBook()
 }
-
-// markParent is the parents book's mark: the change goes to the database
-// the store has then (backing.markParent).
-func (s *Store) markParent(p *parentState) { s.db.markParent(p) }
 
 // tick is the store's clock's next tick; the caller holds mu.
 func (s *Store) tick() uint64 {
@@ -276,8 +273,6 @@ func (s *Store) parent(id string) *parentState {
 	return p
 }
 
-func (s *Store) changed() { s.changes++ }
-
 // DeleteSession forgets everything about session id (session.deleted): what
 // is remembered under it as a parent (entries, alias counters, frozen
 // blocks), every entry under any parent whose task id it is, the pending
@@ -299,13 +294,13 @@ func (s *Store) DeleteSession(ctx context.Context, id string) {
 	}
 	if p := s.cached(id); p != nil {
 		s.parents.drop(p)
-		s.changed()
+		s.changes++
 	}
 	if set := s.parents.byTaskID[id]; len(set) > 0 {
 		for e := range set {
 			s.parents.forget(e)
 		}
-		s.changed()
+		s.changes++
 	}
 	for callID, pc := range s.calls.list.All() {
 		if pc.parent == id {
@@ -314,7 +309,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) {
 	}
 	if s.tracked.list.Has(id) {
 		s.tracked.untrack(id)
-		s.changed()
+		s.changes++
 	}
 	s.PromptCache().forget(id)
 }
@@ -331,7 +326,7 @@ func (t Tasks) List(parent string) []Entry {
 		}
 		s.db.report(err)
 	}
-	s.refresh()
+	s.db.refresh()
 	var ents []*entry
 	collect := func(p *parentState) {
 		for _, a := range p.agents {
@@ -376,15 +371,6 @@ func (s *Store) Stats() Stats {
 	}
 }
 
-// changeCount counts the mutations of the state Snapshot saves (the
-// tests' check that each one is seen as a change). Marking a parent or
-// session as active without changing what it holds does not count.
-func (s *Store) changeCount() uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.changes + s.parents.changes + s.cache.changes
-}
-
 // keep copies s into an allocation of its own size: a substring of a
 // request's buffer, or a builder's string with spare capacity, would make
 // the store hold more than the budget counts.
@@ -392,32 +378,4 @@ func keep(s string) string { return strings.Clone(s) }
 
 func aliasFor(prefix string, n int) string {
 	return prefix + "-" + strconv.Itoa(n)
-}
-
-// now reads the store's clock (Config.Now).
-func (s *Store) now() time.Time { return s.cfg.Now() }
-
-// parentAndAgent is the parent that started session with a task and the
-// agent it runs, as far as the store knows them ("" where not); the
-// caller holds mu.
-func (s *Store) parentAndAgent(session string) (parent, agent string) {
-	if sa := s.cachedAgent(session); sa != nil {
-		agent, parent = sa.agent, sa.parent // the parent session.created named (tracking.go)
-		if parent != "" {
-			return parent, agent
-		}
-	}
-	for e := range s.parents.byTaskID[session] {
-		parent = e.parent.id
-		if agent == "" {
-			agent = e.agent.name
-		}
-		return parent, agent
-	}
-	if s.db != nil {
-		if ps := s.db.parentsOfTask(session); len(ps) > 0 {
-			parent = ps[0]
-		}
-	}
-	return parent, agent
 }

@@ -18,7 +18,7 @@ func (t Tracked) SetAgent(ctx context.Context, session, agent string) {
 	s := t.s
 	s.lock(ctx)
 	defer s.unlock()
-	s.refresh()
+	s.db.refresh()
 	if len(session) > MaxIDBytes || len(agent) > MaxAgentNameBytes {
 		if s.cachedAgent(session) != nil {
 			s.begin()
@@ -26,7 +26,7 @@ func (t Tracked) SetAgent(ctx context.Context, session, agent string) {
 				s.db.untracked = append(s.db.untracked, session)
 			}
 			s.tracked.untrack(session)
-			s.changed()
+			s.changes++
 		}
 		return
 	}
@@ -40,7 +40,7 @@ func (t Tracked) SetAgent(ctx context.Context, session, agent string) {
 		if sa.agent != agent {
 			s.tracked.change(sa, func(sa *sessionAgent) { sa.agent = keep(agent) })
 			s.db.markTracked(sa)
-			s.changed()
+			s.changes++
 			s.enforceBudget()
 		}
 		return
@@ -49,7 +49,7 @@ func (t Tracked) SetAgent(ctx context.Context, session, agent string) {
 	s.tracked.track(sa, false)
 	s.db.markTracked(sa)
 	s.tracked.evict(s.cfg.MaxTrackedSessions)
-	s.changed()
+	s.changes++
 	s.enforceBudget()
 }
 
@@ -58,7 +58,7 @@ func (t Tracked) Agent(session string) string {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.refresh()
+	s.db.refresh()
 	sa := s.cachedAgent(session)
 	if sa == nil {
 		return ""
@@ -72,7 +72,7 @@ func (t Tracked) Agent(session string) string {
 // holds mu. A session that is not tracked changes nothing.
 func (t Tracked) change(session string, wanted func(*sessionAgent) bool, change func(*sessionAgent)) {
 	s := t.s
-	s.refresh()
+	s.db.refresh()
 	sa := s.cachedAgent(session)
 	if sa == nil || !wanted(sa) {
 		return
@@ -83,7 +83,7 @@ func (t Tracked) change(session string, wanted func(*sessionAgent) bool, change 
 	}
 	s.tracked.change(sa, change)
 	s.db.markTracked(sa)
-	s.changed()
+	s.changes++
 	s.enforceBudget()
 }
 
@@ -105,7 +105,7 @@ func (t Tracked) Parent(session string) string {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.refresh()
+	s.db.refresh()
 	if sa := s.cachedAgent(session); sa != nil {
 		return sa.parent
 	}
@@ -130,7 +130,7 @@ func (t Tracked) Running(session string) string {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.refresh()
+	s.db.refresh()
 	if sa := s.cachedAgent(session); sa != nil {
 		return sa.running
 	}
@@ -161,7 +161,7 @@ func (t Tracked) Switches(session string) []Switch {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.refresh()
+	s.db.refresh()
 	return t.switchesOf(session)
 }
 
@@ -184,7 +184,7 @@ func (t Tracked) SetModelDecision(ctx context.Context, session string, d ModelDe
 	s := t.s
 	s.lock(ctx)
 	defer s.unlock()
-	s.refresh()
+	s.db.refresh()
 	sa := s.cachedAgent(session)
 	if sa == nil {
 		return
@@ -202,7 +202,7 @@ func (t Tracked) SetModelDecision(ctx context.Context, session string, d ModelDe
 	}
 	s.tracked.change(sa, func(sa *sessionAgent) { sa.model = next })
 	s.db.markTracked(sa)
-	s.changed()
+	s.changes++
 	s.enforceBudget()
 }
 
@@ -211,7 +211,7 @@ func (t Tracked) ModelDecision(session string) (ModelDecision, bool) {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.refresh()
+	s.db.refresh()
 	return t.modelDecision(session)
 }
 
