@@ -12,12 +12,18 @@ func (s *Store) Config() Config {
 	return s.cfg
 }
 
-// Adopt makes s hold what n holds (n is not used after): the in-memory
-// store a JSON state file was read into, served in place of the database.
+// Adopt makes s hold what n holds (n is the caller's alone and is not used
+// after): the swap by which a store built aside becomes the one served (a
+// restored document; the in-memory store a JSON state file was read into,
+// served in place of the database).
 func (s *Store) Adopt(n *Store) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.adopt(n)
+	s.clock = n.clock
+	s.calls, s.parents, s.tracked, s.health = n.calls, n.parents, n.tracked, n.health
+	s.parents.mark = func(p *parentState) { s.db.markParent(p) }
+	s.cache.sessions = n.cache.sessions
+	s.changes++
 }
 
 // Contents is what a memory-only store holds, whole.

@@ -85,7 +85,10 @@ func (s *Store) Snapshot() ([]byte, error) {
 		src = all
 	}
 	s.mu.Unlock()
-	doc := src.snapshot()
+	src.mu.Lock()
+	doc := snapshotDoc{Version: snapshotVersion, Clock: src.clock, Parents: src.parents.snapshot(), SessionAgents: src.tracked.snapshot(),
+		Health: src.health.list(), Cache: src.cache.records()}
+	src.mu.Unlock()
 	var buf bytes.Buffer
 	if err := doc.encode(&buf); err != nil {
 		return nil, err
@@ -93,11 +96,11 @@ func (s *Store) Snapshot() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// snapshot copies the store's state (its strings are shared, not copied).
-func (s *Store) snapshot() *snapshotDoc {
-	s.mu.Lock()
-	doc := snapshotDoc{Version: snapshotVersion, Clock: s.clock, Parents: []snapshotParent{}, SessionAgents: []snapshotAgent{}}
-	for _, p := range s.parents.list.All() {
+// snapshot is the parents in the state file's form, the most recently
+// active first (their strings are shared, not copied).
+func (b *parentBook) snapshot() []snapshotParent {
+	out := []snapshotParent{}
+	for _, p := range b.list.All() {
 		sp := snapshotParent{ID: p.id}
 		if len(p.counters) > 0 {
 			sp.Counters = make(map[string]json.RawMessage, len(p.counters))
@@ -120,16 +123,20 @@ func (s *Store) snapshot() *snapshotDoc {
 				sp.Frozen = append(sp.Frozen, snapshotFrozen{MessageID: fb.messageID, Block: fb.text})
 			}
 		}
-		doc.Parents = append(doc.Parents, sp)
+		out = append(out, sp)
 	}
-	for _, sa := range s.tracked.list.All() {
-		doc.SessionAgents = append(doc.SessionAgents, snapshotAgent{Session: sa.session, Agent: sa.agent, Model: sa.model,
+	return out
+}
+
+// snapshot is the tracked sessions in the state file's form, the most
+// recently active first.
+func (b *trackedBook) snapshot() []snapshotAgent {
+	out := []snapshotAgent{}
+	for _, sa := range b.list.All() {
+		out = append(out, snapshotAgent{Session: sa.session, Agent: sa.agent, Model: sa.model,
 			Parent: sa.parent, Running: sa.running, Switches: sa.switches})
 	}
-	doc.Health = s.health.list()
-	doc.Cache = s.cache.records()
-	s.mu.Unlock()
-	return &doc
+	return out
 }
 
 // encode writes doc as compact JSON, one parent at a time, so that writing
@@ -234,21 +241,8 @@ func (s *Store) RestoreFrom(ctx context.Context, r io.Reader) error {
 		return fmt.Errorf("decoding session state: %w", err)
 	}
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.adopt(n)
-	s.changes++
+	s.Adopt(n)
 	return nil
-}
-
-// adopt makes what n holds s's: the swap by which a store built aside (from
-// a document) becomes the one served. n is the caller's alone and is not
-// used after; the caller holds s.mu.
-func (s *Store) adopt(n *Store) {
-	s.clock = n.clock
-	s.calls, s.parents, s.tracked, s.health = n.calls, n.parents, n.tracked, n.health
-	s.parents.mark = func(p *parentState) { s.db.markParent(p) }
-	s.cache.sessions = n.cache.sessions
 }
 
 // decode fills the empty store s, owned by the caller alone, from the
