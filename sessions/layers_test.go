@@ -1,6 +1,10 @@
 package sessions
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -52,4 +56,67 @@ func TestNoDatabaseFilesInTheDomain(t *testing.T) {
 	files, err := filepath.Glob("db*.go")
 	require.NoError(t, err)
 	assert.Empty(t, files)
+}
+
+// Each feature's state is a book of its own, coordinated by a thin store
+// (issue 43): no type of the package (tests aside) has more than 40
+// methods, and no interface more than 12 (the Backend is asked for by
+// book, backend.go). An interface's embedded interfaces of this package
+// count with their methods.
+func TestTypesStaySmall(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	require.NoError(t, err)
+	methods := map[string]int{}
+	ifaces := map[string]*ast.InterfaceType{}
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Files {
+			for _, decl := range f.Decls {
+				switch d := decl.(type) {
+				case *ast.FuncDecl:
+					if d.Recv == nil {
+						continue
+					}
+					typ := d.Recv.List[0].Type
+					if star, ok := typ.(*ast.StarExpr); ok {
+						typ = star.X
+					}
+					if id, ok := typ.(*ast.Ident); ok {
+						methods[id.Name]++
+					}
+				case *ast.GenDecl:
+					for _, spec := range d.Specs {
+						if ts, ok := spec.(*ast.TypeSpec); ok {
+							if it, ok := ts.Type.(*ast.InterfaceType); ok {
+								ifaces[ts.Name.Name] = it
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	require.Contains(t, methods, "Store", "the Store's methods are counted")
+	for typ, n := range methods {
+		assert.LessOrEqual(t, n, 40, "type %s has %d methods", typ, n)
+	}
+	var count func(it *ast.InterfaceType) int
+	count = func(it *ast.InterfaceType) int {
+		n := 0
+		for _, m := range it.Methods.List {
+			if _, ok := m.Type.(*ast.FuncType); ok {
+				n += len(m.Names)
+			} else if id, ok := m.Type.(*ast.Ident); ok && ifaces[id.Name] != nil {
+				n += count(ifaces[id.Name])
+			} else {
+				n++ // an interface from elsewhere: at least one method
+			}
+		}
+		return n
+	}
+	require.Contains(t, ifaces, "ParentRows", "the Backend's parts are counted")
+	for name, it := range ifaces {
+		assert.LessOrEqual(t, count(it), 12, "interface %s has %d methods", name, count(it))
+	}
+	t.Logf("Store: %d methods; %d types with methods, %d interfaces", methods["Store"], len(methods), len(ifaces))
 }
