@@ -1,7 +1,9 @@
 // Package sessions is hookwire's session store: per parent session and
 // agent, the remembered task sessions with their aliases; the pending task
 // calls; which agent each session runs; the frozen cache-stable blocks; the
-// models' health and the prompt-cache figures. The store keeps them in
+// models' health and the prompt-cache figures. Each is a book of its own
+// (Store says which), reached through a face (Store.Tasks, Frozen,
+// Tracked, ProviderHealth, PromptCache). The store keeps them in
 // memory, as a cache in front of a Backend (backend.go: what each of the
 // store's parts asks of the database, a small interface a part, and the
 // records they exchange), when one is attached

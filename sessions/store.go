@@ -150,13 +150,21 @@ func (a TaskIDAction) String() string {
 	return "TaskIDAction(?)"
 }
 
-// Store is the session store. Its methods are safe for concurrent use; each
-// holds one mutex for O(1) work (ResumableSessions, List and DeleteSession
-// are linear in what they return or forget). Its parts live in their own
-// files: aliases.go (entries and their aliases), calls.go (pending task
-// calls), agents.go (which agent each session runs, model.go its model),
-// frozen.go (cache-stable blocks), budget.go (the byte budget) and
-// snapshot.go (the JSON form).
+// Store is the session store: it coordinates the books, each feature's
+// state with its rules (pure: no lock, no IO), under one mutex and, with a
+// database, one write transaction a method (backing.go). The books are
+// callBook (calls.go, the pending task calls), parentBook (parents.go: the
+// parents' entries, aliases, counters and frozen blocks), trackedBook
+// (tracked.go: each session's agent, model, parent and switches),
+// healthBook (health.go) and cacheBook (promptcache.go, the prompt-cache
+// figures). Callers reach each through its face, a small type that takes
+// the lock, reads through from the database and says what to write:
+// Tasks (aliases.go, list.go), Frozen (frozen.go), Tracked
+// (tracked_store.go), ProviderHealth (health.go) and PromptCache
+// (promptcache_store.go). Every method is safe for concurrent use and does
+// O(1) work (ResumableSessions, List and DeleteSession are linear in what
+// they return or forget). budget.go holds the byte budget across the
+// books, snapshot.go the JSON form.
 type Store struct {
 	mu  sync.Mutex
 	cfg Config
