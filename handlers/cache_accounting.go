@@ -17,7 +17,7 @@ const bustNoticesKept = 256
 
 // cacheAccounting is prompt-cache accounting's part of the Server
 // (PROTOCOL.md 4.9): it reads each usage event into the store's figures
-// (sessions' CacheUsage finds the busts) and tells the client of a
+// (sessions' PromptCache.Usage finds the busts) and tells the client of a
 // session's bust in a row (cache.bust), once per bust: a message counted
 // again with new figures does not tell it twice. The client shows what it
 // is told; it counts nothing itself.

@@ -13,7 +13,7 @@ import (
 	"github.com/hookwire/hookwire/sessions"
 )
 
-// CacheOf gives one session's figures as CacheList does, for a session this
+// PromptCache.Of gives one session's figures as List does, for a session this
 // process counted, one only another process counted, and none for a
 // session nobody counted: a bust in a row tells the client those without
 // reading every session's row.
@@ -49,7 +49,7 @@ func TestCacheOfMatchesCacheList(t *testing.T) {
 // BenchmarkCacheUsageEvent: the store's work for a usage event with a full
 // prompt-cache table (256 sessions' rows): a plain one, and a bust in a
 // row, which also reads the session's figures to tell the client (once
-// every row, CacheList; now its own, CacheOf). Report the ratio of
+// every row, PromptCache.List; now its own, PromptCache.Of). Report the ratio of
 // bust-in-a-row to plain from one run.
 func BenchmarkCacheUsageEvent(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "state.db")

@@ -440,7 +440,7 @@ func (b *parentBook) load(sp *snapshotParent, maxPerAgent int, written bool) (*p
 		return p, 0, err
 	}
 	b.loadCounters(p, sp.Counters, highest)
-	// Oldest first, up to the bound, as FrozenBlock would have kept them.
+	// Oldest first, up to the bound, as Frozen.Block would have kept them.
 	for j := len(sp.Frozen) - 1; j >= 0; j-- {
 		if frozenFull(p) {
 			break
@@ -454,7 +454,7 @@ func (b *parentBook) load(sp *snapshotParent, maxPerAgent int, written bool) (*p
 		}
 		text := fb.Block
 		if len(text) > MaxFrozenBlockBytes {
-			text = "" // as FrozenBlock freezes an oversized block
+			text = "" // as Frozen.Block freezes an oversized block
 		}
 		b.freeze(p, fb.MessageID, text, written)
 	}

@@ -75,7 +75,7 @@ const (
 	// message of the history on the next request and break the whole
 	// cached prefix (and, by evicting the next one, every request after).
 	// Blocks of messages that left the history are dropped with
-	// RetainFrozen, which frees room after a compaction.
+	// Frozen.Retain, which frees room after a compaction.
 	MaxFrozenBlocksPerSession = 256
 	// MaxAgentsPerParent is how many agents one parent remembers entries
 	// for; beyond it the agent whose newest entry is oldest is forgotten
