@@ -1,8 +1,9 @@
-// Package config reads initialize's config (PROTOCOL.md 7): the Go types
-// are the one list of what it may carry, decoded member by member so a
-// bad member costs only itself, with a warning naming its path and, for an
-// unknown name, the known one meant (did you mean). It holds no behaviour
-// of the hooks: handlers read the result.
+// Package config reads initialize's config (PROTOCOL.md 7): contract.json's
+// config members are the one list of what it may carry (config_gen.go,
+// generated from them, says where each goes in Config), decoded member by
+// member so a bad member costs only itself, with a warning naming its path
+// and, for an unknown name, the known one meant (did you mean). It holds
+// no behaviour of the hooks: handlers read the result.
 package config
 
 import (
@@ -21,8 +22,9 @@ import (
 
 // Config is initialize's config object (PROTOCOL.md 7) with defaults filled.
 //
-// The Go types are the one list of what config may carry: decodeConfig
-// reads members by these JSON names, and any other member is a warning.
+// Its members are contract.json's config members (config_gen.go maps each
+// to its field, options_doc_test.go holds the two to each other);
+// decodeConfig reads those, and any other member is a warning.
 type Config struct {
 	// OrchestratorAgent is the older way to name the managed agent; ""
 	// when not given. It means managedAgents [X] and, unless

@@ -14,17 +14,78 @@ import (
 	"github.com/hookwire/hookwire/internal/jsonkind"
 )
 
+// configField is one member of the config (config_gen.go, generated from
+// the contract): its dotted path, who sets it (user or client) and the
+// field of a Config its value goes to.
+type configField struct {
+	path, setBy string
+	field       func(*Config) any
+}
+
 // decodeConfig reads the config object raw into cfg, one member at a
 // time, so that a bad member costs only itself: an unknown member is
 // skipped and a member whose value does not decode keeps the default
 // already in cfg, each with a warning. The members a level may carry are
-// the JSON names of the Go struct's fields. The error is for JSON that is
-// not valid, which the transport never lets through.
+// the contract's (configFields); an object among them holds the members
+// whose path it begins. The error is for JSON that is not valid, which the
+// transport never lets through.
 func decodeConfig(raw jsontext.Value, cfg *Config, w *warnings) error {
-	return configObject(raw, reflect.ValueOf(cfg).Elem(), "config", w)
+	return configLevel(raw, "", cfg, "config", w)
 }
 
-// configObject reads the members of object raw into the struct v.
+// configLevel reads the members of object raw, at prefix ("" the config
+// itself, else "delegateRetry." and the like), into cfg.
+func configLevel(raw jsontext.Value, prefix string, cfg *Config, path string, w *warnings) error {
+	var names []string // the level's members, in the contract's order
+	leaves := map[string]func(*Config) any{}
+	objects := map[string]bool{}
+	for _, f := range configFields {
+		rest, ok := strings.CutPrefix(f.path, prefix)
+		if !ok {
+			continue
+		}
+		name, _, nested := strings.Cut(rest, ".")
+		switch {
+		case nested && !objects[name]:
+			objects[name] = true
+			names = append(names, name)
+		case !nested:
+			leaves[name] = f.field
+			names = append(names, name)
+		}
+	}
+	seen := map[string]bool{}
+	return eachMember(raw, func(name string, value jsontext.Value) error {
+		member := path + "." + displayName(name)
+		if seen[name] {
+			w.add("%s: given more than once; the last one applies", member)
+		}
+		seen[name] = true
+		if field := leaves[name]; field != nil {
+			return configMember(value, reflect.ValueOf(field(cfg)).Elem(), member, w)
+		}
+		if objects[name] {
+			switch value.Kind() {
+			case 'n':
+				return nil
+			case '{':
+				return configLevel(value, prefix+name+".", cfg, member, w)
+			}
+			w.add("%s must be an object, got %s; using the default", member, jsonkind.Name(value.Kind()))
+			return nil
+		}
+		if near := nearestName(name, names); near != "" {
+			w.add("%s: unknown member, ignored (did you mean %q?)", member, near)
+		} else {
+			w.add("%s: unknown member, ignored", member)
+		}
+		return nil
+	})
+}
+
+// configObject reads the members of object raw into the struct v: an
+// element of a config member whose items are objects (delegateRetry's
+// patterns, agentModels' models), whose members are its Go type's.
 func configObject(raw jsontext.Value, v reflect.Value, path string, w *warnings) error {
 	fields, names := jsonFields(v.Type())
 	seen := map[string]bool{}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"os"
 	"reflect"
 	"strings"
@@ -53,4 +54,39 @@ func TestOptionsReferenceNamesEveryOption(t *testing.T) {
 	for _, filled := range []string{"primaryAgents", "subagents"} {
 		assert.Regexp(t, "Filled in by the plugin, never set by hand: .*`"+filled+"`", strings.ReplaceAll(doc, "\n", " "))
 	}
+}
+
+// The contract's defaults are the decoder's: where contract.json gives a
+// member's default as JSON (what comes before a remark in parentheses),
+// DefaultConfig holds that value. A member whose Go default is nil is
+// worked out at use from others (managedAgents from the primary agents,
+// phaseReminder.agents from orchestratorAgent), and its text says so.
+func TestContractDefaultsAreDefaultConfig(t *testing.T) {
+	def := DefaultConfig()
+	byPath := map[string]func(*Config) any{}
+	for _, f := range configFields {
+		byPath[f.path] = f.field
+	}
+	checked := 0
+	for _, m := range contract.ConfigMembers {
+		field := byPath[m.Name]
+		require.NotNil(t, field, "config_gen.go lacks %s: run go generate ./contract", m.Name)
+		text, _, _ := strings.Cut(m.Default, " (")
+		var want any
+		if json.Unmarshal([]byte(text), &want) != nil {
+			continue // words, not a value
+		}
+		value := reflect.ValueOf(field(&def)).Elem()
+		if (value.Kind() == reflect.Slice || value.Kind() == reflect.Pointer) && value.IsNil() {
+			assert.Contains(t, m.Default, "(", "%s: nil in DefaultConfig, so its default text must say what it derives from", m.Name)
+			continue
+		}
+		raw, err := json.Marshal(value.Interface())
+		require.NoError(t, err)
+		var got any
+		require.NoError(t, json.Unmarshal(raw, &got))
+		assert.Equal(t, want, got, "%s: contract.json says %s, DefaultConfig has %s", m.Name, m.Default, raw)
+		checked++
+	}
+	assert.GreaterOrEqual(t, checked, 15, "most defaults are values")
 }

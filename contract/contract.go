@@ -41,6 +41,9 @@ type Method struct {
 // options; "client": the plugin fills it in).
 type ConfigMember struct {
 	Name, Type, SetBy string
+	// Default is the default as the options reference gives it: a JSON
+	// value, then perhaps a remark in parentheses, or words.
+	Default string
 }
 
 // ErrorCode is one JSON-RPC error code the sidecar answers with.

@@ -40,6 +40,8 @@ const (
 	shapesPath = "handlers/protocol_gen_test.go"
 	// protocolTSPath holds the shim's params and result types.
 	protocolTSPath = "shim/src/protocol.gen.ts"
+	// configPath is the config's decoding table (package config).
+	configPath = "config/config_gen.go"
 )
 
 func main() {
@@ -95,8 +97,36 @@ func generateFrom(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	configSrc, err := configSource(s)
+	if err != nil {
+		return nil, err
+	}
 	return map[string][]byte{goPath: goSrc, tsPath: tsSource(s), handlersPath: handlersSrc,
-		shapesPath: shapesSrc, protocolTSPath: protocolTS(s), docPath: doc, optionsPath: options}, nil
+		shapesPath: shapesSrc, protocolTSPath: protocolTS(s), docPath: doc, optionsPath: options,
+		configPath: configSrc}, nil
+}
+
+// configSource is package config's decoding table: for each config member
+// (contract.json's order), the Go field its value is decoded into, named
+// from the member's path (each segment capitalised: taskSessions.agents is
+// TaskSessions.Agents). A member without such a field fails to compile.
+func configSource(s *spec) ([]byte, error) {
+	var b bytes.Buffer
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("%s\npackage config\n\n", header)
+	p("// configFields is every member of initialize's config (PROTOCOL.md 7,\n")
+	p("// contract.json's config), a dot descending into an object, with the\n")
+	p("// field of Config its value is decoded into (decodeConfig).\n")
+	p("var configFields = []configField{\n")
+	for _, m := range s.Config.Members {
+		var field []string
+		for seg := range strings.SplitSeq(m.Name, ".") {
+			field = append(field, strings.ToUpper(seg[:1])+seg[1:])
+		}
+		p("\t{%q, %q, func(c *Config) any { return &c.%s }},\n", m.Name, m.SetBy, strings.Join(field, "."))
+	}
+	p("}\n")
+	return format.Source(b.Bytes())
 }
 
 // spec is contract.json.
@@ -576,7 +606,7 @@ func goSource(s *spec) ([]byte, error) {
 	}
 	p("}\n\n// ConfigMembers is every member of initialize's config (PROTOCOL.md 7), a\n// dot descending into an object.\nvar ConfigMembers = []ConfigMember{\n")
 	for _, m := range s.Config.Members {
-		p("\t{Name: %q, Type: %q, SetBy: %q},\n", m.Name, m.Type, m.SetBy)
+		p("\t{Name: %q, Type: %q, SetBy: %q, Default: %q},\n", m.Name, m.Type, m.SetBy, m.Default)
 	}
 	p("}\n\n// ObserverMethods is capabilities.methods of an observer (PROTOCOL.md 9).\nvar ObserverMethods = []string{")
 	for i, n := range s.Observer.Methods {
@@ -728,6 +758,21 @@ func tsSource(s *spec) []byte {
 	p("/** capabilities.events: the event types the sidecar wants. */\nexport const EVENTS = %s as const;\n\n", jsList(s.Events))
 	p("/** The plugin options the shim consumes itself and never sends to the sidecar; every other option is the sidecar's config. */\n")
 	p("export const SHIM_OPTIONS = %s as const;\n\n", jsList(s.ShimOptions.Names))
+	p("/** Every member of the sidecar's config (PROTOCOL.md 7), a dot descending into an object; setBy \"client\": the shim fills it in. */\n")
+	p("export const CONFIG_MEMBERS = [\n")
+	for _, m := range s.Config.Members {
+		p("  { name: %s, type: %s, setBy: %s },\n", js(m.Name), js(m.Type), js(m.SetBy))
+	}
+	p("] as const;\n\n")
+	var top []string
+	for _, m := range s.Config.Members {
+		name, _, _ := strings.Cut(m.Name, ".")
+		if !slices.Contains(top, name) {
+			top = append(top, name)
+		}
+	}
+	p("/** The names the sidecar's config takes at its top level. */\n")
+	p("export const CONFIG_NAMES = %s as const;\n\n", jsList(top))
 	p("/** The notifications the sidecar sends on its own (their params: protocol.gen.ts's NotificationParams). */\n")
 	p("export const NOTIFICATIONS = %s as const;\n", jsList(noteNames(s.Notifications)))
 	p("export type Notification = (typeof NOTIFICATIONS)[number];\n\n")

@@ -19,7 +19,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	root := filepath.Join("..", "..")
 	files, err := generateFrom(root)
 	require.NoError(t, err)
-	assert.Len(t, slices.Collect(maps.Keys(files)), 7)
+	assert.Len(t, slices.Collect(maps.Keys(files)), 8)
 	for path, want := range files {
 		got, err := os.ReadFile(filepath.Join(root, path))
 		require.NoError(t, err)
@@ -38,7 +38,7 @@ func TestRunWritesTheFiles(t *testing.T) {
 	root := t.TempDir()
 	spec, err := os.ReadFile(filepath.Join("..", "contract.json"))
 	require.NoError(t, err)
-	for _, dir := range []string{"contract", "shim/src", "handlers", "docs"} {
+	for _, dir := range []string{"contract", "shim/src", "handlers", "docs", "config"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(root, dir), 0o755))
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(root, specPath), spec, 0o644))

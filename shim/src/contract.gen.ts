@@ -45,6 +45,37 @@ export const EVENTS = ["session.deleted", "session.created", "message.updated"] 
 /** The plugin options the shim consumes itself and never sends to the sidecar; every other option is the sidecar's config. */
 export const SHIM_OPTIONS = ["binary", "args", "timeoutMs", "transformTimeoutMs", "fallbackTimeoutMs", "hungAfterMisses", "maxInFlightBytes", "maxReplyBytes", "logFile", "trace", "state", "record"] as const;
 
+/** Every member of the sidecar's config (PROTOCOL.md 7), a dot descending into an object; setBy "client": the shim fills it in. */
+export const CONFIG_MEMBERS = [
+  { name: "managedAgents", type: "string[]", setBy: "user" },
+  { name: "orchestratorAgent", type: "string", setBy: "user" },
+  { name: "primaryAgents", type: "string[]", setBy: "client" },
+  { name: "subagents", type: "string[]", setBy: "client" },
+  { name: "taskTools", type: "string[]", setBy: "user" },
+  { name: "maxMessageBytes", type: "integer", setBy: "user" },
+  { name: "delegateRetry.enabled", type: "boolean", setBy: "user" },
+  { name: "delegateRetry.patterns", type: "{pattern, errorType, fixHint?, flavor?}[]", setBy: "user" },
+  { name: "taskSessions.enabled", type: "boolean", setBy: "user" },
+  { name: "taskSessions.maxSessionsPerAgent", type: "integer", setBy: "user" },
+  { name: "taskSessions.maxPendingCalls", type: "integer", setBy: "user" },
+  { name: "taskSessions.agents", type: "{string}", setBy: "user" },
+  { name: "phaseReminder.enabled", type: "boolean", setBy: "user" },
+  { name: "phaseReminder.text", type: "string", setBy: "user" },
+  { name: "phaseReminder.skipMarkers", type: "string[]", setBy: "user" },
+  { name: "phaseReminder.agents", type: "string[]", setBy: "user" },
+  { name: "cacheStable", type: "boolean", setBy: "user" },
+  { name: "maxParents", type: "integer", setBy: "user" },
+  { name: "maxTrackedSessions", type: "integer", setBy: "user" },
+  { name: "agentModels", type: "{ {model?, fallbackModels?, fallbackChain?, runtimeFallback?} }", setBy: "user" },
+  { name: "runtimeFallback.enabled", type: "boolean", setBy: "user" },
+  { name: "runtimeFallback.cooldownSeconds", type: "integer", setBy: "user" },
+  { name: "runtimeFallback.windowSeconds", type: "integer", setBy: "user" },
+  { name: "runtimeFallback.maxCooldownSeconds", type: "integer", setBy: "user" },
+] as const;
+
+/** The names the sidecar's config takes at its top level. */
+export const CONFIG_NAMES = ["managedAgents", "orchestratorAgent", "primaryAgents", "subagents", "taskTools", "maxMessageBytes", "delegateRetry", "taskSessions", "phaseReminder", "cacheStable", "maxParents", "maxTrackedSessions", "agentModels", "runtimeFallback"] as const;
+
 /** The notifications the sidecar sends on its own (their params: protocol.gen.ts's NotificationParams). */
 export const NOTIFICATIONS = ["cache.bust"] as const;
 export type Notification = (typeof NOTIFICATIONS)[number];

@@ -11,7 +11,7 @@ import { homedir } from "node:os";
 import { delimiter, isAbsolute, join, parse, resolve } from "node:path";
 import { DEFAULT_HUNG_AFTER_MISSES, DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_MAX_REPLY_BYTES } from "./sidecar.js";
 import { platformBinary } from "./binary.js";
-import { SHIM_OPTIONS } from "./contract.gen.js";
+import { CONFIG_NAMES, SHIM_OPTIONS } from "./contract.gen.js";
 
 export type ShimSettings = {
   /** Path of the hookwire binary; null when none was found. */
@@ -262,10 +262,16 @@ export function resolveSettings(
   if (!isObject && options !== undefined && options !== null) r.warn(`the plugin options must be an object, got ${shown(options)}; using the defaults`);
 
   // Not a shim option: the sidecar's config, unless it looks like a
-  // misspelt shim option (the sidecar would not know the name either).
+  // misspelt shim option (the sidecar would not know the name either). A
+  // name the config takes (the contract's) is the config's, however close
+  // to a shim option it is.
   const config: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(o)) {
     if ((SHIM_OPTIONS as readonly string[]).includes(k)) continue;
+    if ((CONFIG_NAMES as readonly string[]).includes(k)) {
+      config[k] = v;
+      continue;
+    }
     const near = nearShimOption(k);
     if (near) r.warn(`${k}: unknown option, ignored (did you mean "${near}"?)`);
     else config[k] = v;

@@ -91,3 +91,14 @@ test("the fakes announce the contract's capabilities", async () => {
     methods: spec.methods.filter((m) => m.role === "method").map((m) => m.name),
   });
 });
+
+test("every name the sidecar's config takes goes to it as given, never taken for a misspelt shim option", async () => {
+  const { resolveSettings } = await import("../dist/options.js");
+  const fromSpec = [...new Set(spec.config.members.map((m) => m.name.split(".")[0]))];
+  assert.deepEqual([...contract.CONFIG_NAMES], fromSpec);
+  assert.deepEqual(contract.CONFIG_MEMBERS.map((m) => m.name), spec.config.members.map((m) => m.name));
+  const options = Object.fromEntries(contract.CONFIG_NAMES.map((name, i) => [name, i]));
+  const s = resolveSettings(options, {});
+  assert.deepEqual(s.config, options);
+  assert.deepEqual(s.warnings.filter((w) => w.includes("unknown option")), []);
+});
