@@ -37,5 +37,5 @@ func (s *Server) chatMessage(ctx context.Context, p *chatMessageParams) (PatchRe
 	if c.current, c.ok = parseMessageModel(msg.Model); !c.ok {
 		c.current, c.ok = parseMessageModel(p.Input.Model)
 	}
-	return patch(s.avoidCooling(ctx, c, s.modelPatch(ctx, c))...), nil
+	return patch(s.router.avoidCooling(ctx, c, s.router.modelPatch(ctx, c))...), nil
 }

@@ -21,7 +21,7 @@ func (s *Server) event(ctx context.Context, p *eventParams) error {
 		if id == "" {
 			id = rawString(ev.Properties.SessionID)
 		}
-		s.sessionCreated(ctx, id, rawString(info.ParentID), rawString(info.Agent))
+		s.router.sessionCreated(ctx, id, rawString(info.ParentID), rawString(info.Agent))
 		return nil
 	}
 	if ev.Type != contract.EventSessionDeleted {

@@ -79,7 +79,7 @@ func (s *Server) modelFailed(ctx context.Context, p *modelFailedParams) (modelFa
 	if p.ParentID != "" && p.ParentID != p.SessionID && len(p.ParentID) <= sessions.MaxIDBytes && s.store.Tracked().Parent(p.SessionID) == "" {
 		s.store.Tracked().SetParent(ctx, p.SessionID, p.ParentID)
 	}
-	res, dup := s.countFailure(ctx, p.SessionID, model, f, retryAfter, now)
+	res, dup := s.router.countFailure(ctx, p.SessionID, model, f, retryAfter, now)
 	if res.Until == nil {
 		return res, nil
 	}
@@ -105,13 +105,13 @@ func (s *Server) modelFailed(ctx context.Context, p *modelFailedParams) (modelFa
 	default:
 		return res, nil
 	}
-	to, rung, ok := s.nextHealthy(p.SessionID, agent, model, now)
+	to, rung, ok := s.router.nextHealthy(p.SessionID, agent, model, now)
 	if !ok {
 		return res, nil
 	}
 	res.Action, res.Fallback = action, &to
 	res.Reason = switchReason(res.Class, f.Message)
-	s.recordSwitch(ctx, p.SessionID, agent, model, to, rung, res.Reason, now)
+	s.router.recordSwitch(ctx, p.SessionID, agent, model, to, rung, res.Reason, now)
 	return res, nil
 }
 
@@ -120,51 +120,51 @@ func (s *Server) modelFailed(ctx context.Context, p *modelFailedParams) (modelFa
 // set, and dup when the session was already moved off the model in its
 // current cooldown. model.failed and OpenCode 2's failed subagent calls
 // (subagent_model.go) both come here.
-func (s *Server) countFailure(ctx context.Context, session, model string, f core.ProviderFailure, retryAfter time.Duration, now time.Time) (modelFailedResult, bool) {
+func (r *modelRouter) countFailure(ctx context.Context, session, model string, f core.ProviderFailure, retryAfter time.Duration, now time.Time) (modelFailedResult, bool) {
 	class, counted := core.ClassifyFailure(f)
 	res := modelFailedResult{Counted: counted, Class: class, Action: actionNone, Model: model}
 	if !counted || model == "" || len(model) > sessions.MaxModelBytes {
 		return res, false
 	}
-	prev, _ := s.store.ProviderHealth().Of(model)
+	prev, _ := r.store.ProviderHealth().Of(model)
 	// Moved off this model in its current cooldown already: OpenCode's
 	// retries and its events report one failure several times.
-	dup := prev.Cooling(now) && s.switchedFrom(session, model)
-	next := core.NextHealth(prev, now, retryAfter, class, f.Message, s.cfg.RuntimeFallback.Policy())
-	s.store.ProviderHealth().Set(ctx, model, next)
+	dup := prev.Cooling(now) && r.switchedFrom(session, model)
+	next := core.NextHealth(prev, now, retryAfter, class, f.Message, r.cfg.RuntimeFallback.Policy())
+	r.store.ProviderHealth().Set(ctx, model, next)
 	until := next.Until
 	res.Until = &until
 	if !prev.Cooling(now) {
-		s.log.Info().Str("model", model).Str("class", class).Int("strikes", next.Strikes).Time("until", next.Until).
+		r.log.Info().Str("model", model).Str("class", class).Int("strikes", next.Strikes).Time("until", next.Until).
 			Msg("model cooling")
 	}
 	return res, dup
 }
 
 // switchedFrom: session's latest switch left model.
-func (s *Server) switchedFrom(session, model string) bool {
-	sw := s.store.Tracked().Switches(session)
+func (r *modelRouter) switchedFrom(session, model string) bool {
+	sw := r.store.Tracked().Switches(session)
 	return len(sw) > 0 && sw[len(sw)-1].From == model
 }
 
 // nextHealthy is the model core's FallbackModel gives session (agent)
 // instead of failed (4.8), from its inputs here: the agent's agentModels
 // entry, the parent session's model, and the models cooling at now.
-func (s *Server) nextHealthy(session, agent, failed string, now time.Time) (core.ModelRef, string, bool) {
+func (r *modelRouter) nextHealthy(session, agent, failed string, now time.Time) (core.ModelRef, string, bool) {
 	var entry *core.AgentChoice
-	if e, ok := s.cfg.AgentModels[agent]; ok {
+	if e, ok := r.cfg.AgentModels[agent]; ok {
 		c := e.Choice()
 		entry = &c
 	}
 	parentModel := ""
-	if parent := s.store.Tracked().Parent(session); parent != "" {
-		parentModel = s.store.Tracked().Running(parent)
+	if parent := r.store.Tracked().Parent(session); parent != "" {
+		parentModel = r.store.Tracked().Running(parent)
 	}
-	cooling := func(model string) bool { return s.store.ProviderHealth().Cooling(model, now) }
-	if to, rung, ok := s.models.fallback(entry, failed, parentModel, cooling); ok || entry != nil {
+	cooling := func(model string) bool { return r.store.ProviderHealth().Cooling(model, now) }
+	if to, rung, ok := r.models.fallback(entry, failed, parentModel, cooling); ok || entry != nil {
 		return to, rung, ok
 	}
-	return s.borrowedFallback(failed, cooling)
+	return r.borrowedFallback(failed, cooling)
 }
 
 // borrowedFallback is the fallback the configuration names for failed,
@@ -173,14 +173,14 @@ func (s *Server) nextHealthy(session, agent, failed string, now time.Time) (core
 // own fallback would be. A stock `general` child on the parent's cooling
 // model so gets the fallback configured for that model, not the model
 // again.
-func (s *Server) borrowedFallback(failed string, cooling func(model string) bool) (core.ModelRef, string, bool) {
-	for _, name := range slices.Sorted(maps.Keys(s.cfg.AgentModels)) {
-		e := s.cfg.AgentModels[name]
+func (r *modelRouter) borrowedFallback(failed string, cooling func(model string) bool) (core.ModelRef, string, bool) {
+	for _, name := range slices.Sorted(maps.Keys(r.cfg.AgentModels)) {
+		e := r.cfg.AgentModels[name]
 		if base, ok := core.ModelBase(e.Model); !ok || base != failed {
 			continue
 		}
 		c := e.Choice()
-		if to, rung, ok := s.models.fallback(&c, failed, "", cooling); ok {
+		if to, rung, ok := r.models.fallback(&c, failed, "", cooling); ok {
 			return to, rung, true
 		}
 	}
@@ -198,18 +198,18 @@ func switchReason(class, message string) string {
 
 // recordSwitch keeps a switch of session from one model to another, with
 // its model decision, and logs it.
-func (s *Server) recordSwitch(ctx context.Context, session, agent, from string, to core.ModelRef, rung, reason string, now time.Time) {
-	s.store.Tracked().AddSwitch(ctx, session, sessions.Switch{From: from, To: to.Name(), Reason: reason, At: now})
-	s.store.Tracked().SetModelDecision(ctx, session, sessions.ModelDecision{Model: to.Name(), Variant: to.Variant, Rung: rung, Changed: true})
-	s.models.switched()
-	s.log.Info().Str("session", session).Str("agent", agent).Str("from", from).Str("to", to.Name()).
+func (r *modelRouter) recordSwitch(ctx context.Context, session, agent, from string, to core.ModelRef, rung, reason string, now time.Time) {
+	r.store.Tracked().AddSwitch(ctx, session, sessions.Switch{From: from, To: to.Name(), Reason: reason, At: now})
+	r.store.Tracked().SetModelDecision(ctx, session, sessions.ModelDecision{Model: to.Name(), Variant: to.Variant, Rung: rung, Changed: true})
+	r.models.switched()
+	r.log.Info().Str("session", session).Str("agent", agent).Str("from", from).Str("to", to.Name()).
 		Str("rung", rung).Str("reason", reason).Msg("model switched")
 }
 
 // avoidCooling is 4.7 with health: when the model a chat.message leaves the
 // session on (after ops) cools down, the session gets the next healthy one.
 // It records the model the session runs on.
-func (s *Server) avoidCooling(ctx context.Context, c chatMessageModel, ops []Op) []Op {
+func (r *modelRouter) avoidCooling(ctx context.Context, c chatMessageModel, ops []Op) []Op {
 	if c.session == "" {
 		return ops
 	}
@@ -225,13 +225,13 @@ func (s *Server) avoidCooling(ctx context.Context, c chatMessageModel, ops []Op)
 	if model.ProviderID == "" {
 		return ops
 	}
-	now := s.clock()
+	now := r.clock()
 	name := model.Name()
-	if h, ok := s.store.ProviderHealth().Of(name); ok && h.Cooling(now) && s.cfg.FallbackEnabled(c.agent) {
-		if to, rung, ok := s.nextHealthy(c.session, c.agent, name, now); ok {
+	if h, ok := r.store.ProviderHealth().Of(name); ok && h.Cooling(now) && r.cfg.FallbackEnabled(c.agent) {
+		if to, rung, ok := r.nextHealthy(c.session, c.agent, name, now); ok {
 			reason := fmt.Sprintf("cooling until %s (%s)", h.Until.UTC().Format(time.RFC3339), switchReason(h.Class, h.Message))
-			s.recordSwitch(ctx, c.session, c.agent, name, to, rung, reason, now)
-			s.store.Tracked().SetRunning(ctx, c.session, to.Name())
+			r.recordSwitch(ctx, c.session, c.agent, name, to, rung, reason, now)
+			r.store.Tracked().SetRunning(ctx, c.session, to.Name())
 			path := "/message/model"
 			op := "replace"
 			if !c.onMessage {
@@ -243,19 +243,19 @@ func (s *Server) avoidCooling(ctx context.Context, c chatMessageModel, ops []Op)
 			return []Op{{Op: op, Path: path, Value: to}}
 		}
 	}
-	s.store.Tracked().SetRunning(ctx, c.session, name)
+	r.store.Tracked().SetRunning(ctx, c.session, name)
 	return ops
 }
 
 // sessionCreated learns a new session's agent and parent (session.created).
-func (s *Server) sessionCreated(ctx context.Context, session, parent, agent string) {
+func (r *modelRouter) sessionCreated(ctx context.Context, session, parent, agent string) {
 	if session == "" || parent == "" {
 		return
 	}
-	if agent != "" && s.store.Tracked().Agent(session) == "" {
-		s.store.Tracked().SetAgent(ctx, session, agent)
+	if agent != "" && r.store.Tracked().Agent(session) == "" {
+		r.store.Tracked().SetAgent(ctx, session, agent)
 	}
-	s.store.Tracked().SetParent(ctx, session, parent)
+	r.store.Tracked().SetParent(ctx, session, parent)
 }
 
 // statusHealth is status.health: every model whose health is kept, the
@@ -265,9 +265,9 @@ type statusHealth struct {
 	Cooling bool `json:"cooling"`
 }
 
-func (s *Server) healthStatus() []statusHealth {
-	now := s.clock()
-	list := s.store.ProviderHealth().List()
+func (r *modelRouter) healthStatus() []statusHealth {
+	now := r.clock()
+	list := r.store.ProviderHealth().List()
 	out := make([]statusHealth, len(list))
 	for i, h := range list {
 		out[i] = statusHealth{Health: h, Cooling: now.Before(h.Until)}

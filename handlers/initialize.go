@@ -38,6 +38,7 @@ func (s *Server) initialize(_ context.Context, p *initializeParams) (initializeR
 	s.transform.reset() // worked out under the config
 	store := sessions.New(cfg.StoreConfig())
 	s.store = store
+	s.router.store = store
 	if s.opts.OpenState != nil {
 		s.persist = s.opts.OpenState(store)
 	}

@@ -84,8 +84,8 @@ type chatMessageModel struct {
 // agentModels for the model core chooses (4.7, through s.models), which it
 // records (no ops: the model stays, also when the message has no place
 // for one).
-func (s *Server) modelPatch(ctx context.Context, c chatMessageModel) []Op {
-	entry, listed := s.cfg.AgentModels[c.agent]
+func (r *modelRouter) modelPatch(ctx context.Context, c chatMessageModel) []Op {
+	entry, listed := r.cfg.AgentModels[c.agent]
 	if !listed || c.session == "" {
 		return nil
 	}
@@ -96,9 +96,9 @@ func (s *Server) modelPatch(ctx context.Context, c chatMessageModel) []Op {
 			variant = c.current.Variant
 		}
 	}
-	choice, ok := s.models.choose(entry.Choice(), current, variant)
+	choice, ok := r.models.choose(entry.Choice(), current, variant)
 	if !ok {
-		s.log.Info().Str("session", c.session).Str("agent", c.agent).Msg("model left: no providers.update yet")
+		r.log.Info().Str("session", c.session).Str("agent", c.agent).Msg("model left: no providers.update yet")
 		return nil
 	}
 	var ops []Op
@@ -115,29 +115,29 @@ func (s *Server) modelPatch(ctx context.Context, c chatMessageModel) []Op {
 		d.Model, d.Variant = current, variant
 	}
 	d.Changed = len(ops) > 0
-	s.recordDecision(ctx, c, d)
+	r.recordDecision(ctx, c, d)
 	return ops
 }
 
 // recordDecision keeps d for the session, counts it, and logs it (model
 // names only).
-func (s *Server) recordDecision(ctx context.Context, c chatMessageModel, d sessions.ModelDecision) {
-	s.countDecision(c, d)
+func (r *modelRouter) recordDecision(ctx context.Context, c chatMessageModel, d sessions.ModelDecision) {
+	r.countDecision(c, d)
 	if d.Model != "" {
-		s.store.Tracked().SetModelDecision(ctx, c.session, d)
+		r.store.Tracked().SetModelDecision(ctx, c.session, d)
 	}
 }
 
 // countDecision counts d and logs it (model names only).
-func (s *Server) countDecision(c chatMessageModel, d sessions.ModelDecision) {
-	rung := s.models.count(d)
+func (r *modelRouter) countDecision(c chatMessageModel, d sessions.ModelDecision) {
+	rung := r.models.count(d)
 	from := ""
 	if c.ok {
 		from = c.current.Name()
 	}
-	s.log.Info().Str("session", c.session).Str("agent", c.agent).Str("from", from).
+	r.log.Info().Str("session", c.session).Str("agent", c.agent).Str("from", from).
 		Str("model", d.Model).Str("variant", d.Variant).Str("rung", rung).Bool("changed", d.Changed).
 		Msg("model decision")
 }
 
-func (s *Server) modelStatus() statusModels { return s.models.status(s.healthStatus()) }
+func (r *modelRouter) modelStatus() statusModels { return r.models.status(r.healthStatus()) }

@@ -64,10 +64,12 @@ type Server struct {
 	cfg      config.Config
 	maxBytes atomic.Int64
 	models   modelChoice // providers.update, decisions' counts (model_choice.go)
+	// router decides models and fallbacks (model_router.go).
+	router modelRouter
 	// unknownResumes: the calls whose resume argument named an alias no
-	// entry holds (tool_execute_before.go), by call id, for the note their
-	// tool.execute.after adds; bounded like the pending calls.
-	unknownResumes map[string]string
+	// entry holds (tool_execute_before.go), for the note their
+	// tool.execute.after adds.
+	unknownResumes unknownResumes
 	clock          func() time.Time
 
 	// gate is initialize-first and the request counters (gate.go).
@@ -92,6 +94,7 @@ func New(opts Options) *Server {
 	if s.clock == nil {
 		s.clock = time.Now
 	}
+	s.router = modelRouter{cfg: &s.cfg, models: &s.models, log: s.log, clock: s.clock}
 	s.register()
 	return s
 }

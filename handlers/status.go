@@ -67,7 +67,7 @@ func (s *Server) status(context.Context) (statusResult, error) {
 		CacheStable:   s.cfg.CacheStable,
 		Agents: statusAgents{Managed: s.cfg.ManagedSet(), Reminder: s.cfg.ReminderAgents(),
 			Primary: s.cfg.PrimaryAgents, Subagents: s.cfg.Subagents},
-		Models: s.modelStatus(),
+		Models: s.router.modelStatus(),
 		Cache:  cacheStatusOf(s.store.PromptCache().List()),
 	}, nil
 }

@@ -62,17 +62,17 @@ func subagentModelBase(ref string) string {
 // subagentModel is 4.7 (with health) for one call of OpenCode 2's
 // subagent tool from session to agent: the op that sets its `model`
 // input, or none. It remembers the call's model for its execute.after.
-func (s *Server) subagentModel(in *toolInput, args map[string]jsontext.Value, agent string) []Op {
+func (r *modelRouter) subagentModel(in *toolInput, args map[string]jsontext.Value, agent string) []Op {
 	if raw, explicit := args["model"]; explicit {
 		// The model's own choice (the user asked for it) is respected.
 		ref, _ := stringValue(raw)
-		s.models.notePending(in.CallID, pendingModel{agent: agent, model: subagentModelBase(ref)})
+		r.models.notePending(in.CallID, pendingModel{agent: agent, model: subagentModelBase(ref)})
 		return nil
 	}
-	s.models.notePending(in.CallID, pendingModel{agent: agent})
-	entry, listed := s.cfg.AgentModels[agent]
+	r.models.notePending(in.CallID, pendingModel{agent: agent})
+	entry, listed := r.cfg.AgentModels[agent]
 	if !listed {
-		return s.unlistedSubagentModel(in, agent)
+		return r.unlistedSubagentModel(in, agent)
 	}
 	if strings.TrimSpace(entry.Model) == "" {
 		// An entry without a model keeps the model OpenCode gives the
@@ -84,35 +84,35 @@ func (s *Server) subagentModel(in *toolInput, args map[string]jsontext.Value, ag
 	// v2 chooses the child's model when the call names none (the agent's
 	// configured one, else the parent's): it is not known here, so the
 	// entry answers alone and no answer leaves v2's choice.
-	choice, chosen := s.models.choose(entry.Choice(), "", "")
+	choice, chosen := r.models.choose(entry.Choice(), "", "")
 	if !chosen {
-		s.log.Info().Str("session", in.SessionID).Str("agent", agent).Msg("model left: no providers.update yet")
+		r.log.Info().Str("session", in.SessionID).Str("agent", agent).Msg("model left: no providers.update yet")
 		return nil
 	}
 	c := chatMessageModel{session: in.SessionID, agent: agent}
 	to, ok := choice.Ref()
 	if !ok {
-		s.countDecision(c, sessions.ModelDecision{Rung: choice.Rung})
+		r.countDecision(c, sessions.ModelDecision{Rung: choice.Rung})
 		return nil
 	}
 	p := pendingModel{agent: agent}
-	now := s.clock()
-	if h, cooling := s.store.ProviderHealth().Of(to.Name()); cooling && h.Cooling(now) && s.cfg.FallbackEnabled(agent) {
+	now := r.clock()
+	if h, cooling := r.store.ProviderHealth().Of(to.Name()); cooling && h.Cooling(now) && r.cfg.FallbackEnabled(agent) {
 		ec := entry.Choice()
-		if fb, rung, ok := s.models.fallback(&ec, to.Name(), s.store.Tracked().Running(in.SessionID),
-			func(model string) bool { return s.store.ProviderHealth().Cooling(model, now) }); ok {
+		if fb, rung, ok := r.models.fallback(&ec, to.Name(), r.store.Tracked().Running(in.SessionID),
+			func(model string) bool { return r.store.ProviderHealth().Cooling(model, now) }); ok {
 			reason := "cooling until " + h.Until.UTC().Format(time.RFC3339) + " (" + switchReason(h.Class, h.Message) + ")"
 			p.sw = &sessions.Switch{From: to.Name(), To: fb.Name(), Reason: reason, At: now}
-			s.models.switched()
-			s.log.Info().Str("parent", in.SessionID).Str("agent", agent).Str("from", to.Name()).Str("to", fb.Name()).
+			r.models.switched()
+			r.log.Info().Str("parent", in.SessionID).Str("agent", agent).Str("from", to.Name()).Str("to", fb.Name()).
 				Str("rung", rung).Str("reason", reason).Msg("model switched")
 			to, choice.Rung = fb, rung
 		}
 	}
 	d := sessions.ModelDecision{Model: to.Name(), Variant: to.Variant, Rung: choice.Rung, Changed: true}
-	s.countDecision(c, d)
+	r.countDecision(c, d)
 	p.model, p.decision = to.Name(), &d
-	s.models.notePending(in.CallID, p)
+	r.models.notePending(in.CallID, p)
 	return []Op{{Op: "add", Path: "/args/model", Value: subagentModelRef(to)}}
 }
 
@@ -121,27 +121,27 @@ func (s *Server) subagentModel(in *toolInput, args map[string]jsontext.Value, ag
 // and when that model cools down and the configuration names a fallback
 // for it (borrowedFallback), the call gets the fallback instead of a
 // model that fails again. Otherwise the call is left to v2.
-func (s *Server) unlistedSubagentModel(in *toolInput, agent string) []Op {
-	parentModel := s.store.Tracked().Running(in.SessionID)
-	if parentModel == "" || !s.cfg.FallbackEnabled(agent) {
+func (r *modelRouter) unlistedSubagentModel(in *toolInput, agent string) []Op {
+	parentModel := r.store.Tracked().Running(in.SessionID)
+	if parentModel == "" || !r.cfg.FallbackEnabled(agent) {
 		return nil
 	}
-	now := s.clock()
-	h, ok := s.store.ProviderHealth().Of(parentModel)
+	now := r.clock()
+	h, ok := r.store.ProviderHealth().Of(parentModel)
 	if !ok || !h.Cooling(now) {
 		return nil
 	}
-	to, rung, ok := s.borrowedFallback(parentModel, func(model string) bool { return s.store.ProviderHealth().Cooling(model, now) })
+	to, rung, ok := r.borrowedFallback(parentModel, func(model string) bool { return r.store.ProviderHealth().Cooling(model, now) })
 	if !ok {
 		return nil
 	}
 	reason := "cooling until " + h.Until.UTC().Format(time.RFC3339) + " (" + switchReason(h.Class, h.Message) + ")"
-	s.models.switched()
-	s.log.Info().Str("parent", in.SessionID).Str("agent", agent).Str("from", parentModel).Str("to", to.Name()).
+	r.models.switched()
+	r.log.Info().Str("parent", in.SessionID).Str("agent", agent).Str("from", parentModel).Str("to", to.Name()).
 		Str("rung", rung).Str("reason", reason).Msg("model switched")
 	d := sessions.ModelDecision{Model: to.Name(), Variant: to.Variant, Rung: rung, Changed: true}
-	s.countDecision(chatMessageModel{session: in.SessionID, agent: agent}, d)
-	s.models.notePending(in.CallID, pendingModel{agent: agent, model: to.Name(), decision: &d,
+	r.countDecision(chatMessageModel{session: in.SessionID, agent: agent}, d)
+	r.models.notePending(in.CallID, pendingModel{agent: agent, model: to.Name(), decision: &d,
 		sw: &sessions.Switch{From: parentModel, To: to.Name(), Reason: reason, At: now}})
 	return []Op{{Op: "add", Path: "/args/model", Value: subagentModelRef(to)}}
 }
@@ -155,8 +155,8 @@ var subagentFailedRe = regexp.MustCompile(`^Subagent failed \(sessionID: ([^\s()
 // classes) makes that model's health as model.failed would. v2 has
 // already failed the call, so nothing is aborted or resent: the next call
 // for the agent skips the cooling model.
-func (s *Server) subagentDone(ctx context.Context, in *toolInput, child, text string, failed bool) {
-	p, ok := s.models.takePending(in.CallID)
+func (r *modelRouter) subagentDone(ctx context.Context, in *toolInput, child, text string, failed bool) {
+	p, ok := r.models.takePending(in.CallID)
 	if child == "" {
 		return
 	}
@@ -166,25 +166,25 @@ func (s *Server) subagentDone(ctx context.Context, in *toolInput, child, text st
 	}
 	// The child is tracked with its agent and parent, as session.created
 	// makes it on 1.x: its model and health need both.
-	if p.agent != "" && s.store.Tracked().Agent(child) == "" {
-		s.store.Tracked().SetAgent(ctx, child, p.agent)
+	if p.agent != "" && r.store.Tracked().Agent(child) == "" {
+		r.store.Tracked().SetAgent(ctx, child, p.agent)
 	}
-	if s.store.Tracked().Parent(child) == "" {
-		s.store.Tracked().SetParent(ctx, child, in.SessionID)
+	if r.store.Tracked().Parent(child) == "" {
+		r.store.Tracked().SetParent(ctx, child, in.SessionID)
 	}
-	if sw := s.store.Tracked().Switches(child); len(sw) > 0 && sw[len(sw)-1].From == p.model {
+	if sw := r.store.Tracked().Switches(child); len(sw) > 0 && sw[len(sw)-1].From == p.model {
 		// Switched off the call's model during the call (the same-call
 		// rescue, model.failed with inPlace): the switch's decision and
 		// model stand.
-		s.store.Tracked().SetRunning(ctx, child, sw[len(sw)-1].To)
+		r.store.Tracked().SetRunning(ctx, child, sw[len(sw)-1].To)
 	} else {
 		if p.decision != nil {
-			s.store.Tracked().SetModelDecision(ctx, child, *p.decision)
+			r.store.Tracked().SetModelDecision(ctx, child, *p.decision)
 		}
 		if p.sw != nil {
-			s.store.Tracked().AddSwitch(ctx, child, *p.sw)
+			r.store.Tracked().AddSwitch(ctx, child, *p.sw)
 		}
-		s.store.Tracked().SetRunning(ctx, child, p.model)
+		r.store.Tracked().SetRunning(ctx, child, p.model)
 	}
 	if !failed {
 		return
@@ -194,10 +194,10 @@ func (s *Server) subagentDone(ctx context.Context, in *toolInput, child, text st
 	if mm == nil || mm[1] != child {
 		return
 	}
-	model := s.store.Tracked().Running(child)
+	model := r.store.Tracked().Running(child)
 	if model == "" {
 		return
 	}
-	now := s.clock()
-	s.countFailure(ctx, child, model, core.ProviderFailure{Message: mm[2]}, 0, now)
+	now := r.clock()
+	r.countFailure(ctx, child, model, core.ProviderFailure{Message: mm[2]}, 0, now)
 }

@@ -28,7 +28,7 @@ func (s *Server) toolExecuteAfter(ctx context.Context, p *toolExecuteAfterParams
 	// A call whose resume argument named an unknown alias ran fresh: the
 	// model reads that after the tool's own output (issue 42 item 4).
 	note := ""
-	if alias, ok := s.takeUnknownResume(in.CallID); ok {
+	if alias, ok := s.unknownResumes.take(in.CallID); ok {
 		note = unknownResumeNote(d.ResumeArg, alias)
 	}
 	var outcome core.TaskOutcome
@@ -45,7 +45,7 @@ func (s *Server) toolExecuteAfter(ctx context.Context, p *toolExecuteAfterParams
 		if child == "" {
 			child = d.ParseOutput(text).TaskID
 		}
-		s.subagentDone(ctx, in, child, text, failed)
+		s.router.subagentDone(ctx, in, child, text, failed)
 	}
 	// reply is the output the model reads: out, then the note, if any.
 	reply := func(out string) (PatchResult, error) {

@@ -29,7 +29,7 @@ func (s *Server) toolExecuteBefore(ctx context.Context, p *toolExecuteBeforePara
 	ops := s.resumeOps(ctx, in, args, d, agent)
 	if d.Generation == 2 {
 		// OpenCode 2: the call names the child's model (4.7).
-		ops = append(ops, s.subagentModel(in, args, agent)...)
+		ops = append(ops, s.router.subagentModel(in, args, agent)...)
 	}
 	return patch(ops...), nil
 }
@@ -52,7 +52,7 @@ func (s *Server) resumeOps(ctx context.Context, in *toolInput, args map[string]j
 		}
 		return []Op{{Op: "replace", Path: "/args/" + d.ResumeArg, Value: id}}
 	case sessions.TaskIDRemove:
-		s.noteUnknownResume(in.CallID, requested)
+		s.unknownResumes.note(in.CallID, requested)
 		return []Op{{Op: "remove", Path: "/args/" + d.ResumeArg}}
 	}
 	return nil
@@ -61,24 +61,29 @@ func (s *Server) resumeOps(ctx context.Context, in *toolInput, args map[string]j
 // maxUnknownResumes bounds the calls waiting for their unknown-alias note.
 const maxUnknownResumes = 256
 
-// noteUnknownResume remembers that callID's resume argument named alias,
-// which no entry holds (forgotten, pruned, or never made): the call runs
-// as a fresh one, and its tool.execute.after says so (4.2).
-func (s *Server) noteUnknownResume(callID, alias string) {
+// unknownResumes are the calls whose resume argument named an alias no
+// entry holds (forgotten, pruned, or never made), by call id: each runs as
+// a fresh call, and its tool.execute.after says so (4.2). At most
+// maxUnknownResumes wait; beyond, they are all dropped (a call whose after
+// never came).
+type unknownResumes map[string]string
+
+// note remembers that callID's resume argument named alias.
+func (u *unknownResumes) note(callID, alias string) {
 	alias = strings.TrimSpace(alias)
 	if callID == "" || alias == "" || len(alias) > sessions.MaxIDBytes {
 		return
 	}
-	if s.unknownResumes == nil || len(s.unknownResumes) >= maxUnknownResumes {
-		s.unknownResumes = map[string]string{}
+	if *u == nil || len(*u) >= maxUnknownResumes {
+		*u = unknownResumes{}
 	}
-	s.unknownResumes[callID] = alias
+	(*u)[callID] = alias
 }
 
-// takeUnknownResume returns and forgets the alias noted for callID.
-func (s *Server) takeUnknownResume(callID string) (string, bool) {
-	alias, ok := s.unknownResumes[callID]
-	delete(s.unknownResumes, callID)
+// take returns and forgets the alias noted for callID.
+func (u unknownResumes) take(callID string) (string, bool) {
+	alias, ok := u[callID]
+	delete(u, callID)
 	return alias, ok
 }
 
