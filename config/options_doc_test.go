@@ -90,3 +90,27 @@ func TestContractDefaultsAreDefaultConfig(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, checked, 15, "most defaults are values")
 }
+
+// PROTOCOL.md 7 is the wire view of the same members: its JSON block is
+// the default config (it decodes without a warning to DefaultConfig), and
+// its table names every top-level member of contract.json's config.
+func TestProtocolSection7IsTheContractsConfig(t *testing.T) {
+	data, err := os.ReadFile("../docs/PROTOCOL.md")
+	require.NoError(t, err)
+	doc := string(data)
+	start := strings.Index(doc, "## 7. Configuration")
+	require.GreaterOrEqual(t, start, 0)
+	end := strings.Index(doc[start:], "\n## 8.")
+	require.Greater(t, end, 0)
+	section := doc[start : start+end]
+	block, _, ok := strings.Cut(section[strings.Index(section, "```json\n")+len("```json\n"):], "```")
+	require.True(t, ok, "section 7 has its JSON block")
+	cfg, warnings, err := Parse([]byte(block))
+	require.NoError(t, err)
+	assert.Empty(t, warnings, "section 7's JSON block names only the contract's members, each of its type")
+	assert.Equal(t, DefaultConfig(), cfg, "section 7's JSON block is the default config")
+	for _, m := range contract.ConfigMembers {
+		top, _, _ := strings.Cut(m.Name, ".")
+		assert.Contains(t, section, "`"+top+"`", "section 7's table does not name %s", top)
+	}
+}
