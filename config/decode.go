@@ -54,32 +54,21 @@ func configLevel(raw jsontext.Value, prefix string, cfg *Config, path string, w 
 			names = append(names, name)
 		}
 	}
-	seen := map[string]bool{}
-	return eachMember(raw, func(name string, value jsontext.Value) error {
-		member := path + "." + displayName(name)
-		if seen[name] {
-			w.add("%s: given more than once; the last one applies", member)
-		}
-		seen[name] = true
+	return eachKnownMember(raw, path, names, w, func(name, member string, value jsontext.Value) (bool, error) {
 		if field := leaves[name]; field != nil {
-			return configMember(value, reflect.ValueOf(field(cfg)).Elem(), member, w)
+			return true, configMember(value, reflect.ValueOf(field(cfg)).Elem(), member, w)
 		}
-		if objects[name] {
-			switch value.Kind() {
-			case 'n':
-				return nil
-			case '{':
-				return configLevel(value, prefix+name+".", cfg, member, w)
-			}
-			w.add("%s must be an object, got %s; using the default", member, jsonkind.Name(value.Kind()))
-			return nil
+		if !objects[name] {
+			return false, nil
 		}
-		if near := nearestName(name, names); near != "" {
-			w.add("%s: unknown member, ignored (did you mean %q?)", member, near)
-		} else {
-			w.add("%s: unknown member, ignored", member)
+		switch value.Kind() {
+		case 'n':
+			return true, nil
+		case '{':
+			return true, configLevel(value, prefix+name+".", cfg, member, w)
 		}
-		return nil
+		w.add("%s must be an object, got %s; using the default", member, jsonkind.Name(value.Kind()))
+		return true, nil
 	})
 }
 
@@ -88,6 +77,20 @@ func configLevel(raw jsontext.Value, prefix string, cfg *Config, path string, w 
 // patterns, agentModels' models), whose members are its Go type's.
 func configObject(raw jsontext.Value, v reflect.Value, path string, w *warnings) error {
 	fields, names := jsonFields(v.Type())
+	return eachKnownMember(raw, path, names, w, func(name, member string, value jsontext.Value) (bool, error) {
+		index, ok := fields[name]
+		if !ok {
+			return false, nil
+		}
+		return true, configMember(value, v.Field(index), member, w)
+	})
+}
+
+// eachKnownMember calls fn with each member of object raw and its path
+// for warnings (under path), after a warning when the member was given
+// before; fn says whether the name is known, and an unknown one is
+// ignored with a warning naming the nearest of names, if any is near.
+func eachKnownMember(raw jsontext.Value, path string, names []string, w *warnings, fn func(name, member string, value jsontext.Value) (bool, error)) error {
 	seen := map[string]bool{}
 	return eachMember(raw, func(name string, value jsontext.Value) error {
 		member := path + "." + displayName(name)
@@ -95,16 +98,16 @@ func configObject(raw jsontext.Value, v reflect.Value, path string, w *warnings)
 			w.add("%s: given more than once; the last one applies", member)
 		}
 		seen[name] = true
-		index, ok := fields[name]
-		if !ok {
-			if near := nearestName(name, names); near != "" {
-				w.add("%s: unknown member, ignored (did you mean %q?)", member, near)
-			} else {
-				w.add("%s: unknown member, ignored", member)
-			}
-			return nil
+		known, err := fn(name, member, value)
+		if known || err != nil {
+			return err
 		}
-		return configMember(value, v.Field(index), member, w)
+		if near := nearestName(name, names); near != "" {
+			w.add("%s: unknown member, ignored (did you mean %q?)", member, near)
+		} else {
+			w.add("%s: unknown member, ignored", member)
+		}
+		return nil
 	})
 }
 

@@ -90,49 +90,48 @@ func (t Tracked) change(session string, wanted func(*sessionAgent) bool, change 
 // SetParent records session's parent session (from session.created), for a
 // tracked session. Ids over the cap are not kept.
 func (t Tracked) SetParent(ctx context.Context, session, parent string) {
-	s := t.s
-	if len(parent) > MaxIDBytes {
-		return
+	if len(parent) <= MaxIDBytes {
+		t.set(ctx, session, parent, func(sa *sessionAgent) *string { return &sa.parent })
 	}
-	s.lock(ctx)
-	defer s.unlock()
-	t.change(session, func(sa *sessionAgent) bool { return sa.parent != parent },
-		func(sa *sessionAgent) { sa.parent = keep(parent) })
 }
 
 // Parent returns session's parent ("" unknown).
 func (t Tracked) Parent(session string) string {
-	s := t.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.db.refresh()
-	if sa := s.cachedAgent(session); sa != nil {
-		return sa.parent
-	}
-	return ""
+	return t.get(session, func(sa *sessionAgent) string { return sa.parent })
 }
 
 // SetRunning records the model session's requests go to now (its latest
 // chat.message, after any change the sidecar made).
 func (t Tracked) SetRunning(ctx context.Context, session, model string) {
-	s := t.s
-	if len(model) > MaxModelBytes {
-		return
+	if len(model) <= MaxModelBytes {
+		t.set(ctx, session, model, func(sa *sessionAgent) *string { return &sa.running })
 	}
-	s.lock(ctx)
-	defer s.unlock()
-	t.change(session, func(sa *sessionAgent) bool { return sa.running != model },
-		func(sa *sessionAgent) { sa.running = keep(model) })
 }
 
 // Running returns the model session's requests go to ("" unknown).
 func (t Tracked) Running(session string) string {
+	return t.get(session, func(sa *sessionAgent) string { return sa.running })
+}
+
+// set sets the string field of session's tracked state to value, when it
+// is tracked and the field holds another.
+func (t Tracked) set(ctx context.Context, session, value string, field func(*sessionAgent) *string) {
+	s := t.s
+	s.lock(ctx)
+	defer s.unlock()
+	t.change(session, func(sa *sessionAgent) bool { return *field(sa) != value },
+		func(sa *sessionAgent) { *field(sa) = keep(value) })
+}
+
+// get reads a string field of session's tracked state ("" when it is not
+// tracked).
+func (t Tracked) get(session string, field func(*sessionAgent) string) string {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.db.refresh()
 	if sa := s.cachedAgent(session); sa != nil {
-		return sa.running
+		return field(sa)
 	}
 	return ""
 }
