@@ -147,11 +147,11 @@ func BenchmarkCacheAccounting(b *testing.B) {
 		}
 		hist := s.transform.bases.Full(p.Output.Messages)
 		for i := range hist.Entries {
-			s.derive(&hist.Entries[i]) // the session each message names, as the transform reads it
+			s.transform.derive(&hist.Entries[i]) // the session each message names, as the transform reads it
 		}
 		per := s.transform.bases.PerMessage(len(hist.Entries))
 		for b.Loop() {
-			s.notePromptMessages(p, hist.Entries, per)
+			s.transform.notePromptMessages(p, hist.Entries, per)
 		}
 	})
 }

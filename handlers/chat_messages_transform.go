@@ -91,7 +91,7 @@ const addedPart = -1
 // rebuilt from it first, so both forms take the same path from here.
 func (s *Server) chatMessagesTransform(ctx context.Context, p *chatMessagesTransformParams) (any, error) {
 	bases := s.transform.histories()
-	h, err := s.history(bases, p)
+	h, err := s.transform.history(bases, p)
 	if err != nil {
 		return nil, err
 	}
@@ -99,10 +99,10 @@ func (s *Server) chatMessagesTransform(ctx context.Context, p *chatMessagesTrans
 	history := h.Entries
 	for i := range history {
 		if m := &history[i]; m.NeedsDerive() { // a message kept from a base was derived then
-			s.derive(m)
+			s.transform.derive(m)
 		}
 	}
-	s.failThrownTasks(ctx, history)
+	s.transform.failThrownTasks(ctx, history)
 	// A session's user messages mostly name the same agent: the store is
 	// told each session's agent once per run of equal ones (each call is a
 	// look at the database, PROTOCOL.md 6), which leaves it as telling it
@@ -130,11 +130,11 @@ func (s *Server) chatMessagesTransform(ctx context.Context, p *chatMessagesTrans
 		}
 	}
 	if s.cfg.CacheStable {
-		s.stableParts(ctx, history, per)
+		s.transform.stableParts(ctx, history, per)
 	} else if i := reminderTarget(history); i >= 0 {
 		per[i] = history[i].AddOp(per[i], incremental.Op{Part: addedPart, Text: s.cfg.ReminderConfig().ReminderText()})
 	}
-	s.notePromptMessages(p, history, per)
+	s.transform.notePromptMessages(p, history, per)
 	if p.Sync == nil {
 		ops, _ := materialize(per, nil, 0)
 		return patch(ops...), nil
@@ -158,7 +158,7 @@ func (s *Server) chatMessagesTransform(ctx context.Context, p *chatMessagesTrans
 // hookwire, for prompt-cache accounting (4.9): per message its id, its
 // content and hookwire's ops, hashed. The session is sync's, else the
 // newest message's.
-func (s *Server) notePromptMessages(p *chatMessagesTransformParams, history []entry, per [][]incremental.Op) {
+func (t *transformState) notePromptMessages(p *chatMessagesTransformParams, history []entry, per [][]incremental.Op) {
 	session := ""
 	if p.Sync != nil {
 		session = p.Sync.Session
@@ -175,13 +175,13 @@ func (s *Server) notePromptMessages(p *chatMessagesTransformParams, history []en
 		m := &history[i]
 		pp.Messages[i] = core.MessagePrint{ID: core.HashID(m.Wire.Info.ID), Content: m.ContentHash(), Ops: incremental.HashOps(per[i])}
 	}
-	s.store.PromptCache().Prompt(session, pp)
+	t.store.PromptCache().Prompt(session, pp)
 }
 
 // history returns the history a request stands for: output's, or its
 // base's with its items applied. A request that does not fit changes
 // nothing.
-func (s *Server) history(bases *histories, p *chatMessagesTransformParams) (*incremental.History[local, derived], error) {
+func (t *transformState) history(bases *histories, p *chatMessagesTransformParams) (*incremental.History[local, derived], error) {
 	if p.Sync == nil || p.Sync.Base == nil {
 		if p.Output == nil {
 			return nil, missing("output")
@@ -209,7 +209,7 @@ func (s *Server) history(bases *histories, p *chatMessagesTransformParams) (*inc
 // parts' calls (failThrownTasks), its guidance (4.1), whether it wants
 // the reminder (4.3). A base keeps it, so a request that keeps the message
 // only reads it.
-func (s *Server) derive(m *entry) {
+func (t *transformState) derive(m *entry) {
 	d := &m.Derived
 	if !d.converted {
 		d.core, d.converted = toCoreMessage(m.Wire), true
@@ -217,17 +217,17 @@ func (s *Server) derive(m *entry) {
 	c := &d.core
 	d.thrown, d.guidance = nil, nil
 	for _, p := range m.Wire.Parts {
-		if p.Type != "tool" || p.CallID == "" || p.State == nil || p.State.Status != "error" || !s.cfg.IsTaskTool(p.Tool) {
+		if p.Type != "tool" || p.CallID == "" || p.State == nil || p.State.Status != "error" || !t.cfg.IsTaskTool(p.Tool) {
 			continue
 		}
 		text, _ := p.State.Error.(string)
 		d.thrown = append(d.thrown, thrownCall{callID: p.CallID, text: text})
 	}
-	if s.cfg.DelegateRetry.Enabled {
-		d.guidance = slices.Clip(s.guidance(c))
+	if t.cfg.DelegateRetry.Enabled {
+		d.guidance = slices.Clip(t.guidance(c))
 	}
-	d.wantsReminder = core.WantsReminder(*c, s.cfg.ReminderConfig())
-	m.Local.session = s.transform.intern(c.SessionID)
+	d.wantsReminder = core.WantsReminder(*c, t.cfg.ReminderConfig())
+	m.Local.session = t.intern(c.SessionID)
 	var flags uint8
 	if c.Role == "user" {
 		flags |= flagUser
@@ -408,13 +408,13 @@ func toCoreMessage(w incremental.Message) core.Message {
 // alone, so a history gets the same bytes on every request; the answer is
 // also remembered per error text (transformState.guidanceFor), as a long history repeats
 // its errors.
-func (s *Server) guidance(m *core.Message) []incremental.Op {
+func (t *transformState) guidance(m *core.Message) []incremental.Op {
 	var ops []incremental.Op
 	for j, part := range m.Parts {
-		if part.Type != "tool" || !s.cfg.IsTaskTool(part.Tool) || part.StateStatus != "error" || !part.HasError {
+		if part.Type != "tool" || !t.cfg.IsTaskTool(part.Tool) || part.StateStatus != "error" || !part.HasError {
 			continue
 		}
-		if guided, ok := s.guidedError(part.Tool, part.StateError); ok {
+		if guided, ok := t.guidedError(part.Tool, part.StateError); ok {
 			ops = append(ops, incremental.Op{Part: j, Text: guided})
 		}
 	}
@@ -423,15 +423,15 @@ func (s *Server) guidance(m *core.Message) []incremental.Op {
 
 // guidedError returns an errored task part's error with guidance added,
 // and whether there is any to add.
-func (s *Server) guidedError(tool, text string) (string, bool) {
+func (t *transformState) guidedError(tool, text string) (string, bool) {
 	// 1.x's rows are keyed by the text alone, as before; another
 	// generation's tool has its own rows (core.DelegationFor).
-	opts := s.cfg.RetryOptionsFor(tool)
+	opts := t.cfg.RetryOptionsFor(tool)
 	key := text
 	if opts.Tool.Generation != core.TaskDelegation.Generation {
 		key = opts.Tool.Tool + "\x00" + text
 	}
-	g := s.transform.guidanceFor(key, text, func() guidedError {
+	g := t.guidanceFor(key, text, func() guidedError {
 		// OpenCode 2's failed call got its guidance in execute.after already.
 		already := key != text && strings.Contains(text, core.GuidanceHeader)
 		if d := core.DetectTaskError(text, true, opts); d != nil && !already && !strings.Contains(text, d.Guidance) {
@@ -445,20 +445,20 @@ func (s *Server) guidedError(tool, text string) (string, bool) {
 // stableParts implements cache-stable mode (4.4): core.StableRule says
 // what each user message with a parts array carries; the store freezes a
 // message's block when it is first asked for.
-func (s *Server) stableParts(ctx context.Context, history []entry, per [][]incremental.Op) {
-	rule := core.StableRule{Blocks: s.cfg.TaskSessions.Enabled, Reminder: s.cfg.ReminderConfig()}
+func (t *transformState) stableParts(ctx context.Context, history []entry, per [][]incremental.Op) {
+	rule := core.StableRule{Blocks: t.cfg.TaskSessions.Enabled, Reminder: t.cfg.ReminderConfig()}
 	reminder := rule.Reminder.ReminderText()
-	s.retainFrozen(ctx, history)
+	t.retainFrozen(ctx, history)
 	for i := range history {
 		m := &history[i]
 		if m.Local.flags&flagStable == 0 {
 			continue
 		}
 		c := &m.Derived.core
-		agent := s.messageAgent(c)
-		if rule.CarriesBlock(c.ID, c.SessionID, s.cfg.IsManagedAgent(agent)) {
-			block := s.store.Frozen().Block(ctx, c.SessionID, c.ID, func() string {
-				return core.ResumableSessionsBlockFor(s.store.Tasks().ResumableSessions(c.SessionID), s.cfg.ResumeArg())
+		agent := t.messageAgent(c)
+		if rule.CarriesBlock(c.ID, c.SessionID, t.cfg.IsManagedAgent(agent)) {
+			block := t.store.Frozen().Block(ctx, c.SessionID, c.ID, func() string {
+				return core.ResumableSessionsBlockFor(t.store.Tasks().ResumableSessions(c.SessionID), t.cfg.ResumeArg())
 			})
 			if core.AddsBlock(block, block != "" && m.Derived.hasPartText(block)) {
 				per[i] = m.AddOp(per[i], incremental.Op{Part: addedPart, Text: block})
@@ -474,7 +474,7 @@ func (s *Server) stableParts(ctx context.Context, history []entry, per [][]incre
 // the history (OpenCode compacted them away), so a long session keeps room
 // to freeze its new messages. The store asks only for a full session, so
 // the history's ids are collected only then.
-func (s *Server) retainFrozen(ctx context.Context, history []entry) {
+func (t *transformState) retainFrozen(ctx context.Context, history []entry) {
 	var seen map[string]bool
 	prev := ""
 	for i := range history {
@@ -491,7 +491,7 @@ func (s *Server) retainFrozen(ctx context.Context, history []entry) {
 		}
 		seen[session] = true
 		var ids map[string]bool
-		s.store.Frozen().Retain(ctx, session, func(id string) bool {
+		t.store.Frozen().Retain(ctx, session, func(id string) bool {
 			if ids == nil {
 				ids = map[string]bool{}
 				for j := range history {
@@ -507,11 +507,11 @@ func (s *Server) retainFrozen(ctx context.Context, history []entry) {
 
 // messageAgent is the agent of a user message in cache-stable mode: its
 // info.agent, else the agent its session is known to run ("" if none).
-func (s *Server) messageAgent(m *core.Message) string {
+func (t *transformState) messageAgent(m *core.Message) string {
 	if m.Agent != "" || m.SessionID == "" {
 		return m.Agent
 	}
-	return s.store.Tracked().Agent(m.SessionID)
+	return t.store.Tracked().Agent(m.SessionID)
 }
 
 // hasPartText reports whether a part of the message has text as its text,

@@ -26,7 +26,7 @@ func (s *Server) chatSystemTransform(ctx context.Context, p *chatSystemTransform
 	if s.cfg.TaskSessions.Enabled && !s.cfg.CacheStable && s.managed(in.SessionID) {
 		block = core.ResumableSessionsBlockFor(s.store.Tasks().ResumableSessions(in.SessionID), s.cfg.ResumeArg())
 	}
-	s.notePromptSystem(in.SessionID, out.System, block)
+	s.transform.notePromptSystem(in.SessionID, out.System, block)
 	if block == "" {
 		return noChange(), nil
 	}
@@ -46,7 +46,7 @@ func (s *Server) chatSystemTransform(ctx context.Context, p *chatSystemTransform
 // prompt-cache accounting (4.9): a hash of the parts that came to
 // hookwire, and one of the block hookwire adds (a part equal to the block
 // is hookwire's, from an earlier pass).
-func (s *Server) notePromptSystem(session string, system []jsontext.Value, block string) {
+func (t *transformState) notePromptSystem(session string, system []jsontext.Value, block string) {
 	parts := make([]string, 0, len(system))
 	for _, v := range system {
 		if block != "" && rawString(v) == block {
@@ -58,5 +58,5 @@ func (s *Server) notePromptSystem(session string, system []jsontext.Value, block
 	if block != "" {
 		blockHash = core.HashStrings([]string{block})
 	}
-	s.store.PromptCache().System(session, core.HashStrings(parts), blockHash)
+	t.store.PromptCache().System(session, core.HashStrings(parts), blockHash)
 }

@@ -12,12 +12,15 @@
 //
 // The Server holds the lifecycle (gate.go: initialize first, the
 // counters), the config and the store, and per feature a small component
-// with the state that feature keeps between requests: transformState
-// (chat.messages.transform's bases, interned names and guidance),
-// modelChoice (what OpenCode can reach, the decisions' counts, OpenCode
-// 2's pending subagent calls; the choices are core's) and
-// cacheAccounting (usage into the store's cache figures, cache.bust to the
-// client).
+// with the state that feature keeps between requests and the work that
+// reads it, so a handler is its route and a few calls: transformState
+// (chat.messages.transform's bases, interned names and guidance, and the
+// work on a history: derived parts, guidance, frozen blocks, thrown
+// tasks), modelRouter over modelChoice (what OpenCode can reach, the
+// decisions' counts, OpenCode 2's pending subagent calls; the model
+// decisions and runtime fallback; the choices are core's),
+// unknownResumes, and cacheAccounting (usage into the store's cache
+// figures, cache.bust to the client).
 //
 // handlers never touch the transport (framing, ids, writing replies: that
 // is rpc's) and never hold decision logic that belongs in core.

@@ -39,6 +39,7 @@ func (s *Server) initialize(_ context.Context, p *initializeParams) (initializeR
 	store := sessions.New(cfg.StoreConfig())
 	s.store = store
 	s.router.store = store
+	s.transform.store = store
 	if s.opts.OpenState != nil {
 		s.persist = s.opts.OpenState(store)
 	}

@@ -54,8 +54,9 @@ type Server struct {
 	// store and persist are created by initialize, with the client's bounds.
 	store   Store
 	persist Persistence
-	// transform is chat.messages.transform's bases, interned names and
-	// guidance (transform_state.go).
+	// transform is the transforms' part: chat.messages.transform's bases,
+	// interned names and guidance, and the work on a history
+	// (transform_state.go).
 	transform transformState
 
 	// mu serialises Dispatch and Close: a signal's final write waits for
@@ -95,6 +96,7 @@ func New(opts Options) *Server {
 		s.clock = time.Now
 	}
 	s.router = modelRouter{cfg: &s.cfg, models: &s.models, log: s.log, clock: s.clock}
+	s.transform.cfg = &s.cfg
 	s.register()
 	return s
 }

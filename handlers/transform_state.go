@@ -1,15 +1,23 @@
 package handlers
 
-import "github.com/hookwire/hookwire/incremental"
+import (
+	"github.com/hookwire/hookwire/config"
+	"github.com/hookwire/hookwire/incremental"
+)
 
-// transformState is what chat.messages.transform keeps between requests
-// beside the store: the bases of incremental requests (PROTOCOL.md 4.6),
-// the sessions' ids interned for the bases' messages, and the guidance
-// worked out per error text (4.1). All of it follows from the requests
-// and the config alone, so a config change drops what was derived
-// (configChanged) and initialize starts it over (reset). Dispatch
-// serialises all access.
+// transformState is the transforms' part of the server: what
+// chat.messages.transform keeps between requests beside the store (the
+// bases of incremental requests, PROTOCOL.md 4.6; the sessions' ids
+// interned for the bases' messages; the guidance worked out per error
+// text, 4.1) and the work on a history that reads the config and the
+// store (chat_messages_transform.go, task_runs.go; the prompt notes of
+// both transforms). What it keeps follows from the requests and the config
+// alone, so a config change drops what was derived (configChanged) and
+// initialize starts it over (reset). Dispatch serialises all access.
 type transformState struct {
+	cfg   *config.Config
+	store Store // set by initialize
+
 	// bases is created by the first transform (histories).
 	bases *histories
 	// names interns the messages' session ids (local.session).

@@ -951,7 +951,7 @@ func TestReminderTarget(t *testing.T) {
 		for _, row := range rows {
 			history := s.transform.bases.Full(row.history).Entries
 			for i := range history {
-				s.derive(&history[i])
+				s.transform.derive(&history[i])
 			}
 			want := row.want
 			if !enabled {
