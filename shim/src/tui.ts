@@ -24,7 +24,7 @@ import { resolveSettings, type ShimSettings } from "./options.js";
 import { Logger } from "./log.js";
 import { PROTOCOL_VERSION } from "./contract.gen.js";
 import { Sidecar } from "./sidecar.js";
-import { sectionLines, type ObserverState, type SectionCache, type SectionEntry } from "./tuimodel.js";
+import { newSwitches, sectionLines, type ObserverState, type SectionCache, type SectionEntry } from "./tuimodel.js";
 import { stateProblemOf } from "./tuistate.js";
 
 /** The npm name whose server entry the TUI looks for in OpenCode's plugin list. */
@@ -92,6 +92,10 @@ export class SectionData {
   private sidecar?: Sidecar;
   private timer?: NodeJS.Timeout;
   private polling = false;
+  /** The model switches already seen (newSwitches), and told of new ones: OpenCode 2's TUI toasts them (1.x's server part does). */
+  private readonly seenSwitches = new Set<string>();
+  private readonly startedAt = Date.now();
+  onSwitch?: (line: string) => void;
 
   constructor(
     private readonly settings: ShimSettings,
@@ -164,7 +168,16 @@ export class SectionData {
           continue;
         }
         const l = await s.request("sessions.list", { sessionID: parent } as never, 2000);
-        if (l.ok && Array.isArray(l.result)) this.entries.set(parent, l.result as SectionEntry[]);
+        if (!l.ok || !Array.isArray(l.result)) continue;
+        const first = !this.entries.has(parent);
+        this.entries.set(parent, l.result as SectionEntry[]);
+        for (const line of newSwitches(this.seenSwitches, l.result as SectionEntry[], first, this.startedAt)) {
+          try {
+            this.onSwitch?.(line);
+          } catch {
+            // a toast that cannot be shown is not worth more
+          }
+        }
       }
     } catch {
       // the next poll tries again
@@ -404,6 +417,9 @@ async function setup(ctx: V2TuiContext): Promise<() => Promise<void>> {
         }
       },
     };
+    // A model switch is news on OpenCode 2, where the server part has no
+    // client to toast with (on 1.x it toasts the switch itself).
+    data.onSwitch = (line) => ctx.ui?.toast?.show?.({ variant: "info", title: "hookwire", message: line, duration: 6_000 });
     data.start();
     const unslot = ctx.ui?.slot?.({
       append: "sidebar.content",

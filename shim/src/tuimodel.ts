@@ -23,8 +23,37 @@ export type SectionEntry = {
   label?: string;
   run?: { state?: string; error?: string };
   model?: { model?: string };
-  switches?: Array<{ from?: string; to?: string; reason?: string }>;
+  switches?: Array<{ from?: string; to?: string; reason?: string; at?: string }>;
 };
+
+/** How many switches newSwitches remembers as seen. */
+export const MAX_SEEN_SWITCHES = 4096;
+
+/**
+ * The model switches among entries not in seen, as a line each for a toast
+ * ("exp-1: fake/primary-model failed (rate-limit: ...); now on
+ * fake/fallback-model"), the oldest first; each is added to seen. With
+ * quiet (the first look at a parent), they are only added: what happened
+ * before the TUI looked is history, not news; so is a switch made before
+ * since (epoch ms), whenever it is first seen. seen keeps at most
+ * MAX_SEEN_SWITCHES keys (the oldest go first).
+ */
+export function newSwitches(seen: Set<string>, entries: SectionEntry[], quiet: boolean, since = 0): string[] {
+  const out: string[] = [];
+  for (const e of [...entries].reverse()) {
+    for (const sw of e.switches ?? []) {
+      const key = `${e.parent ?? ""}\u0000${e.taskId ?? e.alias ?? ""}\u0000${sw.from ?? ""}\u0000${sw.to ?? ""}\u0000${sw.at ?? ""}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      if (seen.size > MAX_SEEN_SWITCHES) seen.delete(seen.values().next().value as string);
+      const at = sw.at ? Date.parse(sw.at) : NaN;
+      if (quiet || !sw.to || at < since) continue;
+      const reason = sw.reason ? ` (${sw.reason})` : "";
+      out.push(`${e.alias || e.taskId || "a subagent"}: ${sw.from || "its model"} failed${reason}; now on ${sw.to}`);
+    }
+  }
+  return out;
+}
 
 /** A session's prompt-cache figures (CacheSummary). */
 export type SectionCache = { session?: string; cacheShare?: number | null; noCacheFigures?: boolean; busts?: number; requests?: number };

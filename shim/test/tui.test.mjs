@@ -150,12 +150,12 @@ test("OpenCode 1.x: the sidebar section lists exp-1 with its label and state, a 
   }
 });
 
-test("OpenCode 2: the section appends to sidebar.content and shows the same alias and state; the jump command opens the child", async () => {
+test("OpenCode 2: the section appends to sidebar.content and shows the same alias and state; the jump command opens the child; a model switch made after it looked is toasted once", async () => {
   const s = scratch();
   const project = join(s.dir, "project");
   mkdirSync(project, { recursive: true });
   process.env.XDG_STATE_HOME = join(s.dir, "xdg-state");
-  const options = { binary: realSidecar(), logFile: s.log };
+  const options = { binary: realSidecar(), logFile: s.log, agentModels: { explorer: { fallbackModels: ["fake/fake-model-2"] } } };
   const hooks = await delegate(s, project, options);
   const { plugin, cleanups } = await loadTui(s.dir);
   assert.equal(typeof plugin.setup, "function");
@@ -191,6 +191,17 @@ test("OpenCode 2: the section appends to sidebar.content and shows the same alia
     assert.equal(cmd.palette, true);
     await cmd.run();
     assert.deepEqual(navigated, [{ type: "session", sessionID: CHILD }]);
+
+    // The child's model is rate limited: the server part tells the sidecar
+    // (model.failed), which moves it to its fallback and records the switch.
+    await hooks["chat.message"]({ sessionID: CHILD, agent: "explorer", model: { providerID: "fake", modelID: "fake-model-3" } },
+      { message: { id: "msg_c1", role: "user", sessionID: CHILD, agent: "explorer" }, parts: [{ type: "text", text: "go on" }] });
+    await hooks.event({ event: { type: "session.status", properties: { sessionID: CHILD, status: { type: "retry", attempt: 1, message: "Rate limit reached for fake-model-3", next: Date.now() + 2000 } } } });
+    const toast = await waitFor(() => toasts.find((t) => t.message.startsWith("exp-1:")), 10000, 100);
+    assert.equal(toast.message, "exp-1: fake/fake-model-3 failed (rate-limit: Rate limit reached for fake-model-3); now on fake/fake-model-2");
+    assert.equal(toast.variant, "info");
+    await new Promise((r) => setTimeout(r, 2500)); // two more polls
+    assert.equal(toasts.filter((t) => t.message.startsWith("exp-1:")).length, 1, "toasted once");
   } finally {
     for (const fn of cleanups.splice(0)) fn();
     await cleanup();

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { shimDir } from "./helpers.mjs";
 
-const { sectionLines, fit, runWord, cacheWords, SIDEBAR_WIDTH } = await import(pathToFileURL(join(shimDir, "dist", "tuimodel.js")).href);
+const { sectionLines, fit, runWord, cacheWords, newSwitches, MAX_SEEN_SWITCHES, SIDEBAR_WIDTH } = await import(pathToFileURL(join(shimDir, "dist", "tuimodel.js")).href);
 
 const ready = { kind: "ready", version: "1.4.0", lastLoad: "ok" };
 const base = { observer: ready, sessionID: "ses_p", entries: [], cache: new Map(), warnings: [] };
@@ -125,4 +125,25 @@ test("the state problem the section's first line names: memory only when the sta
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("model switches as toast lines: the first look is history, a later switch is news once, an old one first seen later is history too", () => {
+  const seen = new Set();
+  const at = (s) => new Date(Date.UTC(2026, 11, 4, 3, 0, s)).toISOString();
+  const sw = (from, to, s) => ({ from, to, reason: "rate-limit: Rate limit reached", at: at(s) });
+  const e1 = { ...exp1, switches: [sw("fake/primary-model", "fake/fallback-model", 1)] };
+  assert.deepEqual(newSwitches(seen, [e1, gen1], true), [], "what was there when the TUI looked is not toasted");
+  assert.deepEqual(newSwitches(seen, [e1, gen1], false), [], "nor on the next poll");
+  const e2 = { ...e1, switches: [...e1.switches, sw("fake/fallback-model", "fake/third-model", 30)] };
+  const g2 = { ...gen1, switches: [sw("fake/m", "fake/n", 20)] };
+  assert.deepEqual(newSwitches(seen, [e2, g2], false, Date.parse(at(10))), [
+    "gen-1: fake/m failed (rate-limit: Rate limit reached); now on fake/n",
+    "exp-1: fake/fallback-model failed (rate-limit: Rate limit reached); now on fake/third-model",
+  ], "the oldest entry's first (entries come newest first)");
+  assert.deepEqual(newSwitches(seen, [e2, g2], false), [], "once each");
+  const old = { ...gen1, taskId: "ses_c9", alias: "gen-2", switches: [sw("fake/a", "fake/b", 5)] };
+  assert.deepEqual(newSwitches(seen, [old], false, Date.parse(at(10))), [], "made before the TUI started: history");
+  const many = new Set();
+  for (let i = 0; i < MAX_SEEN_SWITCHES + 10; i++) newSwitches(many, [{ ...gen1, taskId: `ses_${i}`, switches: [sw("fake/a", "fake/b", 1)] }], true);
+  assert.equal(many.size, MAX_SEEN_SWITCHES, "seen is bounded");
 });
