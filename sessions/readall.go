@@ -50,21 +50,13 @@ func (d *backing) readAllIn() (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	reader.db.loading = true
 	for i := len(ids) - 1; i >= 0; i-- { // oldest first: each read becomes the most recent
-		rec, err := d.b.Parents.Read(d.ctx, ids[i].ID)
-		if err != nil {
-			return nil, err
-		}
-		rec.ID = ids[i].ID
-		p, top, err := reader.parents.loadRecord(rec, reader.cfg.MaxSessionsPerAgent)
+		_, top, err := reader.db.readParent(&reader.parents, ids[i].ID, ids[i].Rev, reader.cfg.MaxSessionsPerAgent)
 		if err != nil {
 			return nil, err
 		}
 		reader.clock = max(reader.clock, top)
-		p.rev, p.epoch = ids[i].Rev, reader.db.epoch
 	}
-	reader.db.loading = false
 	sessions, err := d.b.Tracked.List(d.ctx)
 	if err != nil {
 		return nil, err

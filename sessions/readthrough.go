@@ -36,25 +36,35 @@ func (s *Store) cached(id string) *parentState {
 	if ok {
 		s.parents.drop(p)
 	}
-	// Read through: the row, at revision rev, becomes the cache's most
-	// recently active parent; the cache's bounds then apply.
-	rec, err := d.b.Parents.Read(d.ctx, id)
-	if err != nil {
-		d.fail(err)
-		return nil
-	}
-	rec.ID = id
-	d.loading = true
-	p, top, err := s.parents.loadRecord(rec, s.cfg.MaxSessionsPerAgent)
-	d.loading = false
+	// Read through: the row becomes the cache's most recently active
+	// parent; the cache's bounds then apply.
+	p, top, err := d.readParent(&s.parents, id, rev, s.cfg.MaxSessionsPerAgent)
 	if err != nil {
 		d.fail(err)
 		return nil
 	}
 	s.clock = max(s.clock, top)
-	p.rev, p.epoch = rev, d.epoch
 	s.parents.evict(s.cfg.MaxParents)
 	return p
+}
+
+// readParent reads parent id's row, at revision rev, into b as its most
+// recently active parent, checked as of this epoch (what it loads is not
+// marked changed); it returns the highest tick of the entries kept.
+func (d *backing) readParent(b *parentBook, id string, rev int64, maxPerAgent int) (*parentState, uint64, error) {
+	rec, err := d.b.Parents.Read(d.ctx, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	rec.ID = id
+	d.loading = true
+	p, top, err := b.loadRecord(rec, maxPerAgent)
+	d.loading = false
+	if err != nil {
+		return nil, 0, err
+	}
+	p.rev, p.epoch = rev, d.epoch
+	return p, top, nil
 }
 
 // loadRecord loads a parent's row as the book's most recently active
