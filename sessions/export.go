@@ -20,8 +20,9 @@ func (s *Store) Adopt(n *Store) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.clock = n.clock
+	mark := s.parents.mark // n's marks for n
 	s.calls, s.parents, s.tracked, s.health = n.calls, n.parents, n.tracked, n.health
-	s.parents.mark = func(p *parentState) { s.db.markParent(p) }
+	s.parents.mark = mark
 	s.cache.sessions = n.cache.sessions
 	s.changes++
 }

@@ -155,10 +155,11 @@ func (c PromptCache) attribute(session, parent, agent string) {
 	s := c.s
 	cs, ok := s.cache.sessions.Get(session)
 	if !ok {
-		if s.db.loadCache(session) == nil {
+		sc := s.db.loadCache(session)
+		if sc == nil {
 			return
 		}
-		cs = s.cache.session(session, s.db.loadCache)
+		cs = s.cache.session(session, func(string) *CacheRecord { return sc })
 	}
 	if s.cache.attribute(cs, parent, agent) {
 		c.save(cs)
