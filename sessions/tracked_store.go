@@ -180,29 +180,16 @@ func (t Tracked) switchesOf(session string) []Switch {
 // kept (the session's earlier one is dropped too, so none that is out of
 // date is shown).
 func (t Tracked) SetModelDecision(ctx context.Context, session string, d ModelDecision) {
-	s := t.s
-	s.lock(ctx)
-	defer s.unlock()
-	s.db.refresh()
-	sa := s.cachedAgent(session)
-	if sa == nil {
-		return
-	}
 	var next *ModelDecision
 	if d.fits() {
 		next = &ModelDecision{Model: keep(d.Model), Variant: keep(d.Variant), Rung: keep(d.Rung), Changed: d.Changed}
 	}
-	if sa.model == nil && next == nil || sa.model != nil && next != nil && *sa.model == *next {
-		return
-	}
-	s.begin()
-	if sa = s.cachedAgent(session); sa == nil {
-		return
-	}
-	s.tracked.change(sa, func(sa *sessionAgent) { sa.model = next })
-	s.db.markTracked(sa)
-	s.changes++
-	s.enforceBudget()
+	s := t.s
+	s.lock(ctx)
+	defer s.unlock()
+	t.change(session, func(sa *sessionAgent) bool {
+		return (sa.model == nil) != (next == nil) || sa.model != nil && *sa.model != *next
+	}, func(sa *sessionAgent) { sa.model = next })
 }
 
 // ModelDecision returns session's latest model decision, if one is kept.
@@ -221,11 +208,7 @@ func (t Tracked) modelDecision(session string) (ModelDecision, bool) {
 	if sa == nil || sa.model == nil {
 		return ModelDecision{}, false
 	}
-	d := sa.model
-	if d == nil {
-		return ModelDecision{}, false
-	}
-	return *d, true
+	return *sa.model, true
 }
 
 // entryModel is the decision sessions.list shows with an entry: that of
