@@ -168,30 +168,47 @@ func cacheDir() string {
 // directory's opencode.json{,c} and .opencode/opencode.json{,c}, then
 // $OPENCODE_CONFIG_DIR's.
 func (d *doctor) configFiles() []string {
-	var files []string
-	seen := map[string]bool{}
-	addDir := func(dir string, names ...string) {
-		for _, n := range names {
-			p := filepath.Join(dir, n)
-			if fi, err := os.Stat(p); err == nil && !fi.IsDir() && !seen[p] {
-				seen[p] = true
-				files = append(files, p)
+	var l fileList
+	names := []string{"opencode.json", "opencode.jsonc"}
+	l.add(configDir(), "config.json", "opencode.json", "opencode.jsonc")
+	if c := os.Getenv("OPENCODE_CONFIG"); c != "" {
+		l.add(filepath.Dir(c), filepath.Base(c))
+	}
+	d.addProjectFiles(&l, names...)
+	if c := os.Getenv("OPENCODE_CONFIG_DIR"); c != "" {
+		l.add(c, names...)
+	}
+	return l.files
+}
+
+// fileList collects the files that exist, once each, in the order added.
+type fileList struct {
+	files []string
+	seen  map[string]bool
+}
+
+// add adds dir's files named names that exist (and are not directories).
+func (l *fileList) add(dir string, names ...string) {
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && !l.seen[p] {
+			if l.seen == nil {
+				l.seen = map[string]bool{}
 			}
+			l.seen[p] = true
+			l.files = append(l.files, p)
 		}
 	}
-	names := []string{"opencode.json", "opencode.jsonc"}
-	addDir(configDir(), "config.json", "opencode.json", "opencode.jsonc")
-	if c := os.Getenv("OPENCODE_CONFIG"); c != "" {
-		addDir(filepath.Dir(c), filepath.Base(c))
-	}
+}
+
+// addProjectFiles adds the project's files named names as OpenCode layers
+// them: each directory's, then its .opencode's, from the project root
+// down (opencode.json and tui.json alike).
+func (d *doctor) addProjectFiles(l *fileList, names ...string) {
 	for _, dir := range d.projectDirs() {
-		addDir(dir, names...)
-		addDir(filepath.Join(dir, ".opencode"), names...)
+		l.add(dir, names...)
+		l.add(filepath.Join(dir, ".opencode"), names...)
 	}
-	if c := os.Getenv("OPENCODE_CONFIG_DIR"); c != "" {
-		addDir(c, names...)
-	}
-	return files
 }
 
 // projectDirs are the directories from the project root down to the

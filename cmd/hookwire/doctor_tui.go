@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -16,22 +15,11 @@ import (
 // then each directory's and its .opencode's from the project root down,
 // as configFiles orders opencode.json.
 func (d *doctor) tuiFiles() []string {
-	var files []string
+	var l fileList
 	names := []string{"tui.json", "tui.jsonc"}
-	add := func(dir string) {
-		for _, n := range names {
-			p := filepath.Join(dir, n)
-			if isFile(p) {
-				files = append(files, p)
-			}
-		}
-	}
-	add(configDir())
-	for _, dir := range d.projectDirs() {
-		add(dir)
-		add(filepath.Join(dir, ".opencode"))
-	}
-	return files
+	l.add(configDir(), names...)
+	d.addProjectFiles(&l, names...)
+	return l.files
 }
 
 // checkTUI says whether the TUI part is configured, and warns when the
@@ -71,10 +59,4 @@ func (d *doctor) checkTUI() {
 			return
 		}
 	}
-}
-
-// isFile reports whether path is a file (not a directory).
-func isFile(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && !fi.IsDir()
 }
