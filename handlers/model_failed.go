@@ -114,6 +114,11 @@ func (s *Server) modelFailed(ctx context.Context, p *modelFailedParams) (modelFa
 	res.Action, res.Fallback = action, &to
 	res.Reason = switchReason(res.Class, f.Message)
 	sw := sessions.Switch{From: model, To: to.Name(), Variant: to.Variant, Rung: rung, Reason: res.Reason, At: now, Attempt: max(p.Attempt, 0), Pending: true}
+	if prev, ok := s.router.pendingSwitch(p.SessionID); again && ok && prev.To == sw.To {
+		// The same switch asked again keeps when it was first asked (one
+		// switch for the views, one toast).
+		sw.At = prev.At
+	}
 	s.router.recordSwitch(ctx, p.SessionID, agent, sw, again)
 	return res, nil
 }
