@@ -207,7 +207,9 @@ func switchDecision(sw sessions.Switch) sessions.ModelDecision {
 // switchApplied: session was seen on model (a request, a message, a
 // failure or OpenCode 2's session.model.selected on it); when its latest
 // switch is pending and went to model, the switch applied: it is no
-// longer pending and the session's model decision becomes its fallback.
+// longer pending, the session's model decision becomes its fallback and
+// the session runs on it (a subagent call that ended before OpenCode 2's
+// event came left it on the call's model).
 func (r *modelRouter) switchApplied(ctx context.Context, session, model string) {
 	if session == "" || model == "" {
 		return
@@ -223,6 +225,7 @@ func (r *modelRouter) switchApplied(ctx context.Context, session, model string) 
 	last.Pending = false
 	r.store.Tracked().ReplaceSwitch(ctx, session, last)
 	r.store.Tracked().SetModelDecision(ctx, session, switchDecision(last))
+	r.store.Tracked().SetRunning(ctx, session, model)
 	r.log.Info().Str("session", session).Str("to", model).Msg("model switch applied")
 }
 
