@@ -187,11 +187,14 @@ type fileList struct {
 	seen  map[string]bool
 }
 
-// add adds dir's files named names that exist (and are not directories).
+// add adds dir's files named names that exist. Something there that is
+// not a regular file (a directory, a FIFO, a link loop) is added too: the
+// read says what it is, where skipping it hid a config OpenCode trips on.
+// A link to nothing is skipped, as OpenCode skips it.
 func (l *fileList) add(dir string, names ...string) {
 	for _, n := range names {
 		p := filepath.Join(dir, n)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && !l.seen[p] {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) && !l.seen[p] {
 			if l.seen == nil {
 				l.seen = map[string]bool{}
 			}
@@ -268,7 +271,7 @@ func (d *doctor) checkConfigs() {
 
 // readPluginEntries reads a JSONC config file's hookwire `plugin` entries.
 func readPluginEntries(file string) ([]pluginEntry, error) {
-	data, err := os.ReadFile(file)
+	data, err := readRegularFile(file, maxReadSize)
 	if err != nil {
 		return nil, err
 	}
@@ -361,9 +364,9 @@ func hookwireEntry(config, spec string) (pluginEntry, bool) {
 }
 
 func readPackageJSON(path string) (name, version string, err error) {
-	data, err := os.ReadFile(path)
+	data, err := readRegularFile(path, maxReadSize)
 	if err != nil {
-		return "", "", err
+		return "", "", fmt.Errorf("%s: %w", path, err)
 	}
 	var pkg struct {
 		Name    string `json:"name"`
