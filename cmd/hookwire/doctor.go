@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/hookwire/hookwire/contract"
+	"github.com/hookwire/hookwire/internal/textsafe"
 	"github.com/hookwire/hookwire/sessiondb"
 )
 
@@ -109,6 +110,10 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 	return d.report(stdout)
 }
 
+// maxFindingColumns bounds a finding's text and its fix: a line long
+// enough for any path and command, not for a megabyte of options.
+const maxFindingColumns = 2000
+
 func (d *doctor) report(w io.Writer) int {
 	width := 0
 	for _, f := range d.findings {
@@ -116,9 +121,12 @@ func (d *doctor) report(w io.Writer) int {
 	}
 	var warns, fails int
 	for _, f := range d.findings {
-		line := fmt.Sprintf("%-4s  %-*s  %s", f.level, width, f.what, f.text)
+		// A finding quotes what it found (a config's text, a binary's
+		// output, a path): made safe to print and bounded, as every
+		// line hookwire prints for a person (internal/textsafe).
+		line := fmt.Sprintf("%-4s  %-*s  %s", f.level, width, f.what, textsafe.Fit(textsafe.Line(f.text), maxFindingColumns))
 		if f.fix != "" {
-			line += " Fix: " + f.fix
+			line += " Fix: " + textsafe.Fit(textsafe.Line(f.fix), maxFindingColumns)
 		}
 		fmt.Fprintln(w, line)
 		switch f.level {

@@ -136,3 +136,19 @@ func TestReadRegularFileBound(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, data, 3<<10)
 }
+
+// doctor prints what a config says made safe (issue 51, "Safe text"): a
+// project's config (a cloned repository's) may name the plugin with a
+// version holding terminal escapes and a bidi override; each finding
+// that quotes it does so without them.
+func TestDoctorPrintsSafeText(t *testing.T) {
+	e := newDoctorEnv(t)
+	e.write(filepath.Join(e.project, ".opencode", "opencode.json"),
+		`{"plugin":["hookwire-opencode@1.0.0\u001b]52;c;aGk=\u0007\u202e\u001b[2J"]}`, 0o600)
+	_, stdout, stderr := runCmd("doctor", "--project", e.project)
+	assert.Empty(t, stderr)
+	for _, bad := range []string{"\x1b", "\a", "\u202e", "52;c"} {
+		assert.NotContains(t, stdout, bad)
+	}
+	assertReport(t, stdout, []string{`^ok +opencode config +.*/proj/\.opencode/opencode\.json: loads hookwire-opencode@1\.0\.0, no options\.$`}, nil)
+}
