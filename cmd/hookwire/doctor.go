@@ -308,16 +308,9 @@ func readPluginEntries(file string) ([]pluginEntry, error) {
 	}
 	var out []pluginEntry
 	for _, raw := range list {
-		var spec string
-		var opts json.RawMessage
-		if json.Unmarshal(raw, &spec) != nil {
-			var pair []json.RawMessage
-			if json.Unmarshal(raw, &pair) != nil || len(pair) == 0 || json.Unmarshal(pair[0], &spec) != nil {
-				continue // not a plugin entry doctor understands; OpenCode judges it
-			}
-			if len(pair) > 1 {
-				opts = pair[1]
-			}
+		spec, opts, ok := pluginSpec(raw)
+		if !ok {
+			continue // not a plugin entry doctor understands; OpenCode judges it
 		}
 		if e, ok := hookwireEntry(file, spec); ok {
 			e.options = opts
@@ -325,6 +318,34 @@ func readPluginEntries(file string) ([]pluginEntry, error) {
 		}
 	}
 	return out, nil
+}
+
+// pluginSpec reads one entry of a plugin list in each form OpenCode takes:
+// a name (or file:// URL), 1.x's [name, options] pair, and OpenCode
+// 2.1+'s {"package": name, "options": {...}} (its v1 migration guide).
+// opts is nil without options; ok false for an entry of none of them.
+func pluginSpec(raw json.RawMessage) (spec string, opts json.RawMessage, ok bool) {
+	if json.Unmarshal(raw, &spec) == nil {
+		return spec, nil, true
+	}
+	var pair []json.RawMessage
+	if json.Unmarshal(raw, &pair) == nil {
+		if len(pair) == 0 || json.Unmarshal(pair[0], &spec) != nil {
+			return "", nil, false
+		}
+		if len(pair) > 1 {
+			opts = pair[1]
+		}
+		return spec, opts, true
+	}
+	var obj struct {
+		Package *string         `json:"package"`
+		Options json.RawMessage `json:"options"`
+	}
+	if json.Unmarshal(raw, &obj) != nil || obj.Package == nil {
+		return "", nil, false
+	}
+	return *obj.Package, obj.Options, true
 }
 
 // hookwireEntry says whether spec loads hookwire's plugin: its npm name
@@ -351,11 +372,16 @@ func hookwireEntry(config, spec string) (pluginEntry, bool) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(filepath.Dir(config), path)
 	}
-	if _, err := os.Stat(path); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
 		e.missing = path
 		return e, strings.Contains(strings.ToLower(path), "hookwire")
 	}
-	for dir, i := filepath.Dir(path), 0; i < 5; dir, i = filepath.Dir(dir), i+1 {
+	start := filepath.Dir(path)
+	if fi.IsDir() {
+		start = path // OpenCode 2 takes a local plugin as its package's directory
+	}
+	for dir, i := start, 0; i < 5; dir, i = filepath.Dir(dir), i+1 {
 		pj := filepath.Join(dir, "package.json")
 		if name, _, err := readPackageJSON(pj); err == nil {
 			if name == pluginPackage {
