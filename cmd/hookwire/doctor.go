@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/hookwire/hookwire/contract"
 	"github.com/hookwire/hookwire/internal/textsafe"
@@ -198,11 +199,12 @@ type fileList struct {
 // add adds dir's files named names that exist. Something there that is
 // not a regular file (a directory, a FIFO, a link loop) is added too: the
 // read says what it is, where skipping it hid a config OpenCode trips on.
-// A link to nothing is skipped, as OpenCode skips it.
+// A link to nothing is skipped, as OpenCode skips it, and so is a name
+// under a dir that is not a directory (a file named .opencode).
 func (l *fileList) add(dir string, names ...string) {
 	for _, n := range names {
 		p := filepath.Join(dir, n)
-		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) && !l.seen[p] {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) && !l.seen[p] {
 			if l.seen == nil {
 				l.seen = map[string]bool{}
 			}

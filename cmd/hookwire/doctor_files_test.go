@@ -79,6 +79,13 @@ func TestDoctorReadsOnlyRegularFiles(t *testing.T) {
 				return nil
 			},
 			want: []string{`^warn +tui +.*/config/opencode/tui\.json: is a symbolic link that cannot be followed \(a loop, or too many levels of symbolic links\)\.`}},
+		{name: "a file named .opencode holds no config: nothing said",
+			setup: func(t *testing.T, e *doctorEnv) []string {
+				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
+				e.write(filepath.Join(e.project, ".opencode"), "not a directory", 0o600)
+				return nil
+			},
+			want: []string{`^- +tui +the sidebar section is off`, `^0 failures, `}},
 		{name: "a tui.json linked to a regular file is read",
 			setup: func(t *testing.T, e *doctorEnv) []string {
 				e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
