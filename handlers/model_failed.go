@@ -187,7 +187,9 @@ func (r *modelRouter) recordSwitch(ctx context.Context, session, agent string, s
 	if !sw.Pending {
 		r.store.Tracked().SetModelDecision(ctx, session, switchDecision(sw))
 	}
-	r.models.switched()
+	if !replace {
+		r.models.switched() // a switch asked again is the same switch
+	}
 	ev := r.log.Info().Str("session", session).Str("agent", agent).Str("from", sw.From).Str("to", sw.To).
 		Str("rung", sw.Rung).Str("reason", sw.Reason)
 	if sw.Attempt > 0 {
