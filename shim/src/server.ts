@@ -15,7 +15,7 @@ import type { Hooks, PluginInput } from "@opencode-ai/plugin";
 import { createHookwire } from "./plugin.js";
 import { resolveSettings } from "./options.js";
 import { Trace } from "./trace.js";
-import { providersOfV2, setupV2, type V2ModelFailedResult, type V2PluginContext, type V2Services } from "./v2.js";
+import { providersOfV2, setupV2, type V2PluginContext, type V2Services } from "./v2.js";
 
 async function server(input: PluginInput, options?: Record<string, unknown>): Promise<Hooks> {
   return createHookwire(input, options, process.env, { entry: "server" }).hooks;
@@ -96,8 +96,8 @@ function servicesOf(instance: ReturnType<typeof createHookwire>): V2Services {
   return {
     modelFailed: async (params) => {
       if (!sidecar.capabilities?.methods.includes("model.failed")) return undefined;
-      const r = await sidecar.request("model.failed", params as never, instance.settings.timeoutMs);
-      return r.ok ? (r.result as V2ModelFailedResult) : undefined;
+      const r = await sidecar.request("model.failed", params, instance.settings.timeoutMs);
+      return r.ok ? r.result : undefined;
     },
     note: (what, detail) => instance.trace?.write({ ev: `v2-${what}`, ...detail }),
     tell: (level, message, detail) => instance.log?.say(level, message, detail),

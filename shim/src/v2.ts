@@ -126,7 +126,7 @@ export async function bridgeSystem(hooks: Hooks, draft: V2Context): Promise<void
   const before = draft.system.map((p) => (typeof p?.text === "string" ? p.text : ""));
   const output = { system: [...before] };
   const model = { providerID: draft.model?.providerID, modelID: draft.model?.id, id: draft.model?.id };
-  await hook({ sessionID: draft.sessionID, model } as never, output);
+  await hook({ sessionID: draft.sessionID, model }, output);
   if (!Array.isArray(output.system) || sameStrings(before, output.system)) return;
   const next: V2SystemPart[] = output.system.map((text, i) =>
     i < draft.system.length && draft.system[i]?.text === text ? draft.system[i] : { type: "text", text: String(text) },
@@ -241,7 +241,7 @@ export async function bridgeMessages(hooks: Hooks, draft: V2Context): Promise<vo
   if (!hook || !Array.isArray(draft.messages)) return;
   const mapped = toV1Messages(draft);
   const output = { messages: structuredClone(mapped.messages) };
-  await hook({} as never, output as never);
+  await hook({}, output);
   fromV1Messages(draft, mapped, output.messages);
 }
 
@@ -275,7 +275,7 @@ export async function bridgeToolAfter(hooks: Hooks, draft: V2ToolAfter): Promise
     const before = errorMessage(draft.error);
     if (before === undefined) return;
     const output = { title: "", output: before, metadata: {} };
-    await hook({ tool: draft.tool, sessionID: draft.sessionID, callID: draft.id, args: draft.input, status: "error" } as never, output);
+    await hook({ tool: draft.tool, sessionID: draft.sessionID, callID: draft.id, args: draft.input, status: "error" }, output);
     if (typeof output.output === "string" && output.output !== before) setErrorMessage(draft, output.output);
     return;
   }
@@ -361,7 +361,7 @@ export async function bridgeCompletion(hooks: Hooks, e: V2Event): Promise<void> 
   await before({ tool: "subagent", sessionID: data.sessionID, callID }, { args });
   const input: Record<string, unknown> = { tool: "subagent", sessionID: data.sessionID, callID, args };
   if (m.state !== "completed") input.status = "error";
-  await after(input as never, { title: "", output: data.text, metadata: {} });
+  await after(input, { title: "", output: data.text, metadata: {} });
 }
 
 // --- providers ------------------------------------------------------------------------------

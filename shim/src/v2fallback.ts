@@ -4,15 +4,16 @@
 // child's failure events sent for the model's health. Split from v2.ts,
 // which registers these.
 
+import type { ModelFailedParams, ModelFailedResult } from "./protocol.gen.js";
 import type { V2Event, V2PluginContext, V2Retry, V2ToolAfter, V2ToolBefore } from "./v2.js";
 
-/** What model.failed answers, as far as the bridge reads it. */
-export type V2ModelFailedResult = { action?: string; fallback?: { providerID: string; modelID: string; variant?: string }; reason?: string } | null | undefined;
+/** What model.failed answers (the contract's ModelFailedResult), or nothing when it could not. */
+export type V2ModelFailedResult = ModelFailedResult | null | undefined;
 
 /** What the bridge asks of the sidecar beyond the 1.x hooks. */
 export type V2Services = {
   /** The sidecar's model.failed (PROTOCOL.md 5); undefined when it cannot answer. */
-  modelFailed?: (params: Record<string, unknown>) => Promise<V2ModelFailedResult>;
+  modelFailed?: (params: ModelFailedParams) => Promise<V2ModelFailedResult>;
   /** A debug note for the shim's trace. */
   note?: (what: string, detail?: Record<string, unknown>) => void;
   /** What the user is told of a switch (the shim's log: its file, and the terminal under `opencode run`). */
@@ -84,8 +85,8 @@ function failedModel(m: { id?: string; providerID?: string } | undefined): { pro
 }
 
 /** SessionError.Error as model.failed's `error`. */
-function failedError(e: { type?: unknown; message?: unknown; status?: unknown } | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+function failedError(e: { type?: unknown; message?: unknown; status?: unknown } | undefined): ModelFailedParams["error"] {
+  const out: ModelFailedParams["error"] = {};
   if (typeof e?.status === "number") out.statusCode = e.status;
   if (typeof e?.type === "string") out.name = e.type;
   if (typeof e?.message === "string") out.message = e.message;
@@ -107,7 +108,7 @@ function failedError(e: { type?: unknown; message?: unknown; status?: unknown } 
 export async function bridgeRetry(ctx: V2PluginContext, services: V2Services, calls: SubagentCalls, d: V2Retry): Promise<void> {
   if (!services.modelFailed || typeof d?.sessionID !== "string" || !d.error) return;
   const deadline = Date.now() + (services.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-  const params: Record<string, unknown> = { sessionID: d.sessionID, error: failedError(d.error), inPlace: true };
+  const params: ModelFailedParams = { sessionID: d.sessionID, error: failedError(d.error), inPlace: true };
   const model = failedModel(d.model);
   if (model) params.model = model;
   if (typeof d.agent === "string") params.agent = d.agent;
@@ -146,7 +147,7 @@ export async function bridgeFailure(services: V2Services, e: V2Event): Promise<v
   if (typeof data.sessionID !== "string" || !data.error || typeof data.error !== "object") return;
   const type = typeof data.error.type === "string" ? data.error.type : "";
   if (!type.startsWith("provider.")) return;
-  const params: Record<string, unknown> = { sessionID: data.sessionID, error: failedError(data.error) };
+  const params: ModelFailedParams = { sessionID: data.sessionID, error: failedError(data.error) };
   const model = failedModel(data.model);
   if (model) params.model = model;
   await services.modelFailed(params);

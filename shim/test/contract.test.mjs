@@ -102,3 +102,14 @@ test("every name the sidecar's config takes goes to it as given, never taken for
   assert.deepEqual(s.config, options);
   assert.deepEqual(s.warnings.filter((w) => w.includes("unknown option")), []);
 });
+
+test("the OpenCode 2 fallback path and the server part reach the sidecar through the contract's types, not past them", () => {
+  // A cast to never would let a change of model.failed's params or result
+  // type-check on 1.x and drift on OpenCode 2 (issue 50).
+  for (const file of ["server.ts", "v2.ts", "v2fallback.ts"]) {
+    const src = readFileSync(join(repoDir, "shim", "src", file), "utf8");
+    assert.doesNotMatch(src, /\bas never\b/, `${file} casts past the contract's types`);
+  }
+  const fallback = readFileSync(join(repoDir, "shim", "src", "v2fallback.ts"), "utf8");
+  assert.match(fallback, /modelFailed\?: \(params: ModelFailedParams\) => Promise<V2ModelFailedResult>/);
+});
