@@ -20,12 +20,17 @@ func decodeChatMessagesTransformParams(req rpc.Request) (*chatMessagesTransformP
 }
 
 // decodeTransform decodes the params. When the transport has checked they
-// are valid JSON, the long strings the handler does not read are first
-// blanked (pruneStrings): most of a history's bytes, which the decoder
-// would otherwise scan only to skip them. The result is the same; so are
-// the errors, as any error is taken from decoding raw itself.
+// are valid JSON, the full form is read by decodeFullForm; what that
+// declines (the incremental form, mostly) has the long strings the
+// handler does not read blanked first (pruneStrings): most of a history's
+// bytes, which the decoder would otherwise scan only to skip them. The
+// result is the same; so are the errors, as any error is taken from
+// decoding raw itself.
 func decodeTransform(validated bool, raw json.RawMessage) (*chatMessagesTransformParams, error) {
 	if validated {
+		if p, ok := decodeFullForm(raw); ok {
+			return p, nil
+		}
 		if p, err := decodeTransformParams(pruneStrings(raw, incremental.Reads)); err == nil {
 			return p, nil
 		}
