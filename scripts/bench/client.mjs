@@ -32,10 +32,10 @@
 //   (gen.mjs's history-text-*.json, issue 50: a fifth of their bytes text
 //   the projection keeps) as the shim sends it on its first request of a
 //   session, and as any client without the incremental sync does, to a
-//   warm sidecar: shim/dist's TransformSync, new each time, on OpenCode's
-//   fresh copy of the history (the projection built, the full form with
-//   sync, the pipe, the sidecar, the reply parsed and taken, the patch
-//   applied), against Node's deep copy of the whole history, alternating
+//   warm sidecar: shim/dist's TransformSync, new each time, over the
+//   shim's own LineConnection, on OpenCode's fresh copy of the history (the
+//   projection built, the full form with sync, its JSON and UTF-8, the
+//   pipe, the sidecar, the reply parsed and taken, the patch applied), against Node's deep copy of the whole history, alternating
 //   round by round (median of per-round ratios). With --hookwire-base and
 //   --shim-base (another build's bin/hookwire and shim/dist), that build
 //   runs in the same rounds, each round's order rotated, for a before and
@@ -159,10 +159,14 @@ class Peer {
   }
 
   memory() {
-    const status = readFileSync(`/proc/${this.pid}/status`, 'utf8');
-    const kb = (field) => Number((status.match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm')) || [])[1]);
-    return { vmRSSKiB: kb('VmRSS'), vmHWMKiB: kb('VmHWM'), threads: Number((status.match(/^Threads:\s+(\d+)/m) || [])[1]) };
+    return memoryOf(this.pid);
   }
+}
+
+function memoryOf(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field) => Number((status.match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm')) || [])[1]);
+  return { vmRSSKiB: kb('VmRSS'), vmHWMKiB: kb('VmHWM'), threads: Number((status.match(/^Threads:\s+(\d+)/m) || [])[1]) };
 }
 
 const request = (id, method, params) => JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
@@ -616,15 +620,28 @@ async function projected() {
   for (const v of variants) {
     v.TransformSync = (await import(join(v.shim, 'transformsync.js'))).TransformSync;
     v.applyPatchInPlace = (await import(join(v.shim, 'patch.js'))).applyPatchInPlace;
-    v.side = await startSidecar(join(stateDir, `${v.name}.db`), v.bin);
-    const side = v.side;
+    // The shim's own transport (rpc.js's LineConnection), as its Sidecar
+    // calls it: every request bounded by the bytes in flight.
+    const { LineConnection } = await import(join(v.shim, 'rpc.js'));
+    const proc = spawn(v.bin, ['--log-level', 'warn', '--state', join(stateDir, `${v.name}.db`)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const conn = new LineConnection(proc.stdout, proc.stdin);
+    v.proc = proc;
+    v.exited = new Promise((resolve) => proc.on('exit', resolve));
     v.sidecar = {
       async request(method, p) {
-        const { line } = await side.roundTrip((id) => request(id, method, p));
-        const reply = JSON.parse(line);
-        return reply.error ? { ok: false, reason: 'error', code: reply.error.code, detail: reply.error.message } : { ok: true, result: reply.result };
+        try {
+          return { ok: true, result: await conn.request(method, p, { maxBufferedBytes: 8 << 20 }) };
+        } catch (err) {
+          return { ok: false, reason: 'error', code: err.code, detail: String(err) };
+        }
       },
     };
+    for (const [method, p] of [['initialize', { protocolVersion: 1 }], ['chat.message', {
+      input: { sessionID: 'ses_b', agent: 'orchestrator' }, output: { message: { agent: 'orchestrator' } },
+    }]]) {
+      const r = await v.sidecar.request(method, p);
+      if (!r.ok) throw new Error(`${v.name} ${method}: ${r.detail}`);
+    }
   }
   const { projectMessages } = await import(join(variants[0].shim, 'projection.js'));
   const defaultRounds = { '1MB': 21, '5MB': 9 };
@@ -679,8 +696,11 @@ async function projected() {
     };
   }
   await new Promise((resolve) => setTimeout(resolve, 1000));
-  const memory = Object.fromEntries(variants.map((v) => [v.name, v.side.memory()]));
-  for (const v of variants) await v.side.close();
+  const memory = Object.fromEntries(variants.map((v) => [v.name, memoryOf(v.proc.pid)]));
+  for (const v of variants) {
+    v.proc.stdin.end();
+    await v.exited;
+  }
   rmSync(stateDir, { recursive: true, force: true });
 
   console.log(`\nchat.messages.transform, projected full form of a text-heavy history, the shim's first request to a warm sidecar, over Node's deep copy (median per round), ${opt.label}`);
