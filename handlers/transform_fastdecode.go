@@ -217,11 +217,16 @@ func (r *fastReader) object(depth int, member func(name []byte) bool) bool {
 		if r.peek() != '"' {
 			return false
 		}
-		end := stringEnd(r.data, r.i)
-		name := r.data[r.i+1 : end-1]
-		if bytes.IndexByte(name, '\\') >= 0 {
-			return false
+		// A member name is short: its bytes are looked at one by one.
+		end := r.i + 1
+		for end < len(r.data) && r.data[end] != '"' && r.data[end] != '\\' {
+			end++
 		}
+		if end >= len(r.data) || r.data[end] != '"' {
+			return false // an escape, or no end
+		}
+		name := r.data[r.i+1 : end]
+		end++
 		for _, seen := range r.names[base:] {
 			if bytes.Equal(seen, name) {
 				return false

@@ -114,7 +114,7 @@ export class LineConnection {
     const id = this.nextId++;
     let line: Buffer;
     try {
-      line = this.encodeLine(JSON.stringify(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params }) + "\n");
+      line = this.encodeLine(JSON.stringify(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params }));
     } catch (err) {
       return Promise.reject(new EncodeError(err instanceof Error ? err.message : String(err)));
     }
@@ -144,7 +144,7 @@ export class LineConnection {
     if (this.closed) return false;
     let line: Buffer;
     try {
-      line = this.encodeLine(JSON.stringify(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params }) + "\n");
+      line = this.encodeLine(JSON.stringify(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params }));
     } catch {
       return false;
     }
@@ -186,16 +186,18 @@ export class LineConnection {
   }
 
   /**
-   * line in UTF-8, encoded once (it is measured and written as bytes). A
-   * long line (a history, issue 50) is encoded in one pass into a buffer
-   * with room for its worst case: the connection's scratch buffer when no
-   * write still holds it, else a new one. Buffer.from, or writing the
-   * string, reads a long string twice (its length in bytes, then the
-   * bytes), and measuring it for maxBufferedBytes a third time.
+   * The line of the JSON text json, in UTF-8, encoded once (it is measured
+   * and written as bytes). A long line (a history, issue 50) is encoded in
+   * one pass into a buffer with room for its worst case, its newline put
+   * after it (so the text is not copied to add it): the connection's
+   * scratch buffer when no write still holds it, else a new one.
+   * Buffer.from, or writing the string, reads a long string twice (its
+   * length in bytes, then the bytes), and measuring it for
+   * maxBufferedBytes a third time.
    */
-  private encodeLine(line: string): Buffer {
-    if (line.length < LONG_LINE) return Buffer.from(line);
-    const room = 3 * line.length; // UTF-8 takes at most 3 bytes per UTF-16 unit
+  private encodeLine(json: string): Buffer {
+    if (json.length < LONG_LINE) return Buffer.from(json + "\n");
+    const room = 3 * json.length + 1; // UTF-8 takes at most 3 bytes per UTF-16 unit
     let buf: Buffer;
     if (!this.scratchHeld && room <= MAX_SCRATCH) {
       if (!this.scratch || this.scratch.length < room) this.scratch = Buffer.allocUnsafe(Math.min(MAX_SCRATCH, Math.max(room, 2 * (this.scratch?.length ?? 0))));
@@ -203,8 +205,9 @@ export class LineConnection {
     } else {
       buf = Buffer.allocUnsafe(room);
     }
-    const { written } = utf8.encodeInto(line, buf);
-    return buf.subarray(0, written);
+    const { written } = utf8.encodeInto(json, buf);
+    buf[written] = NEWLINE;
+    return buf.subarray(0, written + 1);
   }
 
   private write(line: Buffer): void {
