@@ -64,11 +64,7 @@ export type ConnectionOptions = {
 type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
 
 const NEWLINE = 0x0a;
-/**
- * Lines of at least this many UTF-16 units are encoded into a buffer of
- * their own (encodeLine) instead of written as strings; shorter ones cost
- * Buffer.from less.
- */
+/** Lines of at least this many UTF-16 units are encoded to UTF-8 by encodeLine; shorter ones are written as strings. */
 const LONG_LINE = 16 * 1024;
 /** The largest scratch buffer a connection keeps for its long lines (bytes). */
 const MAX_SCRATCH = 1 << 20;
@@ -112,7 +108,7 @@ export class LineConnection {
     if (this.closed) return Promise.reject(new ClosedError("connection closed"));
     if (opts.signal?.aborted) return Promise.reject(new CancelledError("cancelled before sending"));
     const id = this.nextId++;
-    let line: Buffer;
+    let line: string | Buffer;
     try {
       line = this.encodeLine(JSON.stringify(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params }));
     } catch (err) {
@@ -142,7 +138,7 @@ export class LineConnection {
   /** Sends a notification; false when it could not be sent (closed, unserialisable, over maxBufferedBytes). */
   notify(method: string, params?: unknown, maxBufferedBytes?: number): boolean {
     if (this.closed) return false;
-    let line: Buffer;
+    let line: string | Buffer;
     try {
       line = this.encodeLine(JSON.stringify(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params }));
     } catch {
@@ -177,26 +173,26 @@ export class LineConnection {
   }
 
   /** Why line must not be written under max, or undefined when it may. */
-  private overBound(line: Buffer, max: number | undefined): string | undefined {
+  private overBound(line: string | Buffer, max: number | undefined): string | undefined {
     if (max === undefined) return undefined;
     const buffered = this.bufferedBytes;
-    const bytes = line.length;
+    const bytes = typeof line === "string" ? Buffer.byteLength(line) : line.length;
     if (buffered + bytes <= max) return undefined;
     return `${bytes} bytes would join ${buffered} not yet read by the sidecar (limit ${max})`;
   }
 
   /**
-   * The line of the JSON text json, in UTF-8, encoded once (it is measured
-   * and written as bytes). A long line (a history, issue 50) is encoded in
-   * one pass into a buffer with room for its worst case, its newline put
-   * after it (so the text is not copied to add it): the connection's
-   * scratch buffer when no write still holds it, else a new one.
-   * Buffer.from, or writing the string, reads a long string twice (its
-   * length in bytes, then the bytes), and measuring it for
-   * maxBufferedBytes a third time.
+   * The line of the JSON text json. A long line (a history, issue 50) is
+   * encoded to UTF-8 once, in one pass, into a buffer with room for its
+   * worst case, its newline put after it (so the text is not copied to add
+   * it): the connection's scratch buffer when no write still holds it, else
+   * a new one; it is then measured and written as bytes. Writing the
+   * string reads a long string twice (its length in bytes, then the
+   * bytes), and measuring it for maxBufferedBytes a third time. A short
+   * line stays a string: that costs less.
    */
-  private encodeLine(json: string): Buffer {
-    if (json.length < LONG_LINE) return Buffer.from(json + "\n");
+  private encodeLine(json: string): string | Buffer {
+    if (json.length < LONG_LINE) return json + "\n";
     const room = 3 * json.length + 1; // UTF-8 takes at most 3 bytes per UTF-16 unit
     let buf: Buffer;
     if (!this.scratchHeld && room <= MAX_SCRATCH) {
@@ -210,9 +206,9 @@ export class LineConnection {
     return buf.subarray(0, written + 1);
   }
 
-  private write(line: Buffer): void {
+  private write(line: string | Buffer): void {
     try {
-      if (this.scratch && line.buffer === this.scratch.buffer) {
+      if (typeof line !== "string" && this.scratch && line.buffer === this.scratch.buffer) {
         // The writer holds the scratch buffer until its bytes are written.
         this.scratchHeld = true;
         this.output.write(line, () => (this.scratchHeld = false));
