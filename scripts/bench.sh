@@ -11,12 +11,17 @@
 #      sent, and the shim's first request of a new process) against Node's
 #      deep copy, and the sidecar's RSS; then a history grown by one message at 100 KB, 1 MB
 #      and 5 MB, incremental and full form through the shim's code, against
-#      Node's deep copy of that history.
+#      Node's deep copy of that history. Then the projected full form of a
+#      text-heavy history (issue 50) at 1 MB and 5 MB, the shim's first
+#      request to a warm sidecar, against Node's deep copy.
 #   3. A summary of ratios against the targets (PASS/MISS).
 #
 # Not part of `make test`. Knobs: BENCH_ROUNDS (Go rounds, default 3),
 # BENCH_SMALL_ROUNDS (default 20), BENCH_GROW_ROUNDS (default 30), BENCH_CPU (the CPU to pin to, default 1),
-# HOOKWIRE_BENCH_STRICT=1 (exit 1 on a MISS). See scripts/bench/RESULTS.md.
+# HOOKWIRE_BENCH_STRICT=1 (exit 1 on a MISS), BENCH_BASE_HOOKWIRE and
+# BENCH_BASE_SHIM (another build's bin/hookwire and shim/dist: the projected
+# rows run it in the same rounds, for a before and after). See
+# scripts/bench/RESULTS.md.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -49,7 +54,7 @@ if grep -qs '^func Benchmark' rpc/*_test.go; then
 	rpc_pkg=(./rpc/)
 fi
 HOOKWIRE_BENCH_HISTORIES=$tmp HOOKWIRE_BENCH_ROUNDS=${BENCH_ROUNDS:-3} \
-	"$GO" test -run '^$' -bench 'LargeHistory|SmallCall|ReadRequest|ScanRequest|DecodeAny' -benchmem -benchtime 0.5s \
+	"$GO" test -run '^$' -bench 'LargeHistory|ProjectedHistory|SmallCall|ReadRequest|ScanRequest|DecodeAny' -benchmem -benchtime 0.5s \
 	./handlers/ "${rpc_pkg[@]}" | tee "$tmp/go-bench.txt"
 # The state database: opening it with 10k task sessions against an empty
 # one (what initialize costs), and a task call's store work against memory.
@@ -71,5 +76,14 @@ echo "== Node client over stdio pipes =="
 # through the shim's own code.
 "${client[@]}" --mode grow --rounds "${BENCH_GROW_ROUNDS:-30}" --label "2 CPUs" --json "$tmp/grow.json"
 
+# The projected full form of the text-heavy histories, the shim's first
+# request to a warm sidecar (issue 50).
+base=()
+if [[ -n ${BENCH_BASE_HOOKWIRE:-} && -n ${BENCH_BASE_SHIM:-} ]]; then
+	base=(--hookwire-base "$BENCH_BASE_HOOKWIRE" --shim-base "$BENCH_BASE_SHIM")
+fi
+"${client[@]}" --mode projected --histories "$tmp" "${base[@]}" --label "2 CPUs" --json "$tmp/projected.json"
+
 node scripts/bench/summary.mjs --load "$load" --go "$tmp/go-bench.txt" \
-	--small1 "$tmp/small-1cpu.json" --small2 "$tmp/small-2cpu.json" --large "$tmp/large.json" --grow "$tmp/grow.json"
+	--small1 "$tmp/small-1cpu.json" --small2 "$tmp/small-2cpu.json" --large "$tmp/large.json" --grow "$tmp/grow.json" \
+	--projected "$tmp/projected.json"

@@ -28,6 +28,19 @@
 //   the client's JSON.stringify, the echo -len floor (stringify + pipe),
 //   JSON.parse of the reply, and in the shim's request its projection.
 //   Then the sidecar's VmRSS/VmHWM a second after the last large request.
+// projected: the projected full form of the text-heavy histories
+//   (gen.mjs's history-text-*.json, issue 50: a fifth of their bytes text
+//   the projection keeps) as the shim sends it on its first request of a
+//   session, and as any client without the incremental sync does, to a
+//   warm sidecar: shim/dist's TransformSync, new each time, over the
+//   shim's own LineConnection, on OpenCode's fresh copy of the history (the
+//   projection built, the full form with sync, its JSON and UTF-8, the
+//   pipe, the sidecar, the reply parsed and taken, the patch applied), against Node's deep copy of the whole history, alternating
+//   round by round (median of per-round ratios). With --hookwire-base and
+//   --shim-base (another build's bin/hookwire and shim/dist), that build
+//   runs in the same rounds, each round's order rotated, for a before and
+//   after in one run. Then each sidecar's VmRSS/VmHWM a second after its
+//   last 5 MB request.
 //
 // Pin it with `taskset -c 1 node ...` for single-CPU figures: the children
 // inherit the CPU mask.
@@ -38,7 +51,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { makeHistory, SIZES, GROW_SIZES } from './gen.mjs';
+import { makeHistory, makeTextHeavyHistory, SIZES, GROW_SIZES } from './gen.mjs';
 
 const { values: opt } = parseArgs({
   options: {
@@ -52,6 +65,8 @@ const { values: opt } = parseArgs({
     calls: { type: 'string', default: '500' },
     warmup: { type: 'string' },
     state: { type: 'string' },
+    'hookwire-base': { type: 'string' },
+    'shim-base': { type: 'string' },
   },
 });
 if (!opt.echo || !opt.hookwire) {
@@ -144,10 +159,14 @@ class Peer {
   }
 
   memory() {
-    const status = readFileSync(`/proc/${this.pid}/status`, 'utf8');
-    const kb = (field) => Number((status.match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm')) || [])[1]);
-    return { vmRSSKiB: kb('VmRSS'), vmHWMKiB: kb('VmHWM'), threads: Number((status.match(/^Threads:\s+(\d+)/m) || [])[1]) };
+    return memoryOf(this.pid);
   }
+}
+
+function memoryOf(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field) => Number((status.match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm')) || [])[1]);
+  return { vmRSSKiB: kb('VmRSS'), vmHWMKiB: kb('VmHWM'), threads: Number((status.match(/^Threads:\s+(\d+)/m) || [])[1]) };
 }
 
 const request = (id, method, params) => JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
@@ -160,10 +179,10 @@ function checkResult(peer, line) {
   return reply.result;
 }
 
-async function startSidecar(state = opt.state) {
+async function startSidecar(state = opt.state, bin = opt.hookwire) {
   // --state: the sidecar keeps its store in that database, as the shim's
   // always does (PROTOCOL.md 6).
-  const side = new Peer('hookwire', opt.hookwire, ['--log-level', 'warn', ...(state ? ['--state', state] : [])]);
+  const side = new Peer('hookwire', bin, ['--log-level', 'warn', ...(state ? ['--state', state] : [])]);
   checkResult(side, (await side.roundTrip((id) => request(id, 'initialize', { protocolVersion: 1 }))).line);
   // ses_b runs the orchestrator, so its task calls are remembered.
   checkResult(side, (await side.roundTrip((id) => request(id, 'chat.message', {
@@ -591,5 +610,113 @@ async function grow() {
   return res;
 }
 
-const res = opt.mode === 'large' ? await large() : opt.mode === 'grow' ? await grow() : await small();
+// projected: see the header. Each variant is a sidecar and the shim code
+// that drives it; 'hookwire' is the build under test, 'base' the other.
+async function projected() {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const variants = [{ name: 'hookwire', bin: opt.hookwire, shim: join(here, '..', '..', 'shim', 'dist') }];
+  if (opt['hookwire-base'] && opt['shim-base']) variants.push({ name: 'base', bin: opt['hookwire-base'], shim: opt['shim-base'] });
+  const stateDir = mkdtempSync(join(tmpdir(), 'hookwire-bench-projected-'));
+  for (const v of variants) {
+    v.TransformSync = (await import(join(v.shim, 'transformsync.js'))).TransformSync;
+    v.applyPatchInPlace = (await import(join(v.shim, 'patch.js'))).applyPatchInPlace;
+    // The shim's own transport (rpc.js's LineConnection), as its Sidecar
+    // calls it: every request bounded by the bytes in flight.
+    const { LineConnection } = await import(join(v.shim, 'rpc.js'));
+    const proc = spawn(v.bin, ['--log-level', 'warn', '--state', join(stateDir, `${v.name}.db`)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const conn = new LineConnection(proc.stdout, proc.stdin);
+    v.proc = proc;
+    v.exited = new Promise((resolve) => proc.on('exit', resolve));
+    v.sidecar = {
+      async request(method, p) {
+        try {
+          return { ok: true, result: await conn.request(method, p, { maxBufferedBytes: 8 << 20 }) };
+        } catch (err) {
+          return { ok: false, reason: 'error', code: err.code, detail: String(err) };
+        }
+      },
+    };
+    for (const [method, p] of [['initialize', { protocolVersion: 1 }], ['chat.message', {
+      input: { sessionID: 'ses_b', agent: 'orchestrator' }, output: { message: { agent: 'orchestrator' } },
+    }]]) {
+      const r = await v.sidecar.request(method, p);
+      if (!r.ok) throw new Error(`${v.name} ${method}: ${r.detail}`);
+    }
+  }
+  const { projectMessages } = await import(join(variants[0].shim, 'projection.js'));
+  const defaultRounds = { '1MB': 21, '5MB': 9 };
+  const results = {};
+  for (const name of Object.keys(SIZES)) {
+    const file = opt.histories && join(opt.histories, `history-text-${name}.json`);
+    const params = file && existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : makeTextHeavyHistory(SIZES[name]);
+    const messages = params.output.messages;
+    const rounds = Number(opt.rounds ?? defaultRounds[name]);
+    // As in grow: OpenCode's fresh copy (JSON.parse, as OpenCode 1.18 reads
+    // each part from SQLite) made after a full GC and moved out of the young
+    // generation before t0, so the host's own GC work is not timed.
+    const first = async (v) => {
+      global.gc();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      const output = { messages: JSON.parse(JSON.stringify(messages)) };
+      global.gc({ type: 'minor' });
+      global.gc({ type: 'minor' });
+      const t0 = process.hrtime.bigint();
+      const r = await new v.TransformSync().request(v.sidecar, 'chat.messages.transform', params.input, output, 60_000);
+      if (!r?.ok || !r.result.base || !v.applyPatchInPlace(output, r.result.patch).ok) throw new Error(`${v.name}: ${JSON.stringify(r).slice(0, 300)}`);
+      return Number(process.hrtime.bigint() - t0);
+    };
+    const nodeCopy = async () => {
+      global.gc();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      const t0 = process.hrtime.bigint();
+      JSON.parse(JSON.stringify(messages));
+      return Number(process.hrtime.bigint() - t0);
+    };
+    for (let i = 0; i < 3; i++) for (const v of variants) await first(v); // warm up: JIT, the sidecar's heap
+    const per = Object.fromEntries(variants.map((v) => [v.name, { ms: [], ratio: [] }]));
+    const copies = [];
+    for (let r = 0; r < rounds; r++) {
+      const order = r % 2 ? [...variants].reverse() : variants;
+      const c = await nodeCopy();
+      copies.push(c);
+      for (const v of order) {
+        const t = await first(v);
+        per[v.name].ms.push(t);
+        per[v.name].ratio.push(t / c);
+      }
+    }
+    const proj = projectMessages(params.output);
+    const textBytes = proj.messages.reduce((a, m) => a + m.parts.reduce((b, p) => b + (p.text ? Buffer.byteLength(p.text) : 0), 0), 0);
+    results[name] = {
+      historyBytes: Buffer.byteLength(JSON.stringify(params)), messages: messages.length,
+      parts: messages.reduce((a, m) => a + m.parts.length, 0), textBytes,
+      requestBytes: Buffer.byteLength(request(1, 'chat.messages.transform', { input: params.input, output: proj, sync: { session: messages[0].info.sessionID } })),
+      rounds, nodeCopyMs: ms(median(copies)),
+      variants: Object.fromEntries(variants.map((v) => [v.name, { ms: ms(median(per[v.name].ms)), vsCopy: median(per[v.name].ratio) }])),
+    };
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const memory = Object.fromEntries(variants.map((v) => [v.name, memoryOf(v.proc.pid)]));
+  for (const v of variants) {
+    v.proc.stdin.end();
+    await v.exited;
+  }
+  rmSync(stateDir, { recursive: true, force: true });
+
+  console.log(`\nchat.messages.transform, projected full form of a text-heavy history, the shim's first request to a warm sidecar, over Node's deep copy (median per round), ${opt.label}`);
+  for (const [name, r] of Object.entries(results)) {
+    const vs = Object.entries(r.variants).map(([n, x]) => `${n} ${x.vsCopy.toFixed(2)}x (${x.ms.toFixed(2)} ms)`).join(', ');
+    console.log(`  ${name.padEnd(4)} ${r.historyBytes} B, ${r.messages} messages, ${r.parts} parts, ${r.requestBytes} B sent (text ${r.textBytes} B): ${vs}; deep copy ${r.nodeCopyMs.toFixed(2)} ms; ${r.rounds} rounds`);
+  }
+  const mib = (kib) => (kib / 1024).toFixed(1);
+  console.log('  RSS 1 s after the last 5MB request: ' + Object.entries(memory).map(([n, m]) => `${n} VmRSS ${mib(m.vmRSSKiB)} MiB, VmHWM ${mib(m.vmHWMKiB)} MiB`).join('; '));
+  return { mode: 'projected', label: opt.label, sizes: results, memory };
+}
+
+const modes = { small, large, grow, projected };
+if (!modes[opt.mode]) {
+  console.error(`client.mjs: unknown --mode ${opt.mode}`);
+  process.exit(2);
+}
+const res = await modes[opt.mode]();
 if (opt.json) writeFileSync(opt.json, JSON.stringify(res, null, 2) + '\n');

@@ -7,10 +7,19 @@
 // guidance path runs too. The output is deterministic: the same size gives
 // the same bytes.
 //
-//   node gen.mjs BYTES            write params JSON (one line) to stdout
-//   node gen.mjs --out DIR        write DIR/history-1MB.json and DIR/history-5MB.json
+// makeTextHeavyHistory builds the other shape (issue 50): a conversation
+// whose text parts, which the shim's projection keeps, are about a fifth
+// of its bytes (1 MB: about 108 messages, 350 parts, 0.21 MB projected),
+// where makeHistory's keep 2%. Each turn is a user message with a prompt
+// (now and then a pasted excerpt) and an assistant step: its answer text,
+// a read and a bash call with outputs, on every other turn a second text,
+// and every tenth turn an errored task call for the guidance path.
 //
-// It is also imported by client.mjs (makeHistory).
+//   node gen.mjs [--text] BYTES   write params JSON (one line) to stdout
+//   node gen.mjs --out DIR        write DIR/history-{1MB,5MB}.json and
+//                                 DIR/history-text-{1MB,5MB}.json
+//
+// It is also imported by client.mjs (makeHistory, makeTextHeavyHistory).
 
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -162,21 +171,101 @@ export function makeHistory(target, sample = loadSample()) {
   return { input: clone(sample.input), output: { messages } };
 }
 
+// prose returns about `bytes` bytes of sentences, as a model's answer or a
+// user's prompt has them (paragraphs, now and then a list item).
+function prose(rnd, bytes) {
+  const out = [];
+  let size = 0;
+  while (size < bytes) {
+    let s = line(rnd).trim();
+    s = s[0].toUpperCase() + s.slice(1) + (rnd() < 0.15 ? ':' : '.');
+    if (rnd() < 0.1) s = '\n- ' + s;
+    else if (rnd() < 0.08) s = '\n\n' + s;
+    out.push(s);
+    size += s.length + 1;
+  }
+  return out.join(' ');
+}
+
+// makeTextHeavyHistory returns {input, output: {messages}} whose JSON is
+// about `target` bytes (within one message of it, never more), a fifth of
+// them text the projection keeps.
+export function makeTextHeavyHistory(target, sample = loadSample()) {
+  const rnd = prng(target ^ 0x7e47);
+  const base = sample.output.messages;
+  const session = base[0].info.sessionID;
+  const [start, , finish] = base[1].parts;
+  const errored = base.slice(1).flatMap((m) => m.parts).find((p) => p.type === 'tool' && p.state.status === 'error');
+  const messages = [];
+  let size = 64; // the envelope around the messages
+  let n = 0;
+  const push = (m) => {
+    const s = Buffer.byteLength(JSON.stringify(m)) + 1;
+    if (size + s > target) return false;
+    messages.push(m);
+    size += s;
+    return true;
+  };
+  const part = (p, msgID) => ({ ...clone(p), id: id('prt', n++, rnd), sessionID: session, messageID: msgID });
+  for (let t = 0; ; t++) {
+    const user = clone(base[0]);
+    const userID = id('msg', n++, rnd);
+    user.info.id = userID;
+    user.info.sessionID = session;
+    user.info.time.created += t * 60000;
+    let prompt = `Turn ${t}: ` + prose(rnd, 250 + Math.floor(rnd() * 700));
+    if (rnd() < 0.25) prompt += '\n\n```\n' + text(rnd, 500 + Math.floor(rnd() * 2500), false) + '\n```';
+    user.parts = [part({ type: 'text', text: prompt }, userID)];
+    if (!push(user)) break;
+
+    const m = clone(base[1]);
+    const msgID = id('msg', n++, rnd);
+    m.info.id = msgID;
+    m.info.parentID = userID;
+    m.info.sessionID = session;
+    m.info.time.created += t * 60000;
+    m.info.finish = 'stop';
+    const tool = (name, input, output) => part({
+      type: 'tool', tool: name, callID: `call_${t}_${n}`,
+      state: {
+        status: 'completed', input, output, title: name,
+        metadata: { truncated: false }, time: { start: 1795993562631 + t, end: 1795993562700 + t },
+      },
+    }, msgID);
+    m.parts = [
+      part(start, msgID),
+      part({ type: 'text', text: prose(rnd, 1000 + Math.floor(rnd() * 1900)), time: { start: 1795993562631 + t, end: 1795993562700 + t } }, msgID),
+      tool('read', { filePath: `/proj/src/file_${t}.go` }, '<file>\n' + text(rnd, 3500 + Math.floor(rnd() * 12000), true) + '\n</file>'),
+      t % 10 === 9 && errored
+        ? { ...part(errored, msgID), callID: `call_${t}_${n}` }
+        : tool('bash', { command: 'go test ./...', description: 'Run the tests' }, text(rnd, 1000 + Math.floor(rnd() * 5000), false)),
+    ];
+    if (t % 2 === 1) {
+      m.parts.push(part({ type: 'text', text: prose(rnd, 400 + Math.floor(rnd() * 1400)) }, msgID));
+    }
+    m.parts.push(part(finish, msgID));
+    if (!push(m)) break;
+  }
+  return { input: clone(sample.input), output: { messages } };
+}
+
 function main(args) {
   if (args[0] === '--out' && args[1]) {
     mkdirSync(args[1], { recursive: true });
     const sample = loadSample();
     for (const [name, bytes] of Object.entries(SIZES)) {
       writeFileSync(join(args[1], `history-${name}.json`), JSON.stringify(makeHistory(bytes, sample)));
+      writeFileSync(join(args[1], `history-text-${name}.json`), JSON.stringify(makeTextHeavyHistory(bytes, sample)));
     }
     return;
   }
-  const bytes = Number(args[0]);
+  const textHeavy = args[0] === '--text';
+  const bytes = Number(args[textHeavy ? 1 : 0]);
   if (!Number.isInteger(bytes) || bytes <= 0) {
-    process.stderr.write('usage: node gen.mjs BYTES | --out DIR\n');
+    process.stderr.write('usage: node gen.mjs [--text] BYTES | --out DIR\n');
     process.exit(2);
   }
-  process.stdout.write(JSON.stringify(makeHistory(bytes)));
+  process.stdout.write(JSON.stringify(textHeavy ? makeTextHeavyHistory(bytes) : makeHistory(bytes)));
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -2,7 +2,7 @@
 // of the issue, one PASS/MISS (or INFO) line each, from the Go benchmark
 // output and client.mjs's JSON results.
 //
-//   node summary.mjs --go FILE --small1 FILE --small2 FILE --large FILE --grow FILE
+//   node summary.mjs --go FILE --small1 FILE --small2 FILE --large FILE --grow FILE --projected FILE
 //
 // Every ratio is a median of per-round ratios (floor and sidecar, or
 // decode-any and sidecar, measured alternately in the same run). Exit
@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 const { values: opt } = parseArgs({
   options: {
     go: { type: 'string' }, small1: { type: 'string' }, small2: { type: 'string' }, large: { type: 'string' }, grow: { type: 'string' },
+    projected: { type: 'string' },
     load: { type: 'string', default: '' },
   },
 });
@@ -93,6 +94,16 @@ if (opt.go) {
     row(`request line scan ${size}, rpc's fast scan / jsontext's scan (CPU)`, x(median(rs.map((r) => r.scan / r.jsontext))), '');
     row(`  (scan ${(median(rs.map((r) => r.scan)) / 1e6).toFixed(2)} ms, jsontext ${(median(rs.map((r) => r.jsontext)) / 1e6).toFixed(2)} ms; ${rs.length} rounds)`, '', '');
   }
+  // The projected full form of the text-heavy histories (issue 50), the Go
+  // side alone: for profiling, no target.
+  const proj = {};
+  for (const m of text.matchAll(/^BenchmarkProjectedHistory\/(text-\w+)\/round=\d+\/(transform|serve)(?:-\d+)?\s+\d+\s+([\d.]+) ns\/op/gm)) {
+    ((proj[m[1]] ??= {})[m[2]] ??= []).push(Number(m[3]));
+  }
+  for (const [size, v] of Object.entries(proj)) {
+    if (!v.transform || !v.serve) continue;
+    row(`  (projected full form, ${size} history, in Go: handler ${(median(v.transform) / 1e6).toFixed(2)} ms, rpc.Serve over io.Pipe ${(median(v.serve) / 1e6).toFixed(2)} ms)`, '', '');
+  }
   const small = goSmall(text);
   if (small.dispatch) {
     row(`small call in Go: Dispatch ${(small.dispatch / 1e3).toFixed(1)} µs, rpc.Serve over io.Pipe ${(small.serve / 1e3).toFixed(1)} µs`, '', '');
@@ -118,6 +129,22 @@ if (opt.large) {
   }
   const m = l.memory.hookwire;
   row(`hookwire RSS 1 s after the last 5MB request`, `VmRSS ${(m.vmRSSKiB / 1024).toFixed(1)} MiB, VmHWM ${(m.vmHWMKiB / 1024).toFixed(1)} MiB`, '<= 30 MiB', m.vmRSSKiB / 1024 <= 30);
+}
+
+if (opt.projected) {
+  // Issue 50: the projected full form of a text-heavy history, the shim's
+  // first request to a warm sidecar, building the projection included.
+  const p = json(opt.projected);
+  for (const [size, r] of Object.entries(p.sizes)) {
+    const v = r.variants.hookwire;
+    row(`projected full form, text-heavy ${size}, the shim's first request to a warm sidecar / Node deep copy, ${p.label}`, x(v.vsCopy), '<= 0.5x', v.vsCopy <= 0.5);
+    row(`  (${v.ms.toFixed(2)} ms, deep copy ${r.nodeCopyMs.toFixed(2)} ms; ${r.historyBytes} B, ${r.messages} messages, ${r.parts} parts, ${r.requestBytes} B sent; ${r.rounds} rounds)`, '', '');
+    if (r.variants.base) {
+      row(`  (the base build in the same rounds: ${x(r.variants.base.vsCopy)}, ${r.variants.base.ms.toFixed(2)} ms)`, '', '');
+    }
+  }
+  const m = p.memory.hookwire;
+  row('hookwire RSS 1 s after the last text-heavy 5MB request', `VmRSS ${(m.vmRSSKiB / 1024).toFixed(1)} MiB, VmHWM ${(m.vmHWMKiB / 1024).toFixed(1)} MiB`, '<= 30 MiB', m.vmRSSKiB / 1024 <= 30);
 }
 
 if (opt.grow) {

@@ -64,6 +64,11 @@ export type ConnectionOptions = {
 type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
 
 const NEWLINE = 0x0a;
+/** Lines of at least this many UTF-16 units are encoded to UTF-8 by encodeLine; shorter ones are written as strings. */
+const LONG_LINE = 16 * 1024;
+/** The largest scratch buffer a connection keeps for its long lines (bytes). */
+const MAX_SCRATCH = 1 << 20;
+const utf8 = new TextEncoder();
 /** How much of an oversized line is looked at for its id (the sidecar's own rule for requests, PROTOCOL.md 1). */
 const ID_WINDOW = 4096;
 /** Calls given up on whose late replies still count as answers (the oldest are forgotten first). */
@@ -79,6 +84,9 @@ export class LineConnection {
   private readonly givenUp = new Set<number>();
   private nextId = 1;
   private closed = false;
+  /** The buffer long lines are encoded into (encodeLine), and whether a write still holds it. */
+  private scratch?: Buffer;
+  private scratchHeld = false;
 
   constructor(
     input: Readable,
@@ -100,9 +108,9 @@ export class LineConnection {
     if (this.closed) return Promise.reject(new ClosedError("connection closed"));
     if (opts.signal?.aborted) return Promise.reject(new CancelledError("cancelled before sending"));
     const id = this.nextId++;
-    let line: string;
+    let line: string | Buffer;
     try {
-      line = JSON.stringify(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params }) + "\n";
+      line = this.encodeLine(JSON.stringify(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params }));
     } catch (err) {
       return Promise.reject(new EncodeError(err instanceof Error ? err.message : String(err)));
     }
@@ -130,9 +138,9 @@ export class LineConnection {
   /** Sends a notification; false when it could not be sent (closed, unserialisable, over maxBufferedBytes). */
   notify(method: string, params?: unknown, maxBufferedBytes?: number): boolean {
     if (this.closed) return false;
-    let line: string;
+    let line: string | Buffer;
     try {
-      line = JSON.stringify(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params }) + "\n";
+      line = this.encodeLine(JSON.stringify(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params }));
     } catch {
       return false;
     }
@@ -165,17 +173,48 @@ export class LineConnection {
   }
 
   /** Why line must not be written under max, or undefined when it may. */
-  private overBound(line: string, max: number | undefined): string | undefined {
+  private overBound(line: string | Buffer, max: number | undefined): string | undefined {
     if (max === undefined) return undefined;
     const buffered = this.bufferedBytes;
-    const bytes = Buffer.byteLength(line);
+    const bytes = typeof line === "string" ? Buffer.byteLength(line) : line.length;
     if (buffered + bytes <= max) return undefined;
     return `${bytes} bytes would join ${buffered} not yet read by the sidecar (limit ${max})`;
   }
 
-  private write(line: string): void {
+  /**
+   * The line of the JSON text json. A long line (a history, issue 50) is
+   * encoded to UTF-8 once, in one pass, into a buffer with room for its
+   * worst case, its newline put after it (so the text is not copied to add
+   * it): the connection's scratch buffer when no write still holds it, else
+   * a new one; it is then measured and written as bytes. Writing the
+   * string reads a long string twice (its length in bytes, then the
+   * bytes), and measuring it for maxBufferedBytes a third time. A short
+   * line stays a string: that costs less.
+   */
+  private encodeLine(json: string): string | Buffer {
+    if (json.length < LONG_LINE) return json + "\n";
+    const room = 3 * json.length + 1; // UTF-8 takes at most 3 bytes per UTF-16 unit
+    let buf: Buffer;
+    if (!this.scratchHeld && room <= MAX_SCRATCH) {
+      if (!this.scratch || this.scratch.length < room) this.scratch = Buffer.allocUnsafe(Math.min(MAX_SCRATCH, Math.max(room, 2 * (this.scratch?.length ?? 0))));
+      buf = this.scratch;
+    } else {
+      buf = Buffer.allocUnsafe(room);
+    }
+    const { written } = utf8.encodeInto(json, buf);
+    buf[written] = NEWLINE;
+    return buf.subarray(0, written + 1);
+  }
+
+  private write(line: string | Buffer): void {
     try {
-      this.output.write(line);
+      if (typeof line !== "string" && this.scratch && line.buffer === this.scratch.buffer) {
+        // The writer holds the scratch buffer until its bytes are written.
+        this.scratchHeld = true;
+        this.output.write(line, () => (this.scratchHeld = false));
+      } else {
+        this.output.write(line);
+      }
     } catch {
       this.close();
     }

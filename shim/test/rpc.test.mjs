@@ -97,6 +97,37 @@ test("maxBufferedBytes: a message that would pass the bound is refused unwritten
   assert.equal(answers.length, 1);
 });
 
+test("long lines go out as their UTF-8 bytes, each its own, while an earlier one still waits to be written", async () => {
+  const fromSidecar = new PassThrough();
+  const held = [];
+  // A reader that takes nothing until told: every line waits in the writer.
+  const toSidecar = new Writable({ highWaterMark: 1, write: (chunk, _e, cb) => held.push({ chunk, cb }) });
+  const conn = new LineConnection(fromSidecar, toSidecar);
+  const texts = ["é → ✓ \ud83d\ude00 ".repeat(3000), "plain ascii ".repeat(5000), "x".repeat(10), "ü\n\"".repeat(20000)];
+  const line = (id, text) => JSON.stringify(id ? { jsonrpc: "2.0", id, method: "t", params: { text } } : { jsonrpc: "2.0", method: "n", params: { text } }) + "\n";
+  // What each write carried, read once every line of the round was made.
+  const drain = async () => {
+    const sent = [];
+    while (held.length) {
+      const { chunk, cb } = held.shift();
+      sent.push(Buffer.from(chunk).toString());
+      cb();
+      await new Promise((r) => setImmediate(r));
+    }
+    return sent;
+  };
+  void conn.request("t", { text: texts[0] }, { maxBufferedBytes: 1 << 30 }).catch(() => {});
+  void conn.request("t", { text: texts[1] }, { maxBufferedBytes: 1 << 30 }).catch(() => {});
+  assert.equal(conn.notify("n", { text: texts[3] }), true);
+  assert.equal(conn.bufferedBytes, Buffer.byteLength(line(1, texts[0]) + line(2, texts[1]) + line(0, texts[3])), "counted in bytes");
+  assert.deepEqual(await drain(), [line(1, texts[0]), line(2, texts[1]), line(0, texts[3])]);
+  // All written: the next long line may take the buffer the first had.
+  void conn.request("t", { text: texts[3] }).catch(() => {});
+  void conn.request("t", { text: texts[2] }).catch(() => {});
+  void conn.request("t", { text: texts[0] }).catch(() => {});
+  assert.deepEqual(await drain(), [line(3, texts[3]), line(4, texts[2]), line(5, texts[0])]);
+});
+
 test("a notification from the sidecar (a method, no id) goes to onNotification and answers no call", async () => {
   const fromSidecar = new PassThrough();
   const got = [];
