@@ -2,6 +2,9 @@ package handlers
 
 import (
 	"context"
+	"errors"
+
+	"github.com/hookwire/hookwire/rpc"
 
 	"github.com/hookwire/hookwire/subagents"
 )
@@ -13,8 +16,27 @@ func (s *Server) subagentsList(ctx context.Context, p *subagentsListParams) (sub
 	if err != nil {
 		return subagents.Page{}, err
 	}
-	_ = limit
-	return subagents.Page{Parent: subagents.Parent{SessionID: p.SessionID}, Subagents: []subagents.Row{}}, nil
+	if s.subs.svc == nil {
+		if p.Cursor != "" {
+			if _, err := subagents.DecodeCursor(p.Cursor); err != nil {
+				return subagents.Page{}, invalidParams("cursor: %v", err)
+			}
+		}
+		return subagents.Page{Parent: subagents.Parent{SessionID: p.SessionID}, Subagents: []subagents.Row{}}, nil
+	}
+	page, err := s.subs.svc.SubagentsOf(ctx, p.SessionID, p.Cursor, limit)
+	return subagentsPage(page, err)
+}
+
+// subagentsPage is a page read, or the error a client gets for it.
+func subagentsPage(page subagents.Page, err error) (subagents.Page, error) {
+	switch {
+	case errors.Is(err, subagents.ErrBadCursor):
+		return subagents.Page{}, invalidParams("cursor: %v", err)
+	case err != nil:
+		return subagents.Page{}, rpc.Errorf(rpc.CodeInternalError, "reading the subagents' records: %v", err)
+	}
+	return page, nil
 }
 
 // subagentsLimit is subagents.list's page size: absent or 0 the default,
