@@ -446,7 +446,26 @@ func (s *Subagents) SubagentEnded(ctx context.Context, session string, ev subage
 		}
 		next := subagents.Next(r.state, ev)
 		if next == r.state && !subagents.Active(r.state) {
-			return nil
+			// Ended already; a failure's later report may say more
+			// (session.error's text after the message's error name).
+			if next != subagents.Failed || reason == "" {
+				return nil
+			}
+			res, err := c.execResult(ctx, "UPDATE subagents SET error=? WHERE session=? AND error<>? AND length(error)<?", subagents.Cut(reason), session, subagents.Cut(reason), len(subagents.Cut(reason)))
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return nil
+			}
+			rev, err := tx.nextRev(ctx)
+			if err != nil {
+				return err
+			}
+			if err := c.exec(ctx, "UPDATE subagents SET rev=? WHERE session=?", rev, session); err != nil {
+				return err
+			}
+			return tx.changed(ctx, r.root, at)
 		}
 		rev, err := tx.nextRev(ctx)
 		if err != nil {
