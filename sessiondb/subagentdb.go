@@ -645,8 +645,8 @@ func (s *Subagents) read(ctx context.Context, fn func(c *dbConn) error) (ok bool
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, err := s.conn(ctx)
-	if errors.Is(err, errNoFile) {
-		return false, nil
+	if s.readOnly && (errors.Is(err, errNoFile) || errors.Is(err, errEmptyDB) || errors.Is(err, errNotDatabase)) {
+		return false, nil // nothing of ours there (an earlier release's JSON state, a database being made)
 	}
 	if err != nil {
 		return false, err
@@ -944,3 +944,41 @@ func (s *Subagents) String() string {
 // SubagentService is the Database's subagents' records as the handlers
 // take them (handlers.SubagentRecords).
 func (d *Database) SubagentService() subagents.Service { return d.Subagents() }
+
+// RecentParents are the top-level sessions with subagents, the most
+// recently changed first, at most limit of them (for `hookwire sessions`
+// and doctor).
+func (s *Subagents) RecentParents(ctx context.Context, limit int) ([]string, error) {
+	var out []string
+	_, err := s.read(ctx, func(c *dbConn) error {
+		rows, err := c.query(ctx, "SELECT root FROM subagent_roots WHERE n>0 ORDER BY used_ns DESC LIMIT ?", limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r string
+			if err := rows.Scan(&r); err != nil {
+				return err
+			}
+			s.rowsRead.Add(1)
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// StateOf is a subagent's state as a reader shows it; ok false when it is
+// no subagent on record.
+func (s *Subagents) StateOf(ctx context.Context, session string) (state subagents.State, ok bool, err error) {
+	_, err = s.read(ctx, func(c *dbConn) error {
+		r, found, err := readRow(ctx, c, session)
+		if err == nil && found {
+			s.rowsRead.Add(1)
+			state, ok = subagents.Shown(r.state, s.alive(r.owner)), true
+		}
+		return err
+	})
+	return state, ok, err
+}

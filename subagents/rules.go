@@ -246,7 +246,8 @@ type SwitchRecord struct {
 }
 
 // switchClass is the class a switch's reason names: "<class>: <message>"
-// or "cooling until T (<class>: <message>)"; "unknown" when it names none.
+// or "cooling until T (<class>: <message>)"; a reason in other words is
+// classed by its words (core.ClassifyFailure).
 func switchClass(reason string) string {
 	if rest, ok := strings.CutPrefix(reason, coolingPrefix); ok {
 		if i := strings.Index(rest, " ("); i >= 0 {
@@ -255,8 +256,16 @@ func switchClass(reason string) string {
 	}
 	class, _, _ := strings.Cut(reason, ":")
 	class = strings.TrimSpace(class)
-	if class == "" || strings.ContainsAny(class, " ") {
-		return core.FailureUnknown
+	if knownClasses[class] {
+		return class
 	}
+	class, _ = core.ClassifyFailure(core.ProviderFailure{Message: reason})
 	return class
+}
+
+// knownClasses are the failure classes a switch's reason may begin with.
+var knownClasses = map[string]bool{
+	core.FailureRateLimit: true, core.FailureQuota: true, core.FailureOverloaded: true, core.FailureServer: true,
+	core.FailureModelNotFound: true, core.FailureBadRequest: true, core.FailureContextLength: true,
+	core.FailureContentFilter: true, core.FailureAborted: true, core.FailureUnknown: true,
 }
