@@ -226,7 +226,35 @@ test("v2 events as 1.x's: session.deleted keeps its session, a step's end is an 
   // session-event.ts @ 03130971: Step.Ended {sessionID, assistantMessageID, finish, cost, tokens}.
   const tokens = { input: 1200, output: 40, reasoning: 0, cache: { read: 1000, write: 200 } };
   const ended = toV1Event({ id: "e2", type: "session.step.ended", data: { sessionID: "ses_1", assistantMessageID: "msg_a1", finish: "stop", cost: 0, tokens } });
-  assert.deepEqual(ended.event, { id: "e2", type: "message.updated", properties: { info: { id: "msg_a1", sessionID: "ses_1", role: "assistant", tokens } } });
+  assert.deepEqual(ended.event, {
+    id: "e2", type: "message.updated", properties: { info: { id: "msg_a1", sessionID: "ses_1", role: "assistant", tokens, cost: 0, time: { completed: ended.event.properties.info.time.completed } } },
+  });
+});
+
+test("v2 events as 1.x's for the subagents (PROTOCOL.md 4.10): execution, retry, steps with their model and cost, creation with its parent", async () => {
+  const { toV1Event, StepModels } = await import(pathToFileURL(join(shimDir, "dist", "v2.js")).href);
+  const models = new StepModels();
+  const v1 = (type, data, created = 1795993563894) => toV1Event({ id: "e", type, created, data }, models).event;
+  // session-event.ts @ 03130971: Execution.*, RetryScheduled, Step.*, ModelSelected; session-error.ts: {type, message, status?}.
+  assert.deepEqual(v1("session.created", { sessionID: "ses_c", parentID: "ses_p", title: "Find the tests (@explore subagent)" }), {
+    id: "e", type: "session.created",
+    properties: { sessionID: "ses_c", info: { id: "ses_c", parentID: "ses_p", title: "Find the tests (@explore subagent)", time: { created: 1795993563894 } } },
+  });
+  assert.deepEqual(v1("session.execution.started", { sessionID: "ses_c" }), { id: "e", type: "session.status", properties: { sessionID: "ses_c", status: { type: "busy" } } });
+  assert.deepEqual(v1("session.retry.scheduled", { sessionID: "ses_c", assistantMessageID: "msg_1", attempt: 2, at: 1795993567000, error: { type: "provider.rate-limit", message: "Rate limit reached", status: 429 } }),
+    { id: "e", type: "session.status", properties: { sessionID: "ses_c", status: { type: "retry", attempt: 2, message: "Rate limit reached", next: 1795993567000 } } });
+  v1("session.model.selected", { sessionID: "ses_c", model: { id: "m-session", providerID: "fake" } });
+  v1("session.step.started", { sessionID: "ses_c", assistantMessageID: "msg_1", agent: "explore", model: { id: "m-step", providerID: "fake" } });
+  const tokens = { input: 10, output: 2, reasoning: 0, cache: { read: 5, write: 0 } };
+  assert.deepEqual(v1("session.step.ended", { sessionID: "ses_c", assistantMessageID: "msg_1", finish: "stop", cost: 0.25, tokens }).properties.info,
+    { id: "msg_1", sessionID: "ses_c", role: "assistant", tokens, providerID: "fake", modelID: "m-step", cost: 0.25, time: { completed: 1795993563894 } });
+  assert.equal(v1("session.step.ended", { sessionID: "ses_c", assistantMessageID: "msg_2", cost: 0, tokens }).properties.info.modelID, "m-session", "a step without a start: the session's model");
+  assert.deepEqual(v1("session.step.failed", { sessionID: "ses_c", assistantMessageID: "msg_3", error: { type: "provider.rate-limit", message: "slow down", status: 429 } }).properties.info.error,
+    { name: "provider.rate-limit", data: { message: "slow down", statusCode: 429 } });
+  assert.deepEqual(v1("session.execution.succeeded", { sessionID: "ses_c" }), { id: "e", type: "session.idle", properties: { sessionID: "ses_c" } });
+  assert.deepEqual(v1("session.execution.failed", { sessionID: "ses_c", error: { type: "provider.server", message: "Bad gateway", status: 502 } }).properties.error,
+    { name: "provider.server", data: { message: "Bad gateway", statusCode: 502 } });
+  assert.equal(v1("session.execution.interrupted", { sessionID: "ses_c", reason: "user" }).properties.error.name, "MessageAbortedError");
 });
 
 test("model choice on OpenCode 2: agentModels picks the subagent call's model input; an explicit model is kept; a child failed on a rate limit cools its model and the next call gets the fallback", async () => {
