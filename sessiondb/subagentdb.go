@@ -228,7 +228,16 @@ func (s *Subagents) write(ctx context.Context, fn func(c *dbConn, tx *subTx) err
 		return subagents.Changed{}, err
 	}
 	tx := &subTx{c: c, pid: s.pid}
-	if err := c.inTx(ctx, func() error { return fn(c, tx) }); err != nil {
+	err = c.inTx(ctx, func() error {
+		if err := fn(c, tx); err != nil {
+			return err
+		}
+		if tx.rev%pruneEvery != 0 {
+			return nil
+		}
+		return pruneSubagents(ctx, c)
+	})
+	if err != nil {
 		return subagents.Changed{}, err
 	}
 	return subagents.Changed{Parents: tx.roots}, nil
@@ -330,19 +339,13 @@ func (s *Subagents) SubagentStarted(ctx context.Context, st subagents.Started) (
 		if err := tx.changed(ctx, root, st.At); err != nil {
 			return err
 		}
-		if err := c.exec(ctx, "UPDATE subagent_roots SET n=n+1 WHERE root=?", root); err != nil {
-			return err
-		}
-		if rev%pruneEvery != 0 {
-			return nil
-		}
-		return pruneSubagents(ctx, c)
+		return c.exec(ctx, "UPDATE subagent_roots SET n=n+1 WHERE root=?", root)
 	})
 }
 
-// pruneEvery: the caps are enforced at every pruneEvery-th revision that
-// starts a subagent (each check walks the index up to the cap), so the
-// tables are over them by fewer than pruneEvery rows at most.
+// pruneEvery: the caps are enforced in the transaction of every
+// pruneEvery-th revision (each check walks the indexes up to the caps),
+// so the tables are over them by fewer than pruneEvery rows at most.
 const pruneEvery = 64
 
 // pruneSubagents keeps the tables within their caps, the oldest out

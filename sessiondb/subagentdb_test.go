@@ -343,3 +343,35 @@ func TestSubagentCap(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, MaxSubagents, p.Subagents)
 }
+
+// Sessions with messages and no subagents are parents with their own
+// figures: their rows stay within the parents' cap, the least recently
+// used out first.
+func TestSubagentParentsCap(t *testing.T) {
+	ctx := context.Background()
+	_, s := subagentDB(t)
+	_, err := s.write(ctx, func(c *dbConn, tx *subTx) error {
+		for i := range MaxSubagentParents + 5 {
+			if err := c.exec(ctx, "INSERT INTO subagent_roots(root, used_ns, rev) VALUES(?, ?, 1)", fmt.Sprintf("ses_%05d", i), at(i).UnixNano()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	for i := range pruneEvery {
+		m := msg("ses_new", fmt.Sprintf("msg_%02d", i), 1, 1, 0, true)
+		m.At = at(MaxSubagentParents + 10)
+		_, err := s.SubagentMessage(ctx, m)
+		require.NoError(t, err)
+	}
+	var n int
+	require.NoError(t, s.c.queryRow(ctx, "SELECT count(*) FROM subagent_roots").Scan(&n))
+	assert.Equal(t, MaxSubagentParents, n)
+	p, err := s.ParentFigures(ctx, "ses_new")
+	require.NoError(t, err)
+	assert.Equal(t, int64(pruneEvery), p.Own.Tokens.Input, "the newest kept")
+	p, err = s.ParentFigures(ctx, "ses_00000")
+	require.NoError(t, err)
+	assert.Equal(t, subagents.Parent{SessionID: "ses_00000"}, p, "the oldest gone")
+}
