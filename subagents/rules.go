@@ -90,7 +90,8 @@ func ParseTitle(title string) (label, agent string, ok bool) {
 // MaxTextBytes bounds a label, an error and a retry message as recorded.
 const MaxTextBytes = 256
 
-// Cut shortens s to at most MaxTextBytes, on a rune boundary.
+// Cut shortens s to at most MaxTextBytes, splitting no character a user
+// sees as one (core.ClusterStart).
 func Cut(s string) string {
 	if len(s) <= MaxTextBytes {
 		return s
@@ -99,7 +100,7 @@ func Cut(s string) string {
 	for cut > 0 && !isRuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut]
+	return s[:core.ClusterStart(s, cut)]
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

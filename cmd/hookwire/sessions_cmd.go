@@ -16,6 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
 	"github.com/hookwire/hookwire/subagents"
@@ -371,12 +372,20 @@ func printSubagents(w io.Writer, pages []subagents.Page) error {
 	return nil
 }
 
-// cut shortens s to n runes, marking the cut with "…".
+// cut shortens s to n runes, marking the cut with "…", splitting no
+// character a user sees as one.
 func cut(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	return string([]rune(s)[:n-1]) + "…"
+	count := 0
+	for i := range s {
+		if count == n-1 {
+			return s[:core.ClusterStart(s, i)] + "…"
+		}
+		count++
+	}
+	return s
 }
 
 // figuresCell is figures in a few words: "1,234 tokens, $0.0123".
