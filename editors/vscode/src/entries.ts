@@ -347,9 +347,9 @@ export function subagentText(f?: SubagentFigures): string {
   return [state, f.tokens > 0 ? tokensText(f.tokens) : "", f.tokens > 0 || f.cost > 0 ? costText(f.cost) : ""].filter((s) => s !== "").join(" · ");
 }
 
-/** A parent's figures, labelled so a user can tell them apart: "total $0.0456 with subagents (own $0.0123) · 1 running"; "" without (none recorded). */
+/** A parent's figures, labelled so a user can tell them apart: "total $0.0456 with subagents (own $0.0123) · 1 running"; "" when no subagent of it is recorded. */
 export function parentFiguresText(p?: ParentFigures): string {
-  if (!p || (p.subagents === 0 && p.totalCost === 0 && p.totalTokens === 0)) return "";
+  if (!p || p.subagents === 0) return "";
   const running = p.running > 0 ? ` · ${p.running} running` : "";
   return `total ${costText(p.totalCost)} with subagents (own ${costText(p.ownCost)})${running}`;
 }

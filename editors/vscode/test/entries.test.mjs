@@ -190,7 +190,7 @@ test("subagents.list's figures (PROTOCOL.md 4.10): each subagent's state, tokens
   assert.equal(runIcon({ state: "done" }), "pass");
 });
 
-test("a parent with no subagent records shows no figures", () => {
+test("a parent with no subagent records shows no figures (its own alone is not a total with subagents)", () => {
   const { readSubagents, parentFiguresText } = entries;
-  assert.equal(parentFiguresText(readSubagents({ parent: { sessionID: "ses_P", own: { tokens: {}, cost: 0 }, total: { tokens: {}, cost: 0 }, subagents: 0, running: 0 }, subagents: [] }).parent), "");
+  assert.equal(parentFiguresText(readSubagents({ parent: { sessionID: "ses_P", own: { tokens: { input: 5 }, cost: 0.1 }, total: { tokens: { input: 5 }, cost: 0.1 }, subagents: 0, running: 0 }, subagents: [] }).parent), "");
 });
