@@ -375,3 +375,23 @@ func TestSubagentParentsCap(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, subagents.Parent{SessionID: "ses_00000"}, p, "the oldest gone")
 }
+
+// hookwire forget: --all takes the subagents' records too, --parent those
+// of that session and below it (a deleted session's records go with it).
+func TestForgetSubagents(t *testing.T) {
+	ctx := context.Background()
+	path, s := subagentDB(t)
+	for _, st := range []subagents.Started{{Session: "ses_A1", Parent: "ses_A"}, {Session: "ses_A2", Parent: "ses_A1"}, {Session: "ses_B1", Parent: "ses_B"}} {
+		_, err := s.SubagentStarted(ctx, st)
+		require.NoError(t, err)
+	}
+	done, err := Forget(ctx, path, ForgetSpec{Parent: "ses_A"})
+	require.NoError(t, err)
+	assert.Equal(t, 2, done.Subagents)
+	assert.Empty(t, page(t, s, "ses_A").Subagents)
+	assert.Len(t, page(t, s, "ses_B").Subagents, 1)
+	done, err = Forget(ctx, path, ForgetSpec{All: true})
+	require.NoError(t, err)
+	assert.Equal(t, 1, done.Subagents)
+	assert.Empty(t, page(t, s, "ses_B").Subagents)
+}
