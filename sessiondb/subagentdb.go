@@ -144,6 +144,12 @@ func (s *Subagents) Close() error {
 	return err
 }
 
+// quiet is ctx without its cancellation: the records' statements are
+// short and bounded by the busy timeout, and the SQLite driver starts a
+// goroutine per statement to watch a context that can be cancelled (a
+// busy sidecar's goroutines grew with its writes).
+func quiet(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
 // errNoFile: a reader of a path where no database is.
 var errNoFile = errors.New("no state database")
 
@@ -215,12 +221,33 @@ func (s *Subagents) conn(ctx context.Context) (*dbConn, error) {
 	return c, nil
 }
 
+// known reports whether the records hold anything of session (a
+// subagent's row, a parent's, or its messages): a status, an end or a
+// deletion of a session they do not know writes nothing, so the events of
+// sessions without subagents cost a read, not a write transaction. What
+// another process records between this read and a write is recorded by
+// that process's own intents.
+func (s *Subagents) known(ctx context.Context, session string) (bool, error) {
+	ctx = quiet(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := s.conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	var found bool
+	err = c.queryRow(ctx, `SELECT EXISTS(SELECT 1 FROM subagents WHERE session=?) OR EXISTS(SELECT 1 FROM subagent_roots WHERE root=?)
+		OR EXISTS(SELECT 1 FROM subagent_messages WHERE session=?)`, session, session, session).Scan(&found)
+	return found, classify(err)
+}
+
 // write runs fn in one write transaction; changed collects the roots it
 // names.
 func (s *Subagents) write(ctx context.Context, fn func(c *dbConn, tx *subTx) error) (subagents.Changed, error) {
 	if s.readOnly {
 		return subagents.Changed{}, errors.New("the subagents' records are open read-only")
 	}
+	ctx = quiet(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, err := s.conn(ctx)
@@ -404,6 +431,9 @@ func (s *Subagents) SubagentStatus(ctx context.Context, session string, ev subag
 	if session == "" {
 		return subagents.Changed{}, nil
 	}
+	if ok, err := s.known(ctx, session); err != nil || !ok {
+		return subagents.Changed{}, err
+	}
 	return s.write(ctx, func(c *dbConn, tx *subTx) error {
 		r, ok, err := readRow(ctx, c, session)
 		if err != nil || !ok {
@@ -436,6 +466,9 @@ func (s *Subagents) SubagentStatus(ctx context.Context, session string, ev subag
 func (s *Subagents) SubagentEnded(ctx context.Context, session string, ev subagents.Event, reason string, at time.Time) (subagents.Changed, error) {
 	if session == "" {
 		return subagents.Changed{}, nil
+	}
+	if ok, err := s.known(ctx, session); err != nil || !ok {
+		return subagents.Changed{}, err
 	}
 	return s.write(ctx, func(c *dbConn, tx *subTx) error {
 		// What the session's messages will not report again is in its
@@ -580,6 +613,9 @@ func (s *Subagents) SubagentTask(ctx context.Context, t subagents.Task) (subagen
 	if t.Session == "" {
 		return subagents.Changed{}, nil
 	}
+	if ok, err := s.known(ctx, t.Session); err != nil || !ok {
+		return subagents.Changed{}, err
+	}
 	return s.write(ctx, func(c *dbConn, tx *subTx) error {
 		r, ok, err := readRow(ctx, c, t.Session)
 		if err != nil || !ok {
@@ -608,6 +644,9 @@ func (s *Subagents) SubagentTask(ctx context.Context, t subagents.Task) (subagen
 func (s *Subagents) Forget(ctx context.Context, session string) (subagents.Changed, error) {
 	if session == "" {
 		return subagents.Changed{}, nil
+	}
+	if ok, err := s.known(ctx, session); err != nil || !ok {
+		return subagents.Changed{}, err
 	}
 	return s.write(ctx, func(c *dbConn, tx *subTx) error {
 		r, child, err := readRow(ctx, c, session)
@@ -645,6 +684,7 @@ func (s *Subagents) Forget(ctx context.Context, session string) (subagents.Chang
 // connection reads what it committed). A reader of a missing file or of
 // a database without the tables reads nothing: ok false.
 func (s *Subagents) read(ctx context.Context, fn func(c *dbConn) error) (ok bool, err error) {
+	ctx = quiet(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, err := s.conn(ctx)
@@ -878,6 +918,7 @@ func (s *Subagents) scanSubagent(rows *sql.Rows) (subagents.Row, subagents.Curso
 // nothing more; else only the rows whose revision is past the last one
 // seen.
 func (s *Subagents) Changes(ctx context.Context) ([]string, error) {
+	ctx = quiet(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, err := s.conn(ctx)

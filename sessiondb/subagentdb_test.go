@@ -395,3 +395,34 @@ func TestForgetSubagents(t *testing.T) {
 	assert.Equal(t, 1, done.Subagents)
 	assert.Empty(t, page(t, s, "ses_B").Subagents)
 }
+
+// BenchmarkSubagentsPage: subagents.list's first page at 5,000 subagents
+// under one parent, read as the observer reads it (a kept read-only
+// connection), and its rows read per call (issue 51: 87 ms and 1.15 MB a
+// poll before).
+func BenchmarkSubagentsPage(b *testing.B) {
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), "state.db")
+	d, err := OpenDatabase(ctx, path, newTestStore(sessions.Config{}), zerolog.Nop())
+	require.NoError(b, err)
+	defer d.Close()
+	_, err = d.Subagents().write(ctx, func(c *dbConn, tx *subTx) error {
+		for i := range 5000 {
+			if err := c.exec(ctx, `INSERT INTO subagents(session, parent, root, depth, state, active, started_ns, owner, rev, cost)
+				VALUES(?, 'ses_P', 'ses_P', 1, 'done', 0, ?, 0, 1, 0.001)`, fmt.Sprintf("ses_%05d", i), at(i).UnixNano()); err != nil {
+				return err
+			}
+		}
+		return c.exec(ctx, "INSERT INTO subagent_roots(root, n, rev) VALUES('ses_P', 5000, 1)")
+	})
+	require.NoError(b, err)
+	r := ReadSubagents(path)
+	defer r.Close()
+	before := r.RowsRead()
+	for b.Loop() {
+		if _, err := r.SubagentsOf(ctx, "ses_P", "", 24); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(r.RowsRead()-before)/float64(b.N), "rows/op")
+}
