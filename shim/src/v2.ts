@@ -355,8 +355,12 @@ function v1Error(error: unknown): { name: string; data: { message: string; statu
  * 4.10), as OpenCode 2 defines them (packages/schema/src/session-event.ts
  * @ 03130971; SessionError.Error in session-error.ts; TokenUsage.Info in
  * token-usage.ts):
- * - `session.created` `{sessionID, parentID?, title?}`: 1.x's, its session
- *   as `info` with the event's time as `time.created`;
+ * - `session.created` `{sessionID, parentID?, title?}` (not in
+ *   session-event.ts; its data as a 2.0.20 host sends it, recorded by a
+ *   third-party v2 TUI plugin's test: `{sessionID, parentID, projectID,
+ *   location, slug, version}`): 1.x's, its session as `info` with the
+ *   event's time as `time.created`; where a host sends none, the sidecar
+ *   records a child from its subagent call (PROTOCOL.md 4.10);
  * - `session.execution.started`: `session.status` busy;
  *   `.succeeded`: `session.idle`; `.failed {error}`: `session.error`;
  *   `.interrupted {reason}`: `session.error` MessageAbortedError (an

@@ -145,6 +145,54 @@ test("3 turns on OpenCode 2 with stock agents: two delegations, the Resumable Se
   s.cleanup();
 });
 
+test("subagents on OpenCode 2 (PROTOCOL.md 4.10): a call's child is recorded done; a background child's execution, steps and retry reach the records with their cost and model, and the parent's total", async () => {
+  const s = scratch();
+  const project = join(s.dir, "project");
+  const host = new V2Host({ options: optionsOf(s), directory: project });
+  const binary = realSidecar();
+  const subagentsOf = () => {
+    const out = execFileSync(binary, ["sessions", "--project", project, "--json"], { encoding: "utf8", env: { ...process.env, XDG_STATE_HOME: join(s.dir, "xdg-state") } });
+    return JSON.parse(out).subagents.find((p) => p.parent.sessionID === PARENT);
+  };
+  const rowOf = (page, id) => page?.subagents.find((r) => r.sessionID === id);
+  try {
+    await host.load(shimDir);
+    await host.context({ sessionID: PARENT, agent: "build", system: [{ type: "text", text: "You are build." }], messages: [user("msg_u1", "Look around")] });
+    await waitFor(() => s.records().find((r) => r.ev === "call" && r.method === "initialize"), 10000);
+    const first = await host.subagent({ sessionID: PARENT, id: "call_1", input: { agent: "explore", description: "Look around", prompt: "List the files" } });
+    assert.equal(first.status, "completed");
+    let page = await waitFor(() => rowOf(subagentsOf(), first.sessionID) && subagentsOf(), 5000);
+    const done = rowOf(page, first.sessionID);
+    assert.equal(done.state, "done", "a finished call's child, recorded from the call (no session.created reached the sidecar)");
+    assert.equal(done.alias, "exp-1");
+    assert.equal(done.label, "Look around");
+
+    const bg = await host.subagent({ sessionID: PARENT, id: "call_2", input: { agent: "general", description: "Watch the tests", prompt: "Run them", background: true } });
+    assert.equal(bg.status, "running");
+    // session-event.ts @ 03130971: Execution.Started, Step.Started {assistantMessageID, agent, model}, Step.Ended {cost, tokens}, RetryScheduled {attempt, at, error}.
+    host.emit({ type: "session.execution.started", data: { sessionID: bg.sessionID } });
+    host.emit({ type: "session.step.started", data: { sessionID: bg.sessionID, assistantMessageID: "msg_s1", agent: "general", model: { id: "fake-model-2", providerID: "fake" } } });
+    host.emit({ type: "session.step.ended", data: { sessionID: bg.sessionID, assistantMessageID: "msg_s1", finish: "tool-calls", cost: 0.25, tokens: { input: 100, output: 10, reasoning: 0, cache: { read: 300, write: 0 } } } });
+    host.emit({ type: "session.retry.scheduled", data: { sessionID: bg.sessionID, assistantMessageID: "msg_s2", attempt: 2, at: 1795993567000, error: { type: "provider.rate-limit", message: "Rate limit reached", status: 429 } } });
+    page = await waitFor(() => {
+      const p = subagentsOf();
+      return rowOf(p, bg.sessionID)?.state === "retrying" && p;
+    }, 5000);
+    const row = rowOf(page, bg.sessionID);
+    assert.equal(row.retry.attempt, 2);
+    assert.equal(row.model, "fake/fake-model-2", "the step's model");
+    assert.equal(row.cost, 0.25);
+    assert.deepEqual(row.tokens, { input: 100, output: 10, reasoning: 0, cacheRead: 300, cacheWrite: 0 });
+    assert.equal(page.parent.total.cost, page.parent.own.cost + 0.25, "the parent's total: its own and its subagents'");
+    assert.equal(page.parent.running, 1);
+    host.emit({ type: "session.execution.succeeded", data: { sessionID: bg.sessionID } });
+    await waitFor(() => rowOf(subagentsOf(), bg.sessionID)?.state === "done", 5000);
+  } finally {
+    await host.unload();
+    s.cleanup();
+  }
+});
+
 test("a service serving two projects: one sidecar per project, each with its directory, each stopped by its cleanup", async () => {
   const s = scratch();
   const binary = realSidecar();
