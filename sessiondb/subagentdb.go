@@ -211,6 +211,11 @@ func (s *Subagents) conn(ctx context.Context) (*dbConn, error) {
 		}
 		if err == nil {
 			if err = c.check(ctx); err == nil {
+				// As the store's connection writes (setUp): the file is in
+				// WAL already, the sidecar having opened it.
+				_, err = c.conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL")
+			}
+			if err == nil {
 				err = c.inTx(ctx, func() error { _, err := c.conn.ExecContext(ctx, subagentSchema); return err })
 			}
 			if err != nil {
