@@ -20,11 +20,13 @@ const (
 	MethodDelegateDetectError   = "delegate.detectError"
 	MethodSessionsList          = "sessions.list"
 	MethodSessionsPage          = "sessions.page"
+	MethodSubagentsList         = "subagents.list"
 	MethodAgentsUpdate          = "agents.update"
 	MethodProvidersUpdate       = "providers.update"
 	MethodStatus                = "status"
 	MethodModelFailed           = "model.failed"
-	MethodCacheBust             = "cache.bust" // sent by the sidecar when a usage is a session's second bust in a row or later (PROTOCOL.md 4.9): that session's status.cache.perSession entry
+	MethodCacheBust             = "cache.bust"        // sent by the sidecar when a usage is a session's second bust in a row or later (PROTOCOL.md 4.9): that session's status.cache.perSession entry
+	MethodSubagentsChanged      = "subagents.changed" // sent by the sidecar and the observer when subagent rows or figures of the parents named changed (PROTOCOL.md 4.10, 9): re-read subagents.list for a parent on screen
 	MethodSessionsChanged       = "sessions.changed"
 )
 
@@ -34,6 +36,9 @@ const (
 	EventSessionCreated       = "session.created"
 	EventMessageUpdated       = "message.updated"
 	EventSessionModelSelected = "session.model.selected"
+	EventSessionStatus        = "session.status"
+	EventSessionError         = "session.error"
+	EventSessionIdle          = "session.idle"
 )
 
 // The JSON-RPC error codes (PROTOCOL.md 8).
@@ -66,6 +71,7 @@ var Methods = []Method{
 	{Name: MethodDelegateDetectError, Kind: KindRequest, Role: RoleMethod},
 	{Name: MethodSessionsList, Kind: KindRequest, Role: RoleMethod},
 	{Name: MethodSessionsPage, Kind: KindRequest, Role: RoleMethod},
+	{Name: MethodSubagentsList, Kind: KindRequest, Role: RoleMethod},
 	{Name: MethodAgentsUpdate, Kind: KindNotification, Role: RoleMethod},
 	{Name: MethodProvidersUpdate, Kind: KindNotification, Role: RoleMethod},
 	{Name: MethodStatus, Kind: KindRequest, Role: RoleMethod},
@@ -73,10 +79,10 @@ var Methods = []Method{
 }
 
 // Events is capabilities.events.
-var Events = []string{EventSessionDeleted, EventSessionCreated, EventMessageUpdated, EventSessionModelSelected}
+var Events = []string{EventSessionDeleted, EventSessionCreated, EventMessageUpdated, EventSessionModelSelected, EventSessionStatus, EventSessionError, EventSessionIdle}
 
 // Notifications are the notifications the sidecar sends on its own.
-var Notifications = []string{MethodCacheBust}
+var Notifications = []string{MethodCacheBust, MethodSubagentsChanged}
 
 // ShimOptions are the plugin options the shim consumes itself and never
 // sends to the sidecar; every other option is the sidecar's config.
@@ -112,19 +118,20 @@ var ConfigMembers = []ConfigMember{
 }
 
 // ObserverMethods is capabilities.methods of an observer (PROTOCOL.md 9).
-var ObserverMethods = []string{MethodSessionsList, MethodSessionsPage, MethodStatus, MethodDelegateResolveModel, MethodDelegateDetectError}
+var ObserverMethods = []string{MethodSessionsList, MethodSessionsPage, MethodSubagentsList, MethodStatus, MethodDelegateResolveModel, MethodDelegateDetectError}
 
 // ObserverNotifications is capabilities.notifications of an observer.
-var ObserverNotifications = []string{MethodSessionsChanged}
+var ObserverNotifications = []string{MethodSessionsChanged, MethodSubagentsChanged}
 
 // VaryingMembers are, per method, the paths of the members of its reply
 // that differ from run to run (varies); "*" stands for every item of an
 // array. A recording keeps them as <any>.
 var VaryingMembers = map[string][][]string{
-	MethodInitialize:   {{"result", "serverInfo", "version"}},
-	MethodSessionsList: {{"result", "*", "lastUse"}},
-	MethodSessionsPage: {{"result", "entries", "*", "lastUse"}},
-	MethodStatus:       {{"result", "version"}, {"result", "uptimeSeconds"}, {"result", "memory"}, {"result", "state"}, {"result", "stateFile"}},
+	MethodInitialize:    {{"result", "serverInfo", "version"}},
+	MethodSessionsList:  {{"result", "*", "lastUse"}},
+	MethodSessionsPage:  {{"result", "entries", "*", "lastUse"}},
+	MethodSubagentsList: {{"result", "subagents", "*", "endedAt"}, {"result", "subagents", "*", "switches", "*", "at"}},
+	MethodStatus:        {{"result", "version"}, {"result", "uptimeSeconds"}, {"result", "memory"}, {"result", "state"}, {"result", "stateFile"}},
 }
 
 // Errors is every error code, as PROTOCOL.md 8 lists them.

@@ -12,12 +12,13 @@ import (
 
 // event forgets a deleted session and everything remembered under it
 // (4.2), counts an assistant message's usage (message.updated, 4.9) and
-// sees a pending model switch applied (4.8).
+// sees a pending model switch applied (4.8) and records subagents (4.10).
 // Other event types are accepted and ignored.
 func (s *Server) event(ctx context.Context, p *eventParams) error {
 	ev := p.Input.Event
 	info := ev.Properties.Info
 	id := rawString(info.ID)
+	s.subagentEvent(ctx, p)
 	if ev.Type == contract.EventMessageUpdated {
 		// An assistant message on a pending switch's model: the switch applied (4.8).
 		if rawString(info.Role) == "assistant" && rawString(info.ProviderID) != "" && rawString(info.ModelID) != "" {

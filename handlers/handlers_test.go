@@ -330,7 +330,7 @@ func TestRouteTable(t *testing.T) {
 	caps := res.(initializeResult).Capabilities
 	assert.Equal(t, []string{"tool.execute.before", "tool.execute.after", "chat.system.transform",
 		"chat.messages.transform", "chat.message", "event"}, caps.Hooks)
-	assert.Equal(t, []string{"delegate.resolveModel", "delegate.detectError", "sessions.list", "sessions.page", "agents.update", "providers.update", "status", "model.failed"}, caps.Methods)
+	assert.Equal(t, []string{"delegate.resolveModel", "delegate.detectError", "sessions.list", "sessions.page", "subagents.list", "agents.update", "providers.update", "status", "model.failed"}, caps.Methods)
 
 	// One successful call of every hook and method.
 	calls := []struct{ method, params string }{
@@ -344,6 +344,7 @@ func TestRouteTable(t *testing.T) {
 		{"delegate.detectError", `{"output":"fine"}`},
 		{"sessions.list", `{}`},
 		{"sessions.page", `{"limit":10}`},
+		{"subagents.list", `{"sessionID":"s"}`},
 		{"agents.update", `{"subagents":["explore"]}`},
 		{"providers.update", `{"availableModels":["fake/fake-model"]}`},
 		{"status", `null`},

@@ -74,8 +74,8 @@ func TestObserverInitialize(t *testing.T) {
 	require.Nil(t, err)
 	assert.JSONEq(t, `{"protocolVersion":1,"serverInfo":{"name":"hookwire","version":"v9"},
 		"capabilities":{"hooks":[],"events":[],
-			"methods":["sessions.list","sessions.page","status","delegate.resolveModel","delegate.detectError"],
-			"notifications":["sessions.changed"]},
+			"methods":["sessions.list","sessions.page","subagents.list","status","delegate.resolveModel","delegate.detectError"],
+			"notifications":["sessions.changed","subagents.changed"]},
 		"observer":true,
 		"warnings":["config.cachestable: unknown member, ignored (did you mean \"cacheStable\"?)"]}`, got)
 	_, err = observe(t, o, "initialize", map[string]any{"protocolVersion": 1})

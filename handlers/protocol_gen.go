@@ -13,6 +13,7 @@ import (
 	"github.com/hookwire/hookwire/incremental"
 	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
+	"github.com/hookwire/hookwire/subagents"
 )
 
 // The params of each method and the types of the contract (contract.json's
@@ -80,7 +81,13 @@ type eventParams struct {
 					ProviderID jsontext.Value `json:"providerID"`
 					ModelID    jsontext.Value `json:"modelID"`
 					Tokens     jsontext.Value `json:"tokens"`
+					Cost       jsontext.Value `json:"cost"`
+					Title      jsontext.Value `json:"title"`
+					Time       jsontext.Value `json:"time"`
+					Error      jsontext.Value `json:"error"`
 				} `json:"info"`
+				Status jsontext.Value `json:"status"`
+				Error  jsontext.Value `json:"error"`
 			} `json:"properties"`
 		} `json:"event"`
 	} `json:"input"`
@@ -105,6 +112,13 @@ type sessionsListParams struct {
 
 // sessionsPageParams is sessions.page's params.
 type sessionsPageParams struct {
+	SessionID string `json:"sessionID"`
+	Limit     int    `json:"limit"`
+	Cursor    string `json:"cursor"`
+}
+
+// subagentsListParams is subagents.list's params.
+type subagentsListParams struct {
 	SessionID string `json:"sessionID"`
 	Limit     int    `json:"limit"`
 	Cursor    string `json:"cursor"`
@@ -199,6 +213,7 @@ type methodHandlers interface {
 	delegateDetectError(context.Context, *delegateDetectErrorParams) (*core.DetectedError, error)
 	sessionsList(context.Context, *sessionsListParams) ([]sessions.Entry, error)
 	sessionsPage(context.Context, *sessionsPageParams) (sessions.EntryPage, error)
+	subagentsList(context.Context, *subagentsListParams) (subagents.Page, error)
 	agentsUpdate(context.Context, *agentsUpdateParams) error
 	providersUpdate(context.Context, *providersUpdateParams) error
 	status(context.Context) (statusResult, error)
@@ -335,6 +350,18 @@ func decodeSessionsPageParams(req rpc.Request) (*sessionsPageParams, error) {
 	}
 	if err := decodeParams(req.Params, &p); err != nil {
 		return nil, err
+	}
+	return &p, nil
+}
+
+// decodeSubagentsListParams decodes subagents.list's params and checks the members it requires.
+func decodeSubagentsListParams(req rpc.Request) (*subagentsListParams, error) {
+	var p subagentsListParams
+	if err := decodeParams(req.Params, &p); err != nil {
+		return nil, err
+	}
+	if p.SessionID == "" {
+		return nil, missing("sessionID")
 	}
 	return &p, nil
 }
@@ -499,28 +526,39 @@ var routes = []route{
 		}
 		return r, nil
 	}},
-	{contract.Methods[13], reflect.TypeFor[agentsUpdateParams](), func(s *Server, ctx context.Context, req rpc.Request) (any, error) {
+	{contract.Methods[13], reflect.TypeFor[subagentsListParams](), func(s *Server, ctx context.Context, req rpc.Request) (any, error) {
+		p, err := decodeSubagentsListParams(req)
+		if err != nil {
+			return nil, err
+		}
+		r, err := s.subagentsList(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	}},
+	{contract.Methods[14], reflect.TypeFor[agentsUpdateParams](), func(s *Server, ctx context.Context, req rpc.Request) (any, error) {
 		p, err := decodeAgentsUpdateParams(req)
 		if err != nil {
 			return nil, err
 		}
 		return nil, s.agentsUpdate(ctx, p)
 	}},
-	{contract.Methods[14], reflect.TypeFor[providersUpdateParams](), func(s *Server, ctx context.Context, req rpc.Request) (any, error) {
+	{contract.Methods[15], reflect.TypeFor[providersUpdateParams](), func(s *Server, ctx context.Context, req rpc.Request) (any, error) {
 		p, err := decodeProvidersUpdateParams(req)
 		if err != nil {
 			return nil, err
 		}
 		return nil, s.providersUpdate(ctx, p)
 	}},
-	{contract.Methods[15], nil, func(s *Server, ctx context.Context, req rpc.Request) (any, error) {
+	{contract.Methods[16], nil, func(s *Server, ctx context.Context, req rpc.Request) (any, error) {
 		r, err := s.status(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return r, nil
 	}},
-	{contract.Methods[16], reflect.TypeFor[modelFailedParams](), func(s *Server, ctx context.Context, req rpc.Request) (any, error) {
+	{contract.Methods[17], reflect.TypeFor[modelFailedParams](), func(s *Server, ctx context.Context, req rpc.Request) (any, error) {
 		p, err := decodeModelFailedParams(req)
 		if err != nil {
 			return nil, err

@@ -98,8 +98,8 @@ func TestRedactParams(t *testing.T) {
 		{
 			name:   "event: only what session.deleted reads is kept",
 			method: "event",
-			params: `{"input":{"event":{"type":"todo.updated","properties":{"sessionID":"ses_1","todos":[{"id":"t1","status":"done"}],"info":{"id":"ses_1","title":"Secret plan"}}}}}`,
-			want:   `{"input":{"event":{"type":"todo.updated","properties":{"sessionID":"ses_1","todos":[{"**":"**","******":"****"}],"info":{"id":"ses_1","title":"***********"}}}}}`,
+			params: `{"input":{"event":{"type":"todo.updated","properties":{"sessionID":"ses_1","todos":[{"id":"t1","status":"done"}],"info":{"id":"ses_1","slug":"Secret plan"}}}}}`,
+			want:   `{"input":{"event":{"type":"todo.updated","properties":{"sessionID":"ses_1","todos":[{"**":"**","******":"****"}],"info":{"id":"ses_1","slug":"***********"}}}}}`,
 		},
 		{
 			name:   "a method that reads no params: all of them go",

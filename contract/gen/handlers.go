@@ -103,7 +103,7 @@ func handlersSource(s *spec) ([]byte, error) {
 	}
 	p("\n")
 	p("\t\"github.com/go-json-experiment/json/jsontext\"\n\n")
-	for _, pkg := range []string{"contract", "core", "incremental", "rpc", "sessions"} {
+	for _, pkg := range []string{"contract", "core", "incremental", "rpc", "sessions", "subagents"} {
 		if bytes.Contains(body.Bytes(), []byte(pkg+".")) {
 			p("\t\"github.com/hookwire/hookwire/%s\"\n", pkg)
 		}
@@ -242,7 +242,7 @@ func shapesSource(s *spec) ([]byte, error) {
 		fmt.Fprintf(&body, "\t{%q, reflect.TypeFor[%s](), %s},\n", t.Name, t.Go, "`"+string(members)+"`")
 	}
 	body.WriteString("}\n")
-	for _, pkg := range []string{"core", "sessions"} {
+	for _, pkg := range []string{"core", "sessions", "subagents"} {
 		if bytes.Contains(body.Bytes(), []byte(pkg+".")) {
 			p("\t\"github.com/hookwire/hookwire/%s\"\n", pkg)
 		}

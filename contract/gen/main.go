@@ -279,6 +279,12 @@ type platform struct {
 // packageName is the platform package's npm name.
 func (p platform) packageName(plugin string) string { return plugin + "-" + p.OS + "-" + p.CPU }
 
+// sidecarNotification reports whether name is in notifications (the
+// sidecar sends it, with its params' type); an observer may send it too.
+func (s *spec) sidecarNotification(name string) bool {
+	return slices.ContainsFunc(s.Notifications, func(n note) bool { return n.Name == name })
+}
+
 // parse decodes and checks the contract.
 func parse(raw []byte) (*spec, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -356,7 +362,9 @@ func (s *spec) check() error {
 		if !validName(n) || names[n] {
 			bad("observer notification %q: not a name, or the name of a method", n)
 		}
-		ident("Method"+goName(n), n)
+		if !s.sidecarNotification(n) { // one the sidecar sends too has its identifier there
+			ident("Method"+goName(n), n)
+		}
 	}
 	for _, n := range s.Notifications {
 		if !validName(n.Name) || names[n.Name] {
@@ -566,7 +574,9 @@ func goSource(s *spec) ([]byte, error) {
 		p("\tMethod%s = %q // %s\n", goName(n.Name), n.Name, n.Doc)
 	}
 	for _, n := range s.Observer.Notifications {
-		p("\tMethod%s = %q\n", goName(n), n)
+		if !s.sidecarNotification(n) {
+			p("\tMethod%s = %q\n", goName(n), n)
+		}
 	}
 	p(")\n\n// The event types the sidecar wants (capabilities.events).\nconst (\n")
 	for _, e := range s.Events {

@@ -224,6 +224,26 @@ func Cut(s string, cols int) string {
 	return s[:end]
 }
 
+// CutBytes returns the longest beginning of s, in whole grapheme
+// clusters, of at most n bytes: a bound on what is stored that never
+// splits a character a person sees as one (an emoji family, a flag, a
+// letter with its accent).
+func CutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	end, state := 0, -1
+	for rest := s; rest != ""; {
+		var cluster string
+		cluster, rest, _, state = uniseg.FirstGraphemeClusterInString(rest, state)
+		if end+len(cluster) > n {
+			break
+		}
+		end += len(cluster)
+	}
+	return s[:end]
+}
+
 // Ellipsis ends a text Fit cut.
 const Ellipsis = "…"
 

@@ -121,3 +121,33 @@ func TestFit(t *testing.T) {
 		})
 	}
 }
+
+// A bound in bytes cuts where a person sees a character end: an emoji
+// family (joined by zero-width joiners), a flag (two regional
+// indicators), a letter with its combining accent stay whole.
+func TestCutBytes(t *testing.T) {
+	family := "\U0001F468\u200d\U0001F469\u200d\U0001F467" // 18 bytes
+	flag := "\U0001F1EF\U0001F1F5"                         // 8 bytes
+	tests := []struct {
+		name, in string
+		n        int
+		want     string
+	}{
+		{"short enough", "abc", 3, "abc"},
+		{"ascii", "abcdef", 3, "abc"},
+		{"a family is not split", "ab" + family, 10, "ab"},
+		{"a whole family fits", "ab" + family + "c", 20, "ab" + family},
+		{"a flag is not split", "a" + flag + flag, 12, "a" + flag},
+		{"an accent stays with its letter", "cafe\u0301s", 4, "caf"},
+		{"CJK: whole characters", "漢字漢字", 7, "漢字"},
+		{"nothing fits", family, 3, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := CutBytes(tt.in, tt.n)
+			assert.Equal(t, tt.want, got)
+			assert.LessOrEqual(t, len(got), tt.n)
+			assert.True(t, utf8.ValidString(got))
+		})
+	}
+}

@@ -19,6 +19,7 @@ export const METHODS = [
   { name: "delegate.detectError", kind: "request", role: "method" },
   { name: "sessions.list", kind: "request", role: "method" },
   { name: "sessions.page", kind: "request", role: "method" },
+  { name: "subagents.list", kind: "request", role: "method" },
   { name: "agents.update", kind: "notification", role: "method" },
   { name: "providers.update", kind: "notification", role: "method" },
   { name: "status", kind: "request", role: "method" },
@@ -40,7 +41,7 @@ export type HookMethod = (typeof HOOKS)[number]["method"];
 export type OpenCodeHook = (typeof HOOKS)[number]["opencodeHook"];
 
 /** capabilities.events: the event types the sidecar wants. */
-export const EVENTS = ["session.deleted", "session.created", "message.updated", "session.model.selected"] as const;
+export const EVENTS = ["session.deleted", "session.created", "message.updated", "session.model.selected", "session.status", "session.error", "session.idle"] as const;
 
 /** The plugin options the shim consumes itself and never sends to the sidecar; every other option is the sidecar's config. */
 export const SHIM_OPTIONS = ["binary", "args", "timeoutMs", "transformTimeoutMs", "fallbackTimeoutMs", "hungAfterMisses", "maxInFlightBytes", "maxReplyBytes", "logFile", "trace", "state", "record"] as const;
@@ -77,12 +78,12 @@ export const CONFIG_MEMBERS = [
 export const CONFIG_NAMES = ["managedAgents", "orchestratorAgent", "primaryAgents", "subagents", "taskTools", "maxMessageBytes", "delegateRetry", "taskSessions", "phaseReminder", "cacheStable", "maxParents", "maxTrackedSessions", "agentModels", "runtimeFallback"] as const;
 
 /** The notifications the sidecar sends on its own (their params: protocol.gen.ts's NotificationParams). */
-export const NOTIFICATIONS = ["cache.bust"] as const;
+export const NOTIFICATIONS = ["cache.bust", "subagents.changed"] as const;
 export type Notification = (typeof NOTIFICATIONS)[number];
 
 /** An observer's capabilities.methods and capabilities.notifications (PROTOCOL.md 9). */
-export const OBSERVER_METHODS = ["sessions.list", "sessions.page", "status", "delegate.resolveModel", "delegate.detectError"] as const;
-export const OBSERVER_NOTIFICATIONS = ["sessions.changed"] as const;
+export const OBSERVER_METHODS = ["sessions.list", "sessions.page", "subagents.list", "status", "delegate.resolveModel", "delegate.detectError"] as const;
+export const OBSERVER_NOTIFICATIONS = ["sessions.changed", "subagents.changed"] as const;
 
 /** The JSON-RPC error codes (PROTOCOL.md 8). */
 export const CODE_PARSE_ERROR = -32700; // parse error

@@ -63,7 +63,13 @@ export type EventParams = {
           providerID?: unknown;
           modelID?: unknown;
           tokens?: unknown;
+          cost?: unknown;
+          title?: unknown;
+          time?: unknown;
+          error?: unknown;
         };
+        status?: unknown;
+        error?: unknown;
       };
     };
   };
@@ -89,6 +95,13 @@ export type SessionsListParams = {
 /** sessions.page's params. */
 export type SessionsPageParams = {
   sessionID?: string;
+  limit?: number;
+  cursor?: string;
+};
+
+/** subagents.list's params. */
+export type SubagentsListParams = {
+  sessionID: string;
   limit?: number;
   cursor?: string;
 };
@@ -254,6 +267,77 @@ export type ModelSwitch = {
   pending?: boolean;
 };
 
+export type SubagentsPage = {
+  parent: SubagentParent;
+  subagents: SubagentRow[];
+  next?: string;
+};
+
+export type SubagentParent = {
+  sessionID: string;
+  own: SubagentFigures;
+  total: SubagentFigures;
+  subagents: number;
+  running: number;
+};
+
+export type SubagentFigures = {
+  tokens: SubagentTokens;
+  cost: number;
+};
+
+export type SubagentTokens = {
+  input: number;
+  output: number;
+  reasoning: number;
+  cacheRead: number;
+  cacheWrite: number;
+};
+
+export type SubagentRow = {
+  sessionID: string;
+  parentID: string;
+  depth: number;
+  alias?: string;
+  resumable: boolean;
+  agent?: string;
+  label?: string;
+  state: string;
+  startedAt: string;
+  endedAt?: string;
+  retry?: SubagentRetry;
+  error?: string;
+  model?: string;
+  tokens: SubagentTokens;
+  cost: number;
+  context?: SubagentContext;
+  cacheShare?: number;
+  switches?: SubagentSwitch[];
+};
+
+export type SubagentRetry = {
+  attempt: number;
+  next?: string;
+  message: string;
+};
+
+export type SubagentContext = {
+  used: number;
+  limit?: number;
+};
+
+export type SubagentSwitch = {
+  from: string;
+  to: string;
+  class: string;
+  at: string;
+  pending?: boolean;
+};
+
+export type SubagentsChanged = {
+  parents: string[];
+};
+
 export type StatusResult = {
   version: string;
   uptimeSeconds: number;
@@ -356,6 +440,7 @@ export interface Params {
   "delegate.detectError": DelegateDetectErrorParams;
   "sessions.list": SessionsListParams;
   "sessions.page": SessionsPageParams;
+  "subagents.list": SubagentsListParams;
   "agents.update": AgentsUpdateParams;
   "providers.update": ProvidersUpdateParams;
   "status": Record<string, never> | undefined;
@@ -375,6 +460,7 @@ export interface Results {
   "delegate.detectError": DetectedError | null;
   "sessions.list": SessionEntry[];
   "sessions.page": SessionsPage;
+  "subagents.list": SubagentsPage;
   "status": StatusResult;
   "model.failed": ModelFailedResult;
 }
@@ -383,4 +469,6 @@ export interface Results {
 export interface NotificationParams {
   /** sent by the sidecar when a usage is a session's second bust in a row or later (PROTOCOL.md 4.9): that session's status.cache.perSession entry */
   "cache.bust": CacheSummary;
+  /** sent by the sidecar and the observer when subagent rows or figures of the parents named changed (PROTOCOL.md 4.10, 9): re-read subagents.list for a parent on screen */
+  "subagents.changed": SubagentsChanged;
 }
