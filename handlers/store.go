@@ -20,6 +20,9 @@ type Store interface {
 	ProviderHealth() sessions.ProviderHealth
 	PromptCache() sessions.PromptCache
 	Stats() sessions.Stats
+	// RecordModelFailure is one failed model call's intent (4.8): what
+	// record reads and changes, in one write transaction.
+	RecordModelFailure(ctx context.Context, record func(*sessions.ModelRecords)) error
 }
 
 // The parts' faces, each a type of package sessions, and what the
@@ -60,7 +63,6 @@ type sessionStore interface {
 type healthStore interface {
 	Of(model string) (core.ModelHealth, bool)
 	Cooling(model string, now time.Time) bool
-	Set(ctx context.Context, model string, h core.ModelHealth)
 	List() []sessions.Health
 }
 

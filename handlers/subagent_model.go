@@ -198,6 +198,5 @@ func (r *modelRouter) subagentDone(ctx context.Context, in *toolInput, child, te
 	if model == "" {
 		return
 	}
-	now := r.clock()
-	r.countFailure(ctx, child, model, core.ProviderFailure{Message: mm[2]}, 0, now)
+	r.recordFailure(ctx, child, model, core.ProviderFailure{Message: mm[2]})
 }

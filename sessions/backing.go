@@ -330,29 +330,31 @@ func (d *backing) provisionalOf(p *parentState, holds func(*entry) bool) []*entr
 
 // finish writes what the method changed, prunes the database to its
 // bounds and commits; the caller holds mu. It is deferred by every method
-// that calls begin.
-func (s *Store) finish() {
+// that calls begin. Its error is that of a transaction that did not
+// commit (reported already; nil also when none was begun).
+func (s *Store) finish() error {
 	d := s.db
 	if d == nil || !d.inTx {
-		return
+		return nil
 	}
 	if len(d.dirtyParents) == 0 && len(d.dirtyTracked) == 0 && len(d.deleted) == 0 && len(d.untracked) == 0 && !d.pruneDue {
-		if err := d.b.Tx.Commit(d.ctx); err != nil {
+		err := d.b.Tx.Commit(d.ctx)
+		if err != nil {
 			d.fail(err)
 			d.rollback()
 		}
 		d.inTx = false
-		return
+		return err
 	}
 	if err := s.write(); err != nil {
 		d.fail(err)
 		d.rollback()
-		return
+		return err
 	}
 	if err := d.b.Tx.Commit(d.ctx); err != nil {
 		d.fail(err)
 		d.rollback()
-		return
+		return err
 	}
 	d.inTx = false
 	if d.failed {
@@ -369,6 +371,7 @@ func (s *Store) finish() {
 	}
 	d.dirtyParents, d.dirtyTracked, d.deleted, d.untracked = d.dirtyParents[:0], d.dirtyTracked[:0], nil, nil
 	d.settleProvisional(s.parents.holds)
+	return nil
 }
 
 // settleProvisional ends the provisional state of the entries now

@@ -99,6 +99,12 @@ func (p ProviderHealth) Of(model string) (core.ModelHealth, bool) {
 	s := p.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return p.of(model)
+}
+
+// of is Of; the caller holds mu.
+func (p ProviderHealth) of(model string) (core.ModelHealth, bool) {
+	s := p.s
 	if d := s.db; d != nil {
 		if h, ok, err := d.b.Health.Read(d.ctx, model); err == nil {
 			return h.core(), ok
@@ -127,15 +133,23 @@ func (p ProviderHealth) Set(ctx context.Context, model string, h core.ModelHealt
 	s.lock(ctx)
 	defer s.unlock()
 	s.begin()
+	if err := p.set(model, h); err != nil {
+		s.db.fail(err)
+	}
+}
+
+// set is Set, in the write transaction begun (its write's error is the
+// caller's to report); the caller holds mu.
+func (p ProviderHealth) set(model string, h core.ModelHealth) error {
+	s := p.s
 	h.Message = cutText(h.Message, MaxReasonBytes)
 	kept := healthOf(keep(model), h)
 	s.health.put(kept)
-	if d := s.db; d != nil && d.inTx {
-		if err := d.b.Health.Write(d.ctx, kept); err != nil {
-			d.fail(err)
-		}
-	}
 	s.changes++
+	if d := s.db; d != nil && d.inTx {
+		return d.b.Health.Write(d.ctx, kept)
+	}
+	return nil
 }
 
 // List is every kept model's health, the latest failure first.

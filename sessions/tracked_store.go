@@ -19,6 +19,12 @@ func (t Tracked) SetAgent(ctx context.Context, session, agent string) {
 	s.lock(ctx)
 	defer s.unlock()
 	s.db.refresh()
+	t.setAgent(session, agent)
+}
+
+// setAgent is SetAgent; the caller holds mu.
+func (t Tracked) setAgent(session, agent string) {
+	s := t.s
 	if len(session) > MaxIDBytes || len(agent) > MaxAgentNameBytes {
 		if s.cachedAgent(session) != nil {
 			s.begin()
@@ -119,6 +125,11 @@ func (t Tracked) set(ctx context.Context, session, value string, field func(*ses
 	s := t.s
 	s.lock(ctx)
 	defer s.unlock()
+	t.setField(session, value, field)
+}
+
+// setField is set; the caller holds mu.
+func (t Tracked) setField(session, value string, field func(*sessionAgent) *string) {
 	t.change(session, func(sa *sessionAgent) bool { return *field(sa) != value },
 		func(sa *sessionAgent) { *field(sa) = keep(value) })
 }
@@ -130,7 +141,12 @@ func (t Tracked) get(session string, field func(*sessionAgent) string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.db.refresh()
-	if sa := s.cachedAgent(session); sa != nil {
+	return t.field(session, field)
+}
+
+// field is get; the caller holds mu.
+func (t Tracked) field(session string, field func(*sessionAgent) string) string {
+	if sa := t.s.cachedAgent(session); sa != nil {
 		return field(sa)
 	}
 	return ""
@@ -140,12 +156,17 @@ func (t Tracked) get(session string, field func(*sessionAgent) string) string {
 // MaxSwitchesPerSession; the reason is cut to MaxReasonBytes.
 func (t Tracked) AddSwitch(ctx context.Context, session string, sw Switch) {
 	s := t.s
+	s.lock(ctx)
+	defer s.unlock()
+	t.addSwitch(session, sw)
+}
+
+// addSwitch is AddSwitch; the caller holds mu.
+func (t Tracked) addSwitch(session string, sw Switch) {
 	if len(sw.From) > MaxModelBytes || len(sw.To) > MaxModelBytes {
 		return
 	}
 	sw = Switch{From: keep(sw.From), To: keep(sw.To), Reason: keep(cutText(sw.Reason, MaxReasonBytes)), At: sw.At}
-	s.lock(ctx)
-	defer s.unlock()
 	t.change(session, func(*sessionAgent) bool { return true }, func(sa *sessionAgent) {
 		list := append(append([]Switch(nil), sa.switches...), sw)
 		if len(list) > MaxSwitchesPerSession {
@@ -180,13 +201,18 @@ func (t Tracked) switchesOf(session string) []Switch {
 // kept (the session's earlier one is dropped too, so none that is out of
 // date is shown).
 func (t Tracked) SetModelDecision(ctx context.Context, session string, d ModelDecision) {
+	s := t.s
+	s.lock(ctx)
+	defer s.unlock()
+	t.setModelDecision(session, d)
+}
+
+// setModelDecision is SetModelDecision; the caller holds mu.
+func (t Tracked) setModelDecision(session string, d ModelDecision) {
 	var next *ModelDecision
 	if d.fits() {
 		next = &ModelDecision{Model: keep(d.Model), Variant: keep(d.Variant), Rung: keep(d.Rung), Changed: d.Changed}
 	}
-	s := t.s
-	s.lock(ctx)
-	defer s.unlock()
 	t.change(session, func(sa *sessionAgent) bool {
 		return (sa.model == nil) != (next == nil) || sa.model != nil && *sa.model != *next
 	}, func(sa *sessionAgent) { sa.model = next })

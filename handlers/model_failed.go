@@ -1,0 +1,264 @@
+package handlers
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/hookwire/hookwire/core"
+	"github.com/hookwire/hookwire/sessions"
+)
+
+// model.failed (PROTOCOL.md 4.8): what OpenCode reported about a failed
+// model call makes the model's health and says what the client should do
+// about the session in flight. One failure is one intent of the store
+// (sessions.Store.RecordModelFailure): the health, the session's agent and
+// parent the report names, its switch and its model decision are read
+// and written in one write transaction, so two processes reporting at
+// once give the answers of one after the other, and all of a failure's
+// records are kept or none.
+
+// Actions model.failed asks of the client.
+const (
+	actionNone = "none"
+	// actionAbort: a subagent's session failed; abort it (OpenCode's own
+	// retries would hit the same model), and when the parent's task call
+	// fails, run the child again on fallback and put its answer where the
+	// error was (4.8).
+	actionAbort = "abort"
+	// actionResend: the user's own session failed; abort it and send its
+	// last user message again on fallback.
+	actionResend = "resend"
+	// actionSwitch: the client switches the session's model to fallback
+	// in place, before the next attempt of the same call (OpenCode 2's
+	// session retry hook and switchModel; model.failed's inPlace), so the
+	// call itself finishes on the fallback.
+	actionSwitch = "switch"
+)
+
+// maxInPlaceSwitches bounds the in-place switches of one session: a
+// fallback that fails in turn is switched off again at most this many
+// times in all (A -> B -> C ...), never back to a model that cools.
+const maxInPlaceSwitches = 3
+
+type modelFailedResult struct {
+	Counted  bool           `json:"counted"`
+	Class    string         `json:"class"`
+	Model    string         `json:"model,omitempty"`
+	Until    *time.Time     `json:"until,omitempty"`
+	Action   string         `json:"action"`
+	Fallback *core.ModelRef `json:"fallback,omitempty"`
+	Reason   string         `json:"reason,omitempty"`
+}
+
+// modelState is what the model decisions of 4.7 and 4.8 read and write of
+// the sessions and the models' health: a failure's records inside its
+// transaction (sessions.ModelRecords), or the store's (storeModels).
+type modelState interface {
+	Parent(session string) string
+	Running(session string) string
+	Cooling(model string, now time.Time) bool
+	AddSwitch(session string, sw sessions.Switch)
+	SetModelDecision(session string, d sessions.ModelDecision)
+}
+
+// storeModels is modelState on the store itself, each change its own
+// write (chat.message's move off a cooling model).
+type storeModels struct {
+	ctx   context.Context
+	store Store
+}
+
+func (m storeModels) Parent(session string) string  { return m.store.Tracked().Parent(session) }
+func (m storeModels) Running(session string) string { return m.store.Tracked().Running(session) }
+func (m storeModels) Cooling(model string, now time.Time) bool {
+	return m.store.ProviderHealth().Cooling(model, now)
+}
+func (m storeModels) AddSwitch(session string, sw sessions.Switch) {
+	m.store.Tracked().AddSwitch(m.ctx, session, sw)
+}
+func (m storeModels) SetModelDecision(session string, d sessions.ModelDecision) {
+	m.store.Tracked().SetModelDecision(m.ctx, session, d)
+}
+
+// failureReport is one model.failed's report, as read from its params.
+type failureReport struct {
+	session, model, agent, parent string
+	failure                       core.ProviderFailure
+	retryAfter                    string
+	retryAt                       float64
+	inPlace                       bool
+}
+
+// failureLog is what the answer to one failure logs and counts once its
+// records are kept.
+type failureLog struct {
+	cooling          bool // the model starts cooling
+	strikes          int
+	switched         bool
+	agent, rung, why string
+	to               core.ModelRef
+}
+
+// modelFailed answers model.failed (4.8).
+func (s *Server) modelFailed(ctx context.Context, p *modelFailedParams) (modelFailedResult, error) {
+	rep := failureReport{session: p.SessionID, agent: p.Agent, parent: p.ParentID, inPlace: p.InPlace,
+		failure: core.ProviderFailure{Name: rawString(p.Error.Name), Message: rawString(p.Error.Message)}, retryAfter: rawString(p.RetryAfter)}
+	if n, ok := rawNumber(p.Error.StatusCode); ok {
+		rep.failure.StatusCode = int(n)
+	}
+	if m, ok := parseMessageModel(p.Model); ok {
+		rep.model = m.Name()
+	} else {
+		rep.model = strings.TrimSpace(rawString(p.Model))
+	}
+	if at, ok := rawNumber(p.RetryAt); ok {
+		rep.retryAt = at
+	}
+	var res modelFailedResult
+	var lg failureLog
+	err := s.store.RecordModelFailure(ctx, func(rec *sessions.ModelRecords) {
+		res, lg = s.router.modelFailed(rec, rep)
+	})
+	if err != nil {
+		// Nothing was kept: the answer changes nothing either (a switch
+		// the store does not hold would be counted and shown nowhere).
+		s.router.log.Warn().Err(err).Str("session", rep.session).Str("model", res.Model).Msg("model failure not recorded")
+		class, counted := core.ClassifyFailure(rep.failure)
+		return modelFailedResult{Counted: counted, Class: class, Model: res.Model, Action: actionNone}, nil
+	}
+	s.router.logFailure(rep.session, res, lg)
+	return res, nil
+}
+
+// modelFailed decides and records one failure in rec (the write
+// transaction of its intent): the model's health, the agent and parent the
+// report names, and the switch off the model with its model decision.
+func (r *modelRouter) modelFailed(rec *sessions.ModelRecords, p failureReport) (modelFailedResult, failureLog) {
+	now := r.clock()
+	model := p.model
+	if model == "" {
+		model = rec.Running(p.session)
+	}
+	retryAfter := core.ParseRetryAfter(p.retryAfter, now)
+	if p.retryAt > 0 {
+		retryAfter = max(retryAfter, core.RetryAtDelay(p.retryAt, now))
+	}
+	// A client that knows the session's agent or parent better than the
+	// store (OpenCode 2: the retry hook names the agent; the child of a
+	// subagent call in flight has no session.created yet) says so.
+	if p.agent != "" && len(p.agent) <= sessions.MaxAgentNameBytes && rec.Agent(p.session) == "" {
+		rec.SetAgent(p.session, p.agent)
+	}
+	if p.parent != "" && p.parent != p.session && len(p.parent) <= sessions.MaxIDBytes && rec.Parent(p.session) == "" {
+		rec.SetParent(p.session, p.parent)
+	}
+	res, lg, dup := r.countFailure(rec, p.session, model, p.failure, retryAfter, now)
+	if res.Until == nil {
+		return res, lg
+	}
+	agent := rec.Agent(p.session)
+	if !r.cfg.FallbackEnabled(agent) || dup {
+		return res, lg
+	}
+	parent := rec.Parent(p.session)
+	_, listed := r.cfg.AgentModels[agent]
+	var action string
+	switch {
+	case p.inPlace && (parent != "" || listed):
+		// Where 1.x would abort or resend, the same call goes on.
+		if len(rec.Switches(p.session)) >= maxInPlaceSwitches {
+			return res, lg
+		}
+		action = actionSwitch
+	case parent != "":
+		action = actionAbort
+	case listed:
+		action = actionResend
+	default:
+		return res, lg
+	}
+	to, rung, ok := r.nextHealthy(rec, p.session, agent, model, now)
+	if !ok {
+		return res, lg
+	}
+	res.Action, res.Fallback = action, &to
+	res.Reason = switchReason(res.Class, p.failure.Message)
+	r.recordSwitch(rec, p.session, model, to, rung, res.Reason, now)
+	lg.switched, lg.agent, lg.rung, lg.why, lg.to = true, agent, rung, res.Reason, to
+	return res, lg
+}
+
+// countFailure classifies a failed model call of session on model and,
+// when it counts, keeps the model's health (4.8) in rec: the result with
+// Until set, and dup when the session was already moved off the model in
+// its current cooldown. model.failed and OpenCode 2's failed subagent
+// calls (subagent_model.go) both come here.
+func (r *modelRouter) countFailure(rec *sessions.ModelRecords, session, model string, f core.ProviderFailure, retryAfter time.Duration, now time.Time) (modelFailedResult, failureLog, bool) {
+	class, counted := core.ClassifyFailure(f)
+	res := modelFailedResult{Counted: counted, Class: class, Action: actionNone, Model: model}
+	if !counted || model == "" || len(model) > sessions.MaxModelBytes {
+		return res, failureLog{}, false
+	}
+	prev, _ := rec.Health(model)
+	// Moved off this model in its current cooldown already: OpenCode's
+	// retries and its events report one failure several times.
+	sw := rec.Switches(session)
+	dup := prev.Cooling(now) && len(sw) > 0 && sw[len(sw)-1].From == model
+	next := core.NextHealth(prev, now, retryAfter, class, f.Message, r.cfg.RuntimeFallback.Policy())
+	rec.SetHealth(model, next)
+	until := next.Until
+	res.Until = &until
+	return res, failureLog{cooling: !prev.Cooling(now), strikes: next.Strikes}, dup
+}
+
+// recordFailure is countFailure as an intent of its own (a failed
+// subagent call on OpenCode 2), logged once kept.
+func (r *modelRouter) recordFailure(ctx context.Context, session, model string, f core.ProviderFailure) {
+	var res modelFailedResult
+	var lg failureLog
+	err := r.store.RecordModelFailure(ctx, func(rec *sessions.ModelRecords) {
+		res, lg, _ = r.countFailure(rec, session, model, f, 0, r.clock())
+	})
+	if err != nil {
+		r.log.Warn().Err(err).Str("session", session).Str("model", model).Msg("model failure not recorded")
+		return
+	}
+	r.logFailure(session, res, lg)
+}
+
+// logFailure logs what one recorded failure did, and counts its switch.
+func (r *modelRouter) logFailure(session string, res modelFailedResult, lg failureLog) {
+	if lg.cooling && res.Until != nil {
+		r.log.Info().Str("model", res.Model).Str("class", res.Class).Int("strikes", lg.strikes).Time("until", *res.Until).
+			Msg("model cooling")
+	}
+	if lg.switched {
+		r.switchLogged(session, lg.agent, res.Model, lg.to, lg.rung, lg.why)
+	}
+}
+
+// switchReason is a switch's why: the failure's class and message.
+func switchReason(class, message string) string {
+	message = strings.TrimSpace(message)
+	if message == "" {
+		return class
+	}
+	return class + ": " + message
+}
+
+// recordSwitch keeps a switch of session from one model to another, with
+// its model decision, in m.
+func (r *modelRouter) recordSwitch(m modelState, session, from string, to core.ModelRef, rung, reason string, now time.Time) {
+	m.AddSwitch(session, sessions.Switch{From: from, To: to.Name(), Reason: reason, At: now})
+	m.SetModelDecision(session, sessions.ModelDecision{Model: to.Name(), Variant: to.Variant, Rung: rung, Changed: true})
+}
+
+// switchLogged counts and logs a switch kept.
+func (r *modelRouter) switchLogged(session, agent, from string, to core.ModelRef, rung, reason string) {
+	r.models.switched()
+	r.log.Info().Str("session", session).Str("agent", agent).Str("from", from).Str("to", to.Name()).
+		Str("rung", rung).Str("reason", reason).Msg("model switched")
+}
+
+var _ modelState = (*sessions.ModelRecords)(nil)
