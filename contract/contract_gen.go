@@ -30,9 +30,10 @@ const (
 
 // The event types the sidecar wants (capabilities.events).
 const (
-	EventSessionDeleted = "session.deleted"
-	EventSessionCreated = "session.created"
-	EventMessageUpdated = "message.updated"
+	EventSessionDeleted       = "session.deleted"
+	EventSessionCreated       = "session.created"
+	EventMessageUpdated       = "message.updated"
+	EventSessionModelSelected = "session.model.selected"
 )
 
 // The JSON-RPC error codes (PROTOCOL.md 8).
@@ -72,7 +73,7 @@ var Methods = []Method{
 }
 
 // Events is capabilities.events.
-var Events = []string{EventSessionDeleted, EventSessionCreated, EventMessageUpdated}
+var Events = []string{EventSessionDeleted, EventSessionCreated, EventMessageUpdated, EventSessionModelSelected}
 
 // Notifications are the notifications the sidecar sends on its own.
 var Notifications = []string{MethodCacheBust}

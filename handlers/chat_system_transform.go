@@ -19,8 +19,11 @@ func (s *Server) chatSystemTransform(ctx context.Context, p *chatSystemTransform
 	// object has no modelID and chat.message says it). A subagent call
 	// for an agent without an agentModels entry runs on the parent's model
 	// (4.7), and a failure without a model is charged to it (4.8).
-	if m, ok := parseMessageModel(in.Model); ok && in.SessionID != "" && s.store.Tracked().Running(in.SessionID) != m.Name() {
-		s.store.Tracked().SetRunning(ctx, in.SessionID, m.Name())
+	if m, ok := parseMessageModel(in.Model); ok && in.SessionID != "" {
+		if s.store.Tracked().Running(in.SessionID) != m.Name() {
+			s.store.Tracked().SetRunning(ctx, in.SessionID, m.Name())
+		}
+		s.router.switchApplied(ctx, in.SessionID, m.Name())
 	}
 	block := ""
 	if s.cfg.TaskSessions.Enabled && !s.cfg.CacheStable && s.managed(in.SessionID) {

@@ -81,8 +81,13 @@ func (r *modelRouter) avoidCooling(ctx context.Context, c chatMessageModel, ops 
 	if h, ok := r.store.ProviderHealth().Of(name); ok && h.Cooling(now) && r.cfg.FallbackEnabled(c.agent) {
 		if to, rung, ok := r.nextHealthy(storeModels{ctx, r.store}, c.session, c.agent, name, now); ok {
 			reason := fmt.Sprintf("cooling until %s (%s)", h.Until.UTC().Format(time.RFC3339), switchReason(h.Class, h.Message))
-			r.recordSwitch(storeModels{ctx, r.store}, c.session, name, to, rung, reason, now)
-			r.switchLogged(c.session, c.agent, name, to, rung, reason)
+			// A pending switch off the same model (model.failed's, never
+			// applied: a resend that failed) is this one: one record.
+			pending, ok := r.pendingSwitch(c.session)
+			sw := sessions.Switch{From: name, To: to.Name(), Variant: to.Variant, Rung: rung, Reason: reason, At: now}
+			again := ok && pending.From == name
+			recordSwitch(storeModels{ctx, r.store}, c.session, sw, again)
+			r.switchLogged(c.session, c.agent, sw, again)
 			r.store.Tracked().SetRunning(ctx, c.session, to.Name())
 			path := "/message/model"
 			op := "replace"
@@ -96,6 +101,7 @@ func (r *modelRouter) avoidCooling(ctx context.Context, c chatMessageModel, ops 
 		}
 	}
 	r.store.Tracked().SetRunning(ctx, c.session, name)
+	r.switchApplied(ctx, c.session, name)
 	return ops
 }
 

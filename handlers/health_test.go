@@ -113,6 +113,12 @@ func TestModelFailedSubagent(t *testing.T) {
 			require.Len(t, sw, 1)
 			assert.Equal(t, "fake/fake-model-3", sw[0].From)
 			assert.Equal(t, tt.want.Name(), sw[0].To)
+			assert.True(t, sw[0].Pending, "not applied until the child is seen on the fallback")
+			if d, ok := r.s.store.(*sessions.Store).Tracked().ModelDecision("ses_c"); ok {
+				assert.NotEqual(t, tt.want.Name(), d.Model, "no decision says the fallback before the switch applied")
+			}
+			r.s.router.switchApplied(context.Background(), "ses_c", tt.want.Name())
+			assert.False(t, r.s.store.Tracked().Switches("ses_c")[0].Pending)
 			d, ok := r.s.store.(*sessions.Store).Tracked().ModelDecision("ses_c")
 			require.True(t, ok)
 			assert.Equal(t, tt.want.Name(), d.Model)

@@ -10,13 +10,18 @@ import (
 )
 
 // model.failed (PROTOCOL.md 4.8): what OpenCode reported about a failed
-// model call makes the model's health and says what the client should do
-// about the session in flight. One failure is one intent of the store
-// (sessions.Store.RecordModelFailure): the health, the session's agent and
-// parent the report names, its switch and its model decision are read
-// and written in one write transaction, so two processes reporting at
-// once give the answers of one after the other, and all of a failure's
-// records are kept or none.
+// model call. It keeps the model's health (countFailure) and says what the
+// client should do about the session in flight; the switch it asks for is
+// recorded pending until the session is seen on the fallback
+// (switchApplied), so a switch the client never made is asked again at the
+// next attempt and no listing says the session runs on it.
+//
+// One failure is one intent of the store (sessions.Store.
+// RecordModelFailure): the health, the session's agent and parent the
+// report names, its switch and its model decision are read and written in
+// one write transaction, so two processes reporting at once give the
+// answers of one after the other, and all of a failure's records are kept
+// or none.
 
 // Actions model.failed asks of the client.
 const (
@@ -38,7 +43,9 @@ const (
 
 // maxInPlaceSwitches bounds the in-place switches of one session: a
 // fallback that fails in turn is switched off again at most this many
-// times in all (A -> B -> C ...), never back to a model that cools.
+// times in all (A -> B -> C ...), never back to a model that cools. A
+// switch asked again (it did not apply) replaces its record and is not
+// counted twice.
 const maxInPlaceSwitches = 3
 
 type modelFailedResult struct {
@@ -51,58 +58,30 @@ type modelFailedResult struct {
 	Reason   string         `json:"reason,omitempty"`
 }
 
-// modelState is what the model decisions of 4.7 and 4.8 read and write of
-// the sessions and the models' health: a failure's records inside its
-// transaction (sessions.ModelRecords), or the store's (storeModels).
-type modelState interface {
-	Parent(session string) string
-	Running(session string) string
-	Cooling(model string, now time.Time) bool
-	AddSwitch(session string, sw sessions.Switch)
-	SetModelDecision(session string, d sessions.ModelDecision)
-}
-
-// storeModels is modelState on the store itself, each change its own
-// write (chat.message's move off a cooling model).
-type storeModels struct {
-	ctx   context.Context
-	store Store
-}
-
-func (m storeModels) Parent(session string) string  { return m.store.Tracked().Parent(session) }
-func (m storeModels) Running(session string) string { return m.store.Tracked().Running(session) }
-func (m storeModels) Cooling(model string, now time.Time) bool {
-	return m.store.ProviderHealth().Cooling(model, now)
-}
-func (m storeModels) AddSwitch(session string, sw sessions.Switch) {
-	m.store.Tracked().AddSwitch(m.ctx, session, sw)
-}
-func (m storeModels) SetModelDecision(session string, d sessions.ModelDecision) {
-	m.store.Tracked().SetModelDecision(m.ctx, session, d)
-}
-
 // failureReport is one model.failed's report, as read from its params.
 type failureReport struct {
 	session, model, agent, parent string
 	failure                       core.ProviderFailure
 	retryAfter                    string
 	retryAt                       float64
+	attempt                       int
 	inPlace                       bool
 }
 
-// failureLog is what the answer to one failure logs and counts once its
-// records are kept.
+// failureLog is what one failure logs and counts once its records are
+// kept.
 type failureLog struct {
-	cooling          bool // the model starts cooling
-	strikes          int
-	switched         bool
-	agent, rung, why string
-	to               core.ModelRef
+	cooling  bool // the model starts cooling
+	strikes  int
+	applied  string // the pending switch the failure showed applied: its fallback
+	switched *sessions.Switch
+	agent    string
+	again    bool
 }
 
 // modelFailed answers model.failed (4.8).
 func (s *Server) modelFailed(ctx context.Context, p *modelFailedParams) (modelFailedResult, error) {
-	rep := failureReport{session: p.SessionID, agent: p.Agent, parent: p.ParentID, inPlace: p.InPlace,
+	rep := failureReport{session: p.SessionID, agent: p.Agent, parent: p.ParentID, inPlace: p.InPlace, attempt: max(p.Attempt, 0),
 		failure: core.ProviderFailure{Name: rawString(p.Error.Name), Message: rawString(p.Error.Message)}, retryAfter: rawString(p.RetryAfter)}
 	if n, ok := rawNumber(p.Error.StatusCode); ok {
 		rep.failure.StatusCode = int(n)
@@ -133,7 +112,7 @@ func (s *Server) modelFailed(ctx context.Context, p *modelFailedParams) (modelFa
 
 // modelFailed decides and records one failure in rec (the write
 // transaction of its intent): the model's health, the agent and parent the
-// report names, and the switch off the model with its model decision.
+// report names, and the switch off the model.
 func (r *modelRouter) modelFailed(rec *sessions.ModelRecords, p failureReport) (modelFailedResult, failureLog) {
 	now := r.clock()
 	model := p.model
@@ -153,10 +132,17 @@ func (r *modelRouter) modelFailed(rec *sessions.ModelRecords, p failureReport) (
 	if p.parent != "" && p.parent != p.session && len(p.parent) <= sessions.MaxIDBytes && rec.Parent(p.session) == "" {
 		rec.SetParent(p.session, p.parent)
 	}
-	res, lg, dup := r.countFailure(rec, p.session, model, p.failure, retryAfter, now)
+	// A failure on the model a pending switch went to: the session ran on it.
+	var applied string
+	if r.switchAppliedIn(rec, p.session, model) {
+		applied = model
+	}
+	res, lg := r.countFailure(rec, model, p.failure, retryAfter, now)
+	lg.applied = applied
 	if res.Until == nil {
 		return res, lg
 	}
+	again, dup := askedAgain(rec.Switches(p.session), model, p.attempt, lg.wasCooling())
 	agent := rec.Agent(p.session)
 	if !r.cfg.FallbackEnabled(agent) || dup {
 		return res, lg
@@ -167,7 +153,7 @@ func (r *modelRouter) modelFailed(rec *sessions.ModelRecords, p failureReport) (
 	switch {
 	case p.inPlace && (parent != "" || listed):
 		// Where 1.x would abort or resend, the same call goes on.
-		if len(rec.Switches(p.session)) >= maxInPlaceSwitches {
+		if !again && len(rec.Switches(p.session)) >= maxInPlaceSwitches {
 			return res, lg
 		}
 		action = actionSwitch
@@ -184,32 +170,50 @@ func (r *modelRouter) modelFailed(rec *sessions.ModelRecords, p failureReport) (
 	}
 	res.Action, res.Fallback = action, &to
 	res.Reason = switchReason(res.Class, p.failure.Message)
-	r.recordSwitch(rec, p.session, model, to, rung, res.Reason, now)
-	lg.switched, lg.agent, lg.rung, lg.why, lg.to = true, agent, rung, res.Reason, to
+	sw := sessions.Switch{From: model, To: to.Name(), Variant: to.Variant, Rung: rung, Reason: res.Reason, At: now, Attempt: p.attempt, Pending: true}
+	recordSwitch(rec, p.session, sw, again)
+	lg.switched, lg.agent, lg.again = &sw, agent, again
 	return res, lg
 }
 
-// countFailure classifies a failed model call of session on model and,
-// when it counts, keeps the model's health (4.8) in rec: the result with
-// Until set, and dup when the session was already moved off the model in
-// its current cooldown. model.failed and OpenCode 2's failed subagent
-// calls (subagent_model.go) both come here.
-func (r *modelRouter) countFailure(rec *sessions.ModelRecords, session, model string, f core.ProviderFailure, retryAfter time.Duration, now time.Time) (modelFailedResult, failureLog, bool) {
+// wasCooling: the model already cooled before the failure.
+func (lg failureLog) wasCooling() bool { return !lg.cooling }
+
+// askedAgain decides a counted failure on model of a session whose
+// switches are sw (4.8): dup when it is one already answered (model cooled
+// before it, and it names no attempt, or the attempt the switch
+// answered), again when it is a later attempt still on that model (the
+// switch did not apply: it is asked again, in place of its record).
+func askedAgain(sw []sessions.Switch, model string, attempt int, wasCooling bool) (again, dup bool) {
+	if len(sw) == 0 || !wasCooling {
+		return false, false
+	}
+	last := sw[len(sw)-1]
+	if last.From != model {
+		return false, false
+	}
+	if attempt == 0 || attempt == last.Attempt {
+		return false, true
+	}
+	return true, false
+}
+
+// countFailure classifies a failed model call on model and, when it
+// counts, keeps the model's health (4.8) in rec: the result with Until
+// set. model.failed and OpenCode 2's failed subagent calls
+// (subagent_model.go) both come here.
+func (r *modelRouter) countFailure(rec *sessions.ModelRecords, model string, f core.ProviderFailure, retryAfter time.Duration, now time.Time) (modelFailedResult, failureLog) {
 	class, counted := core.ClassifyFailure(f)
 	res := modelFailedResult{Counted: counted, Class: class, Action: actionNone, Model: model}
 	if !counted || model == "" || len(model) > sessions.MaxModelBytes {
-		return res, failureLog{}, false
+		return res, failureLog{}
 	}
 	prev, _ := rec.Health(model)
-	// Moved off this model in its current cooldown already: OpenCode's
-	// retries and its events report one failure several times.
-	sw := rec.Switches(session)
-	dup := prev.Cooling(now) && len(sw) > 0 && sw[len(sw)-1].From == model
 	next := core.NextHealth(prev, now, retryAfter, class, f.Message, r.cfg.RuntimeFallback.Policy())
 	rec.SetHealth(model, next)
 	until := next.Until
 	res.Until = &until
-	return res, failureLog{cooling: !prev.Cooling(now), strikes: next.Strikes}, dup
+	return res, failureLog{cooling: !prev.Cooling(now), strikes: next.Strikes}
 }
 
 // recordFailure is countFailure as an intent of its own (a failed
@@ -218,7 +222,7 @@ func (r *modelRouter) recordFailure(ctx context.Context, session, model string, 
 	var res modelFailedResult
 	var lg failureLog
 	err := r.store.RecordModelFailure(ctx, func(rec *sessions.ModelRecords) {
-		res, lg, _ = r.countFailure(rec, session, model, f, 0, r.clock())
+		res, lg = r.countFailure(rec, model, f, 0, r.clock())
 	})
 	if err != nil {
 		r.log.Warn().Err(err).Str("session", session).Str("model", model).Msg("model failure not recorded")
@@ -229,12 +233,15 @@ func (r *modelRouter) recordFailure(ctx context.Context, session, model string, 
 
 // logFailure logs what one recorded failure did, and counts its switch.
 func (r *modelRouter) logFailure(session string, res modelFailedResult, lg failureLog) {
+	if lg.applied != "" {
+		r.log.Info().Str("session", session).Str("to", lg.applied).Msg("model switch applied")
+	}
 	if lg.cooling && res.Until != nil {
 		r.log.Info().Str("model", res.Model).Str("class", res.Class).Int("strikes", lg.strikes).Time("until", *res.Until).
 			Msg("model cooling")
 	}
-	if lg.switched {
-		r.switchLogged(session, lg.agent, res.Model, lg.to, lg.rung, lg.why)
+	if lg.switched != nil {
+		r.switchLogged(session, lg.agent, *lg.switched, lg.again)
 	}
 }
 
@@ -247,18 +254,114 @@ func switchReason(class, message string) string {
 	return class + ": " + message
 }
 
-// recordSwitch keeps a switch of session from one model to another, with
-// its model decision, in m.
-func (r *modelRouter) recordSwitch(m modelState, session, from string, to core.ModelRef, rung, reason string, now time.Time) {
-	m.AddSwitch(session, sessions.Switch{From: from, To: to.Name(), Reason: reason, At: now})
-	m.SetModelDecision(session, sessions.ModelDecision{Model: to.Name(), Variant: to.Variant, Rung: rung, Changed: true})
-}
-
-// switchLogged counts and logs a switch kept.
-func (r *modelRouter) switchLogged(session, agent, from string, to core.ModelRef, rung, reason string) {
-	r.models.switched()
-	r.log.Info().Str("session", session).Str("agent", agent).Str("from", from).Str("to", to.Name()).
-		Str("rung", rung).Str("reason", reason).Msg("model switched")
+// modelState is what the model decisions of 4.7 and 4.8 read and write of
+// the sessions and the models' health: a failure's records inside its
+// transaction (sessions.ModelRecords), or the store's (storeModels).
+type modelState interface {
+	Parent(session string) string
+	Running(session string) string
+	Switches(session string) []sessions.Switch
+	Cooling(model string, now time.Time) bool
+	AddSwitch(session string, sw sessions.Switch)
+	ReplaceSwitch(session string, sw sessions.Switch)
+	SetModelDecision(session string, d sessions.ModelDecision)
 }
 
 var _ modelState = (*sessions.ModelRecords)(nil)
+
+// storeModels is modelState on the store itself, each change its own
+// write (chat.message's move off a cooling model, a switch seen applied).
+type storeModels struct {
+	ctx   context.Context
+	store Store
+}
+
+func (m storeModels) Parent(session string) string  { return m.store.Tracked().Parent(session) }
+func (m storeModels) Running(session string) string { return m.store.Tracked().Running(session) }
+func (m storeModels) Switches(session string) []sessions.Switch {
+	return m.store.Tracked().Switches(session)
+}
+func (m storeModels) Cooling(model string, now time.Time) bool {
+	return m.store.ProviderHealth().Cooling(model, now)
+}
+func (m storeModels) AddSwitch(session string, sw sessions.Switch) {
+	m.store.Tracked().AddSwitch(m.ctx, session, sw)
+}
+func (m storeModels) ReplaceSwitch(session string, sw sessions.Switch) {
+	m.store.Tracked().ReplaceSwitch(m.ctx, session, sw)
+}
+func (m storeModels) SetModelDecision(session string, d sessions.ModelDecision) {
+	m.store.Tracked().SetModelDecision(m.ctx, session, d)
+}
+
+// recordSwitch keeps a switch of session in m, in place of its latest
+// when replace. An applied switch (not Pending) makes the session's model
+// decision at once; a pending one when it applies (switchApplied).
+func recordSwitch(m modelState, session string, sw sessions.Switch, replace bool) {
+	if replace {
+		m.ReplaceSwitch(session, sw)
+	} else {
+		m.AddSwitch(session, sw)
+	}
+	if !sw.Pending {
+		m.SetModelDecision(session, switchDecision(sw))
+	}
+}
+
+// switchLogged counts and logs a switch kept.
+func (r *modelRouter) switchLogged(session, agent string, sw sessions.Switch, again bool) {
+	r.models.switched()
+	ev := r.log.Info().Str("session", session).Str("agent", agent).Str("from", sw.From).Str("to", sw.To).
+		Str("rung", sw.Rung).Str("reason", sw.Reason)
+	if sw.Attempt > 0 {
+		ev = ev.Int("attempt", sw.Attempt)
+	}
+	if again {
+		ev = ev.Bool("again", true)
+	}
+	ev.Msg("model switched")
+}
+
+// switchDecision is the model decision a switch makes.
+func switchDecision(sw sessions.Switch) sessions.ModelDecision {
+	return sessions.ModelDecision{Model: sw.To, Variant: sw.Variant, Rung: sw.Rung, Changed: true}
+}
+
+// switchApplied: session was seen on model (a request, a message or
+// OpenCode 2's session.model.selected on it); when its latest switch is
+// pending and went to model, the switch applied: it is no longer pending
+// and the session's model decision becomes its fallback.
+func (r *modelRouter) switchApplied(ctx context.Context, session, model string) {
+	if r.switchAppliedIn(storeModels{ctx, r.store}, session, model) {
+		r.log.Info().Str("session", session).Str("to", model).Msg("model switch applied")
+	}
+}
+
+// switchAppliedIn is switchApplied in m; it reports whether the switch
+// applied.
+func (r *modelRouter) switchAppliedIn(m modelState, session, model string) bool {
+	if session == "" || model == "" {
+		return false
+	}
+	sw := m.Switches(session)
+	if len(sw) == 0 {
+		return false
+	}
+	last := sw[len(sw)-1]
+	if !last.Pending || last.To != model {
+		return false
+	}
+	last.Pending = false
+	m.ReplaceSwitch(session, last)
+	m.SetModelDecision(session, switchDecision(last))
+	return true
+}
+
+// pendingSwitch is session's latest switch when it is pending.
+func (r *modelRouter) pendingSwitch(session string) (sessions.Switch, bool) {
+	sw := r.store.Tracked().Switches(session)
+	if len(sw) == 0 || !sw[len(sw)-1].Pending {
+		return sessions.Switch{}, false
+	}
+	return sw[len(sw)-1], true
+}

@@ -70,6 +70,7 @@ type eventParams struct {
 			Type       string `json:"type"`
 			Properties struct {
 				SessionID jsontext.Value `json:"sessionID"`
+				Model     jsontext.Value `json:"model"`
 				Info      struct {
 					ID         jsontext.Value `json:"id"`
 					ParentID   jsontext.Value `json:"parentID"`
@@ -136,6 +137,7 @@ type modelFailedParams struct {
 	Agent      string         `json:"agent"`
 	ParentID   string         `json:"parentID"`
 	InPlace    bool           `json:"inPlace"`
+	Attempt    int            `json:"attempt"`
 }
 
 type toolInput struct {

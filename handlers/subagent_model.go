@@ -172,11 +172,18 @@ func (r *modelRouter) subagentDone(ctx context.Context, in *toolInput, child, te
 	if r.store.Tracked().Parent(child) == "" {
 		r.store.Tracked().SetParent(ctx, child, in.SessionID)
 	}
-	if sw := r.store.Tracked().Switches(child); len(sw) > 0 && sw[len(sw)-1].From == p.model {
+	if sw := r.store.Tracked().Switches(child); len(sw) > 0 && sw[len(sw)-1].From == p.model && !sw[len(sw)-1].Pending {
 		// Switched off the call's model during the call (the same-call
 		// rescue, model.failed with inPlace): the switch's decision and
 		// model stand.
 		r.store.Tracked().SetRunning(ctx, child, sw[len(sw)-1].To)
+	} else if len(sw) > 0 && sw[len(sw)-1].From == p.model {
+		// The switch never applied (4.8): the child ran on the call's
+		// model; its pending record stays as it is.
+		if p.decision != nil {
+			r.store.Tracked().SetModelDecision(ctx, child, *p.decision)
+		}
+		r.store.Tracked().SetRunning(ctx, child, p.model)
 	} else {
 		if p.decision != nil {
 			r.store.Tracked().SetModelDecision(ctx, child, *p.decision)

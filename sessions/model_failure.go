@@ -152,7 +152,7 @@ func (r *ModelRecords) Switches(session string) []Switch {
 	return r.s.Tracked().switchesOf(session)
 }
 
-// SetAgent, SetParent, AddSwitch and SetModelDecision change session's
+// SetAgent, SetParent, AddSwitch, ReplaceSwitch and SetModelDecision change session's
 // tracked state as Tracked's methods of the same names do.
 func (r *ModelRecords) SetAgent(session, agent string) {
 	r.touch(session)
@@ -169,7 +169,12 @@ func (r *ModelRecords) SetParent(session, parent string) {
 
 func (r *ModelRecords) AddSwitch(session string, sw Switch) {
 	r.touch(session)
-	r.s.Tracked().addSwitch(session, sw)
+	r.s.Tracked().putSwitchIn(session, sw, false)
+}
+
+func (r *ModelRecords) ReplaceSwitch(session string, sw Switch) {
+	r.touch(session)
+	r.s.Tracked().putSwitchIn(session, sw, true)
 }
 
 func (r *ModelRecords) SetModelDecision(session string, d ModelDecision) {

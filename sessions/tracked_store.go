@@ -155,20 +155,38 @@ func (t Tracked) field(session string, field func(*sessionAgent) string) string 
 // AddSwitch records sw for a tracked session, keeping the newest
 // MaxSwitchesPerSession; the reason is cut to MaxReasonBytes.
 func (t Tracked) AddSwitch(ctx context.Context, session string, sw Switch) {
+	t.putSwitch(ctx, session, sw, false)
+}
+
+// ReplaceSwitch records sw in place of session's latest switch (a switch
+// asked again because the first did not apply, or the latest one seen
+// applied: PROTOCOL.md 4.8), or as its first when it has none.
+func (t Tracked) ReplaceSwitch(ctx context.Context, session string, sw Switch) {
+	t.putSwitch(ctx, session, sw, true)
+}
+
+func (t Tracked) putSwitch(ctx context.Context, session string, sw Switch, replace bool) {
 	s := t.s
 	s.lock(ctx)
 	defer s.unlock()
-	t.addSwitch(session, sw)
+	t.putSwitchIn(session, sw, replace)
 }
 
-// addSwitch is AddSwitch; the caller holds mu.
-func (t Tracked) addSwitch(session string, sw Switch) {
-	if len(sw.From) > MaxModelBytes || len(sw.To) > MaxModelBytes {
+// putSwitchIn is putSwitch; the caller holds mu.
+func (t Tracked) putSwitchIn(session string, sw Switch, replace bool) {
+	if !sw.fits() {
 		return
 	}
-	sw = Switch{From: keep(sw.From), To: keep(sw.To), Reason: keep(cutText(sw.Reason, MaxReasonBytes)), At: sw.At}
-	t.change(session, func(*sessionAgent) bool { return true }, func(sa *sessionAgent) {
-		list := append(append([]Switch(nil), sa.switches...), sw)
+	sw = sw.kept()
+	t.change(session, func(sa *sessionAgent) bool {
+		return !replace || len(sa.switches) == 0 || sa.switches[len(sa.switches)-1] != sw
+	}, func(sa *sessionAgent) {
+		list := append([]Switch(nil), sa.switches...)
+		if replace && len(list) > 0 {
+			list[len(list)-1] = sw
+		} else {
+			list = append(list, sw)
+		}
 		if len(list) > MaxSwitchesPerSession {
 			list = list[len(list)-MaxSwitchesPerSession:]
 		}

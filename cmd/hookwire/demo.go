@@ -357,8 +357,13 @@ func (d *demoRun) fallback() error {
 		rest = fmt.Sprintf("%d minutes", int(time.Until(until).Round(time.Minute).Minutes()))
 	}
 	d.say("%s is left alone by every OpenCode process on the project for %s", demoLimited, rest)
-	// The shim runs the child again on the fallback and finishes the
-	// parent's task call with its answer (shim/src/fallback.ts).
+	// The shim runs the child again on the fallback (its prompt's
+	// chat.message: the switch applied) and finishes the parent's task call
+	// with its answer (shim/src/fallback.ts).
+	if _, err := d.hook("chat.message", map[string]any{"sessionID": demoGeneral, "agent": "general"},
+		map[string]any{"message": map[string]any{"id": "msg_g2", "role": "user", "agent": "general", "model": model(to)}, "parts": []any{}}); err != nil {
+		return err
+	}
 	if _, err := d.hook("tool.execute.after", map[string]any{"tool": "task", "sessionID": demoParent, "callID": "call_2"},
 		map[string]any{"title": "Write the loader tests", "output": "<task id=\"" + demoGeneral + "\" state=\"completed\">\n<task_result>\nAdded config/load_test.go.\n</task_result>\n</task>", "metadata": map[string]any{}}); err != nil {
 		return err

@@ -238,7 +238,13 @@ func printSessions(w io.Writer, l sessionsList, view *sessiondb.StateView) error
 		}
 		err = view.EachEntry(func(e sessions.Entry) error {
 			for _, sw := range e.Switches {
-				if _, err := fmt.Fprintf(w, "switch: %s %s -> %s at %s: %s\n", cell(e.Alias), cell(sw.From), cell(sw.To), lastUse(sw.At), cell(sw.Reason)); err != nil {
+				// A pending switch (4.8) was asked for, not seen applied:
+				// the session is not said to run on its To.
+				kind := "switch"
+				if sw.Pending {
+					kind = "switch (pending, not applied)"
+				}
+				if _, err := fmt.Fprintf(w, "%s: %s %s -> %s at %s: %s\n", kind, cell(e.Alias), cell(sw.From), cell(sw.To), lastUse(sw.At), cell(sw.Reason)); err != nil {
 					return err
 				}
 			}

@@ -40,7 +40,7 @@ export type HookMethod = (typeof HOOKS)[number]["method"];
 export type OpenCodeHook = (typeof HOOKS)[number]["opencodeHook"];
 
 /** capabilities.events: the event types the sidecar wants. */
-export const EVENTS = ["session.deleted", "session.created", "message.updated"] as const;
+export const EVENTS = ["session.deleted", "session.created", "message.updated", "session.model.selected"] as const;
 
 /** The plugin options the shim consumes itself and never sends to the sidecar; every other option is the sidecar's config. */
 export const SHIM_OPTIONS = ["binary", "args", "timeoutMs", "transformTimeoutMs", "fallbackTimeoutMs", "hungAfterMisses", "maxInFlightBytes", "maxReplyBytes", "logFile", "trace", "state", "record"] as const;

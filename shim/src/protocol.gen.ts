@@ -53,6 +53,7 @@ export type EventParams = {
       type?: string;
       properties?: {
         sessionID?: unknown;
+        model?: unknown;
         info?: {
           id?: unknown;
           parentID?: unknown;
@@ -119,6 +120,7 @@ export type ModelFailedParams = {
   agent?: string;
   parentID?: string;
   inPlace?: boolean;
+  attempt?: number;
 };
 
 export type ToolInput = {
@@ -244,8 +246,12 @@ export type ModelDecision = {
 export type ModelSwitch = {
   from: string;
   to: string;
+  variant?: string;
+  rung?: string;
   reason: string;
   at: string;
+  attempt?: number;
+  pending?: boolean;
 };
 
 export type StatusResult = {
