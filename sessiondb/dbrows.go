@@ -59,11 +59,13 @@ func (d txRows) DataVersion(ctx context.Context) (int64, error) {
 	return v, classify(err)
 }
 
-func (d txRows) BeginWrite(ctx context.Context) error { return classify(d.c.beginWrite(ctx)) }
-func (d txRows) Commit(ctx context.Context) error     { return classify(d.c.commit(ctx)) }
-func (d txRows) Rollback(ctx context.Context)         { d.c.rollback(ctx) }
+// Write runs fn in one write transaction that it begins (BEGIN
+// IMMEDIATE, after the writers before it) and ends: committed when fn
+// returns nil, rolled back otherwise.
+func (d txRows) Write(ctx context.Context, fn func() error) error { return d.c.inTx(ctx, fn) }
 
-func (d txRows) ReadTx(ctx context.Context, fn func() error) error {
+// Read runs fn in one read transaction that it begins and ends.
+func (d txRows) Read(ctx context.Context, fn func() error) error {
 	if err := d.c.exec(ctx, "BEGIN"); err != nil {
 		return classify(err)
 	}

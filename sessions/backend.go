@@ -15,7 +15,8 @@ import (
 // it needs of the database (ParentRows for the task aliases and frozen
 // blocks, TrackedRows for the tracked sessions, HealthRows, CacheRows for
 // the prompt-cache figures), Transactions the one write transaction a
-// request makes, Upkeep the bounds of the whole database.
+// request's work runs in (begun and ended by the Backend), Upkeep the
+// bounds of the whole database.
 //
 // The store calls a Backend while it holds its own lock, one call at a
 // time, except ParentRows.Page, which it calls without its lock and may
@@ -32,20 +33,21 @@ type Backend struct {
 	Upkeep  Upkeep
 }
 
-// Transactions are the database's transactions and its write sequence.
+// Transactions run the store's work in the database's transactions, which
+// the Backend begins and ends, and keep its write sequence.
 type Transactions interface {
 	// DataVersion changes when another process commits: the cheap test
 	// for "someone else wrote".
 	DataVersion(ctx context.Context) (int64, error)
-	// BeginWrite starts a write transaction, after this process's and
-	// other processes' earlier writers; Commit or Rollback ends it.
-	// Commit failing leaves the transaction open for Rollback.
-	BeginWrite(ctx context.Context) error
-	Commit(ctx context.Context) error
-	Rollback(ctx context.Context)
-	// ReadTx runs fn in one read transaction: what fn reads is one state,
-	// however others write.
-	ReadTx(ctx context.Context, fn func() error) error
+	// Write runs fn in one write transaction, which it begins (after
+	// this process's and other processes' earlier writers) and ends:
+	// committed when fn returns nil, rolled back when fn returns an error
+	// or the commit fails. Its error is the begin's (fn did not run),
+	// fn's or the commit's.
+	Write(ctx context.Context, fn func() error) error
+	// Read runs fn in one read transaction, which it begins and ends:
+	// what fn reads is one state, however others write.
+	Read(ctx context.Context, fn func() error) error
 	// SeqClock reads the database's write sequence and logical clock (0
 	// in a new database); SetMeta writes one of them ("seq", "clock") or
 	// a marker ("imported").

@@ -10,10 +10,10 @@ import (
 // The store's side of its Backend. With a database attached (Attach), the
 // store's maps are a cache in front of it and the database is the truth:
 //
-//   - A method that may change what is kept runs in one write transaction
-//     (begin ... finish: Transactions.BeginWrite, which takes the database's
-//     write lock after this process's and other processes' earlier
-//     writers), so it decides on the latest state: alias numbers are
+//   - A method that may change what is kept runs its changes in one write
+//     transaction (inWrite: Transactions.Write, which the Backend begins,
+//     taking the database's write lock after this process's and other
+//     processes' earlier writers, and ends), so it decides on the latest state: alias numbers are
 //     allocated under the write lock, and two processes never hand out
 //     the same one.
 //   - Before reading, the store asks the Backend whether another process
@@ -54,8 +54,11 @@ type backing struct {
 	// transaction use that answer.
 	inRequest, checked bool
 	inTx               bool
-	seq                int64 // the revision this transaction writes (meta "seq")
-	clock              uint64
+	// txErr: a write inside the transaction failed (abort): it is rolled
+	// back when the change ends.
+	txErr error
+	seq   int64 // the revision this transaction writes (meta "seq")
+	clock uint64
 
 	dirtyParents []*parentState
 	dirtyTracked []*sessionAgent
@@ -83,7 +86,7 @@ func newBacking(ctx context.Context, b Backend, readOnly bool, report func(error
 
 // lock takes mu for a method whose statements run under ctx (the
 // caller's: a write transaction's wait for the lock ends with it); unlock
-// finishes its transaction and releases mu.
+// releases mu.
 func (s *Store) lock(ctx context.Context) {
 	s.mu.Lock()
 	if s.db != nil {
@@ -159,8 +162,7 @@ func (s *Store) Reattach(open func() (Backend, error)) error {
 		d.unwriteTracked(sa)
 	}
 	if !d.readOnly {
-		s.begin()
-		s.finish()
+		s.inWrite(noChange, false)
 	}
 	return nil
 }
@@ -218,39 +220,81 @@ func (d *backing) refresh() {
 	}
 }
 
-// begin starts the write transaction of a method that may change what is
-// kept (once per method; finish ends it). Read-only, or when the database
-// is busy beyond the timeout, the method works on the cache alone and what
-// it changes is written with the next transaction that succeeds.
-func (s *Store) begin() {
+// inWrite runs change, what a method changes, in one write transaction
+// of the database, which the Backend begins and ends (inside the
+// transaction already running, when one is). The transaction first takes
+// in what this process could not write before (takeUnwritten); after
+// change it writes what changed and prunes. When the transaction cannot
+// be begun (the database read-only, busy beyond the timeout, failing)
+// change runs on the cache alone, and what it changes is written with the
+// next transaction that works; unless whole, when change does not run and
+// the error says why. When change fails, or the write or commit after it,
+// what it changed stays in the cache, unwritten (rollback). The caller
+// holds mu.
+func (s *Store) inWrite(change func() error, whole bool) error {
 	d := s.db
 	if d == nil || d.inTx {
-		return
+		return change()
 	}
 	if d.readOnly {
-		s.db.refresh()
-		return
+		d.refresh()
+		return change()
 	}
-	if err := d.b.Tx.BeginWrite(d.ctx); err != nil {
-		d.fail(err)
-		s.db.refresh()
-		return
-	}
-	d.inTx = true
-	s.db.refresh()
-	seq, clock, err := d.b.Tx.SeqClock(d.ctx)
+	ran, wrote := false, false
+	err := d.b.Tx.Write(d.ctx, func() error {
+		d.inTx = true
+		defer func() { d.inTx = false }()
+		if err := s.began(); err != nil {
+			return err
+		}
+		ran = true
+		d.txErr = nil
+		if err := change(); err != nil {
+			return err
+		}
+		if err := d.txErr; err != nil {
+			d.txErr = nil
+			return err
+		}
+		if len(d.dirtyParents) == 0 && len(d.dirtyTracked) == 0 && len(d.deleted) == 0 && len(d.untracked) == 0 && !d.pruneDue {
+			return nil
+		}
+		wrote = true
+		return s.write()
+	})
 	if err != nil {
 		d.fail(err)
 		d.rollback()
-		return
+		if !ran && !whole {
+			d.refresh()
+			return change()
+		}
+		return err
+	}
+	if wrote {
+		s.committed()
+	}
+	return nil
+}
+
+// noChange is a change that changes nothing: the transaction writes what
+// this process could not write before, or prunes.
+func noChange() error { return nil }
+
+// began readies the write transaction just begun: other processes'
+// commits noticed, the write sequence and clock read, and what this
+// process could not write before taken in.
+func (s *Store) began() error {
+	d := s.db
+	d.refresh()
+	seq, clock, err := d.b.Tx.SeqClock(d.ctx)
+	if err != nil {
+		return err
 	}
 	d.seq = seq
 	d.clock = uint64(clock)
 	s.clock = max(s.clock, d.clock)
-	if err := s.takeUnwritten(); err != nil {
-		d.fail(err)
-		d.rollback()
-	}
+	return s.takeUnwritten()
 }
 
 // takeUnwritten makes what this process acknowledged while no write could
@@ -328,35 +372,10 @@ func (d *backing) provisionalOf(p *parentState, holds func(*entry) bool) []*entr
 	return out
 }
 
-// finish writes what the method changed, prunes the database to its
-// bounds and commits; the caller holds mu. It is deferred by every method
-// that calls begin. Its error is that of a transaction that did not
-// commit (reported already; nil also when none was begun).
-func (s *Store) finish() error {
+// committed marks what the transaction wrote as the database's (its
+// revision and epoch) and reports that writes work again.
+func (s *Store) committed() {
 	d := s.db
-	if d == nil || !d.inTx {
-		return nil
-	}
-	if len(d.dirtyParents) == 0 && len(d.dirtyTracked) == 0 && len(d.deleted) == 0 && len(d.untracked) == 0 && !d.pruneDue {
-		err := d.b.Tx.Commit(d.ctx)
-		if err != nil {
-			d.fail(err)
-			d.rollback()
-		}
-		d.inTx = false
-		return err
-	}
-	if err := s.write(); err != nil {
-		d.fail(err)
-		d.rollback()
-		return err
-	}
-	if err := d.b.Tx.Commit(d.ctx); err != nil {
-		d.fail(err)
-		d.rollback()
-		return err
-	}
-	d.inTx = false
 	if d.failed {
 		d.failed = false
 		d.report(nil)
@@ -371,7 +390,6 @@ func (s *Store) finish() error {
 	}
 	d.dirtyParents, d.dirtyTracked, d.deleted, d.untracked = d.dirtyParents[:0], d.dirtyTracked[:0], nil, nil
 	d.settleProvisional(s.parents.holds)
-	return nil
 }
 
 // settleProvisional ends the provisional state of the entries now
@@ -401,8 +419,7 @@ func (s *Store) WriteUnwritten(ctx context.Context) {
 	if d == nil || d.readOnly || len(d.unwrittenParents)+len(d.unwrittenTracked) == 0 {
 		return
 	}
-	s.begin()
-	s.finish()
+	s.inWrite(noChange, false)
 }
 
 // PruneStep runs one transaction that prunes (at most PruneBatch rows of
@@ -416,11 +433,9 @@ func (s *Store) PruneStep(ctx context.Context) bool {
 		return false
 	}
 	d.pruneDue = true
-	s.begin()
-	if !d.inTx {
+	if err := s.inWrite(noChange, true); err != nil {
 		return false
 	}
-	s.finish()
 	return d.overBound && !d.failed
 }
 
@@ -453,14 +468,12 @@ func (d *backing) fail(err error) {
 	d.report(err)
 }
 
-// rollback ends a failed transaction. What the method changed stays in the
-// cache, unwritten, and is checked against the database (its revision) at
+// rollback is the cache's side of a transaction that did not commit (the
+// Backend rolled it back). What the method changed stays in the cache, unwritten, and is checked against the database (its revision) at
 // the next use after another process commits: kept while nobody else
 // changed that parent or session, read again otherwise, so a later write
 // never overwrites another process's change with a stale parent.
 func (d *backing) rollback() {
-	d.b.Tx.Rollback(d.ctx)
-	d.inTx = false
 	for _, p := range d.dirtyParents {
 		p.dirty = false
 		d.unwrite(p)
@@ -470,6 +483,14 @@ func (d *backing) rollback() {
 		d.unwriteTracked(sa)
 	}
 	d.dirtyParents, d.dirtyTracked, d.deleted, d.untracked = d.dirtyParents[:0], d.dirtyTracked[:0], nil, nil
+}
+
+// abort makes the write transaction running, if any, roll back when the
+// change in it ends (a write in it failed).
+func (d *backing) abort(err error) {
+	if d.inTx && d.txErr == nil {
+		d.txErr = err
+	}
 }
 
 // unwrite keeps p, changed but not written, for the next transaction
@@ -488,11 +509,8 @@ func (d *backing) unwriteTracked(sa *sessionAgent) {
 	}
 }
 
-// unlock finishes the method's transaction, if any, and releases mu.
-func (s *Store) unlock() {
-	s.finish()
-	s.release()
-}
+// unlock releases mu (lock's).
+func (s *Store) unlock() { s.release() }
 
 // release gives the store's statements back to the database's own
 // context (lock took the caller's) and releases mu.

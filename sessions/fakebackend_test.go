@@ -17,8 +17,8 @@ import (
 // fakeDB is a database in memory shared by the stores attached to it (as
 // two processes share a file), behind the Backend interfaces: rows by id,
 // a data version bumped by each commit, and one writer at a time. A
-// transaction's writes are kept aside and applied at its commit; commitErr
-// (once) and beginErr make them fail.
+// transaction's writes are kept aside and applied at its commit; failNext
+// (once, the commit) and beginErr (the begin) make them fail.
 type fakeDB struct {
 	version  int64
 	seq      int64
@@ -51,7 +51,7 @@ func (db *fakeDB) backend() (Backend, *fakeConn) {
 }
 
 func (c *fakeConn) DataVersion(context.Context) (int64, error) { return c.db.version, nil }
-func (c *fakeConn) BeginWrite(context.Context) error {
+func (c *fakeConn) Write(_ context.Context, fn func() error) error {
 	if c.beginErr != nil {
 		return c.beginErr
 	}
@@ -59,10 +59,11 @@ func (c *fakeConn) BeginWrite(context.Context) error {
 		return errors.New("database is locked (fake)")
 	}
 	c.db.writer = c
+	defer func() { c.db.writer = nil }()
 	c.parents, c.tracked, c.health, c.meta = map[string]*ParentRecord{}, map[string]*TrackedRecord{}, map[string]Health{}, map[string]int64{}
-	return nil
-}
-func (c *fakeConn) Commit(context.Context) error {
+	if err := fn(); err != nil {
+		return err
+	}
 	if err := c.db.failNext; err != nil {
 		c.db.failNext = nil
 		return err
@@ -86,16 +87,10 @@ func (c *fakeConn) Commit(context.Context) error {
 		c.db.seq = s
 	}
 	c.db.version++
-	c.db.writer = nil
 	return nil
 }
-func (c *fakeConn) Rollback(context.Context) {
-	if c.db.writer == c {
-		c.db.writer = nil
-	}
-}
-func (c *fakeConn) ReadTx(_ context.Context, fn func() error) error { return fn() }
-func (c *fakeConn) SeqClock(context.Context) (int64, int64, error)  { return c.db.seq, 0, nil }
+func (c *fakeConn) Read(_ context.Context, fn func() error) error  { return fn() }
+func (c *fakeConn) SeqClock(context.Context) (int64, int64, error) { return c.db.seq, 0, nil }
 func (c *fakeConn) SetMeta(_ context.Context, key string, v int64) error {
 	c.meta[key] = v
 	return nil

@@ -132,10 +132,12 @@ func (p ProviderHealth) Set(ctx context.Context, model string, h core.ModelHealt
 	s := p.s
 	s.lock(ctx)
 	defer s.unlock()
-	s.begin()
-	if err := p.set(model, h); err != nil {
-		s.db.fail(err)
-	}
+	s.inWrite(func() error {
+		if err := p.set(model, h); err != nil {
+			s.db.fail(err)
+		}
+		return nil
+	}, false)
 }
 
 // set is Set, in the write transaction begun (its write's error is the

@@ -44,26 +44,15 @@ var ErrNotRecorded = errors.New("the model failure was not recorded")
 // on a database open read-only, record's changes are kept in memory.
 func (s *Store) RecordModelFailure(ctx context.Context, record func(*ModelRecords)) error {
 	s.lock(ctx)
-	defer s.release()
-	d := s.db
-	s.begin()
-	if d != nil && !d.readOnly && !d.inTx {
-		return errors.Join(ErrNotRecorded, errors.New("the state database's write lock was not had"))
-	}
+	defer s.unlock()
 	r := &ModelRecords{s: s, before: map[string]*sessionAgent{}, health: map[string]*Health{}}
-	record(r)
-	if d == nil || d.readOnly {
-		return nil
-	}
-	if r.err == nil {
-		r.err = s.finish()
-	} else {
-		d.fail(r.err)
-		d.rollback()
-	}
-	if r.err != nil {
+	err := s.inWrite(func() error {
+		record(r)
+		return r.err
+	}, true)
+	if err != nil {
 		r.undo()
-		return errors.Join(ErrNotRecorded, r.err)
+		return errors.Join(ErrNotRecorded, err)
 	}
 	return nil
 }

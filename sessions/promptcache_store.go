@@ -53,7 +53,7 @@ func (c PromptCache) Usage(ctx context.Context, u Usage) (bust *CacheBust, inARo
 	}
 	s := c.s
 	s.lock(ctx)
-	defer s.unlock() // finishes the transaction save begins
+	defer s.unlock()
 	// The parent and agent as the store knows them now, while the task
 	// runs: its entry may be forgotten later (maxSessionsPerAgent).
 	parent, agent := c.parentAndAgent(u.Session)
@@ -174,7 +174,7 @@ func (c PromptCache) forget(session string) {
 }
 
 // save writes cs's figures, stamped with the store's clock, in the
-// method's write transaction (finished by the caller's unlock), so the
+// method's write transaction (one of its own, when none runs), so the
 // row takes its turn with the other writers and the prune that follows
 // keeps the table inside the byte budget; the caller holds mu.
 func (c PromptCache) save(cs *cacheSession) {
@@ -182,8 +182,10 @@ func (c PromptCache) save(cs *cacheSession) {
 	if !s.db.writable() {
 		return
 	}
-	s.begin()
-	s.db.saveCache(cs.save(), s.cfg.Now())
+	s.inWrite(func() error {
+		s.db.saveCache(cs.save(), s.cfg.Now())
+		return nil
+	}, false)
 }
 
 // writeAll writes every session's figures into the database the store is
@@ -240,8 +242,7 @@ func (d *backing) saveCache(rec CacheRecord, used time.Time) {
 		return
 	}
 	if err := d.b.Cache.Write(d.ctx, rec, used); err != nil {
-		d.fail(err)
-		d.rollback()
+		d.abort(err)
 		return
 	}
 	d.pruneDue = true

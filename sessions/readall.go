@@ -32,7 +32,7 @@ func ReadAll(ctx context.Context, b Backend) (*Store, error) {
 func (d *backing) readAll() (*Store, error) {
 	if !d.inTx {
 		var out *Store
-		err := d.b.Tx.ReadTx(d.ctx, func() error {
+		err := d.b.Tx.Read(d.ctx, func() error {
 			var err error
 			out, err = d.readAllIn()
 			return err

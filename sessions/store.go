@@ -288,7 +288,14 @@ func (s *Store) parent(id string) *parentState {
 func (s *Store) DeleteSession(ctx context.Context, id string) {
 	s.lock(ctx)
 	defer s.unlock()
-	s.begin()
+	s.inWrite(func() error {
+		s.deleteSession(id)
+		return nil
+	}, false)
+}
+
+// deleteSession is DeleteSession's change; the caller holds mu.
+func (s *Store) deleteSession(id string) {
 	if s.db != nil {
 		// Load the parents that remember id as a task, so that forgetting
 		// it rewrites them.

@@ -27,12 +27,14 @@ func (t Tracked) setAgent(session, agent string) {
 	s := t.s
 	if len(session) > MaxIDBytes || len(agent) > MaxAgentNameBytes {
 		if s.cachedAgent(session) != nil {
-			s.begin()
-			if s.db != nil {
-				s.db.untracked = append(s.db.untracked, session)
-			}
-			s.tracked.untrack(session)
-			s.changes++
+			s.inWrite(func() error {
+				if s.db != nil {
+					s.db.untracked = append(s.db.untracked, session)
+				}
+				s.tracked.untrack(session)
+				s.changes++
+				return nil
+			}, false)
 		}
 		return
 	}
@@ -40,23 +42,25 @@ func (t Tracked) setAgent(session, agent string) {
 		s.tracked.list.Touch(session)
 		return
 	}
-	s.begin()
-	if sa := s.cachedAgent(session); sa != nil {
-		s.tracked.list.Touch(session)
-		if sa.agent != agent {
-			s.tracked.change(sa, func(sa *sessionAgent) { sa.agent = keep(agent) })
-			s.db.markTracked(sa)
-			s.changes++
-			s.enforceBudget()
+	s.inWrite(func() error {
+		if sa := s.cachedAgent(session); sa != nil {
+			s.tracked.list.Touch(session)
+			if sa.agent != agent {
+				s.tracked.change(sa, func(sa *sessionAgent) { sa.agent = keep(agent) })
+				s.db.markTracked(sa)
+				s.changes++
+				s.enforceBudget()
+			}
+			return nil
 		}
-		return
-	}
-	sa := &sessionAgent{session: keep(session), agent: keep(agent), epoch: s.db.fresh()}
-	s.tracked.track(sa, false)
-	s.db.markTracked(sa)
-	s.tracked.evict(s.cfg.MaxTrackedSessions)
-	s.changes++
-	s.enforceBudget()
+		sa := &sessionAgent{session: keep(session), agent: keep(agent), epoch: s.db.fresh()}
+		s.tracked.track(sa, false)
+		s.db.markTracked(sa)
+		s.tracked.evict(s.cfg.MaxTrackedSessions)
+		s.changes++
+		s.enforceBudget()
+		return nil
+	}, false)
 }
 
 // Agent returns the agent session runs ("" unknown).
@@ -83,14 +87,16 @@ func (t Tracked) change(session string, wanted func(*sessionAgent) bool, change 
 	if sa == nil || !wanted(sa) {
 		return
 	}
-	s.begin()
-	if sa = s.cachedAgent(session); sa == nil {
-		return
-	}
-	s.tracked.change(sa, change)
-	s.db.markTracked(sa)
-	s.changes++
-	s.enforceBudget()
+	s.inWrite(func() error {
+		if sa = s.cachedAgent(session); sa == nil {
+			return nil
+		}
+		s.tracked.change(sa, change)
+		s.db.markTracked(sa)
+		s.changes++
+		s.enforceBudget()
+		return nil
+	}, false)
 }
 
 // SetParent records session's parent session (from session.created), for a
