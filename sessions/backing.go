@@ -263,34 +263,71 @@ func (s *Store) release() {
 	s.mu.Unlock()
 }
 
+// rowSync is how a cached parent or tracked session stands against its
+// row in the database: the revision read or written, the epoch it was
+// last checked in, and whether it changed since (dirty: written at the
+// transaction's end; unwritten: changed while no write could be made,
+// written by the next transaction that begins unless another process
+// changed the row meanwhile, unwritten.go; pinned: changed on a
+// read-only database, this process's for its life).
+type rowSync struct {
+	rev                      int64
+	epoch                    uint64
+	dirty, pinned, unwritten bool
+}
+
+// current: the cached copy needs no check against its row in this epoch
+// (checked in it, or this process's own change).
+func (r *rowSync) current(epoch uint64) bool {
+	return r.epoch == epoch || r.dirty || r.pinned || r.unwritten
+}
+
+func (r *rowSync) sync() *rowSync { return r }
+
+// cachedRow is a parent or a tracked session, each with its rowSync.
+type cachedRow interface {
+	*parentState | *sessionAgent
+	sync() *rowSync
+}
+
 // markParent records that p changed (every change of a parent's contents
-// counts its bytes, so addParentBytes calls it): in a transaction it is
-// written at its end; read-only, the cache's version is pinned for the
-// process's life; outside one (the database was busy) it stays in the
-// cache only, as rollback says.
+// counts its bytes, so addParentBytes calls it), markTracked that sa did.
 func (d *backing) markParent(p *parentState) {
-	switch {
-	case d == nil || d.loading || p.dirty:
-	case d.readOnly:
-		p.pinned = true
-	case d.inTx:
-		p.dirty = true
-		d.dirtyParents = append(d.dirtyParents, p)
-	default:
-		d.unwrite(p)
+	if d != nil {
+		markRow(d, p, &d.dirtyParents, &d.unwrittenParents)
 	}
 }
 
 func (d *backing) markTracked(sa *sessionAgent) {
+	if d != nil {
+		markRow(d, sa, &d.dirtyTracked, &d.unwrittenTracked)
+	}
+}
+
+// markRow records that row changed: in a transaction it is written at
+// its end (dirty); read-only, the cache's version is pinned for the
+// process's life; outside one (the database was busy) it stays in the
+// cache only, unwritten, as rollback says.
+func markRow[T cachedRow](d *backing, row T, dirty, unwritten *[]T) {
+	r := row.sync()
 	switch {
-	case d == nil || d.loading || sa.dirty:
+	case d.loading || r.dirty:
 	case d.readOnly:
-		sa.pinned = true
+		r.pinned = true
 	case d.inTx:
-		sa.dirty = true
-		d.dirtyTracked = append(d.dirtyTracked, sa)
+		r.dirty = true
+		*dirty = append(*dirty, row)
 	default:
-		d.unwriteTracked(sa)
+		unwriteRow(row, unwritten)
+	}
+}
+
+// unwriteRow keeps row, changed but not written, for the next
+// transaction (takeUnwritten).
+func unwriteRow[T cachedRow](row T, unwritten *[]T) {
+	if r := row.sync(); !r.unwritten {
+		r.unwritten = true
+		*unwritten = append(*unwritten, row)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 func (s *Store) cached(id string) *parentState {
 	p, ok := s.parents.list.Get(id)
 	d := s.db
-	if d == nil || ok && (p.epoch == d.epoch || p.dirty || p.pinned || p.unwritten) {
+	if d == nil || ok && p.current(d.epoch) {
 		return p
 	}
 	rev, found, err := d.b.Parents.Rev(d.ctx, id)
@@ -105,7 +105,7 @@ func recordParent(rec ParentRecord) *snapshotParent {
 func (s *Store) cachedAgent(session string) *sessionAgent {
 	sa, ok := s.tracked.list.Get(session)
 	d := s.db
-	if d == nil || ok && (sa.epoch == d.epoch || sa.dirty || sa.pinned || sa.unwritten) {
+	if d == nil || ok && sa.current(d.epoch) {
 		return sa
 	}
 	t, found, err := d.b.Tracked.Read(d.ctx, session)
@@ -129,7 +129,7 @@ func (s *Store) cachedAgent(session string) *sessionAgent {
 		return nil
 	}
 	t = t.Bounded()
-	sa = &sessionAgent{session: session, agent: t.Agent, rev: t.Rev, epoch: d.epoch,
+	sa = &sessionAgent{session: session, agent: t.Agent, rowSync: rowSync{rev: t.Rev, epoch: d.epoch},
 		model: t.Model, parent: t.Parent, running: t.Running, switches: t.Switches}
 	s.tracked.track(sa, false)
 	s.tracked.evict(s.cfg.MaxTrackedSessions)

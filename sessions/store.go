@@ -208,17 +208,10 @@ type parentState struct {
 	agents   map[string]*agentState
 	frozen   *lru.List[string, *frozenBlock] // by message id, newest first; nil until the first
 
-	// With a database (backing.go): the revision read or written, the
-	// epoch it was last checked in, whether it changed since, and the
-	// frozen blocks made or dropped since.
-	rev                   int64
-	epoch                 uint64
-	dirty, pinned         bool
+	// With a database: how the parent stands against its row, and the
+	// frozen blocks made or dropped since it was last written.
+	rowSync
 	newFrozen, goneFrozen []string
-	// unwritten: changed while no write could be made (the database busy
-	// or failing); written by the next transaction that begins, unless
-	// another process changed the parent meanwhile (backing.go).
-	unwritten bool
 }
 
 // New returns an empty store; zero Config fields take their defaults.
@@ -273,7 +266,7 @@ func (s *Store) parent(id string) *parentState {
 		id:       id,
 		counters: make(map[string]int),
 		agents:   make(map[string]*agentState),
-		epoch:    s.db.fresh(),
+		rowSync:  rowSync{epoch: s.db.fresh()},
 	}
 	s.parents.list.PushFront(id, p)
 	s.parents.addBytes(p, parentCost(id))

@@ -11,10 +11,8 @@ type sessionAgent struct {
 	session, agent string
 	model          *ModelDecision // the latest chat.message's (model.go); nil: none
 
-	// With a database, as parentState's (backing.go).
-	rev                      int64
-	epoch                    uint64
-	dirty, pinned, unwritten bool
+	// With a database: how the session stands against its row.
+	rowSync
 
 	// parent, running and switches: tracking.go.
 	parent, running string

@@ -53,7 +53,7 @@ func (t Tracked) setAgent(session, agent string) {
 			}
 			return nil
 		}
-		sa := &sessionAgent{session: keep(session), agent: keep(agent), epoch: s.db.fresh()}
+		sa := &sessionAgent{session: keep(session), agent: keep(agent), rowSync: rowSync{epoch: s.db.fresh()}}
 		s.tracked.track(sa, false)
 		s.db.markTracked(sa)
 		s.tracked.evict(s.cfg.MaxTrackedSessions)

@@ -134,16 +134,6 @@ func (d *backing) rollback() {
 
 // unwrite keeps p, changed but not written, for the next transaction
 // (takeUnwritten); its new frozen blocks stay listed for it.
-func (d *backing) unwrite(p *parentState) {
-	if !p.unwritten {
-		p.unwritten = true
-		d.unwrittenParents = append(d.unwrittenParents, p)
-	}
-}
+func (d *backing) unwrite(p *parentState) { unwriteRow(p, &d.unwrittenParents) }
 
-func (d *backing) unwriteTracked(sa *sessionAgent) {
-	if !sa.unwritten {
-		sa.unwritten = true
-		d.unwrittenTracked = append(d.unwrittenTracked, sa)
-	}
-}
+func (d *backing) unwriteTracked(sa *sessionAgent) { unwriteRow(sa, &d.unwrittenTracked) }
