@@ -151,6 +151,15 @@ func TestParseConfig(t *testing.T) {
 			func(t *testing.T, c Config) { assert.Equal(t, 6, c.MaxParents) }},
 		{"an odd member name is quoted and cut", `{"a.b\n` + strings.Repeat("x", 100) + `":1}`,
 			[]string{`config."a.b\n` + strings.Repeat("x", 60) + `"...: unknown member, ignored`}, nil},
+		// Issue 49 item 5: a look-alike letter must not read as the
+		// real name; every letter beyond ASCII is escaped, in quotes.
+		{"a look-alike key (Cyrillic а) is quoted, its letter escaped", "{\"maxP\u0430rents\":3}",
+			[]string{`config."maxP\u0430rents": unknown member, ignored (did you mean "maxParents"?)`},
+			func(t *testing.T, c Config) { assert.Equal(t, DefaultConfig().MaxParents, c.MaxParents) }},
+		{"a bidi override in a key is escaped", "{\"cache\u202eStable\":false}",
+			[]string{`config."cache\u202eStable": unknown member, ignored (did you mean "cacheStable"?)`}, nil},
+		{"a look-alike agent name in agentModels is escaped in the path", "{\"agentModels\":{\"\u043ewner\":{\"modl\":\"a/b\"}}}",
+			[]string{`config.agentModels."\u043ewner".modl: unknown member, ignored (did you mean "model"?)`}, nil},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {

@@ -265,19 +265,15 @@ func eachElement(raw jsontext.Value, fn func(elem jsontext.Value) error) error {
 const maxNameBytes = 64
 
 // displayName writes a member name for a warning: as it is when it is
-// short and plain, else quoted (and cut), so a warning stays one short
-// line whatever the client sent.
+// short and plain ASCII, else quoted with every byte beyond ASCII escaped
+// (and cut), so a warning stays one short line whatever the client sent,
+// and a look-alike (maxPаrents with a Cyrillic а) shows as
+// "maxP\u0430rents", never as the name it imitates.
 func displayName(name string) string {
-	cut := name
-	if len(cut) > maxNameBytes {
-		cut = cut[:maxNameBytes]
-		for !utf8.ValidString(cut) {
-			cut = cut[:len(cut)-1]
-		}
-	}
+	cut := cutName(name)
 	plain := cut != ""
 	for _, r := range cut {
-		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-') {
+		if !(r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-')) {
 			plain = false
 			break
 		}
@@ -286,20 +282,29 @@ func displayName(name string) string {
 	case plain && cut == name:
 		return name
 	case cut == name:
-		return strconv.Quote(name)
+		return strconv.QuoteToASCII(name)
 	}
-	return strconv.Quote(cut) + "..."
+	return strconv.QuoteToASCII(cut) + "..."
 }
 
-// quoteShort quotes a config string value for a warning, cut to
+// quoteShort quotes a config string value (an agent's name, a flavor) for
+// a warning as displayName quotes a name: non-ASCII escaped, cut to
 // maxNameBytes.
 func quoteShort(s string) string {
+	if cut := cutName(s); cut != s {
+		return strconv.QuoteToASCII(cut) + "..."
+	}
+	return strconv.QuoteToASCII(s)
+}
+
+// cutName is s cut to at most maxNameBytes, on a rune boundary.
+func cutName(s string) string {
 	if len(s) <= maxNameBytes {
-		return strconv.Quote(s)
+		return s
 	}
 	cut := s[:maxNameBytes]
 	for !utf8.ValidString(cut) {
 		cut = cut[:len(cut)-1]
 	}
-	return strconv.Quote(cut) + "..."
+	return cut
 }

@@ -2,48 +2,38 @@ package core
 
 import (
 	"strings"
-	"unicode/utf8"
+
+	"github.com/hookwire/hookwire/internal/textsafe"
 )
 
-// MaxLabelRunes is how long a task label may be, in code points.
-const MaxLabelRunes = 48
+// MaxLabelColumns is how wide a task label may be, in terminal columns (a
+// CJK character takes 2, a combining mark 0).
+const MaxLabelColumns = 48
 
 // TaskLabel derives an entry's label from a task call's arguments: the
-// description with whitespace runs folded to one space, else the first
-// non-blank line of the prompt folded the same way, else
-// `recent <agent> task`; cut to MaxLabelRunes code points.
+// description made safe to show (textsafe.Line: no escape sequences,
+// controls, bidi or zero-width characters) with whitespace runs folded to
+// one space, else the first non-blank line of the prompt made the same,
+// else `recent <agent> task`; cut to MaxLabelColumns columns in whole
+// grapheme clusters (an emoji family or a flag is never split).
 func TaskLabel(description, prompt, agent string) string {
-	label := foldSpace(description)
+	label := labelText(description)
 	if label == "" {
 		for line := range strings.Lines(prompt) {
-			if label = foldSpace(line); label != "" {
+			if label = labelText(line); label != "" {
 				break
 			}
 		}
 	}
 	if label == "" {
-		label = "recent " + foldSpace(agent) + " task"
+		label = "recent " + labelText(agent) + " task"
 	}
-	return cutRunes(label, MaxLabelRunes)
+	return textsafe.Cut(label, MaxLabelColumns)
 }
 
-// foldSpace folds each whitespace run to one space and trims the ends.
-func foldSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// cutRunes keeps the first n code points of s, without re-encoding it.
-func cutRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	count := 0
-	for i := range s {
-		if count == n {
-			return s[:i]
-		}
-		count++
-	}
-	return s
-}
+// labelText is s safe to show, its whitespace runs folded to one space
+// and its ends trimmed.
+func labelText(s string) string { return strings.Join(strings.Fields(textsafe.Line(s)), " ") }
 
 // builtinPrefixes are the alias prefixes of the anchors' own agents and
 // of OpenCode's stock subagents (explore, general).

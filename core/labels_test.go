@@ -3,9 +3,10 @@ package core
 import (
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/hookwire/hookwire/internal/textsafe"
 )
 
 func TestTaskLabel(t *testing.T) {
@@ -25,9 +26,17 @@ func TestTaskLabel(t *testing.T) {
 		{"nothing given, agent with spaces", "", "", " code  reviewer ", "recent code reviewer task"},
 		{"cut to 48", long, "", "explorer", long[:48]},
 		{"exactly 48 kept", long[:48], "", "explorer", long[:48]},
-		{"cut counts runes not bytes", strings.Repeat("é", 50), "", "explorer", strings.Repeat("é", 48)},
-		{"cut beyond the BMP counts code points", strings.Repeat("😀", 49), "", "explorer", strings.Repeat("😀", 48)},
+		{"cut counts columns not bytes", strings.Repeat("é", 50), "", "explorer", strings.Repeat("é", 48)},
+		{"an emoji takes 2 columns", strings.Repeat("😀", 49), "", "explorer", strings.Repeat("😀", 24)},
 		{"cjk", "修复登录页面的错误", "", "fixer", "修复登录页面的错误"},
+		// Issue 51: 100 CJK characters took 100 code points' room, 200 columns.
+		{"100 CJK characters: 24 of them, 48 columns", strings.Repeat("漢", 100), "", "fixer", strings.Repeat("漢", 24)},
+		{"a wide character past column 48 is left out whole", "a" + strings.Repeat("漢", 30), "", "fixer", "a" + strings.Repeat("漢", 23)},
+		{"combining marks take no column and stay on their letter", strings.Repeat("e\u0301", 50), "", "fixer", strings.Repeat("e\u0301", 48)},
+		{"an emoji family is never split", strings.Repeat("x", 47) + "👨\u200d👩\u200d👧", "", "fixer", strings.Repeat("x", 47)},
+		{"a flag is never split", strings.Repeat("x", 45) + "🇫🇷🇫🇷", "", "fixer", strings.Repeat("x", 45) + "🇫🇷"},
+		{"escape sequences and bidi controls are removed", "\x1b]52;c;aGk=\x07Fix \x1b[2Jthe\u202e bug\u200b", "", "fixer", "Fix the bug"},
+		{"a prompt line of controls only is blank", "", "\x1b[2J\u202e\n real line", "fixer", "real line"},
 		{"cut after folding", strings.Repeat("a  ", 30), "", "explorer", strings.TrimSpace(strings.Repeat("a ", 24)) + " "},
 		{"long fallback cut", "", "", strings.Repeat("x", 60), "recent " + strings.Repeat("x", 41)},
 	}
@@ -35,7 +44,7 @@ func TestTaskLabel(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := TaskLabel(tt.description, tt.prompt, tt.agent)
 			assert.Equal(t, tt.want, got)
-			assert.LessOrEqual(t, utf8.RuneCountInString(got), MaxLabelRunes)
+			assert.LessOrEqual(t, textsafe.Width(got), MaxLabelColumns)
 		})
 	}
 }

@@ -117,12 +117,6 @@ func TestModelFailedSubagent(t *testing.T) {
 			if d, ok := r.s.store.(*sessions.Store).Tracked().ModelDecision("ses_c"); ok {
 				assert.NotEqual(t, tt.want.Name(), d.Model, "no decision says the fallback before the switch applied")
 			}
-			r.s.router.switchApplied(context.Background(), "ses_c", tt.want.Name())
-			assert.False(t, r.s.store.Tracked().Switches("ses_c")[0].Pending)
-			d, ok := r.s.store.(*sessions.Store).Tracked().ModelDecision("ses_c")
-			require.True(t, ok)
-			assert.Equal(t, tt.want.Name(), d.Model)
-			assert.Equal(t, tt.rung, d.Rung)
 
 			// OpenCode's next retry event, and the message's error, for the same failure: nothing more.
 			r.now = r.now.Add(2 * time.Second)
@@ -131,6 +125,14 @@ func TestModelFailedSubagent(t *testing.T) {
 			assert.Len(t, r.s.store.Tracked().Switches("ses_c"), 1)
 			h, _ := r.s.store.ProviderHealth().Of("fake/fake-model-3")
 			assert.Equal(t, 1, h.Strikes, "a failure while cooling is no repeat")
+
+			// The child seen on the fallback (its rescue prompt): applied.
+			r.s.router.switchApplied(context.Background(), "ses_c", tt.want.Name())
+			assert.False(t, r.s.store.Tracked().Switches("ses_c")[0].Pending)
+			d, ok := r.s.store.(*sessions.Store).Tracked().ModelDecision("ses_c")
+			require.True(t, ok)
+			assert.Equal(t, tt.want.Name(), d.Model)
+			assert.Equal(t, tt.rung, d.Rung)
 		})
 	}
 }

@@ -171,6 +171,11 @@ func (r *modelRouter) modelFailed(rec *sessions.ModelRecords, p failureReport) (
 	res.Action, res.Fallback = action, &to
 	res.Reason = switchReason(res.Class, p.failure.Message)
 	sw := sessions.Switch{From: model, To: to.Name(), Variant: to.Variant, Rung: rung, Reason: res.Reason, At: now, Attempt: p.attempt, Pending: true}
+	if prev, ok := pendingOf(rec.Switches(p.session)); again && ok && prev.To == sw.To {
+		// The same switch asked again keeps when it was first asked (one
+		// switch for the views, one toast).
+		sw.At = prev.At
+	}
 	recordSwitch(rec, p.session, sw, again)
 	lg.switched, lg.agent, lg.again = &sw, agent, again
 	return res, lg
@@ -265,6 +270,7 @@ type modelState interface {
 	AddSwitch(session string, sw sessions.Switch)
 	ReplaceSwitch(session string, sw sessions.Switch)
 	SetModelDecision(session string, d sessions.ModelDecision)
+	SetRunning(session, model string)
 }
 
 var _ modelState = (*sessions.ModelRecords)(nil)
@@ -292,6 +298,9 @@ func (m storeModels) ReplaceSwitch(session string, sw sessions.Switch) {
 }
 func (m storeModels) SetModelDecision(session string, d sessions.ModelDecision) {
 	m.store.Tracked().SetModelDecision(m.ctx, session, d)
+}
+func (m storeModels) SetRunning(session, model string) {
+	m.store.Tracked().SetRunning(m.ctx, session, model)
 }
 
 // recordSwitch keeps a switch of session in m, in place of its latest
@@ -327,10 +336,12 @@ func switchDecision(sw sessions.Switch) sessions.ModelDecision {
 	return sessions.ModelDecision{Model: sw.To, Variant: sw.Variant, Rung: sw.Rung, Changed: true}
 }
 
-// switchApplied: session was seen on model (a request, a message or
-// OpenCode 2's session.model.selected on it); when its latest switch is
-// pending and went to model, the switch applied: it is no longer pending
-// and the session's model decision becomes its fallback.
+// switchApplied: session was seen on model (a request, a message, a
+// failure or OpenCode 2's session.model.selected on it); when its latest
+// switch is pending and went to model, the switch applied: it is no
+// longer pending, the session's model decision becomes its fallback and
+// the session runs on it (a subagent call that ended before OpenCode 2's
+// event came left it on the call's model).
 func (r *modelRouter) switchApplied(ctx context.Context, session, model string) {
 	if r.switchAppliedIn(storeModels{ctx, r.store}, session, model) {
 		r.log.Info().Str("session", session).Str("to", model).Msg("model switch applied")
@@ -354,12 +365,17 @@ func (r *modelRouter) switchAppliedIn(m modelState, session, model string) bool 
 	last.Pending = false
 	m.ReplaceSwitch(session, last)
 	m.SetModelDecision(session, switchDecision(last))
+	m.SetRunning(session, model)
 	return true
 }
 
 // pendingSwitch is session's latest switch when it is pending.
 func (r *modelRouter) pendingSwitch(session string) (sessions.Switch, bool) {
-	sw := r.store.Tracked().Switches(session)
+	return pendingOf(r.store.Tracked().Switches(session))
+}
+
+// pendingOf is the latest of sw when it is pending.
+func pendingOf(sw []sessions.Switch) (sessions.Switch, bool) {
 	if len(sw) == 0 || !sw[len(sw)-1].Pending {
 		return sessions.Switch{}, false
 	}

@@ -128,3 +128,29 @@ func TestModelFailedAskedAgainIsNotCounted(t *testing.T) {
 	assert.Equal(t, []string{"m1->m2", "m1->m2", "m2->m3", "m2->m3", "m3->m4", "m3->m4"}, switched)
 	assert.Len(t, r.s.Store().Tracked().Switches("ses_c"), 3)
 }
+
+// OpenCode 2's session.model.selected is an event, not awaited: the
+// subagent call that switched its child may end before it comes. The call
+// leaves the child on its model while the switch is pending; the event
+// then applies the switch, and the child runs on the fallback.
+func TestSwitchAppliedAfterTheCallEnded(t *testing.T) {
+	entry := map[string]any{"model": "fake/fake-model-2", "fallbackChain": []any{map[string]any{"providers": []string{"fake"}, "model": "fake-model-3"}}}
+	r := v2ModelRig(t, entry)
+	r.subagentBefore("call_1", map[string]any{"agent": "explore", "description": "d", "prompt": "p"})
+	res := r.failed(map[string]any{"sessionID": "ses_c", "agent": "explore", "parentID": "ses_p", "inPlace": true, "attempt": 2,
+		"model": map[string]any{"providerID": "fake", "modelID": "fake-model-2"}, "error": map[string]any{"statusCode": 429, "message": "Rate limit"}})
+	require.Equal(t, "switch", res.Action)
+	r.subagentAfter("call_1", "", "<subagent sessionID=\"ses_c\" state=\"completed\">\ndone\n</subagent>")
+	tracked := r.s.store.(*sessions.Store).Tracked()
+	assert.Equal(t, "fake/fake-model-2", tracked.Running("ses_c"), "pending: the child is on the call's model")
+	d, _ := tracked.ModelDecision("ses_c")
+	assert.Equal(t, "fake/fake-model-2", d.Model)
+
+	notify(t, r.s, "event", map[string]any{"input": map[string]any{"event": map[string]any{"type": "session.model.selected",
+		"properties": map[string]any{"sessionID": "ses_c", "model": map[string]any{"providerID": "fake", "id": "fake-model-3"}}}}})
+	assert.Equal(t, []string{"m2->m3@2"}, switchLines(tracked.Switches("ses_c")))
+	assert.Equal(t, "fake/fake-model-3", tracked.Running("ses_c"), "applied: the child runs on the fallback")
+	d, _ = tracked.ModelDecision("ses_c")
+	assert.Equal(t, "fake/fake-model-3", d.Model)
+	assert.True(t, d.Changed)
+}

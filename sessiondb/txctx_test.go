@@ -38,7 +38,7 @@ func TestWriteUnderCallersContext(t *testing.T) {
 			h.s.Tasks().CompleteCall(ended, "call_1", out("ses_child"))
 
 			assert.Equal(t, "explorer", h.s.Tracked().Agent("ses_a"), "served from the cache")
-			assert.Equal(t, []string{"exp-1=ses_child one"}, h.aliases("p1"))
+			assert.Equal(t, []string{"ses_child=ses_child one"}, h.aliases("p1"), "listed by its task id until written (issue 49)")
 			assert.Empty(t, d.State().LastWriteError, "a caller that gave up is not a failing database")
 			assert.Equal(t, 0, countRows(t, path, "tracked"), "not written yet")
 			assert.Equal(t, 0, countRows(t, path, "parents"))
@@ -50,6 +50,7 @@ func TestWriteUnderCallersContext(t *testing.T) {
 			assert.Equal(t, 2, countRows(t, path, "tracked"), "the next transaction wrote what was kept")
 			assert.Equal(t, 1, countRows(t, path, "parents"))
 			assert.Empty(t, d.State().LastWriteError)
+			assert.Equal(t, []string{"exp-1=ses_child one"}, h.aliases("p1"), "written, by its alias")
 
 			// The turn is free, once: taken now, a second taker finds it taken.
 			require.NoError(t, q.lock(context.Background(), 0))

@@ -319,12 +319,14 @@ func (t Tasks) ResumeName(parent, taskID string) (name, agent string) {
 	return taskID, ""
 }
 
-// export is e as sessions.list reports it; the caller holds mu.
+// export is e as sessions.list reports it; the caller holds mu. An entry
+// not yet written is listed by its task id (resumeName), never under the
+// alias another process may hand out meanwhile (issue 49).
 func (e *entry) export() Entry {
 	return Entry{
 		Parent:  e.parent.id,
 		Agent:   e.agent.name,
-		Alias:   e.alias,
+		Alias:   e.resumeName(),
 		TaskID:  e.taskID,
 		Label:   e.label,
 		LastUse: e.lastUse,

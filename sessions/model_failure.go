@@ -141,7 +141,8 @@ func (r *ModelRecords) Switches(session string) []Switch {
 	return r.s.Tracked().switchesOf(session)
 }
 
-// SetAgent, SetParent, AddSwitch, ReplaceSwitch and SetModelDecision change session's
+// SetAgent, SetParent, SetRunning, AddSwitch, ReplaceSwitch and
+// SetModelDecision change session's
 // tracked state as Tracked's methods of the same names do.
 func (r *ModelRecords) SetAgent(session, agent string) {
 	r.touch(session)
@@ -164,6 +165,14 @@ func (r *ModelRecords) AddSwitch(session string, sw Switch) {
 func (r *ModelRecords) ReplaceSwitch(session string, sw Switch) {
 	r.touch(session)
 	r.s.Tracked().putSwitchIn(session, sw, true)
+}
+
+func (r *ModelRecords) SetRunning(session, model string) {
+	if len(model) > MaxModelBytes {
+		return
+	}
+	r.touch(session)
+	r.s.Tracked().setField(session, model, func(sa *sessionAgent) *string { return &sa.running })
 }
 
 func (r *ModelRecords) SetModelDecision(session string, d ModelDecision) {

@@ -159,7 +159,9 @@ func (t Tracked) field(session string, field func(*sessionAgent) string) string 
 }
 
 // AddSwitch records sw for a tracked session, keeping the newest
-// MaxSwitchesPerSession; the reason is cut to MaxReasonBytes.
+// MaxSwitchesPerSession; the reason is cut to MaxReasonBytes. A switch the
+// same as the latest (from, to and attempt) replaces it: one failure
+// answered twice is one switch.
 func (t Tracked) AddSwitch(ctx context.Context, session string, sw Switch) {
 	t.putSwitch(ctx, session, sw, false)
 }
@@ -188,7 +190,9 @@ func (t Tracked) putSwitchIn(session string, sw Switch, replace bool) {
 		return !replace || len(sa.switches) == 0 || sa.switches[len(sa.switches)-1] != sw
 	}, func(sa *sessionAgent) {
 		list := append([]Switch(nil), sa.switches...)
-		if replace && len(list) > 0 {
+		// The same switch added again (two processes answering one failure
+		// at once: read in this write transaction) is one record.
+		if replace && len(list) > 0 || len(list) > 0 && list[len(list)-1].sameAs(sw) {
 			list[len(list)-1] = sw
 		} else {
 			list = append(list, sw)

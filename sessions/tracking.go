@@ -69,3 +69,8 @@ func (sw Switch) kept() Switch {
 	sw.Reason = keep(cutText(sw.Reason, MaxReasonBytes))
 	return sw
 }
+
+// sameAs: o is the same switch as sw (from, to and the attempt it answered).
+func (sw Switch) sameAs(o Switch) bool {
+	return sw.From == o.From && sw.To == o.To && sw.Attempt == o.Attempt
+}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -47,5 +49,34 @@ func TestConfigTypoOverPipes(t *testing.T) {
 			assert.Equal(t, 0, p.waitExit())
 			assert.Contains(t, p.stderr.String(), `config.cachestable: unknown member, ignored`, "the warning is logged too")
 		})
+	}
+}
+
+// Over the real binary's pipes (issue 49 item 5): a look-alike key comes
+// back quoted with its letter escaped, in initialize's warnings and in the
+// log, and a managedAgents of 200,000 names makes no log line over 64 KB.
+func TestConfigLookAlikeAndHugeOverPipes(t *testing.T) {
+	agents := make([]string, 200_000)
+	for i := range agents {
+		agents[i] = fmt.Sprintf("agent-%d", i)
+	}
+	p := start(t, false)
+	r := p.call("initialize", map[string]any{"protocolVersion": 1, "config": map[string]any{
+		"maxP\u0430rents": 3,
+		"managedAgents":   agents,
+	}})
+	require.Nil(t, r.Error)
+	var init struct {
+		Warnings []string `json:"warnings"`
+	}
+	require.NoError(t, json.Unmarshal(r.Result, &init))
+	assert.Equal(t, []string{`config."maxP\u0430rents": unknown member, ignored (did you mean "maxParents"?)`}, init.Warnings)
+	p.stdin.Close()
+	assert.Equal(t, 0, p.waitExit())
+	log := p.stderr.String()
+	assert.Contains(t, log, `"warning":"config.\"maxP\\u0430rents\": unknown member, ignored`)
+	assert.Contains(t, log, `"message":"initialized"`)
+	for _, line := range strings.SplitAfter(log, "\n") {
+		assert.LessOrEqual(t, len(line), 64<<10, "%.200s", line)
 	}
 }

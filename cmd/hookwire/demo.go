@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookwire/hookwire/internal/textsafe"
 	"github.com/hookwire/hookwire/transcript"
 )
 
@@ -113,16 +114,16 @@ type demoRun struct {
 
 func (d *demoRun) title(format string, args ...any) {
 	d.step++
-	fmt.Fprintf(d.w, "\n%d. %s\n", d.step, fmt.Sprintf(format, args...))
+	fmt.Fprintf(d.w, "\n%d. %s\n", d.step, textsafe.Line(fmt.Sprintf(format, args...)))
 }
 
 func (d *demoRun) say(format string, args ...any) {
-	fmt.Fprintf(d.w, "   %s\n", fmt.Sprintf(format, args...))
+	fmt.Fprintf(d.w, "   %s\n", textsafe.Line(fmt.Sprintf(format, args...)))
 }
 
 func (d *demoRun) block(text string) {
 	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-		fmt.Fprintf(d.w, "   | %s\n", line)
+		fmt.Fprintf(d.w, "   | %s\n", textsafe.Line(line))
 	}
 }
 

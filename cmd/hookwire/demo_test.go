@@ -73,3 +73,15 @@ func TestDemo(t *testing.T) {
 		assert.NotContains(t, out, jargon, "plain words only")
 	}
 }
+
+// The demo prints what the sidecar answers (labels, patches, guidance)
+// through textsafe.Line: a reply holding escapes or a bidi override does
+// not reach the terminal raw (issue 51, "Safe text").
+func TestDemoPrintsSafeText(t *testing.T) {
+	var out bytes.Buffer
+	d := &demoRun{w: &out}
+	d.title("label %s", "\x1b]52;c;aGk=\a\u202eevil")
+	d.say("%s", "a\x1b[2Jb")
+	d.block("one\x1b[31m\nt\u200bwo\n")
+	assert.Equal(t, "\n1. label evil\n   ab\n   | one\n   | two\n", out.String())
+}

@@ -12,8 +12,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/hookwire/hookwire/contract"
+	"github.com/hookwire/hookwire/internal/textsafe"
 	"github.com/hookwire/hookwire/sessiondb"
 )
 
@@ -109,6 +111,10 @@ func doctorCmd(args []string, stdout, stderr io.Writer) int {
 	return d.report(stdout)
 }
 
+// maxFindingColumns bounds a finding's text and its fix: a line long
+// enough for any path and command, not for a megabyte of options.
+const maxFindingColumns = 2000
+
 func (d *doctor) report(w io.Writer) int {
 	width := 0
 	for _, f := range d.findings {
@@ -116,9 +122,12 @@ func (d *doctor) report(w io.Writer) int {
 	}
 	var warns, fails int
 	for _, f := range d.findings {
-		line := fmt.Sprintf("%-4s  %-*s  %s", f.level, width, f.what, f.text)
+		// A finding quotes what it found (a config's text, a binary's
+		// output, a path): made safe to print and bounded, as every
+		// line hookwire prints for a person (internal/textsafe).
+		line := fmt.Sprintf("%-4s  %-*s  %s", f.level, width, f.what, textsafe.Fit(textsafe.Line(f.text), maxFindingColumns))
 		if f.fix != "" {
-			line += " Fix: " + f.fix
+			line += " Fix: " + textsafe.Fit(textsafe.Line(f.fix), maxFindingColumns)
 		}
 		fmt.Fprintln(w, line)
 		switch f.level {
@@ -187,11 +196,15 @@ type fileList struct {
 	seen  map[string]bool
 }
 
-// add adds dir's files named names that exist (and are not directories).
+// add adds dir's files named names that exist. Something there that is
+// not a regular file (a directory, a FIFO, a link loop) is added too: the
+// read says what it is, where skipping it hid a config OpenCode trips on.
+// A link to nothing is skipped, as OpenCode skips it, and so is a name
+// under a dir that is not a directory (a file named .opencode).
 func (l *fileList) add(dir string, names ...string) {
 	for _, n := range names {
 		p := filepath.Join(dir, n)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && !l.seen[p] {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) && !l.seen[p] {
 			if l.seen == nil {
 				l.seen = map[string]bool{}
 			}
@@ -268,7 +281,7 @@ func (d *doctor) checkConfigs() {
 
 // readPluginEntries reads a JSONC config file's hookwire `plugin` entries.
 func readPluginEntries(file string) ([]pluginEntry, error) {
-	data, err := os.ReadFile(file)
+	data, err := readRegularFile(file, maxReadSize)
 	if err != nil {
 		return nil, err
 	}
@@ -297,16 +310,9 @@ func readPluginEntries(file string) ([]pluginEntry, error) {
 	}
 	var out []pluginEntry
 	for _, raw := range list {
-		var spec string
-		var opts json.RawMessage
-		if json.Unmarshal(raw, &spec) != nil {
-			var pair []json.RawMessage
-			if json.Unmarshal(raw, &pair) != nil || len(pair) == 0 || json.Unmarshal(pair[0], &spec) != nil {
-				continue // not a plugin entry doctor understands; OpenCode judges it
-			}
-			if len(pair) > 1 {
-				opts = pair[1]
-			}
+		spec, opts, ok := pluginSpec(raw)
+		if !ok {
+			continue // not a plugin entry doctor understands; OpenCode judges it
 		}
 		if e, ok := hookwireEntry(file, spec); ok {
 			e.options = opts
@@ -314,6 +320,34 @@ func readPluginEntries(file string) ([]pluginEntry, error) {
 		}
 	}
 	return out, nil
+}
+
+// pluginSpec reads one entry of a plugin list in each form OpenCode takes:
+// a name (or file:// URL), 1.x's [name, options] pair, and OpenCode
+// 2.1+'s {"package": name, "options": {...}} (its v1 migration guide).
+// opts is nil without options; ok false for an entry of none of them.
+func pluginSpec(raw json.RawMessage) (spec string, opts json.RawMessage, ok bool) {
+	if json.Unmarshal(raw, &spec) == nil {
+		return spec, nil, true
+	}
+	var pair []json.RawMessage
+	if json.Unmarshal(raw, &pair) == nil {
+		if len(pair) == 0 || json.Unmarshal(pair[0], &spec) != nil {
+			return "", nil, false
+		}
+		if len(pair) > 1 {
+			opts = pair[1]
+		}
+		return spec, opts, true
+	}
+	var obj struct {
+		Package *string         `json:"package"`
+		Options json.RawMessage `json:"options"`
+	}
+	if json.Unmarshal(raw, &obj) != nil || obj.Package == nil {
+		return "", nil, false
+	}
+	return *obj.Package, obj.Options, true
 }
 
 // hookwireEntry says whether spec loads hookwire's plugin: its npm name
@@ -340,11 +374,16 @@ func hookwireEntry(config, spec string) (pluginEntry, bool) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(filepath.Dir(config), path)
 	}
-	if _, err := os.Stat(path); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
 		e.missing = path
 		return e, strings.Contains(strings.ToLower(path), "hookwire")
 	}
-	for dir, i := filepath.Dir(path), 0; i < 5; dir, i = filepath.Dir(dir), i+1 {
+	start := filepath.Dir(path)
+	if fi.IsDir() {
+		start = path // OpenCode 2 takes a local plugin as its package's directory
+	}
+	for dir, i := start, 0; i < 5; dir, i = filepath.Dir(dir), i+1 {
 		pj := filepath.Join(dir, "package.json")
 		if name, _, err := readPackageJSON(pj); err == nil {
 			if name == pluginPackage {
@@ -361,9 +400,9 @@ func hookwireEntry(config, spec string) (pluginEntry, bool) {
 }
 
 func readPackageJSON(path string) (name, version string, err error) {
-	data, err := os.ReadFile(path)
+	data, err := readRegularFile(path, maxReadSize)
 	if err != nil {
-		return "", "", err
+		return "", "", fmt.Errorf("%s: %w", path, err)
 	}
 	var pkg struct {
 		Name    string `json:"name"`

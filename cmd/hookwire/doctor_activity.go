@@ -99,8 +99,12 @@ func (d *doctor) addActivity(got sessiondb.StateContents, now time.Time) {
 		}
 	}
 	if switches > 0 {
-		parts = append(parts, fmt.Sprintf("%s, the latest %s: %s -> %s %s (%s)", plural(switches, "model fallback"),
-			cell(lastAlias), cell(last.From), cell(last.To), when(last.At, now), cell(last.Reason)))
+		pending := ""
+		if last.Pending {
+			pending = ", not applied yet" // asked for, the session not seen on it (PROTOCOL.md 4.8)
+		}
+		parts = append(parts, fmt.Sprintf("%s, the latest %s: %s -> %s %s (%s%s)", plural(switches, "model fallback"),
+			cell(lastAlias), cell(last.From), cell(last.To), when(last.At, now), cell(last.Reason), pending))
 	} else {
 		parts = append(parts, "no model fallback")
 	}

@@ -44,6 +44,11 @@ func TestDoctorActivity(t *testing.T) {
 				{Parent: "ses_p1", Agent: "explore", Alias: "exp-1", LastUse: at(2 * time.Hour)}},
 				Health: []sessions.Health{{Model: "fake/a", Until: now.Add(time.Minute)}, {Model: "fake/c", Until: at(time.Minute)}}},
 			want: `^working: 3 aliases made under 2 parent sessions: exp-2 \(explore\), gen-1 \(general\), exp-1 \(explore\); the latest task call at \S+ \(just now\) \(exp-2, error: Provider error\); 1 model fallback, the latest gen-1: fake/a -> fake/b at \S+ \(1 hour ago\) \(rate-limit: 429\); 1 model cooling down now\.$`},
+		{name: "a fallback not applied yet says so", configured: true, level: levelOK,
+			got: sessiondb.StateContents{Parents: 1, Sessions: []sessions.Entry{
+				{Parent: "ses_p", Agent: "explore", Alias: "exp-1", LastUse: at(time.Minute), Run: sessions.Run{State: sessions.RunError},
+					Switches: []sessions.Switch{{From: "fake/a", To: "fake/b", Reason: "rate-limit: 429", At: at(time.Minute), Pending: true}}}}},
+			want: `; 1 model fallback, the latest exp-1: fake/a -> fake/b at \S+ \(1 minute ago\) \(rate-limit: 429, not applied yet\)\.$`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -180,7 +180,12 @@ var ldflagsVersionRe = regexp.MustCompile(`-X[= ]'?main\.version=([^\s']+)`)
 // hookwireBuild reads a hookwire binary's version from its Go build info,
 // without running it; false when path is not a Go build of hookwire.
 func hookwireBuild(path string) (buildInfo, bool) {
-	bi, err := buildinfo.ReadFile(path)
+	f, err := openRegularFile(path) // never blocks, as readRegularFile
+	if err != nil {
+		return buildInfo{}, false
+	}
+	defer f.Close()
+	bi, err := buildinfo.Read(f)
 	if err != nil || bi.Main.Path != "github.com/hookwire/hookwire" {
 		return buildInfo{}, false
 	}

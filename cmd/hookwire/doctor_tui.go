@@ -7,16 +7,18 @@ import (
 )
 
 // The TUI part (the package's ./tui entry, hookwire's sidebar section):
-// OpenCode loads it from a tui.json plugin list, which `opencode plugin
-// hookwire-opencode` writes beside the opencode.json entry it adds; the
-// name in opencode.json alone loads the server part only.
+// OpenCode 1.x loads it from a tui.json plugin list, which `opencode plugin
+// hookwire-opencode` writes beside the opencode.json entry it adds;
+// OpenCode 2 from cli.json, its list of TUI-only plugins (its v1 migration
+// guide). The name in opencode.json alone loads the server part only.
 
-// tuiFiles lists the TUI config files that exist: the global tui.json{,c},
-// then each directory's and its .opencode's from the project root down,
-// as configFiles orders opencode.json.
+// tuiFiles lists the TUI config files that exist: the global
+// tui.json{,c} and cli.json{,c}, then each directory's and its
+// .opencode's from the project root down, as configFiles orders
+// opencode.json.
 func (d *doctor) tuiFiles() []string {
 	var l fileList
-	names := []string{"tui.json", "tui.jsonc"}
+	names := []string{"tui.json", "tui.jsonc", "cli.json", "cli.jsonc"}
 	l.add(configDir(), names...)
 	d.addProjectFiles(&l, names...)
 	return l.files
@@ -43,8 +45,9 @@ func (d *doctor) checkTUI() {
 	case len(loads) > 0:
 		d.add(levelOK, "tui", "the sidebar section is on: "+strings.Join(loads, ", ")+" loads "+pluginPackage+".", "")
 	case len(d.entries) > 0:
-		d.add(levelInfo, "tui", "the sidebar section is off: no tui.json loads "+pluginPackage+" (OpenCode loads the server part only).",
-			fmt.Sprintf(`run opencode plugin %s in the project, or add "plugin": ["%s"] to %s.`, pluginPackage, pluginPackage, filepath.Join(configDir(), "tui.json")))
+		d.add(levelInfo, "tui", "the sidebar section is off: no tui.json (cli.json on OpenCode 2) loads "+pluginPackage+" (OpenCode loads the server part only).",
+			fmt.Sprintf(`run opencode plugin %s in the project, or add "plugin": ["%s"] to %s (OpenCode 2: "plugins": ["%s"] in %s).`,
+				pluginPackage, pluginPackage, filepath.Join(configDir(), "tui.json"), pluginPackage, filepath.Join(configDir(), "cli.json")))
 	}
 
 	win, ok := d.winningEntry()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,7 +20,7 @@ func TestDoctorTUI(t *testing.T) {
 	}{
 		{"the server part only: the section is off, and how to turn it on",
 			func(e *doctorEnv) { e.globalJSON(`{"plugin":["hookwire-opencode"]}`) },
-			[]string{`^- +tui +the sidebar section is off: no tui\.json loads hookwire-opencode \(OpenCode loads the server part only\)\. Fix: run opencode plugin hookwire-opencode in the project, or add "plugin": \["hookwire-opencode"\] to .*/config/opencode/tui\.json\.$`},
+			[]string{`^- +tui +the sidebar section is off: no tui\.json \(cli\.json on OpenCode 2\) loads hookwire-opencode \(OpenCode loads the server part only\)\. Fix: run opencode plugin hookwire-opencode in the project, or add "plugin": \["hookwire-opencode"\] to .*/config/opencode/tui\.json \(OpenCode 2: "plugins": \["hookwire-opencode"\] in .*/config/opencode/cli\.json\)\.$`},
 			nil},
 		{"a global tui.json names it",
 			func(e *doctorEnv) {
@@ -65,4 +66,84 @@ func TestDoctorReadsThePluginsKey(t *testing.T) {
 	e.globalJSON(`{"plugins":[["hookwire-opencode",{"cacheStable":false}]]}`)
 	_, stdout, _ := runCmd("doctor", "--project", e.project)
 	assertReport(t, stdout, []string{`^\S+ +opencode config +.*/opencode\.json: loads hookwire-opencode, options \{"cacheStable":false\}`}, []string{`plugin is not configured`})
+}
+
+// Every plugin list doctor reads takes each form OpenCode takes (issue
+// 51): a name, 1.x's [name, options] pair and OpenCode 2.1+'s
+// {"package": name, "options": {...}} object, under "plugin" or "plugins";
+// in opencode.json (the server part), tui.json (the TUI part on 1.x) and
+// cli.json (the TUI part on OpenCode 2, its list of TUI-only plugins),
+// global, in the project and in its .opencode.
+func TestDoctorPluginListForms(t *testing.T) {
+	forms := []struct {
+		name, list string
+		options    string // as doctor quotes them; "" none
+	}{
+		{"a name", `{"plugins":["hookwire-opencode"]}`, ""},
+		{"a [name, options] pair", `{"plugin":[["hookwire-opencode",{"cacheStable":false}]]}`, `{"cacheStable":false}`},
+		{"a {package, options} object", `{"plugins":["other",{"package":"hookwire-opencode","options":{"cacheStable":false}}]}`, `{"cacheStable":false}`},
+		{"a {package} object without options", `{"plugins":[{"package":"hookwire-opencode@0.3.0"}]}`, ""},
+	}
+	type place struct {
+		name string
+		path func(e *doctorEnv) string
+	}
+	dirs := []place{
+		{"global", func(e *doctorEnv) string { return e.globalConfig }},
+		{"project", func(e *doctorEnv) string { return e.project }},
+		{".opencode", func(e *doctorEnv) string { return filepath.Join(e.project, ".opencode") }},
+	}
+	for _, f := range forms {
+		for _, d := range dirs {
+			t.Run("opencode.json "+d.name+": "+f.name, func(t *testing.T) {
+				e := newDoctorEnv(t)
+				file := e.write(filepath.Join(d.path(e), "opencode.json"), f.list, 0o600)
+				_, stdout, _ := runCmd("doctor", "--project", e.project)
+				want := `^\S+ +opencode config +` + regexp.QuoteMeta(file) + `: loads hookwire-opencode(@0\.3\.0)?, `
+				if f.options == "" {
+					want += `no options\.$`
+				} else {
+					want += `options ` + regexp.QuoteMeta(f.options)
+				}
+				assertReport(t, stdout, []string{want}, []string{`plugin is not configured`})
+			})
+			for _, tui := range []string{"tui.json", "cli.json"} {
+				t.Run(tui+" "+d.name+": "+f.name, func(t *testing.T) {
+					e := newDoctorEnv(t)
+					e.globalJSON(`{"plugins":["hookwire-opencode"]}`)
+					file := e.write(filepath.Join(d.path(e), tui), f.list, 0o600)
+					_, stdout, _ := runCmd("doctor", "--project", e.project)
+					assertReport(t, stdout, []string{`^ok +tui +the sidebar section is on: ` + regexp.QuoteMeta(file) + ` loads hookwire-opencode\.$`},
+						[]string{`section is off`})
+				})
+			}
+		}
+	}
+}
+
+// An object entry that names another package, or no package, does not
+// load hookwire; OpenCode 2's local plugin, a package's directory, does.
+func TestDoctorPluginObjectEntries(t *testing.T) {
+	tests := []struct {
+		name  string
+		entry func(e *doctorEnv) string
+		want  string
+	}{
+		{"another package", func(*doctorEnv) string { return `{"package":"other","options":{"x":1}}` }, `: does not load hookwire\.$`},
+		{"options without a package", func(*doctorEnv) string { return `{"options":{"cacheStable":false}}` }, `: does not load hookwire\.$`},
+		{"a package that is not a string", func(*doctorEnv) string { return `{"package":5}` }, `: does not load hookwire\.$`},
+		{"a local plugin: the shim's directory", func(e *doctorEnv) string {
+			dir := filepath.Join(e.root, "shim")
+			e.shim(dir, "0.3.0")
+			return `{"package":"file://` + dir + `"}`
+		}, `: loads file://.*/shim, no options\.$`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newDoctorEnv(t)
+			e.globalJSON(`{"plugins":[` + tt.entry(e) + `]}`)
+			_, stdout, _ := runCmd("doctor", "--project", e.project)
+			assertReport(t, stdout, []string{`^\S+ +opencode config +.*/config/opencode/opencode\.json` + tt.want}, nil)
+		})
+	}
 }

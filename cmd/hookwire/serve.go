@@ -188,7 +188,7 @@ func newLogger(level, file string, stderr io.Writer) (zerolog.Logger, func(), er
 		}
 		out, closeFn = f, func() { f.Close() }
 	}
-	return zerolog.New(out).Level(lvl).With().Timestamp().Logger(), closeFn, nil
+	return zerolog.New(logLines{out}).Level(lvl).With().Timestamp().Logger(), closeFn, nil
 }
 
 func isTerminal(f *os.File) bool {

@@ -9,12 +9,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/hookwire/hookwire/internal/textsafe"
 	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
 )
@@ -205,12 +204,12 @@ func printSessions(w io.Writer, l sessionsList, view *sessiondb.StateView) error
 	if view.Entries > 0 {
 		var widths [7]int
 		for i, h := range sessionColumns {
-			widths[i] = utf8.RuneCountInString(h)
+			widths[i] = textsafe.Width(h)
 		}
 		err := view.EachEntry(func(e sessions.Entry) error {
 			c := sessionCells(e, cacheOf)
 			for i := range widths {
-				widths[i] = max(widths[i], utf8.RuneCountInString(c[i]))
+				widths[i] = max(widths[i], textsafe.Width(c[i]))
 			}
 			return nil
 		})
@@ -222,7 +221,7 @@ func printSessions(w io.Writer, l sessionsList, view *sessiondb.StateView) error
 				if _, err := io.WriteString(w, c[i]); err != nil {
 					return err
 				}
-				if _, err := io.WriteString(w, strings.Repeat(" ", wd-utf8.RuneCountInString(c[i])+2)); err != nil {
+				if _, err := io.WriteString(w, strings.Repeat(" ", wd-textsafe.Width(c[i])+2)); err != nil {
 					return err
 				}
 			}
@@ -244,7 +243,7 @@ func printSessions(w io.Writer, l sessionsList, view *sessiondb.StateView) error
 				if sw.Pending {
 					kind = "switch (pending, not applied)"
 				}
-				if _, err := fmt.Fprintf(w, "%s: %s %s -> %s at %s: %s\n", kind, cell(e.Alias), cell(sw.From), cell(sw.To), lastUse(sw.At), cell(sw.Reason)); err != nil {
+				if _, err := fmt.Fprintf(w, "%s: %s %s -> %s at %s: %s\n", kind, cell(e.Alias), cell(sw.From), cell(sw.To), lastUse(sw.At), textCell(sw.Reason)); err != nil {
 					return err
 				}
 			}
@@ -256,17 +255,17 @@ func printSessions(w io.Writer, l sessionsList, view *sessiondb.StateView) error
 	}
 	if len(l.Health) > 0 {
 		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "MODEL\tCOOLING UNTIL\tSTRIKES\tLAST FAILURE")
+		rows := [][]string{{"MODEL", "COOLING UNTIL", "STRIKES", "LAST FAILURE"}}
 		for _, h := range l.Health {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", cell(h.Model), lastUse(h.Until), h.Strikes, cell(switchWhy(h.Class, h.Message)))
+			rows = append(rows, []string{cell(h.Model), lastUse(h.Until), strconv.Itoa(h.Strikes), textCell(switchWhy(h.Class, h.Message))})
 		}
-		tw.Flush()
+		if err := writeTable(w, rows); err != nil {
+			return err
+		}
 	}
 	if len(l.Cache) > 0 {
 		fmt.Fprintf(w, "\nprompt cache, per session (%s):\n", plural(len(l.Cache), "session"))
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "SESSION\tAGENT\tPARENT\tREQUESTS\tCACHE\tLAST BUST")
+		rows := [][]string{{"SESSION", "AGENT", "PARENT", "REQUESTS", "CACHE", "LAST BUST"}}
 		for i := range l.Cache {
 			c := &l.Cache[i]
 			parent, last := "", "-"
@@ -274,11 +273,11 @@ func printSessions(w io.Writer, l sessionsList, view *sessiondb.StateView) error
 				parent = *c.Parent
 			}
 			if n := len(c.Busts); n > 0 {
-				last = cell(bustCause(c.Busts[n-1]))
+				last = textCell(bustCause(c.Busts[n-1]))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", cell(c.Session), cell(c.Agent), cell(parent), c.Requests, cacheCell(c), last)
+			rows = append(rows, []string{cell(c.Session), cell(c.Agent), cell(parent), strconv.FormatInt(c.Requests, 10), cacheCell(c), last})
 		}
-		return tw.Flush()
+		return writeTable(w, rows)
 	}
 	return nil
 }
@@ -327,19 +326,57 @@ func bustCause(b sessions.CacheBust) string {
 	return fmt.Sprintf("%s%s, %d tokens: %s", b.Cause, who, b.TokensLost, b.Detail)
 }
 
-// cell keeps a table cell on one line: control characters (tabs,
-// newlines) become spaces; "" becomes "-".
-func cell(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
+// Cells hold text from outside (labels, agent names, provider errors): a
+// cell is made safe to print (textsafe.Line: no escape sequences,
+// controls, bidi or zero-width characters, one line) and cut to a width
+// in columns, an ellipsis saying it was; "" becomes "-". A table cell is
+// cut to maxCellColumns, the free text that ends a line to
+// maxTextColumns.
+const (
+	maxCellColumns = 80
+	maxTextColumns = 160
+)
+
+func cell(s string) string { return cutCell(s, maxCellColumns) }
+
+func textCell(s string) string { return cutCell(s, maxTextColumns) }
+
+func cutCell(s string, cols int) string {
+	s = textsafe.Fit(textsafe.Line(s), cols)
 	if strings.TrimSpace(s) == "" {
 		return "-"
 	}
 	return s
+}
+
+// writeTable writes rows aligned as text/tabwriter aligns them (each cell
+// but the last padded to its column's widest and two spaces), measuring
+// cells in columns: tabwriter counts code points, so a CJK label pushed
+// the columns after it out of line.
+func writeTable(w io.Writer, rows [][]string) error {
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r[:len(r)-1] {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], textsafe.Width(c))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		b.Reset()
+		for i, c := range r[:len(r)-1] {
+			b.WriteString(c)
+			b.WriteString(strings.Repeat(" ", widths[i]-textsafe.Width(c)+2))
+		}
+		b.WriteString(r[len(r)-1])
+		b.WriteByte('\n')
+		if _, err := io.WriteString(w, b.String()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // modelCell is the task session's model decision (PROTOCOL.md 4.7):

@@ -5,7 +5,6 @@ import (
 	"debug/macho"
 	"debug/pe"
 	"encoding/binary"
-	"os"
 	"unicode/utf8"
 )
 
@@ -17,7 +16,7 @@ import (
 // symbols (-s, as the release builds are), is not 64-bit, or is not ELF,
 // Mach-O or PE.
 func stampedVersion(path string) string {
-	f, err := os.Open(path)
+	f, err := openRegularFile(path) // a FIFO at the binary's path must not hang doctor
 	if err != nil {
 		return ""
 	}

@@ -207,13 +207,19 @@ export class RuntimeFallback {
             `: the subagent's attempt on ${from} is stopped${this.log.toTerminal ? ' (OpenCode shows it as "Task cancelled")' : ""} and the same task runs again on ${to}`
           : "";
     this.log.notice("info", `hookwire: ${from} failed (${reason}); switching to ${to}${when}`, { session: sessionID, from, to, reason, action: res.action });
-    if (res.action === "abort") {
-      this.plans.set(sessionID, { fallback: res.fallback, from, reason });
-      await this.client?.session?.abort?.({ path: { id: sessionID } });
-      return;
+    try {
+      if (res.action === "abort") {
+        this.plans.set(sessionID, { fallback: res.fallback, from, reason });
+        await this.client?.session?.abort?.({ path: { id: sessionID } });
+        return;
+      }
+      if (this.opts.oneShot) return;
+      await this.resend(sessionID, res.fallback);
+    } catch (err) {
+      // The switch is pending in the sidecar until the session is seen on
+      // the fallback; the next failure on the old model asks again (4.8).
+      this.log.notice("warn", `hookwire: the switch of ${sessionID} to ${to} did not apply (${String(err)}); the next failure asks again`, { session: sessionID, from, to });
     }
-    if (this.opts.oneShot) return;
-    await this.resend(sessionID, res.fallback);
   }
 
   /** The user's own session: abort, then send its last user message again on the fallback. */
@@ -398,6 +404,7 @@ type Failure = {
   error: { statusCode?: number; name?: string; message?: string };
   retryAfter?: string;
   retryAt?: number;
+  attempt?: number;
 };
 
 /** The failure an OpenCode event reports, if it reports one. */
@@ -407,12 +414,14 @@ export function failureOf(event: unknown): Failure | undefined {
   if (!p) return undefined;
   switch (e.type) {
     case "session.status": {
-      const st = p.status as { type?: string; message?: unknown; next?: unknown } | undefined;
+      const st = p.status as { type?: string; message?: unknown; next?: unknown; attempt?: unknown } | undefined;
       if (st?.type !== "retry" || typeof p.sessionID !== "string") return undefined;
       return {
         sessionID: p.sessionID,
         error: { message: typeof st.message === "string" ? st.message : "" },
         ...(typeof st.next === "number" ? { retryAt: st.next } : {}),
+        // Which retry this is: a later one still on the model a switch left is asked again (PROTOCOL.md 4.8).
+        ...(Number.isSafeInteger(st.attempt) && (st.attempt as number) > 0 ? { attempt: st.attempt as number } : {}),
       };
     }
     case "message.updated": {

@@ -75,6 +75,8 @@ export type HookwireInstance = {
   sidecar?: Sidecar;
   /** The shim's trace, when the options ask for one. */
   trace?: Trace;
+  /** The shim's log (its file; the terminal under `opencode run`). */
+  log?: Logger;
   dispose(): Promise<void>;
 };
 
@@ -229,7 +231,7 @@ export function createHookwire(
       own[h.opencodeHook] ?? ((i: unknown, o: unknown) => forwardHook(ctx, h.method as HookMethod, i, o));
   }
 
-  return { hooks, settings, sidecar, trace, dispose: hooks.dispose! };
+  return { hooks, settings, sidecar, trace, log, dispose: hooks.dispose! };
 }
 
 /**

@@ -89,7 +89,7 @@ function projectOf(ctx: V2PluginContext): string {
   return typeof d === "string" && d !== "" ? d : process.cwd();
 }
 
-/** What the v2 bridge asks of the sidecar beyond the hooks: model.failed, within the hooks' deadline. */
+/** What the v2 bridge asks of the sidecar beyond the hooks: model.failed, within the hooks' deadline, and the log to tell the user of a switch. */
 function servicesOf(instance: ReturnType<typeof createHookwire>): V2Services {
   const sidecar = instance.sidecar;
   if (!sidecar) return {};
@@ -100,6 +100,8 @@ function servicesOf(instance: ReturnType<typeof createHookwire>): V2Services {
       return r.ok ? (r.result as V2ModelFailedResult) : undefined;
     },
     note: (what, detail) => instance.trace?.write({ ev: `v2-${what}`, ...detail }),
+    tell: (level, message, detail) => instance.log?.say(level, message, detail),
+    timeoutMs: instance.settings.timeoutMs,
   };
 }
 

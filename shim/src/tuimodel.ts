@@ -23,7 +23,7 @@ export type SectionEntry = {
   label?: string;
   run?: { state?: string; error?: string };
   model?: { model?: string };
-  switches?: Array<{ from?: string; to?: string; reason?: string; at?: string }>;
+  switches?: Array<{ from?: string; to?: string; reason?: string; at?: string; pending?: boolean }>;
 };
 
 /** How many switches newSwitches remembers as seen. */
@@ -42,14 +42,15 @@ export function newSwitches(seen: Set<string>, entries: SectionEntry[], quiet: b
   const out: string[] = [];
   for (const e of [...entries].reverse()) {
     for (const sw of e.switches ?? []) {
-      const key = `${e.parent ?? ""}\u0000${e.taskId ?? e.alias ?? ""}\u0000${sw.from ?? ""}\u0000${sw.to ?? ""}\u0000${sw.at ?? ""}`;
+      // A pending switch (asked for, not seen applied: PROTOCOL.md 4.8) is news again once it applied.
+      const key = `${e.parent ?? ""}\u0000${e.taskId ?? e.alias ?? ""}\u0000${sw.from ?? ""}\u0000${sw.to ?? ""}\u0000${sw.at ?? ""}${sw.pending ? "\u0000pending" : ""}`;
       if (seen.has(key)) continue;
       seen.add(key);
       if (seen.size > MAX_SEEN_SWITCHES) seen.delete(seen.values().next().value as string);
       const at = sw.at ? Date.parse(sw.at) : NaN;
       if (quiet || !sw.to || at < since) continue;
       const reason = sw.reason ? ` (${sw.reason})` : "";
-      out.push(`${e.alias || e.taskId || "a subagent"}: ${sw.from || "its model"} failed${reason}; now on ${sw.to}`);
+      out.push(`${e.alias || e.taskId || "a subagent"}: ${sw.from || "its model"} failed${reason}; ${sw.pending ? "switching to" : "now on"} ${sw.to}`);
     }
   }
   return out;
@@ -175,7 +176,10 @@ export function sectionLines(input: SectionInput): string[] {
     out.push(`parent ${input.parentID}`);
     const model = me?.model?.model;
     if (model) out.push(`model ${shortModel(model)}`);
-    for (const s of me?.switches ?? []) out.push(`  ${shortModel(s.from)} → ${shortModel(s.to)}: ${s.reason ?? ""}`);
+    for (const s of me?.switches ?? []) {
+      out.push(`  ${shortModel(s.from)} → ${shortModel(s.to)}: ${s.reason ?? ""}`);
+      if (s.pending) out.push("  (switching: not applied yet)");
+    }
     const c = cacheWords(input.cache.get(input.sessionID));
     if (c) out.push(c);
     return out.map((l) => fit(l));
@@ -192,8 +196,10 @@ export function sectionLines(input: SectionInput): string[] {
       if (!input.expanded) continue;
       if (e.label) out.push(`   ${e.label}`);
       const last = e.switches?.at(-1);
-      const model = last?.to ?? e.model?.model;
+      // A pending switch is not applied yet: the subagent is not on its model.
+      const model = last && !last.pending ? last.to : e.model?.model;
       if (model) out.push(`   on ${shortModel(model)}`);
+      if (last?.pending) out.push(`   switching to ${shortModel(last.to)}`);
       if (last?.from) out.push(`   ↪ from ${shortModel(last.from)}: ${(last.reason ?? "").split(":")[0]}`);
       const c = cacheWords(e.taskId ? input.cache.get(e.taskId) : undefined);
       if (c) out.push(`   ${c}`);

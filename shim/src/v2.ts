@@ -37,6 +37,9 @@
 
 import type { Hooks } from "@opencode-ai/plugin";
 import { HOOKS, type HookMethod } from "./contract.gen.js";
+import { bridgeFailure, bridgeRetry, SubagentCalls, type V2Services } from "./v2fallback.js";
+
+export { bridgeFailure, bridgeRetry, SubagentCalls, type V2ModelFailedResult, type V2Services } from "./v2fallback.js";
 
 /**
  * The 1.x hook a contract hook method is, from the contract (HOOKS): the
@@ -389,104 +392,6 @@ export function providersOfV2(models: unknown, def: unknown): { providers: Array
   const d = ((def as { data?: unknown } | null | undefined)?.data ?? def) as { providerID?: unknown; id?: unknown } | null | undefined;
   if (typeof d?.providerID === "string" && typeof d.id === "string") out.defaultModel = `${d.providerID}/${d.id}`;
   return out;
-}
-
-// --- runtime fallback -------------------------------------------------------------------
-
-/** What model.failed answers, as far as the bridge reads it. */
-export type V2ModelFailedResult = { action?: string; fallback?: { providerID: string; modelID: string; variant?: string } } | null | undefined;
-
-/** What the bridge asks of the sidecar beyond the 1.x hooks. */
-export type V2Services = {
-  /** The sidecar's model.failed (PROTOCOL.md 5); undefined when it cannot answer. */
-  modelFailed?: (params: Record<string, unknown>) => Promise<V2ModelFailedResult>;
-  /** A debug note for the shim's trace. */
-  note?: (what: string, detail?: Record<string, unknown>) => void;
-};
-
-/** The subagent calls in flight, by call id: their parent session and agent, and the child a resume names. */
-export class SubagentCalls {
-  private readonly calls = new Map<string, { parent: string; agent?: string; child?: string }>();
-
-  started(d: V2ToolBefore): void {
-    if (d?.tool !== "subagent" || typeof d.id !== "string") return;
-    const input = d.input as { agent?: unknown; sessionID?: unknown } | null | undefined;
-    this.calls.set(d.id, {
-      parent: d.sessionID,
-      agent: typeof input?.agent === "string" ? input.agent : undefined,
-      child: typeof input?.sessionID === "string" ? input.sessionID : undefined,
-    });
-    // A call whose execute.after never comes is forgotten at the bound.
-    if (this.calls.size > 256) this.calls.delete(this.calls.keys().next().value as string);
-  }
-
-  ended(d: V2ToolAfter): void {
-    if (typeof d?.id === "string") this.calls.delete(d.id);
-  }
-
-  /** The parent of child session (agent): the call that resumes it, else the latest call in flight for its agent. */
-  parentOf(child: string, agent: string | undefined): string | undefined {
-    let latest: string | undefined;
-    for (const c of this.calls.values()) {
-      if (c.child === child) return c.parent;
-      if (c.child === undefined && agent !== undefined && c.agent === agent) latest = c.parent;
-    }
-    return latest;
-  }
-}
-
-/** A v2 model reference as model.failed's `model`. */
-function failedModel(m: { id?: string; providerID?: string } | undefined): { providerID: string; modelID: string } | undefined {
-  return typeof m?.providerID === "string" && typeof m.id === "string" ? { providerID: m.providerID, modelID: m.id } : undefined;
-}
-
-/** SessionError.Error as model.failed's `error`. */
-function failedError(e: { type?: unknown; message?: unknown; status?: unknown } | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (typeof e?.status === "number") out.statusCode = e.status;
-  if (typeof e?.type === "string") out.name = e.type;
-  if (typeof e?.message === "string") out.message = e.message;
-  return out;
-}
-
-/**
- * The session `retry` hook: the failure goes to the sidecar as
- * model.failed with inPlace; on "switch" the session's model is set to the
- * fallback (switchModel) and the retry goes at once. The runner reloads
- * the session before its next attempt, so the same call goes on on the
- * fallback and the parent's subagent call returns its answer.
- */
-export async function bridgeRetry(ctx: V2PluginContext, services: V2Services, calls: SubagentCalls, d: V2Retry): Promise<void> {
-  if (!services.modelFailed || typeof d?.sessionID !== "string" || !d.error) return;
-  const params: Record<string, unknown> = { sessionID: d.sessionID, error: failedError(d.error), inPlace: true };
-  const model = failedModel(d.model);
-  if (model) params.model = model;
-  if (typeof d.agent === "string") params.agent = d.agent;
-  const parent = calls.parentOf(d.sessionID, d.agent);
-  if (parent) params.parentID = parent;
-  const res = await services.modelFailed(params);
-  const to = res?.fallback;
-  if (res?.action !== "switch" || !to || typeof ctx.session.switchModel !== "function") return;
-  await ctx.session.switchModel({ sessionID: d.sessionID, model: { providerID: to.providerID, id: to.modelID, ...(to.variant ? { variant: to.variant } : {}) } });
-  d.decision = { retry: true, delay: 0 };
-  services.note?.("fallback", { session: d.sessionID, from: model ? `${model.providerID}/${model.modelID}` : undefined, to: `${to.providerID}/${to.modelID}`, attempt: d.attempt });
-}
-
-/**
- * A child's failed step or run (`session.step.failed`,
- * `session.execution.failed`) with a provider's error: model.failed for
- * the model's health, as 1.x's failure events are sent.
- */
-export async function bridgeFailure(services: V2Services, e: V2Event): Promise<void> {
-  if (!services.modelFailed || (e?.type !== "session.step.failed" && e?.type !== "session.execution.failed")) return;
-  const data = (e.data ?? {}) as { sessionID?: unknown; error?: { type?: unknown; message?: unknown; status?: unknown }; model?: { id?: string; providerID?: string } };
-  if (typeof data.sessionID !== "string" || !data.error || typeof data.error !== "object") return;
-  const type = typeof data.error.type === "string" ? data.error.type : "";
-  if (!type.startsWith("provider.")) return;
-  const params: Record<string, unknown> = { sessionID: data.sessionID, error: failedError(data.error) };
-  const model = failedModel(data.model);
-  if (model) params.model = model;
-  await services.modelFailed(params);
 }
 
 // --- setup ---------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ test("failureOf: the events that report a failed model call, and those that do n
     [
       "a retry status (no model, no status code)",
       { type: "session.status", properties: { sessionID: "ses_c", status: { type: "retry", attempt: 1, message: "Rate limit reached for m", next: 1000 } } },
-      { sessionID: "ses_c", error: { message: "Rate limit reached for m" }, retryAt: 1000 },
+      { sessionID: "ses_c", error: { message: "Rate limit reached for m" }, retryAt: 1000, attempt: 1 },
     ],
     ["a busy status", { type: "session.status", properties: { sessionID: "ses_c", status: { type: "busy" } } }, undefined],
     [
@@ -166,6 +166,9 @@ test("real sidecar: a subagent's 429 aborts it; the parent's next request gets i
     assert.equal(other.messages[1].parts[0].state.error, "Task cancelled");
     assert.equal(calls.prompt.length, 1);
 
+    // OpenCode runs the rescue prompt through chat.message on the fallback
+    // (the fake client's prompt does not call the hooks): the switch applied.
+    await h.hooks["chat.message"]({ sessionID: "ses_c", agent: "explorer" }, msg("ses_c", "explorer", "fake-model-2"));
     // The rescued call was finished as tool.execute.after would have: an alias, and the switch.
     const list = await h.sidecar.request("sessions.list", { sessionID: "ses_p" }, 3000);
     assert.ok(list.ok);

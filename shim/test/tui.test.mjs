@@ -198,7 +198,8 @@ test("OpenCode 2: the section appends to sidebar.content and shows the same alia
       { message: { id: "msg_c1", role: "user", sessionID: CHILD, agent: "explorer" }, parts: [{ type: "text", text: "go on" }] });
     await hooks.event({ event: { type: "session.status", properties: { sessionID: CHILD, status: { type: "retry", attempt: 1, message: "Rate limit reached for fake-model-3", next: Date.now() + 2000 } } } });
     const toast = await waitFor(() => toasts.find((t) => t.message.startsWith("exp-1:")), 10000, 100);
-    assert.equal(toast.message, "exp-1: fake/fake-model-3 failed (rate-limit: Rate limit reached for fake-model-3); now on fake/fake-model-2");
+    // Asked for, not seen applied yet (no rescue prompt here): "switching to", not "now on" (PROTOCOL.md 4.8).
+    assert.equal(toast.message, "exp-1: fake/fake-model-3 failed (rate-limit: Rate limit reached for fake-model-3); switching to fake/fake-model-2");
     assert.equal(toast.variant, "info");
     await new Promise((r) => setTimeout(r, 2500)); // two more polls
     assert.equal(toasts.filter((t) => t.message.startsWith("exp-1:")).length, 1, "toasted once");

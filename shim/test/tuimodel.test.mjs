@@ -65,6 +65,28 @@ test("a child's view: its alias, parent, model and fallback history", () => {
   ]);
 });
 
+test("a pending switch (asked for, not seen applied) never shows the subagent on the fallback", () => {
+  const pending = {
+    ...exp1,
+    run: { state: "error", error: "Rate limit" },
+    model: { model: "fake/primary-model" },
+    switches: [{ ...exp1.switches[0], pending: true, at: "2026-12-01T12:00:00Z" }],
+  };
+  const parent = sectionLines({ ...base, entries: [pending], expanded: true });
+  assert.ok(parent.includes("   on primary-model"), parent.join("\n"));
+  assert.ok(parent.includes("   switching to fallback-model"), parent.join("\n"));
+  assert.ok(!parent.includes("   on fallback-model"));
+  const child = sectionLines({ ...base, sessionID: "ses_c1", parentID: "ses_p", entries: [pending] });
+  assert.ok(child.includes("model primary-model"));
+  assert.deepEqual(child.slice(-2), ["  primary-model → fallback-model: r…", "  (switching: not applied yet)"]);
+  // Toasted as switching, and once more when it applied.
+  const seen = new Set();
+  assert.deepEqual(newSwitches(seen, [pending], false), ["exp-1: fake/primary-model failed (rate-limit: Rate limit reached); switching to fake/fallback-model"]);
+  assert.deepEqual(newSwitches(seen, [pending], false), []);
+  const applied = { ...pending, switches: [{ ...pending.switches[0], pending: undefined }] };
+  assert.deepEqual(newSwitches(seen, [applied], false), ["exp-1: fake/primary-model failed (rate-limit: Rate limit reached); now on fake/fallback-model"]);
+});
+
 test("start-up warnings are shown while they last, the newest three, cut to the width", () => {
   const warnings = ['hookwire: cacheStabel: unknown option, ignored (did you mean "cacheStable"?)', "hookwire: HOOKWIRE_OPTIONS is not JSON"];
   const lines = sectionLines({ ...base, observer: { kind: "starting" }, warnings });

@@ -147,7 +147,7 @@ test("the retry bridge: the parent of the call in flight, switchModel and an imm
   let d = draft();
   await bridgeRetry(ctx, services, calls, d);
   assert.deepEqual(asked[0], { sessionID: "ses_known", error: { statusCode: 429, name: "provider.rate-limit", message: "Rate limit" }, inPlace: true,
-    model: { providerID: "fake", modelID: "primary-model" }, agent: "general", parentID: "ses_p2" });
+    model: { providerID: "fake", modelID: "primary-model" }, agent: "general", attempt: 2, parentID: "ses_p2" });
   assert.deepEqual(switched, [{ sessionID: "ses_known", model: { providerID: "fake", id: "fallback-model" } }]);
   assert.deepEqual(d.decision, { retry: true, delay: 0 });
 
@@ -161,6 +161,34 @@ test("the retry bridge: the parent of the call in flight, switchModel and an imm
   d = draft();
   await bridgeRetry({ session: {} }, services, calls, d);
   assert.deepEqual(d.decision, { retry: true, delay: 2000 }, "a host without switchModel: nothing changes");
+});
+
+test("the retry bridge bounds switchModel by timeoutMs: one that throws or hangs is given up, the runner's decision stands, the user is told", async () => {
+  const calls = new SubagentCalls();
+  const answer = { action: "switch", fallback: { providerID: "fake", modelID: "fallback-model" }, reason: "rate-limit: Rate limit" };
+  const told = [];
+  const services = { modelFailed: async () => answer, timeoutMs: 50, tell: (level, message) => told.push([level, message]) };
+  const draft = () => ({ sessionID: "ses_c", agent: "explore", model: { providerID: "fake", id: "primary-model" }, error: { type: "provider.rate-limit", message: "Rate limit", status: 429 }, attempt: 3, decision: { retry: true, delay: 4000 } });
+  for (const [what, switchModel, why] of [
+    ["throws", async () => {
+      throw new Error("boom");
+    }, /\(threw: boom\)/],
+    ["hangs", () => new Promise(() => {}), /\(no answer within \d+ ms\)/],
+  ]) {
+    told.length = 0;
+    const d = draft();
+    await bridgeRetry({ session: { switchModel } }, services, calls, d);
+    assert.deepEqual(d.decision, { retry: true, delay: 4000 }, `${what}: the runner's own decision`);
+    assert.equal(told.length, 1, what);
+    assert.equal(told[0][0], "warn");
+    assert.match(told[0][1], /^hookwire: the switch of ses_c from fake\/primary-model to fake\/fallback-model did not apply /);
+    assert.match(told[0][1], why);
+  }
+  told.length = 0;
+  const d = draft();
+  await bridgeRetry({ session: { switchModel: async () => {} } }, services, calls, d);
+  assert.deepEqual(d.decision, { retry: true, delay: 0 });
+  assert.deepEqual(told, [["info", "hookwire: fake/primary-model failed (rate-limit: Rate limit); switching ses_c to fake/fallback-model"]]);
 });
 
 test("a child's failure events feed health only for a provider's error", async () => {

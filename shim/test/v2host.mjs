@@ -153,7 +153,21 @@ export class V2Host {
     defaultModel = { providerID: "fake", id: "fake-model" },
     childAnswer = (agent, prompt) => `${agent} did: ${prompt}`,
     provider = () => undefined,
+    switchFault = undefined,
+    retryPause = 0,
   } = {}) {
+    /**
+     * A fault of switchModel, per call (sessionID, model, n: the call's
+     * number from 1): undefined (it works), "throw", or "hang" (it never
+     * returns; the session's model stays). The server's API call can fail
+     * or stall like any request.
+     */
+    this.switchFault = switchFault;
+    this.switchCalls = 0;
+    /** Real ms between a child's attempts (the double otherwise only adds each delay to `waited`). */
+    this.retryPause = retryPause;
+    /** How long each retry hook round held the runner (ms). */
+    this.retryHookMs = [];
     /** The provider: (model "provider/id", child) → undefined (it answers) or a SessionError.Error (the request failed). */
     this.provider = provider;
     /** Every provider request: {session, model, failed}. */
@@ -215,6 +229,9 @@ export class V2Host {
         // SessionApi.switchModel (the client's POST /api/session/{sessionID}/model, body {model: Model.Ref}); it publishes session.model.selected.
         switchModel: async ({ sessionID, model }) => {
           if (typeof sessionID !== "string" || typeof model?.providerID !== "string" || typeof model?.id !== "string") throw new TypeError("switchModel: {sessionID, model: {providerID, id}}");
+          const fault = this.switchFault?.(sessionID, model, ++this.switchCalls);
+          if (fault === "throw") throw new Error("switchModel: request failed (fault)");
+          if (fault === "hang") return new Promise(() => {});
           if (!this.models.some((m) => m.providerID === model.providerID && m.id === model.id)) throw new Error(`Model ${model.providerID}/${model.id} not found`);
           this.sessionModels.set(sessionID, { providerID: model.providerID, id: model.id, ...(model.variant ? { variant: model.variant } : {}) });
           this.emit({ type: "session.model.selected", data: { sessionID, model } });
@@ -392,13 +409,16 @@ export class V2Host {
         { sessionID: child.id, agent: child.agent, model: { ...model }, error, attempt: attempt + 1, decision: scheduled === undefined ? { retry: false } : { retry: true, delay: scheduled } },
         ["sessionID", "agent", "model", "error", "attempt"],
       );
+      const started = Date.now();
       await this.run(this.session, "retry", d);
+      this.retryHookMs.push(Date.now() - started);
       if (!d.decision?.retry) {
         this.emit({ type: "session.step.failed", data: { sessionID: child.id, error, model: { ...model } } });
         this.emit({ type: "session.execution.failed", data: { sessionID: child.id, error } });
         throw new ToolError(`Subagent failed (sessionID: ${child.id}): ${error.message}`);
       }
       child.waited += Number.isFinite(d.decision.delay) && d.decision.delay >= 0 ? Math.ceil(d.decision.delay) : scheduled;
+      if (this.retryPause > 0) await new Promise((r) => setTimeout(r, this.retryPause));
     }
   }
 

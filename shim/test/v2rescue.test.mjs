@@ -59,9 +59,13 @@ test("a rate-limited explore child finishes on the fallback in the same call; a 
     const selected = await waitFor(() => s.records().find((r) => r.ev === "v2-fallback"), 5000);
     assert.equal(selected.to, "fake/fallback-model");
 
-    // The switch is recorded as 1.x's: sessions lists it.
-    const out = execFileSync(binary, ["sessions", "--project", join(s.dir, "project"), "--json"], { encoding: "utf8", env: { ...process.env } });
-    const entry = JSON.parse(out).sessions.find((e) => e.taskId === child.id);
+    // The switch is recorded as 1.x's: sessions lists it, applied once the
+    // host's session.model.selected (an event, not awaited) is in.
+    const entry = await waitFor(() => {
+      const out = execFileSync(binary, ["sessions", "--project", join(s.dir, "project"), "--json"], { encoding: "utf8", env: { ...process.env } });
+      const e = JSON.parse(out).sessions.find((x) => x.taskId === child.id);
+      return e?.switches?.every((w) => !w.pending) ? e : undefined;
+    }, 5000);
     assert.equal(entry?.alias, "exp-1");
     assert.equal(entry?.model?.model, "fake/fallback-model", "the child's model is the fallback it finished on");
     assert.deepEqual(entry?.switches?.map((w) => [w.from, w.to]), [["fake/primary-model", "fake/fallback-model"]]);

@@ -254,6 +254,14 @@ guarded(function()
   }, os.time())
   check(vim.tbl_contains(lines, "    switched fake/fake-model-3 -> fake/fake-model-2: rate-limit: slow"),
     "render: a switch shows under its entry: " .. vim.inspect(lines))
+  -- A pending switch (not applied yet) does not read as switched.
+  lines = require("hookwire.buffer").render({
+    { parent = "ses_p", agent = "explorer", alias = "exp-8", label = "l", taskId = "ses_c8", run = { state = "error" },
+      model = { model = "fake/fake-model-3" },
+      switches = { { from = "fake/fake-model-3", to = "fake/fake-model-2", reason = "rate-limit", pending = true } } },
+  }, os.time())
+  check(vim.tbl_contains(lines, "    switching (not applied yet) fake/fake-model-3 -> fake/fake-model-2: rate-limit"),
+    "render: a pending switch says so: " .. vim.inspect(lines))
 
   if capture then
     local f = io.open(capture, "w")

@@ -22,6 +22,8 @@ export interface ModelSwitch {
   to: string;
   reason: string;
   at?: Date;
+  /** Asked for, not seen applied yet (PROTOCOL.md 4.8): the session is not on `to`. */
+  pending?: boolean;
 }
 
 /** One remembered task session, with the workspace folder whose observer reported it. */
@@ -136,6 +138,7 @@ export function readSwitches(v: unknown): ModelSwitch[] {
     const sw: ModelSwitch = { from, to, reason: str(r.reason) ?? "" };
     const at = readDate(r.at);
     if (at) sw.at = at;
+    if (r.pending === true) sw.pending = true;
     out.push(sw);
   }
   return out;
@@ -277,10 +280,11 @@ export function cacheTooltip(c?: CacheFigures): string[] {
   return lines;
 }
 
-/** The description beside an entry's alias: label · model (and the model it left) · run state · cache · age, blanks left out. */
+/** The description beside an entry's alias: label · model (and the model it left, or the one it is switching to) · run state · cache · age, blanks left out. */
 export function entryDescription(e: SessionEntry, now: Date, cache?: CacheFigures): string {
   const last = e.switches?.at(-1);
-  const model = formatModel(e.model) + (last ? ` (from ${last.from})` : "");
+  // A pending switch is not applied: the session is still on its model.
+  const model = formatModel(e.model) + (last?.pending ? ` (switching to ${last.to})` : last ? ` (from ${last.from})` : "");
   return [e.label, model.trim(), e.run?.state ?? "", cacheText(cache), formatAge(e.lastUse, now)].filter((s) => s !== "").join(" · ");
 }
 
@@ -288,7 +292,7 @@ export function entryDescription(e: SessionEntry, now: Date, cache?: CacheFigure
 export function entryTooltip(e: SessionEntry): string {
   const lines = [`${e.alias}: ${e.label}`, `agent: ${e.agent}`, `session: ${e.taskId}`, `parent: ${e.parent}`];
   if (e.model) lines.push(`model: ${formatModel(e.model)}${e.model.rung ? ` (decided by ${e.model.rung})` : ""}`);
-  for (const sw of e.switches ?? []) lines.push(`switched: ${sw.from} → ${sw.to}${sw.at ? ` at ${sw.at.toISOString()}` : ""}${sw.reason ? ` (${sw.reason})` : ""}`);
+  for (const sw of e.switches ?? []) lines.push(`${sw.pending ? "switching (not applied yet)" : "switched"}: ${sw.from} → ${sw.to}${sw.at ? ` at ${sw.at.toISOString()}` : ""}${sw.reason ? ` (${sw.reason})` : ""}`);
   if (e.run) lines.push(`last run: ${e.run.state}${e.run.error ? `: ${e.run.error}` : ""}`);
   if (e.lastUse) lines.push(`last used: ${e.lastUse.toISOString()}`);
   return lines.join("\n");

@@ -30,8 +30,8 @@ test("readEntry reads the sidecar's names and the observer protocol's", () => {
     },
     {
       name: "model switches (runtime fallback); a malformed one is left out",
-      raw: { parent: "ses_P", agent: "explorer", alias: "exp-1", taskId: "ses_C", label: "", switches: [{ from: "f/m3", to: "f/m2", reason: "rate-limit: slow", at: "2026-12-01T10:00:00Z" }, { from: "f/m3" }, 5] },
-      want: { parent: "ses_P", agent: "explorer", alias: "exp-1", taskId: "ses_C", label: "", switches: [{ from: "f/m3", to: "f/m2", reason: "rate-limit: slow", at: new Date("2026-12-01T10:00:00Z") }], project: "/w" },
+      raw: { parent: "ses_P", agent: "explorer", alias: "exp-1", taskId: "ses_C", label: "", switches: [{ from: "f/m3", to: "f/m2", reason: "rate-limit: slow", at: "2026-12-01T10:00:00Z" }, { from: "f/m3" }, 5, { from: "f/m2", to: "f/m1", reason: "", pending: true }] },
+      want: { parent: "ses_P", agent: "explorer", alias: "exp-1", taskId: "ses_C", label: "", switches: [{ from: "f/m3", to: "f/m2", reason: "rate-limit: slow", at: new Date("2026-12-01T10:00:00Z") }, { from: "f/m2", to: "f/m1", reason: "", pending: true }], project: "/w" },
     },
     { name: "no task id", raw: { parent: "ses_P", agent: "a", alias: "a-1" }, want: undefined },
     { name: "no alias", raw: { parent: "ses_P", agent: "a", taskId: "ses_C" }, want: undefined },
@@ -80,6 +80,7 @@ test("entryDescription: label · model · run state · age, blanks left out", ()
     { name: "everything", entry: e("p", "a", "a-1", 120, { model: { model: "openai/gpt-5", variant: "high" }, run: { state: "error", error: "x" } }), want: "a-1 label · openai/gpt-5 (high) · error · 2m" },
     { name: "no model", entry: e("p", "a", "a-1", 10, { run: { state: "completed" } }), want: "a-1 label · completed · 10s" },
     { name: "switched model", entry: e("p", "a", "a-1", 10, { model: { model: "f/m2" }, switches: [{ from: "f/m3", to: "f/m2", reason: "r" }] }), want: "a-1 label · f/m2 (from f/m3) · 10s" },
+    { name: "a pending switch: still on its model", entry: e("p", "a", "a-1", 10, { model: { model: "f/m3" }, switches: [{ from: "f/m3", to: "f/m2", reason: "r", pending: true }] }), want: "a-1 label · f/m3 (switching to f/m2) · 10s" },
     { name: "nothing but the label", entry: { ...e("p", "a", "a-1", 0), lastUse: undefined }, want: "a-1 label" },
   ];
   for (const r of rows) assert.equal(entryDescription(r.entry, NOW), r.want, r.name);
@@ -94,6 +95,8 @@ test("entryTooltip names the session, the parent, the model's rung and the error
   assert.match(t, /^last run: error: rate limited$/m);
   const sw = entryTooltip(e("p", "a", "a-1", 0, { switches: [{ from: "f/m3", to: "f/m2", reason: "rate-limit: slow", at: new Date("2026-12-01T10:00:00Z") }] }));
   assert.match(sw, /^switched: f\/m3 → f\/m2 at 2026-12-01T10:00:00.000Z \(rate-limit: slow\)$/m);
+  const pending = entryTooltip(e("p", "a", "a-1", 0, { switches: [{ from: "f/m3", to: "f/m2", reason: "r", pending: true }] }));
+  assert.match(pending, /^switching \(not applied yet\): f\/m3 → f\/m2 \(r\)$/m);
 });
 
 test("runIcon", () => {

@@ -159,7 +159,9 @@ function M.render(entries, now, cache)
       for _, sw in ipairs(type(e.switches) == "table" and e.switches or {}) do
         if type(sw) == "table" and type(sw.from) == "string" and type(sw.to) == "string" then
           local why = type(sw.reason) == "string" and sw.reason:gsub("\n.*", "") or ""
-          table.insert(lines, ("    switched %s -> %s%s"):format(sw.from, sw.to, why ~= "" and (": " .. why) or ""))
+          -- A pending switch was asked for, not seen applied (PROTOCOL.md 4.8).
+          local verb = sw.pending == true and "switching (not applied yet)" or "switched"
+          table.insert(lines, ("    %s %s -> %s%s"):format(verb, sw.from, sw.to, why ~= "" and (": " .. why) or ""))
         end
       end
     end
