@@ -25,7 +25,7 @@ type Store interface {
 	RecordModelFailure(ctx context.Context, record func(*sessions.ModelRecords)) error
 }
 
-// The parts' faces, each a type of package sessions, and what the
+// The store's methods for each part, each a type of package sessions, and what the
 // handlers use of each.
 
 // taskStore: the task calls and their aliases (4.2), sessions.list.

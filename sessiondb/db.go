@@ -17,7 +17,7 @@ import (
 
 // The state database (PROTOCOL.md 6): one SQLite file per project, opened
 // by every process on the project at once, in WAL mode. This file opens it
-// safely; backing.go is what the store reads and writes there.
+// safely; persistence.go is what the store reads and writes there.
 
 // busyTimeout is how long a statement waits for another process's write
 // transaction (each is a few milliseconds) before it fails.

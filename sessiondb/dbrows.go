@@ -11,7 +11,7 @@ import (
 )
 
 // The store's rows in the state database: storeDB is the Backend a Store
-// keeps its state in (backing.go says how the cache and the database
+// keeps its state in (persistence.go says how the cache and the database
 // agree), over one connection (db.go). Every error it returns is
 // classified (a damaged file is errCorrupt or errNotDatabase).
 
@@ -28,8 +28,8 @@ type storeDB struct {
 // newStoreDB is the Backend of the database on c.
 func newStoreDB(c *dbConn) *storeDB { return &storeDB{c: c} }
 
-// The Backend's parts over one storeDB: each book's rows are a type of
-// their own, so a part asks for what its book needs and no more.
+// The Backend's parts over one storeDB: each kind of state's rows are a
+// type of their own, so a part asks for what it needs and no more.
 type (
 	txRows      struct{ *storeDB }
 	parentRows  struct{ *storeDB }

@@ -87,7 +87,7 @@ func prune(ctx context.Context, c *dbConn, b sessions.Bounds) (sessions.Pruned, 
 		return nil
 	}
 	// dropCache forgets the least recently used prompt-cache row. A
-	// process whose book holds the session writes it again at its next
+	// process whose memory holds the session writes it again at its next
 	// usage.
 	dropCache := func() error {
 		var b int64

@@ -45,10 +45,10 @@ func (e *entry) resumeName() string {
 	return e.alias
 }
 
-// Tasks is the store's face of the task sessions its parents remember
+// Tasks is the store's methods for the task sessions its parents remember
 // (PROTOCOL.md 4.2): the pending calls and the parents' entries and aliases
-// (the books, calls.go and parents.go), under the store's lock, read
-// through from the database and written in one transaction a method.
+// (calls.go and parents.go), under the store's lock, read through from
+// the database and written in one transaction a change.
 type Tasks struct{ s *Store }
 
 // Tasks is the store's task sessions.

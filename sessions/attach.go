@@ -19,7 +19,7 @@ func (s *Store) Attach(ctx context.Context, b Backend, readOnly bool, report fun
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reset()
-	s.db = newBacking(ctx, b, readOnly, report)
+	s.db = newPersistence(ctx, b, readOnly, report)
 }
 
 // Reattach moves the store to the database open makes at the same path
@@ -55,7 +55,7 @@ func (s *Store) Reattach(open func() (Backend, error)) error {
 	if old != nil {
 		base, report, provisional = old.base, old.report, old.provisional
 	}
-	d := newBacking(base, b, false, report)
+	d := newPersistence(base, b, false, report)
 	// The entries not yet written stay so until the new database has them
 	// (settleProvisional, at the commit below).
 	d.provisional = provisional
@@ -102,7 +102,7 @@ func (s *Store) WriteAll(ctx context.Context, b Backend) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	d := newBacking(ctx, b, false, func(error) {})
+	d := newPersistence(ctx, b, false, func(error) {})
 	d.ctx, d.inTx, d.seq, d.clock = ctx, true, seq, uint64(clock)
 	s.db = d
 	defer func() { s.db = nil }()

@@ -8,10 +8,10 @@ import (
 // Backend is where a Store keeps what it remembers beyond the process:
 // the project's state database (package sessiondb), shared with every
 // other process on the project. The store's maps are a cache in front of
-// it (backing.go says how the two agree); the store decides, the backend
+// it (persistence.go says how the two agree); the store decides, the backend
 // reads and writes rows.
 //
-// It is asked for by book: each of the store's parts names the few things
+// It is asked for by kind of state: each of the store's parts names the few things
 // it needs of the database (ParentRows for the task aliases and frozen
 // blocks, TrackedRows for the tracked sessions, HealthRows, CacheRows for
 // the prompt-cache figures), Transactions the one write transaction a

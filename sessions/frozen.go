@@ -7,8 +7,8 @@ import "context"
 
 type frozenBlock struct{ messageID, text string }
 
-// Frozen is the store's face of the frozen cache-stable blocks (the
-// parents book keeps them with each parent).
+// Frozen is the store's methods for the frozen cache-stable blocks (the
+// parent set keeps them with each parent).
 type Frozen struct{ s *Store }
 
 // Frozen is the store's frozen blocks.

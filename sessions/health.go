@@ -51,19 +51,19 @@ func cutText(s string, n int) string {
 	return cutBytes(s, n)
 }
 
-// healthBook is the models' health: pure, no lock and no IO, within
+// healthSet is the models' health: pure, no lock and no IO, within
 // MaxHealthModels.
-type healthBook map[string]Health
+type healthSet map[string]Health
 
 // get is model's health, if kept.
-func (b healthBook) get(model string) (Health, bool) {
+func (b healthSet) get(model string) (Health, bool) {
 	h, ok := b[model]
 	return h, ok
 }
 
 // put adds or replaces one model's health, forgetting the model whose
 // latest failure is oldest beyond MaxHealthModels.
-func (b healthBook) put(h Health) {
+func (b healthSet) put(h Health) {
 	b[h.Model] = h
 	for len(b) > MaxHealthModels {
 		oldest := ""
@@ -77,7 +77,7 @@ func (b healthBook) put(h Health) {
 }
 
 // list is every model's health, the latest failure first.
-func (b healthBook) list() []Health {
+func (b healthSet) list() []Health {
 	out := make([]Health, 0, len(b))
 	for _, h := range b {
 		out = append(out, h)
@@ -86,8 +86,8 @@ func (b healthBook) list() []Health {
 	return out
 }
 
-// ProviderHealth is the store's face of the models' health (PROTOCOL.md
-// 4.8): the book under the store's lock, with a database read from there,
+// ProviderHealth is the store's methods for the models' health (PROTOCOL.md
+// 4.8): healthSet under the store's lock, with a database read from there,
 // so a failure another process saw counts at once.
 type ProviderHealth struct{ s *Store }
 

@@ -57,7 +57,7 @@ func (s *Store) RecordModelFailure(ctx context.Context, record func(*ModelRecord
 	return nil
 }
 
-// undo puts back what record changed in the store's books (the database
+// undo puts back what record changed in the store's state (the database
 // rolled back).
 func (r *ModelRecords) undo() {
 	s := r.s

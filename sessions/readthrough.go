@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// The store's reads from its Backend (backing.go says how the cache and
+// The store's reads from its Backend (persistence.go says how the cache and
 // the database agree): a cached parent or tracked session checked against
 // its row's revision, or read through when the cache lacks it.
 
@@ -51,7 +51,7 @@ func (s *Store) cached(id string) *parentState {
 // readParent reads parent id's row, at revision rev, into b as its most
 // recently active parent, checked as of this epoch (what it loads is not
 // marked changed); it returns the highest tick of the entries kept.
-func (d *backing) readParent(b *parentBook, id string, rev int64, maxPerAgent int) (*parentState, uint64, error) {
+func (d *persistence) readParent(b *parentSet, id string, rev int64, maxPerAgent int) (*parentState, uint64, error) {
 	rec, err := d.b.Parents.Read(d.ctx, id)
 	if err != nil {
 		return nil, 0, err
@@ -67,10 +67,10 @@ func (d *backing) readParent(b *parentBook, id string, rev int64, maxPerAgent in
 	return p, top, nil
 }
 
-// loadRecord loads a parent's row as the book's most recently active
+// loadRecord loads a parent's row as the set's most recently active
 // parent (checked as a state file's would be: a damaged row is an error
 // and loads nothing); it returns the highest tick of the entries kept.
-func (b *parentBook) loadRecord(rec ParentRecord, maxPerAgent int) (*parentState, uint64, error) {
+func (b *parentSet) loadRecord(rec ParentRecord, maxPerAgent int) (*parentState, uint64, error) {
 	p, top, err := b.load(recordParent(rec), maxPerAgent, false)
 	if err != nil {
 		b.drop(p)
@@ -80,7 +80,7 @@ func (b *parentBook) loadRecord(rec ParentRecord, maxPerAgent int) (*parentState
 	return p, top, nil
 }
 
-// recordParent is rec in the state file's form, which the parents book
+// recordParent is rec in the state file's form, which the parent set
 // loads (checking it as it would a file's).
 func recordParent(rec ParentRecord) *snapshotParent {
 	id := rec.ID

@@ -141,9 +141,9 @@ func expectDelim(dec *json.Decoder, want json.Delim) error {
 }
 
 // decode reads a state file's parents array, most recently active first,
-// into the empty book, keeping parents while they fit cfg's MaxParents and
+// into the empty set, keeping parents while they fit cfg's MaxParents and
 // byte budget; it returns the highest tick of the entries kept.
-func (b *parentBook) decode(ctx context.Context, dec *json.Decoder, cfg Config) (uint64, error) {
+func (b *parentSet) decode(ctx context.Context, dec *json.Decoder, cfg Config) (uint64, error) {
 	if err := expectDelim(dec, '['); err != nil {
 		return 0, err
 	}
@@ -189,8 +189,8 @@ func (b *parentBook) decode(ctx context.Context, dec *json.Decoder, cfg Config) 
 }
 
 // decode reads a state file's sessions' agents, most recently active
-// first, into the empty book, keeping max of them.
-func (b *trackedBook) decode(ctx context.Context, dec *json.Decoder, max int) error {
+// first, into the empty set, keeping max of them.
+func (b *trackedSet) decode(ctx context.Context, dec *json.Decoder, max int) error {
 	if err := expectDelim(dec, '['); err != nil {
 		return err
 	}

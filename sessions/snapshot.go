@@ -95,7 +95,7 @@ func (s *Store) Snapshot() ([]byte, error) {
 
 // snapshot is the parents in the state file's form, the most recently
 // active first (their strings are shared, not copied).
-func (b *parentBook) snapshot() []snapshotParent {
+func (b *parentSet) snapshot() []snapshotParent {
 	out := []snapshotParent{}
 	for _, p := range b.list.All() {
 		sp := snapshotParent{ID: p.id}
@@ -127,7 +127,7 @@ func (b *parentBook) snapshot() []snapshotParent {
 
 // snapshot is the tracked sessions in the state file's form, the most
 // recently active first.
-func (b *trackedBook) snapshot() []snapshotAgent {
+func (b *trackedSet) snapshot() []snapshotAgent {
 	out := []snapshotAgent{}
 	for _, sa := range b.list.All() {
 		out = append(out, snapshotAgent{Session: sa.session, Agent: sa.agent, Model: sa.model,

@@ -15,7 +15,7 @@ import (
 // entries an agent; written says its frozen blocks are to be written (a
 // state file imported into a database, not a row read from one). It
 // returns the highest tick of the entries kept.
-func (b *parentBook) load(sp *snapshotParent, maxPerAgent int, written bool) (*parentState, uint64, error) {
+func (b *parentSet) load(sp *snapshotParent, maxPerAgent int, written bool) (*parentState, uint64, error) {
 	p := &parentState{id: sp.ID, counters: make(map[string]int), agents: make(map[string]*agentState)}
 	b.list.PushBack(sp.ID, p)
 	b.addBytes(p, parentCost(sp.ID))
@@ -52,7 +52,7 @@ func (b *parentBook) load(sp *snapshotParent, maxPerAgent int, written bool) (*p
 // is linear in the entries however many agents they name. It returns the
 // highest alias number per prefix among all entries, kept or not, and the
 // highest tick among those kept.
-func (b *parentBook) loadEntries(p *parentState, entries []snapshotEntry, maxPerAgent int) (map[string]int, uint64, error) {
+func (b *parentSet) loadEntries(p *parentState, entries []snapshotEntry, maxPerAgent int) (map[string]int, uint64, error) {
 	var top uint64
 	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Use > entries[j].Use })
 	aliases := make(map[string]bool, len(entries))
@@ -113,7 +113,7 @@ func loadRun(se *snapshotEntry) Run {
 // (highest), and one that is not an integer in [0, MaxAliasCounter] is
 // recomputed from those entries. The prefixes of kept entries are always
 // kept; others follow in name order within MaxAliasPrefixesPerParent.
-func (b *parentBook) loadCounters(p *parentState, counters map[string]json.RawMessage, highest map[string]int) {
+func (b *parentSet) loadCounters(p *parentState, counters map[string]json.RawMessage, highest map[string]int) {
 	set := func(prefix string, n int) {
 		if _, had := p.counters[prefix]; !had {
 			b.addBytes(p, counterCost(prefix))
@@ -167,7 +167,7 @@ const maxClock = 1 << 62
 // renumber renumbers the entries' ticks 1..n in their order if clock,
 // read from a file, is beyond maxClock, so it never wraps around; it
 // returns the clock to go on from.
-func (b *parentBook) renumber(clock uint64) uint64 {
+func (b *parentSet) renumber(clock uint64) uint64 {
 	if clock <= maxClock {
 		return clock
 	}

@@ -2,8 +2,8 @@ package sessions
 
 import "context"
 
-// Tracked is the store's face of the tracked sessions (tracked.go): the
-// book under the store's lock, read through from the database
+// Tracked is the store's methods for the tracked sessions (tracked.go):
+// trackedSet under the store's lock, read through from the database
 // (cachedAgent) and written in the method's transaction.
 type Tracked struct{ s *Store }
 

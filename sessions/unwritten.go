@@ -74,7 +74,7 @@ func (s *Store) takeUnwritten() error {
 
 // provisionalOf lists p's provisional entries, oldest use first (so that
 // remembered again they keep their order).
-func (d *backing) provisionalOf(p *parentState, holds func(*entry) bool) []*entry {
+func (d *persistence) provisionalOf(p *parentState, holds func(*entry) bool) []*entry {
 	var out []*entry
 	for _, e := range d.provisional {
 		if e.parent == p && holds(e) {
@@ -87,7 +87,7 @@ func (d *backing) provisionalOf(p *parentState, holds func(*entry) bool) []*entr
 
 // settleProvisional ends the provisional state of the entries now
 // written, and forgets the ones no longer held; the caller holds mu.
-func (d *backing) settleProvisional(holds func(*entry) bool) {
+func (d *persistence) settleProvisional(holds func(*entry) bool) {
 	keep := d.provisional[:0]
 	for _, e := range d.provisional {
 		if !holds(e) {
@@ -120,7 +120,7 @@ func (s *Store) WriteUnwritten(ctx context.Context) {
 // the next use after another process commits: kept while nobody else
 // changed that parent or session, read again otherwise, so a later write
 // never overwrites another process's change with a stale parent.
-func (d *backing) rollback() {
+func (d *persistence) rollback() {
 	for _, p := range d.dirtyParents {
 		p.dirty = false
 		d.unwrite(p)
@@ -134,6 +134,6 @@ func (d *backing) rollback() {
 
 // unwrite keeps p, changed but not written, for the next transaction
 // (takeUnwritten); its new frozen blocks stay listed for it.
-func (d *backing) unwrite(p *parentState) { unwriteRow(p, &d.unwrittenParents) }
+func (d *persistence) unwrite(p *parentState) { unwriteRow(p, &d.unwrittenParents) }
 
-func (d *backing) unwriteTracked(sa *sessionAgent) { unwriteRow(sa, &d.unwrittenTracked) }
+func (d *persistence) unwriteTracked(sa *sessionAgent) { unwriteRow(sa, &d.unwrittenTracked) }

@@ -28,8 +28,8 @@ import (
 // Pending calls stay in memory: their outcome only reaches the process
 // that saw the call begin.
 
-// backing is the store's handle on its Backend; the store's mu guards it.
-type backing struct {
+// persistence is the store's handle on its Backend; the store's mu guards it.
+type persistence struct {
 	b        Backend
 	readOnly bool
 	report   func(error) // a failed read or write (nil: working again): logged, shown in status
@@ -74,11 +74,11 @@ type backing struct {
 	overBound, pruneDue bool
 }
 
-// newBacking is the store's handle on b, its statements run under ctx
+// newPersistence is the store's handle on b, its statements run under ctx
 // (less its cancellation) outside a method that gives its own.
-func newBacking(ctx context.Context, b Backend, readOnly bool, report func(error)) *backing {
+func newPersistence(ctx context.Context, b Backend, readOnly bool, report func(error)) *persistence {
 	base := context.WithoutCancel(ctx)
-	return &backing{b: b, readOnly: readOnly, report: report, ctx: base, base: base}
+	return &persistence{b: b, readOnly: readOnly, report: report, ctx: base, base: base}
 }
 
 // lock takes mu for a method whose statements run under ctx (the
@@ -115,7 +115,7 @@ func (s *Store) BeginRequest() (end func()) {
 }
 
 // refresh notices other processes' commits; the caller holds mu.
-func (d *backing) refresh() {
+func (d *persistence) refresh() {
 	if d == nil {
 		return
 	}
@@ -235,7 +235,7 @@ func (s *Store) committed() {
 // error of a method whose context ended (the sidecar is stopping) is not
 // the database's: what the method changed stays unwritten, for the next
 // transaction or Close, and nothing is reported.
-func (d *backing) fail(err error) {
+func (d *persistence) fail(err error) {
 	if d.ctx.Err() != nil {
 		return
 	}
@@ -245,7 +245,7 @@ func (d *backing) fail(err error) {
 
 // abort makes the write transaction running, if any, roll back when the
 // change in it ends (a write in it failed).
-func (d *backing) abort(err error) {
+func (d *persistence) abort(err error) {
 	if d.inTx && d.txErr == nil {
 		d.txErr = err
 	}
@@ -292,13 +292,13 @@ type cachedRow interface {
 
 // markParent records that p changed (every change of a parent's contents
 // counts its bytes, so addParentBytes calls it), markTracked that sa did.
-func (d *backing) markParent(p *parentState) {
+func (d *persistence) markParent(p *parentState) {
 	if d != nil {
 		markRow(d, p, &d.dirtyParents, &d.unwrittenParents)
 	}
 }
 
-func (d *backing) markTracked(sa *sessionAgent) {
+func (d *persistence) markTracked(sa *sessionAgent) {
 	if d != nil {
 		markRow(d, sa, &d.dirtyTracked, &d.unwrittenTracked)
 	}
@@ -308,7 +308,7 @@ func (d *backing) markTracked(sa *sessionAgent) {
 // its end (dirty); read-only, the cache's version is pinned for the
 // process's life; outside one (the database was busy) it stays in the
 // cache only, unwritten, as rollback says.
-func markRow[T cachedRow](d *backing, row T, dirty, unwritten *[]T) {
+func markRow[T cachedRow](d *persistence, row T, dirty, unwritten *[]T) {
 	r := row.sync()
 	switch {
 	case d.loading || r.dirty:
@@ -332,7 +332,7 @@ func unwriteRow[T cachedRow](row T, unwritten *[]T) {
 }
 
 // fresh stamps a parent or session the store just made as checked now.
-func (d *backing) fresh() uint64 {
+func (d *persistence) fresh() uint64 {
 	if d == nil {
 		return 0
 	}
@@ -385,7 +385,7 @@ func (s *Store) write() error {
 // entries and counters, and the frozen blocks made (each numbered from
 // the transaction's sequence, the oldest first: seq grows with recency)
 // or dropped since it was last written.
-func (d *backing) parentRecord(p *parentState, seq int64) ParentRecord {
+func (d *persistence) parentRecord(p *parentState, seq int64) ParentRecord {
 	rec := ParentRecord{ID: p.id, Rev: seq, Bytes: p.bytes, GoneFrozen: p.goneFrozen}
 	for _, a := range p.agents {
 		for _, e := range a.entries.All() {
