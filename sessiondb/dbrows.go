@@ -23,6 +23,10 @@ type storeDB struct {
 	// lister reads Page's pages on a read connection of its own
 	// (dblist.go).
 	lister lister
+	// seen is PRAGMA data_version as last read, epoch how many times it
+	// changed (Epoch): other connections' commits seen.
+	seen  int64
+	epoch uint64
 }
 
 // newStoreDB is the Backend of the database on c.
@@ -54,9 +58,22 @@ func (d *storeDB) backend() sessions.Backend {
 		Health: healthRows{d}, Cache: cacheRows{d}, Upkeep: upkeepRows{d}}
 }
 
-func (d txRows) DataVersion(ctx context.Context) (int64, error) {
+// Epoch reads PRAGMA data_version, which changes when another connection
+// commits, and counts its changes: the store's cached rows are checked
+// against the database again when it moves on.
+func (d txRows) Epoch(ctx context.Context) (uint64, error) {
 	v, err := d.c.dataVersion(ctx)
-	return v, classify(err)
+	if err != nil {
+		return 0, classify(err)
+	}
+	if d.epoch == 0 {
+		d.epoch = 1
+	}
+	if v != d.seen {
+		d.seen = v
+		d.epoch++
+	}
+	return d.epoch, nil
 }
 
 // Write runs fn in one write transaction that it begins (BEGIN

@@ -36,9 +36,10 @@ type Backend struct {
 // Transactions run the store's work in the database's transactions, which
 // the Backend begins and ends, and keep its write sequence.
 type Transactions interface {
-	// DataVersion changes when another process commits: the cheap test
-	// for "someone else wrote".
-	DataVersion(ctx context.Context) (int64, error)
+	// Epoch moves on (from 1) when another process committed since it
+	// was last asked: the cheap test for "someone else wrote". The store
+	// checks a cached row against the database again in a new epoch.
+	Epoch(ctx context.Context) (uint64, error)
 	// Write runs fn in one write transaction, which it begins (after
 	// this process's and other processes' earlier writers) and ends:
 	// committed when fn returns nil, rolled back when fn returns an error

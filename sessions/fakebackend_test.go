@@ -43,6 +43,8 @@ type fakeConn struct {
 	health   map[string]Health
 	meta     map[string]int64
 	beginErr error
+	seen     int64 // db.version as last read (Epoch)
+	epoch    uint64
 }
 
 func (db *fakeDB) backend() (Backend, *fakeConn) {
@@ -50,7 +52,16 @@ func (db *fakeDB) backend() (Backend, *fakeConn) {
 	return Backend{Tx: c, Parents: fakeParents{c}, Tracked: fakeTracked{c}, Health: fakeHealth{c}, Cache: fakeCache{}, Upkeep: fakeUpkeep{c}}, c
 }
 
-func (c *fakeConn) DataVersion(context.Context) (int64, error) { return c.db.version, nil }
+func (c *fakeConn) Epoch(context.Context) (uint64, error) {
+	if c.epoch == 0 {
+		c.epoch = 1
+	}
+	if c.db.version != c.seen {
+		c.seen = c.db.version
+		c.epoch++
+	}
+	return c.epoch, nil
+}
 func (c *fakeConn) Write(_ context.Context, fn func() error) error {
 	if c.beginErr != nil {
 		return c.beginErr

@@ -14,7 +14,7 @@ import (
 //     allocated under the write lock, and two processes never hand out
 //     the same one.
 //   - Before reading, the store asks the Backend whether another process
-//     committed since (DataVersion). If so, each cached parent and
+//     committed since (its Epoch). If so, each cached parent and
 //     tracked session is checked against its row's revision before use
 //     and read again when it changed; a parent or session the cache lacks
 //     is read through from the database.
@@ -44,10 +44,9 @@ type persistence struct {
 	// read of the cache's row must answer while the sidecar stops).
 	base context.Context
 
-	seen  int64  // data_version as last read
-	epoch uint64 // bumped when another process committed
+	epoch uint64 // the Backend's epoch as last read (moves on when another process committed)
 	// inRequest: a request is being served (BeginRequest); checked: its
-	// data_version was read once already, so its reads outside a write
+	// epoch was read once already, so its reads outside a write
 	// transaction use that answer.
 	inRequest, checked bool
 	inTx               bool
@@ -93,10 +92,10 @@ func (s *Store) lock(ctx context.Context) {
 
 // BeginRequest marks the start of one request's work; the returned
 // function its end. Within it, other processes' commits are looked for
-// (PRAGMA data_version, a read transaction of its own) once for the reads
+// (the Backend's Epoch: PRAGMA data_version) once for the reads
 // and again in each write transaction, instead of once a store method: a
 // transform told a dozen things of a session read the version twelve
-// times. A write always decides on the latest state (begin refreshes
+// times. A write always decides on the latest state (inWrite refreshes
 // inside the write lock); a read answers as of the request's start, as if
 // the request had come a moment earlier.
 func (s *Store) BeginRequest() (end func()) {
@@ -123,15 +122,12 @@ func (d *persistence) refresh() {
 		return
 	}
 	d.checked = d.inRequest
-	v, err := d.b.Tx.DataVersion(d.ctx)
+	e, err := d.b.Tx.Epoch(d.ctx)
 	if err != nil {
 		d.fail(err)
 		return
 	}
-	if v != d.seen {
-		d.seen = v
-		d.epoch++
-	}
+	d.epoch = max(d.epoch, e)
 }
 
 // inWrite runs change, what a method changes, in one write transaction
