@@ -50,6 +50,9 @@ type dbConn struct {
 	turn  turn
 	// wal is the record of the WAL's checkpoints (dbwal.go).
 	wal walBound
+	// revs gives the rows a write transaction writes their revisions
+	// (dbtx.go).
+	revs revisions
 }
 
 // dbURI is path as an SQLite URI filename with the given parameters.

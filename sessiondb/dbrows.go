@@ -90,12 +90,20 @@ func (d txRows) Read(ctx context.Context, fn func() error) error {
 	return fn()
 }
 
-func (d txRows) SeqClock(ctx context.Context) (seq, clock int64, err error) {
-	seq, clock, err = d.c.seqClock(ctx)
-	return seq, clock, classify(err)
+// Clock reads the database's logical clock (and refuses a format newer
+// than this build's, seqClock).
+func (d txRows) Clock(ctx context.Context) (int64, error) {
+	_, clock, err := d.c.seqClock(ctx)
+	return clock, classify(err)
 }
 
-func (d txRows) SetMeta(ctx context.Context, key string, value int64) error {
+func (d txRows) SetClock(ctx context.Context, clock int64) error {
+	return d.setMeta(ctx, "clock", clock)
+}
+
+// setMeta writes one of the database's numbers ("seq", "clock") or a
+// marker ("imported").
+func (d txRows) setMeta(ctx context.Context, key string, value int64) error {
 	return classify(d.c.exec(ctx, "INSERT INTO meta(key,value) VALUES(?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", key, value))
 }
 
@@ -199,13 +207,34 @@ func deleteParentPid(ctx context.Context, c *dbConn, pid int64) error {
 	return nil
 }
 
-func (d parentRows) Write(ctx context.Context, p sessions.ParentRecord) error {
-	return classify(writeParent(ctx, d.c, p))
+func (d parentRows) Write(ctx context.Context, p sessions.ParentRecord) (int64, error) {
+	rev, err := writeParent(ctx, d.c, p)
+	return rev, classify(err)
 }
 
 // writeParent writes p whole: its row, entries and counters, and the
-// frozen blocks made or dropped since it was last written.
-func writeParent(ctx context.Context, c *dbConn, p sessions.ParentRecord) error {
+// frozen blocks made or dropped since it was last written. The row, and
+// each new frozen block, gets the transaction's next revision (p.Rev,
+// when given, is kept); it returns the row's.
+func writeParent(ctx context.Context, c *dbConn, p sessions.ParentRecord) (int64, error) {
+	rev, err := writeRev(ctx, c, p.Rev)
+	if err != nil {
+		return 0, err
+	}
+	return rev, writeParentAt(ctx, c, p, rev)
+}
+
+// writeRev is the revision a row written in the transaction on c gets:
+// given, when not 0, else the next.
+func writeRev(ctx context.Context, c *dbConn, given int64) (int64, error) {
+	if given != 0 {
+		return given, c.revs.given(ctx, c, given)
+	}
+	return c.revs.next(ctx, c)
+}
+
+func writeParentAt(ctx context.Context, c *dbConn, p sessions.ParentRecord, rev int64) error {
+	p.Rev = rev
 	if err := c.exec(ctx, "INSERT INTO parents(id,rev,bytes) VALUES(?,?,?) ON CONFLICT(id) DO UPDATE SET rev=excluded.rev, bytes=excluded.bytes", p.ID, p.Rev, p.Bytes); err != nil {
 		return err
 	}
@@ -240,6 +269,11 @@ func writeParent(ctx context.Context, c *dbConn, p sessions.ParentRecord) error 
 		}
 	}
 	for _, f := range p.Frozen { // oldest first: seq grows with recency
+		seq, err := writeRev(ctx, c, f.Seq)
+		if err != nil {
+			return err
+		}
+		f.Seq = seq
 		if err := c.exec(ctx, "INSERT INTO frozen(pid,message_id,seq,block) VALUES(?,?,?,?) ON CONFLICT(pid,message_id) DO NOTHING", pid, f.MessageID, f.Seq, f.Block); err != nil {
 			return err
 		}
@@ -311,16 +345,22 @@ func (d trackedRows) Read(ctx context.Context, session string) (sessions.Tracked
 	return t, true, nil
 }
 
-func (d trackedRows) Write(ctx context.Context, t sessions.TrackedRecord) error {
-	return classify(writeTracked(ctx, d.c, t))
+func (d trackedRows) Write(ctx context.Context, t sessions.TrackedRecord) (int64, error) {
+	rev, err := writeTracked(ctx, d.c, t)
+	return rev, classify(err)
 }
 
-func writeTracked(ctx context.Context, c *dbConn, t sessions.TrackedRecord) error {
+// writeTracked writes t at the transaction's next revision (t.Rev, when
+// given, is kept) and returns it.
+func writeTracked(ctx context.Context, c *dbConn, t sessions.TrackedRecord) (int64, error) {
 	model, err := trackedModelColumn(t) // healthdb.go
 	if err != nil {
-		return err
+		return 0, err
 	}
-	return c.exec(ctx, "INSERT INTO tracked(session,agent,model,rev,bytes) VALUES(?,?,?,?,?) ON CONFLICT(session) DO UPDATE SET agent=excluded.agent, model=excluded.model, rev=excluded.rev, bytes=excluded.bytes",
+	if t.Rev, err = writeRev(ctx, c, t.Rev); err != nil {
+		return 0, err
+	}
+	return t.Rev, c.exec(ctx, "INSERT INTO tracked(session,agent,model,rev,bytes) VALUES(?,?,?,?,?) ON CONFLICT(session) DO UPDATE SET agent=excluded.agent, model=excluded.model, rev=excluded.rev, bytes=excluded.bytes",
 		t.Session, t.Agent, model, t.Rev, t.Bytes)
 }
 

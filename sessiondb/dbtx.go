@@ -26,6 +26,9 @@ func (c *dbConn) inTx(ctx context.Context, fn func() error) (err error) {
 	}()
 	err = fn()
 	done = true
+	if err == nil {
+		err = c.revs.save(ctx, c)
+	}
 	if err != nil {
 		c.rollback(ctx)
 		return classify(err)
@@ -57,6 +60,7 @@ func (c *dbConn) beginWrite(ctx context.Context) error {
 		c.endWrite()
 		return err
 	}
+	c.revs = revisions{}
 	return nil
 }
 
@@ -88,4 +92,55 @@ func (c *dbConn) endWrite() {
 		c.writing = false
 		c.writers.unlock()
 	}
+}
+
+// revisions are the revisions a write transaction gives the rows it
+// writes (a parent, a tracked session, a frozen block): each the next of
+// the database's write sequence (meta "seq"), so a row's revision changes
+// whenever it is written and grows with the order rows were written in
+// (the listing and the prune's "least recently written"). The sequence
+// is read at the transaction's first row and saved before it commits.
+type revisions struct {
+	loaded     bool
+	base, last int64
+}
+
+// next is the next revision of the transaction running on c.
+func (r *revisions) next(ctx context.Context, c *dbConn) (int64, error) {
+	if err := r.load(ctx, c); err != nil {
+		return 0, err
+	}
+	r.last++
+	return r.last, nil
+}
+
+// given notes a revision the writer gave a row itself (an import), so the
+// sequence goes on past it.
+func (r *revisions) given(ctx context.Context, c *dbConn, rev int64) error {
+	if err := r.load(ctx, c); err != nil {
+		return err
+	}
+	r.last = max(r.last, rev)
+	return nil
+}
+
+func (r *revisions) load(ctx context.Context, c *dbConn) error {
+	if r.loaded {
+		return nil
+	}
+	var seq int64
+	if err := c.queryRow(ctx, "SELECT coalesce((SELECT value FROM meta WHERE key='seq'),0)").Scan(&seq); err != nil {
+		return err
+	}
+	r.loaded, r.base, r.last = true, seq, seq
+	return nil
+}
+
+// save writes the sequence past the revisions given, inside the
+// transaction (never back: an import may have moved it further).
+func (r *revisions) save(ctx context.Context, c *dbConn) error {
+	if !r.loaded || r.last <= r.base {
+		return nil
+	}
+	return c.exec(ctx, "INSERT INTO meta(key,value) VALUES('seq',?) ON CONFLICT(key) DO UPDATE SET value=max(value,excluded.value)", r.last)
 }

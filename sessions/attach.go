@@ -96,14 +96,14 @@ func (s *Store) Detach() {
 // grow with it), and prunes b to s's bounds: the import of a state file
 // into a database.
 func (s *Store) WriteAll(ctx context.Context, b Backend) error {
-	seq, clock, err := b.Tx.SeqClock(ctx)
+	clock, err := b.Tx.Clock(ctx)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := newPersistence(ctx, b, false, func(error) {})
-	d.ctx, d.inTx, d.seq, d.clock = ctx, true, seq, uint64(clock)
+	d.ctx, d.inTx, d.clock = ctx, true, uint64(clock)
 	s.db = d
 	defer func() { s.db = nil }()
 	for _, p := range s.parents.list.Backward() { // oldest first: revisions grow with recency
@@ -113,14 +113,12 @@ func (s *Store) WriteAll(ctx context.Context, b Backend) error {
 				p.newFrozen = append(p.newFrozen, id)
 			}
 		}
-		d.seq++
-		if err := b.Parents.Write(ctx, d.parentRecord(p, d.seq)); err != nil {
+		if err := d.writeParent(p); err != nil {
 			return err
 		}
 	}
 	for _, sa := range s.tracked.list.Backward() {
-		d.seq++
-		if err := b.Tracked.Write(ctx, trackedRecord(sa, d.seq)); err != nil {
+		if err := d.writeTracked(sa); err != nil {
 			return err
 		}
 	}
@@ -130,8 +128,5 @@ func (s *Store) WriteAll(ctx context.Context, b Backend) error {
 	if err := s.prune(); err != nil {
 		return err
 	}
-	if err := b.Tx.SetMeta(ctx, "seq", d.seq); err != nil {
-		return err
-	}
-	return b.Tx.SetMeta(ctx, "clock", max(clock, int64(min(s.clock, maxClock))))
+	return b.Tx.SetClock(ctx, max(clock, int64(min(s.clock, maxClock))))
 }

@@ -49,11 +49,10 @@ type Transactions interface {
 	// Read runs fn in one read transaction, which it begins and ends:
 	// what fn reads is one state, however others write.
 	Read(ctx context.Context, fn func() error) error
-	// SeqClock reads the database's write sequence and logical clock (0
-	// in a new database); SetMeta writes one of them ("seq", "clock") or
-	// a marker ("imported").
-	SeqClock(ctx context.Context) (seq, clock int64, err error)
-	SetMeta(ctx context.Context, key string, value int64) error
+	// Clock reads the database's logical clock (0 in a new database),
+	// SetClock moves it on: the store's ticks go on from it.
+	Clock(ctx context.Context) (int64, error)
+	SetClock(ctx context.Context, clock int64) error
 	// Close releases the backend.
 	Close() error
 }
@@ -67,8 +66,10 @@ type ParentRows interface {
 	// counters and frozen blocks (the newest first).
 	Read(ctx context.Context, id string) (ParentRecord, error)
 	// Write writes p's row, entries and counters whole, adds p.Frozen
-	// and deletes p.GoneFrozen, inside the write transaction.
-	Write(ctx context.Context, p ParentRecord) error
+	// and deletes p.GoneFrozen, inside the write transaction. The row and
+	// each new block get the transaction's next revisions (the Backend
+	// keeps the write sequence): it returns the row's.
+	Write(ctx context.Context, p ParentRecord) (rev int64, err error)
 	// Delete deletes parent id with its entries, counters and frozen
 	// blocks.
 	Delete(ctx context.Context, id string) error
@@ -88,7 +89,8 @@ type ParentRows interface {
 type TrackedRows interface {
 	// Read reads a tracked session's row; ok false when there is none.
 	Read(ctx context.Context, session string) (rec TrackedRecord, ok bool, err error)
-	Write(ctx context.Context, t TrackedRecord) error
+	// Write writes t at the transaction's next revision and returns it.
+	Write(ctx context.Context, t TrackedRecord) (rev int64, err error)
 	Delete(ctx context.Context, session string) error
 	// List lists every tracked session, the least recently written first.
 	List(ctx context.Context) ([]string, error)
@@ -133,13 +135,14 @@ type Upkeep interface {
 // ParentRecord is a parent session as a Backend keeps it.
 type ParentRecord struct {
 	ID    string
-	Rev   int64 // the revision written or read
+	Rev   int64 // the revision read (written: 0, the Backend gives the next)
 	Bytes int   // what the byte budget counts for it
 	// Entries: read, the most recently used first.
 	Entries  []EntryRecord
 	Counters map[string]int64 // alias prefix → last n handed out
 	// Frozen: read, every block, the newest first; written, the blocks
-	// made since the parent was last written, the oldest first.
+	// made since the parent was last written, the oldest first (each
+	// given the next revision as its Seq).
 	Frozen []FrozenRecord
 	// GoneFrozen: written, the blocks dropped since (by message id).
 	GoneFrozen []string

@@ -43,6 +43,7 @@ type fakeConn struct {
 	health   map[string]Health
 	meta     map[string]int64
 	beginErr error
+	rev      int64 // the last revision the transaction gave
 	seen     int64 // db.version as last read (Epoch)
 	epoch    uint64
 }
@@ -72,6 +73,7 @@ func (c *fakeConn) Write(_ context.Context, fn func() error) error {
 	c.db.writer = c
 	defer func() { c.db.writer = nil }()
 	c.parents, c.tracked, c.health, c.meta = map[string]*ParentRecord{}, map[string]*TrackedRecord{}, map[string]Health{}, map[string]int64{}
+	c.rev = c.db.seq
 	if err := fn(); err != nil {
 		return err
 	}
@@ -94,16 +96,14 @@ func (c *fakeConn) Write(_ context.Context, fn func() error) error {
 		}
 	}
 	maps.Copy(c.db.health, c.health)
-	if s, ok := c.meta["seq"]; ok {
-		c.db.seq = s
-	}
+	c.db.seq = max(c.db.seq, c.rev)
 	c.db.version++
 	return nil
 }
-func (c *fakeConn) Read(_ context.Context, fn func() error) error  { return fn() }
-func (c *fakeConn) SeqClock(context.Context) (int64, int64, error) { return c.db.seq, 0, nil }
-func (c *fakeConn) SetMeta(_ context.Context, key string, v int64) error {
-	c.meta[key] = v
+func (c *fakeConn) Read(_ context.Context, fn func() error) error { return fn() }
+func (c *fakeConn) Clock(context.Context) (int64, error)          { return c.meta["clock"], nil }
+func (c *fakeConn) SetClock(_ context.Context, v int64) error {
+	c.meta["clock"] = v
 	return nil
 }
 func (c *fakeConn) Close() error { return nil }
@@ -119,13 +119,20 @@ func (f fakeParents) Read(_ context.Context, id string) (ParentRecord, error) {
 	f.c.db.reads++
 	return f.c.db.parents[id], nil
 }
-func (f fakeParents) Write(_ context.Context, p ParentRecord) error {
+func (f fakeParents) Write(_ context.Context, p ParentRecord) (int64, error) {
 	// Entries are written whole; frozen blocks are added to the row's.
+	f.c.rev++
+	p.Rev = f.c.rev
+	p.Frozen = slices.Clone(p.Frozen)
+	for i := range p.Frozen {
+		f.c.rev++
+		p.Frozen[i].Seq = f.c.rev
+	}
 	if old, ok := f.c.db.parents[p.ID]; ok {
-		p.Frozen = append(slices.Clone(p.Frozen), old.Frozen...)
+		p.Frozen = append(p.Frozen, old.Frozen...)
 	}
 	f.c.parents[p.ID] = &p
-	return nil
+	return p.Rev, nil
 }
 func (f fakeParents) Delete(_ context.Context, id string) error {
 	f.c.parents[id] = nil
@@ -162,9 +169,11 @@ func (f fakeTracked) Read(_ context.Context, session string) (TrackedRecord, boo
 	t, ok := f.c.db.tracked[session]
 	return t, ok, nil
 }
-func (f fakeTracked) Write(_ context.Context, t TrackedRecord) error {
+func (f fakeTracked) Write(_ context.Context, t TrackedRecord) (int64, error) {
+	f.c.rev++
+	t.Rev = f.c.rev
 	f.c.tracked[t.Session] = &t
-	return nil
+	return t.Rev, nil
 }
 func (f fakeTracked) Delete(_ context.Context, session string) error {
 	f.c.tracked[session] = nil
@@ -307,4 +316,24 @@ func TestUnwrittenParentMissingFromTheDatabase(t *testing.T) {
 	assert.Equal(t, []string{"ses_new"}, ids, "the forgotten entry stays forgotten; the unshown one is remembered again")
 	require.Contains(t, db.parents, "ses_q", "a new parent never written is written")
 	assert.Equal(t, "ses_q1", db.parents["ses_q"].Entries[0].TaskID)
+}
+
+// A parent is known at the revision its row was written at, frozen blocks
+// and all: another store's unrelated commit does not make this one read
+// it again (its cached revision was the transaction's last number, past
+// the row's, when blocks were written with it).
+func TestWrittenParentKnownAtItsRevision(t *testing.T) {
+	db := newFakeDB()
+	a, _, _ := attachFake(t, db)
+	b, _, _ := attachFake(t, db)
+	ctx := context.Background()
+	fakeTask(t, a, "c1", "ses_p", "first", "ses_1")
+	for _, m := range []string{"msg_1", "msg_2"} {
+		a.Frozen().Block(ctx, "ses_p", m, func() string { return "block " + m })
+	}
+	b.Tracked().SetAgent(ctx, "ses_other", "explorer") // another store commits
+	reads := db.reads
+	assert.Equal(t, "block msg_1", a.Frozen().Block(ctx, "ses_p", "msg_1", func() string { return "recomputed" }))
+	assert.Len(t, a.Tasks().List("ses_p"), 1)
+	assert.Equal(t, reads, db.reads, "the row's revision is the one the store knows: not read again")
 }

@@ -53,8 +53,7 @@ type persistence struct {
 	// txErr: a write inside the transaction failed (abort): it is rolled
 	// back when the change ends.
 	txErr error
-	seq   int64 // the revision this transaction writes (meta "seq")
-	clock uint64
+	clock uint64 // the database's logical clock as the transaction began
 
 	dirtyParents []*parentState
 	dirtyTracked []*sessionAgent
@@ -192,16 +191,15 @@ func (s *Store) inWrite(change func() error, whole bool) error {
 func noChange() error { return nil }
 
 // began readies the write transaction just begun: other processes'
-// commits noticed, the write sequence and clock read, and what this
+// commits noticed, the logical clock read, and what this
 // process could not write before taken in.
 func (s *Store) began() error {
 	d := s.db
 	d.refresh()
-	seq, clock, err := d.b.Tx.SeqClock(d.ctx)
+	clock, err := d.b.Tx.Clock(d.ctx)
 	if err != nil {
 		return err
 	}
-	d.seq = seq
 	d.clock = uint64(clock)
 	s.clock = max(s.clock, d.clock)
 	return s.takeUnwritten()
@@ -217,11 +215,11 @@ func (s *Store) committed() {
 	}
 	for _, p := range d.dirtyParents {
 		p.dirty, p.newFrozen, p.goneFrozen = false, nil, nil
-		p.rev, p.epoch = d.seq, d.epoch
+		p.rev, p.epoch = p.written, d.epoch
 	}
 	for _, sa := range d.dirtyTracked {
 		sa.dirty = false
-		sa.rev, sa.epoch = d.seq, d.epoch
+		sa.rev, sa.epoch = sa.written, d.epoch
 	}
 	d.dirtyParents, d.dirtyTracked, d.deleted, d.untracked = d.dirtyParents[:0], d.dirtyTracked[:0], nil, nil
 	d.settleProvisional(s.parents.holds)
@@ -268,6 +266,7 @@ func (s *Store) release() {
 // read-only database, this process's for its life).
 type rowSync struct {
 	rev                      int64
+	written                  int64 // the revision the transaction running wrote it at
 	epoch                    uint64
 	dirty, pinned, unwritten bool
 }
@@ -340,7 +339,6 @@ func (d *persistence) fresh() uint64 {
 func (s *Store) write() error {
 	d := s.db
 	b, ctx := d.b, d.ctx
-	d.seq++
 	for _, id := range d.deleted {
 		if err := b.Parents.Delete(ctx, id); err != nil {
 			return err
@@ -352,12 +350,12 @@ func (s *Store) write() error {
 		}
 	}
 	for _, p := range d.dirtyParents {
-		if err := b.Parents.Write(ctx, d.parentRecord(p, d.seq)); err != nil {
+		if err := d.writeParent(p); err != nil {
 			return err
 		}
 	}
 	for _, sa := range d.dirtyTracked {
-		if err := b.Tracked.Write(ctx, trackedRecord(sa, d.seq)); err != nil {
+		if err := d.writeTracked(sa); err != nil {
 			return err
 		}
 	}
@@ -365,11 +363,8 @@ func (s *Store) write() error {
 		return err
 	}
 	d.pruneDue = d.overBound
-	if err := b.Tx.SetMeta(ctx, "seq", d.seq); err != nil {
-		return err
-	}
 	if s.clock > d.clock {
-		if err := b.Tx.SetMeta(ctx, "clock", int64(s.clock)); err != nil {
+		if err := b.Tx.SetClock(ctx, int64(s.clock)); err != nil {
 			return err
 		}
 		d.clock = s.clock
@@ -377,12 +372,25 @@ func (s *Store) write() error {
 	return nil
 }
 
-// parentRecord is p as the Backend writes it, at revision seq: its
-// entries and counters, and the frozen blocks made (each numbered from
-// the transaction's sequence, the oldest first: seq grows with recency)
-// or dropped since it was last written.
-func (d *persistence) parentRecord(p *parentState, seq int64) ParentRecord {
-	rec := ParentRecord{ID: p.id, Rev: seq, Bytes: p.bytes, GoneFrozen: p.goneFrozen}
+// writeParent writes p, noting the revision the Backend gave it (its rev
+// once the transaction commits); writeTracked writes sa so.
+func (d *persistence) writeParent(p *parentState) error {
+	rev, err := d.b.Parents.Write(d.ctx, d.parentRecord(p))
+	p.written = rev
+	return err
+}
+
+func (d *persistence) writeTracked(sa *sessionAgent) error {
+	rev, err := d.b.Tracked.Write(d.ctx, trackedRecord(sa))
+	sa.written = rev
+	return err
+}
+
+// parentRecord is p as the Backend writes it: its entries and counters,
+// and the frozen blocks made (the oldest first: the Backend numbers them
+// so the numbers grow with recency) or dropped since it was last written.
+func (d *persistence) parentRecord(p *parentState) ParentRecord {
+	rec := ParentRecord{ID: p.id, Bytes: p.bytes, GoneFrozen: p.goneFrozen}
 	for _, a := range p.agents {
 		for _, e := range a.entries.All() {
 			rec.Entries = append(rec.Entries, EntryRecord{Agent: a.name, Alias: e.alias, TaskID: e.taskID, Label: e.label,
@@ -398,14 +406,13 @@ func (d *persistence) parentRecord(p *parentState, seq int64) ParentRecord {
 		if !ok {
 			continue
 		}
-		d.seq++
-		rec.Frozen = append(rec.Frozen, FrozenRecord{MessageID: id, Block: text, Seq: d.seq})
+		rec.Frozen = append(rec.Frozen, FrozenRecord{MessageID: id, Block: text})
 	}
 	return rec
 }
 
-// trackedRecord is sa as the Backend writes it, at revision seq.
-func trackedRecord(sa *sessionAgent, seq int64) TrackedRecord {
-	return TrackedRecord{Session: sa.session, Agent: sa.agent, Rev: seq, Bytes: trackedCost(sa),
+// trackedRecord is sa as the Backend writes it.
+func trackedRecord(sa *sessionAgent) TrackedRecord {
+	return TrackedRecord{Session: sa.session, Agent: sa.agent, Bytes: trackedCost(sa),
 		Model: sa.model, Parent: sa.parent, Running: sa.running, Switches: sa.switches}
 }
