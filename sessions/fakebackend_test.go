@@ -44,6 +44,7 @@ type fakeConn struct {
 	meta     map[string]int64
 	beginErr error
 	rev      int64 // the last revision the transaction gave
+	begins   int   // write transactions asked for
 	seen     int64 // db.version as last read (Epoch)
 	epoch    uint64
 }
@@ -64,6 +65,7 @@ func (c *fakeConn) Epoch(context.Context) (uint64, error) {
 	return c.epoch, nil
 }
 func (c *fakeConn) Write(_ context.Context, fn func() error) error {
+	c.begins++
 	if c.beginErr != nil {
 		return c.beginErr
 	}
@@ -336,4 +338,22 @@ func TestWrittenParentKnownAtItsRevision(t *testing.T) {
 	assert.Equal(t, "block msg_1", a.Frozen().Block(ctx, "ses_p", "msg_1", func() string { return "recomputed" }))
 	assert.Len(t, a.Tasks().List("ses_p"), 1)
 	assert.Equal(t, reads, db.reads, "the row's revision is the one the store knows: not read again")
+}
+
+// A change that cannot begin its transaction runs on the cache alone, and
+// what it calls that writes (a task session's prompt-cache figures, with
+// the call's outcome) does not ask the database again: one wait for the
+// write lock, not one a write.
+func TestChangeOnTheCacheAloneAsksOnce(t *testing.T) {
+	db := newFakeDB()
+	s, c, _ := attachFake(t, db)
+	ctx := context.Background()
+	s.PromptCache().Usage(ctx, Usage{Session: "ses_child", Message: "msg_1", Input: 10, Output: 5})
+	act, _ := s.Tasks().BeginCall(ctx, "call_1", "ses_p", "explorer", "work", "")
+	require.Equal(t, TaskIDLeave, act)
+	c.beginErr = errors.New("database is locked (fake)")
+	begins := c.begins
+	s.Tasks().CompleteCall(ctx, "call_1", core.TaskOutcome{TaskID: "ses_child"})
+	assert.Equal(t, 1, c.begins-begins, "one transaction asked for")
+	assert.Equal(t, []string{"ses_child"}, taskIDsOf(s.Tasks().List("ses_p")), "served from the cache")
 }

@@ -51,9 +51,11 @@ type persistence struct {
 	inRequest, checked bool
 	inTx               bool
 	// txErr: a write inside the transaction failed (abort): it is rolled
-	// back when the change ends.
-	txErr error
-	clock uint64 // the database's logical clock as the transaction began
+	// back when the change ends. cacheOnly: a change runs on the cache
+	// alone, no transaction could begin.
+	txErr     error
+	cacheOnly bool
+	clock     uint64 // the database's logical clock as the transaction began
 
 	dirtyParents []*parentState
 	dirtyTracked []*sessionAgent
@@ -142,7 +144,7 @@ func (d *persistence) refresh() {
 // holds mu.
 func (s *Store) inWrite(change func() error, whole bool) error {
 	d := s.db
-	if d == nil || d.inTx {
+	if d == nil || d.inTx || d.cacheOnly {
 		return change()
 	}
 	if d.readOnly {
@@ -175,7 +177,11 @@ func (s *Store) inWrite(change func() error, whole bool) error {
 		d.fail(err)
 		d.rollback()
 		if !ran && !whole {
+			// On the cache alone, what change calls that writes too
+			// does not try the database again (one wait, not one a call).
 			d.refresh()
+			d.cacheOnly = true
+			defer func() { d.cacheOnly = false }()
 			return change()
 		}
 		return err
