@@ -317,9 +317,12 @@ func recordSwitch(m modelState, session string, sw sessions.Switch, replace bool
 	}
 }
 
-// switchLogged counts and logs a switch kept.
+// switchLogged counts and logs a switch kept (a switch asked again, in
+// place of its record, is counted once).
 func (r *modelRouter) switchLogged(session, agent string, sw sessions.Switch, again bool) {
-	r.models.switched()
+	if !again {
+		r.models.switched() // a switch asked again is the same switch
+	}
 	ev := r.log.Info().Str("session", session).Str("agent", agent).Str("from", sw.From).Str("to", sw.To).
 		Str("rung", sw.Rung).Str("reason", sw.Reason)
 	if sw.Attempt > 0 {

@@ -1,12 +1,15 @@
 package handlers
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
 )
 
@@ -127,6 +130,13 @@ func TestModelFailedAskedAgainIsNotCounted(t *testing.T) {
 	}
 	assert.Equal(t, []string{"m1->m2", "m1->m2", "m2->m3", "m2->m3", "m3->m4", "m3->m4"}, switched)
 	assert.Len(t, r.s.Store().Tracked().Switches("ses_c"), 3)
+	res, err := r.s.Dispatch(context.Background(), rpc.Request{Method: "status"})
+	require.NoError(t, err)
+	var st struct {
+		Models struct{ Switches int } `json:"models"`
+	}
+	require.NoError(t, json.Unmarshal(mustJSON(t, res), &st))
+	assert.Equal(t, 3, st.Models.Switches, "status counts a switch asked again once")
 }
 
 // OpenCode 2's session.model.selected is an event, not awaited: the

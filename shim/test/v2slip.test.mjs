@@ -101,8 +101,10 @@ test("a hanging switchModel holds the retry hook no longer than the call's timeo
     await host.load(shimDir);
     await firstTurn(host, s);
     await rescued(host, s, seen);
-    // The bound is the hook's deadline: model.failed and switchModel within timeoutMs (1000), not 60 s.
-    assert.ok(host.retryHookMs[0] < 1000 + 250, `the first retry hook held ${host.retryHookMs[0]} ms`);
+    // The bound is the hook's deadline: model.failed and switchModel within
+    // timeoutMs (1000), not the hang's forever (issue 49: 60 s). The slack
+    // is for a loaded machine's timers.
+    assert.ok(host.retryHookMs[0] < 1000 + 750, `the first retry hook held ${host.retryHookMs[0]} ms`);
     assert.match(s.records().find((r) => r.ev === "v2-fallback-unapplied")?.why ?? "", /^no answer within/);
   } finally {
     await host.unload();
