@@ -10,14 +10,15 @@ import (
 //   - A method that may change what is kept runs its changes in one write
 //     transaction (inWrite: Transactions.Write, which the Backend begins,
 //     taking the database's write lock after this process's and other
-//     processes' earlier writers, and ends), so it decides on the latest state: alias numbers are
-//     allocated under the write lock, and two processes never hand out
-//     the same one.
+//     processes' earlier writers, and ends), so it decides on the latest
+//     state: alias numbers are allocated under the write lock, and two
+//     processes never hand out the same one.
 //   - Before reading, the store asks the Backend whether another process
 //     committed since (its Epoch). If so, each cached parent and
-//     tracked session is checked against its row's revision before use
-//     and read again when it changed; a parent or session the cache lacks
-//     is read through from the database.
+//     tracked session is checked against its row's revision (the one the
+//     Backend gave it when it was written) before use and read again when
+//     it changed; a parent or session the cache lacks is read through
+//     from the database.
 //   - A changed parent is written whole (its entries and counters: a few
 //     rows); frozen blocks are written one by one as they are made.
 //   - The bounds of the whole database (parents, tracked sessions, the
