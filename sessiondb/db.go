@@ -371,6 +371,9 @@ func (c *dbConn) seqClock(ctx context.Context) (seq, clock int64, err error) {
 	if err == nil && version > int64(schemaVersion) {
 		err = newerWhileRunning(version)
 	}
+	if err == nil {
+		c.revs.saw(seq)
+	}
 	return seq, clock, err
 }
 

@@ -60,7 +60,7 @@ func (c *dbConn) beginWrite(ctx context.Context) error {
 		c.endWrite()
 		return err
 	}
-	c.revs = revisions{}
+	c.revs = revisions{open: true}
 	return nil
 }
 
@@ -86,6 +86,7 @@ func (c *dbConn) rollback(ctx context.Context) {
 // endWrite gives the next writer on the file its turn: another
 // process's waiting in the queue, and this process's.
 func (c *dbConn) endWrite() {
+	c.revs = revisions{}
 	c.turn.release()
 	c.turn = turn{}
 	if c.writing {
@@ -101,8 +102,17 @@ func (c *dbConn) endWrite() {
 // (the listing and the prune's "least recently written"). The sequence
 // is read at the transaction's first row and saved before it commits.
 type revisions struct {
+	open       bool // a write transaction runs
 	loaded     bool
 	base, last int64
+}
+
+// saw primes r with the sequence read inside the write transaction
+// (seqClock, as the store's transaction begins), sparing a read.
+func (r *revisions) saw(seq int64) {
+	if r.open && !r.loaded {
+		r.loaded, r.base, r.last = true, seq, seq
+	}
 }
 
 // next is the next revision of the transaction running on c.
