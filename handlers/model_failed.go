@@ -17,7 +17,7 @@ import (
 // next attempt and no listing says the session runs on it.
 //
 // One failure is one intent of the store (sessions.Store.
-// RecordModelFailure): the health, the session's agent and parent the
+// RecordModels): the health, the session's agent and parent the
 // report names, its switch and its model decision are read and written in
 // one write transaction, so two processes reporting at once give the
 // answers of one after the other, and all of a failure's records are kept
@@ -96,7 +96,7 @@ func (s *Server) modelFailed(ctx context.Context, p *modelFailedParams) (modelFa
 	}
 	var res modelFailedResult
 	var lg failureLog
-	err := s.store.RecordModelFailure(ctx, func(rec *sessions.ModelRecords) {
+	err := s.store.RecordModels(ctx, func(rec *sessions.ModelRecords) {
 		res, lg = s.router.modelFailed(rec, rep)
 	})
 	if err != nil {
@@ -226,7 +226,7 @@ func (r *modelRouter) countFailure(rec *sessions.ModelRecords, model string, f c
 func (r *modelRouter) recordFailure(ctx context.Context, session, model string, f core.ProviderFailure) {
 	var res modelFailedResult
 	var lg failureLog
-	err := r.store.RecordModelFailure(ctx, func(rec *sessions.ModelRecords) {
+	err := r.store.RecordModels(ctx, func(rec *sessions.ModelRecords) {
 		res, lg = r.countFailure(rec, model, f, 0, r.clock())
 	})
 	if err != nil {

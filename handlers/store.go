@@ -20,9 +20,10 @@ type Store interface {
 	ProviderHealth() sessions.ProviderHealth
 	PromptCache() sessions.PromptCache
 	Stats() sessions.Stats
-	// RecordModelFailure is one failed model call's intent (4.8): what
-	// record reads and changes, in one write transaction.
-	RecordModelFailure(ctx context.Context, record func(*sessions.ModelRecords)) error
+	// RecordModels is one intent on the models' records (4.7, 4.8: a
+	// failed model call; a session seen on a model, moved off one that
+	// cools): what record reads and changes, in one write transaction.
+	RecordModels(ctx context.Context, record func(*sessions.ModelRecords)) error
 }
 
 // The store's methods for each part, each a type of package sessions, and what the

@@ -19,7 +19,7 @@ import (
 // ModelRecords is what recording a model failure reads and changes: the
 // models' health and the tracked sessions as the database holds them
 // while this process alone writes. Its methods are valid only inside the
-// function given to RecordModelFailure.
+// function given to RecordModels.
 type ModelRecords struct {
 	s *Store
 	// before: each tracked session's state before the first change (nil:
@@ -30,19 +30,20 @@ type ModelRecords struct {
 	err    error // the first write that failed
 }
 
-// ErrNotRecorded is RecordModelFailure's error when the database could
+// ErrNotRecorded is RecordModels's error when the database could
 // not take the failure's records (its write lock not had within the
 // timeout, a write or the commit failed): nothing was kept.
 var ErrNotRecorded = errors.New("the model failure was not recorded")
 
-// RecordModelFailure runs record with the records of the models and
+// RecordModels runs record with the records of the models and
 // sessions as of now, inside one write transaction, and commits what it
-// changed. With a database, when the transaction cannot be begun or
+// changed: one failed model call (4.8), or a session seen on a model and
+// moved off one that cools (4.7). With a database, when the transaction cannot be begun or
 // committed, nothing record changed is kept (in the database or in this
 // store) and the error wraps ErrNotRecorded and says why (status shows it
 // too); record is then not run, or its changes are undone. In memory, or
 // on a database open read-only, record's changes are kept in memory.
-func (s *Store) RecordModelFailure(ctx context.Context, record func(*ModelRecords)) error {
+func (s *Store) RecordModels(ctx context.Context, record func(*ModelRecords)) error {
 	s.lock(ctx)
 	defer s.unlock()
 	r := &ModelRecords{s: s, before: map[string]*sessionAgent{}, health: map[string]*Health{}}

@@ -15,7 +15,7 @@ import (
 // recordSwitchingFailure records, in one intent, a failure of model for
 // session: its health, agent, parent, switch and model decision.
 func recordSwitchingFailure(s *Store, session, model string, at time.Time) error {
-	return s.RecordModelFailure(context.Background(), func(r *ModelRecords) {
+	return s.RecordModels(context.Background(), func(r *ModelRecords) {
 		r.SetAgent(session, "explore")
 		r.SetParent(session, "ses_p")
 		r.SetHealth(model, core.ModelHealth{Until: at.Add(time.Minute), Strikes: 1, Last: at, Class: "rate-limit"})
