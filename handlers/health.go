@@ -20,7 +20,7 @@ import (
 // nextHealthy is the model core's FallbackModel gives session (agent)
 // instead of failed (4.8), from its inputs here: the agent's agentModels
 // entry, the parent session's model, and the models cooling at now.
-func (r *modelRouter) nextHealthy(m modelState, session, agent, failed string, now time.Time) (core.ModelRef, string, bool) {
+func (r *modelRouter) nextHealthy(m modelReader, session, agent, failed string, now time.Time) (core.ModelRef, string, bool) {
 	var entry *core.AgentChoice
 	if e, ok := r.cfg.AgentModels[agent]; ok {
 		c := e.Choice()
@@ -95,7 +95,7 @@ func (r *modelRouter) avoidCooling(ctx context.Context, c chatMessageModel, ops 
 		r.log.Warn().Err(err).Str("session", c.session).Msg("model change not recorded")
 		mv = modelMove{}
 		if cooling {
-			if to, _, ok := r.nextHealthy(storeModels{ctx, r.store}, c.session, c.agent, name, r.clock()); ok {
+			if to, _, ok := r.nextHealthy(storeModels{r.store}, c.session, c.agent, name, r.clock()); ok {
 				mv.to = &to
 			}
 		}

@@ -221,21 +221,6 @@ func (r *modelRouter) countFailure(rec *sessions.ModelRecords, model string, f c
 	return res, failureLog{cooling: !prev.Cooling(now), strikes: next.Strikes}
 }
 
-// recordFailure is countFailure as an intent of its own (a failed
-// subagent call on OpenCode 2), logged once kept.
-func (r *modelRouter) recordFailure(ctx context.Context, session, model string, f core.ProviderFailure) {
-	var res modelFailedResult
-	var lg failureLog
-	err := r.store.RecordModels(ctx, func(rec *sessions.ModelRecords) {
-		res, lg = r.countFailure(rec, model, f, 0, r.clock())
-	})
-	if err != nil {
-		r.log.Warn().Err(err).Str("session", session).Str("model", model).Msg("model failure not recorded")
-		return
-	}
-	r.logFailure(session, res, lg)
-}
-
 // logFailure logs what one recorded failure did, and counts its switch.
 func (r *modelRouter) logFailure(session string, res modelFailedResult, lg failureLog) {
 	if lg.applied != "" {
@@ -259,14 +244,21 @@ func switchReason(class, message string) string {
 	return class + ": " + message
 }
 
-// modelState is what the model decisions of 4.7 and 4.8 read and write of
-// the sessions and the models' health: a failure's records inside its
-// transaction (sessions.ModelRecords), or the store's (storeModels).
-type modelState interface {
+// modelReader is what the fallback choice reads of the sessions and the
+// models' health (nextHealthy): a model intent's records
+// (sessions.ModelRecords), or the store's own (storeModels).
+type modelReader interface {
 	Parent(session string) string
 	Running(session string) string
-	Switches(session string) []sessions.Switch
 	Cooling(model string, now time.Time) bool
+}
+
+// modelState is what the model decisions of 4.7 and 4.8 read and write of
+// the sessions and the models' health, inside a model intent's
+// transaction (sessions.ModelRecords).
+type modelState interface {
+	modelReader
+	Switches(session string) []sessions.Switch
 	AddSwitch(session string, sw sessions.Switch)
 	ReplaceSwitch(session string, sw sessions.Switch)
 	SetModelDecision(session string, d sessions.ModelDecision)
@@ -275,32 +267,13 @@ type modelState interface {
 
 var _ modelState = (*sessions.ModelRecords)(nil)
 
-// storeModels is modelState on the store itself, each change its own
-// write (chat.message's move off a cooling model, a switch seen applied).
-type storeModels struct {
-	ctx   context.Context
-	store Store
-}
+// storeModels reads the store itself, outside a model intent.
+type storeModels struct{ store Store }
 
 func (m storeModels) Parent(session string) string  { return m.store.Tracked().Parent(session) }
 func (m storeModels) Running(session string) string { return m.store.Tracked().Running(session) }
-func (m storeModels) Switches(session string) []sessions.Switch {
-	return m.store.Tracked().Switches(session)
-}
 func (m storeModels) Cooling(model string, now time.Time) bool {
 	return m.store.ProviderHealth().Cooling(model, now)
-}
-func (m storeModels) AddSwitch(session string, sw sessions.Switch) {
-	m.store.Tracked().AddSwitch(m.ctx, session, sw)
-}
-func (m storeModels) ReplaceSwitch(session string, sw sessions.Switch) {
-	m.store.Tracked().ReplaceSwitch(m.ctx, session, sw)
-}
-func (m storeModels) SetModelDecision(session string, d sessions.ModelDecision) {
-	m.store.Tracked().SetModelDecision(m.ctx, session, d)
-}
-func (m storeModels) SetRunning(session, model string) {
-	m.store.Tracked().SetRunning(m.ctx, session, model)
 }
 
 // recordSwitch keeps a switch of session in m, in place of its latest
@@ -344,9 +317,20 @@ func switchDecision(sw sessions.Switch) sessions.ModelDecision {
 // switch is pending and went to model, the switch applied: it is no
 // longer pending, the session's model decision becomes its fallback and
 // the session runs on it (a subagent call that ended before OpenCode 2's
-// event came left it on the call's model).
+// event came left it on the call's model), in one transaction.
 func (r *modelRouter) switchApplied(ctx context.Context, session, model string) {
-	if r.switchAppliedIn(storeModels{ctx, r.store}, session, model) {
+	if p, ok := r.pendingSwitch(session); !ok || p.To != model || session == "" {
+		return // nothing to change: no write
+	}
+	applied := false
+	err := r.store.RecordModels(ctx, func(rec *sessions.ModelRecords) {
+		applied = r.switchAppliedIn(rec, session, model)
+	})
+	if err != nil {
+		r.log.Warn().Err(err).Str("session", session).Msg("model switch applied, not recorded")
+		return
+	}
+	if applied {
 		r.log.Info().Str("session", session).Str("to", model).Msg("model switch applied")
 	}
 }
