@@ -169,10 +169,18 @@ func (r *modelRouter) sessionCreated(ctx context.Context, session, parent, agent
 	if session == "" || parent == "" {
 		return
 	}
-	if agent != "" && r.store.Tracked().Agent(session) == "" {
-		r.store.Tracked().SetAgent(ctx, session, agent)
+	// The agent and the parent together, or neither.
+	err := r.store.RecordModels(ctx, func(rec *sessions.ModelRecords) {
+		if agent != "" && rec.Agent(session) == "" {
+			rec.SetAgent(session, agent)
+		}
+		if rec.Parent(session) != parent {
+			rec.SetParent(session, parent)
+		}
+	})
+	if err != nil {
+		r.log.Warn().Err(err).Str("session", session).Msg("session's agent and parent not recorded")
 	}
-	r.store.Tracked().SetParent(ctx, session, parent)
 }
 
 // statusHealth is status.health: every model whose health is kept, the
