@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -277,4 +278,46 @@ func modelFailedKill9(t *testing.T, rounds int) {
 	}
 	t.Logf("%d kills, %d failures recorded whole, %d records in part", rounds, recorded, partial)
 	assert.Positive(t, recorded)
+}
+
+// A failure whose transaction cannot be had (another connection holds the
+// write lock past the busy timeout) keeps nothing and says so: counted,
+// its class, "none" and no until in the answer, the error in status, and
+// no switch, health or agent of it in the database or the process.
+func TestModelFailedNotRecordedKeepsNothing(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.db")
+	p := startFailing(t, state, 0)
+	p.call("status", nil) // the database is open and made
+	db, err := sql.Open("sqlite", state)
+	require.NoError(t, err)
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	tx, err := db.Begin()
+	require.NoError(t, err)
+	_, err = tx.Exec("INSERT INTO meta(key,value) VALUES('held',1) ON CONFLICT(key) DO UPDATE SET value=value")
+	require.NoError(t, err)
+
+	r := p.call("model.failed", failure("ses_c", "fake/m", map[string]any{"inPlace": true, "agent": "explore", "parentID": "ses_p"}))
+	require.Nil(t, r.Error)
+	var got struct {
+		Counted bool       `json:"counted"`
+		Class   string     `json:"class"`
+		Action  string     `json:"action"`
+		Until   *time.Time `json:"until"`
+	}
+	require.NoError(t, json.Unmarshal(r.Result, &got))
+	require.NoError(t, tx.Rollback())
+	assert.True(t, got.Counted)
+	assert.Equal(t, "rate-limit", got.Class)
+	assert.Equal(t, "none", got.Action, "a switch nothing records is not asked for")
+	assert.Nil(t, got.Until, "no cooldown was kept")
+	assert.NotEmpty(t, lastWriteError(t, p), "status says why")
+	_, ok := healthOf(t, p, "fake/m")
+	assert.False(t, ok, "the process keeps no health of it either")
+
+	s := readStore(t, state)
+	assert.Empty(t, s.Tracked().Switches("ses_c"))
+	assert.Empty(t, s.Tracked().Agent("ses_c"))
+	_, ok = s.ProviderHealth().Of("fake/m")
+	assert.False(t, ok)
 }
