@@ -20,17 +20,17 @@ import (
 // nextHealthy is the model core's FallbackModel gives session (agent)
 // instead of failed (4.8), from its inputs here: the agent's agentModels
 // entry, the parent session's model, and the models cooling at now.
-func (r *modelRouter) nextHealthy(session, agent, failed string, now time.Time) (core.ModelRef, string, bool) {
+func (r *modelRouter) nextHealthy(m modelReader, session, agent, failed string, now time.Time) (core.ModelRef, string, bool) {
 	var entry *core.AgentChoice
 	if e, ok := r.cfg.AgentModels[agent]; ok {
 		c := e.Choice()
 		entry = &c
 	}
 	parentModel := ""
-	if parent := r.store.Tracked().Parent(session); parent != "" {
-		parentModel = r.store.Tracked().Running(parent)
+	if parent := m.Parent(session); parent != "" {
+		parentModel = m.Running(parent)
 	}
-	cooling := func(model string) bool { return r.store.ProviderHealth().Cooling(model, now) }
+	cooling := func(model string) bool { return m.Cooling(model, now) }
 	if to, rung, ok := r.models.fallback(entry, failed, parentModel, cooling); ok || entry != nil {
 		return to, rung, ok
 	}
@@ -59,7 +59,10 @@ func (r *modelRouter) borrowedFallback(failed string, cooling func(model string)
 
 // avoidCooling is 4.7 with health: when the model a chat.message leaves the
 // session on (after ops) cools down, the session gets the next healthy one.
-// It records the model the session runs on.
+// It records the model the session runs on, with the switch off the
+// cooling model and a pending switch the session is seen to have taken,
+// in one write transaction (sessions.Store.RecordModels): all of them
+// or none. A message that needs none of these writes nothing.
 func (r *modelRouter) avoidCooling(ctx context.Context, c chatMessageModel, ops []Op) []Op {
 	if c.session == "" {
 		return ops
@@ -76,31 +79,89 @@ func (r *modelRouter) avoidCooling(ctx context.Context, c chatMessageModel, ops 
 	if model.ProviderID == "" {
 		return ops
 	}
-	now := r.clock()
 	name := model.Name()
-	if h, ok := r.store.ProviderHealth().Of(name); ok && h.Cooling(now) && r.cfg.FallbackEnabled(c.agent) {
-		if to, rung, ok := r.nextHealthy(c.session, c.agent, name, now); ok {
+	enabled := r.cfg.FallbackEnabled(c.agent)
+	cooling := enabled && r.store.ProviderHealth().Cooling(name, r.clock())
+	if !cooling && !r.runsOn(c.session, name) {
+		return ops // nothing to record: the records stand as they are
+	}
+	var mv modelMove
+	err := r.store.RecordModels(ctx, func(rec *sessions.ModelRecords) {
+		mv = r.moveOff(rec, c, name, enabled)
+	})
+	if err != nil {
+		// Nothing was recorded (status says why); the message still goes
+		// to a model that does not cool.
+		r.log.Warn().Err(err).Str("session", c.session).Msg("model change not recorded")
+		mv = modelMove{}
+		if cooling {
+			if to, _, ok := r.nextHealthy(storeModels{r.store}, c.session, c.agent, name, r.clock()); ok {
+				mv.to = &to
+			}
+		}
+	}
+	if mv.applied {
+		r.log.Info().Str("session", c.session).Str("to", name).Msg("model switch applied")
+	}
+	if mv.to == nil {
+		return ops
+	}
+	if mv.switched != nil {
+		r.switchLogged(c.session, c.agent, *mv.switched, mv.again)
+	}
+	op := "replace"
+	if !c.onMessage {
+		if !c.hasMessage {
+			return ops
+		}
+		op = "add"
+	}
+	return []Op{{Op: op, Path: "/message/model", Value: *mv.to}}
+}
+
+// runsOn reports whether session, tracked, has a record to change when
+// it is seen on model: its running model is another, or its pending
+// switch went to model.
+func (r *modelRouter) runsOn(session, model string) bool {
+	if r.store.Tracked().Agent(session) == "" {
+		return false // not tracked: nothing is kept of it
+	}
+	if r.store.Tracked().Running(session) != model {
+		return true
+	}
+	p, ok := r.pendingSwitch(session)
+	return ok && p.To == model
+}
+
+// modelMove is what avoidCooling did in one transaction: the model the
+// message moves to (nil: it stays), the switch recorded, and whether a
+// pending switch applied.
+type modelMove struct {
+	to       *core.ModelRef
+	switched *sessions.Switch
+	again    bool
+	applied  bool
+}
+
+// moveOff decides and records, in rec, a chat.message of c on model name:
+// off it to the next healthy model when it cools, else on it.
+func (r *modelRouter) moveOff(rec *sessions.ModelRecords, c chatMessageModel, name string, enabled bool) modelMove {
+	now := r.clock()
+	if h, ok := rec.Health(name); ok && h.Cooling(now) && enabled {
+		if to, rung, ok := r.nextHealthy(rec, c.session, c.agent, name, now); ok {
 			reason := fmt.Sprintf("cooling until %s (%s)", h.Until.UTC().Format(time.RFC3339), switchReason(h.Class, h.Message))
 			// A pending switch off the same model (model.failed's, never
 			// applied: a resend that failed) is this one: one record.
-			pending, ok := r.pendingSwitch(c.session)
-			r.recordSwitch(ctx, c.session, c.agent, sessions.Switch{From: name, To: to.Name(), Variant: to.Variant, Rung: rung, Reason: reason, At: now},
-				ok && pending.From == name)
-			r.store.Tracked().SetRunning(ctx, c.session, to.Name())
-			path := "/message/model"
-			op := "replace"
-			if !c.onMessage {
-				if !c.hasMessage {
-					return ops
-				}
-				op = "add"
-			}
-			return []Op{{Op: op, Path: path, Value: to}}
+			pending, ok := pendingOf(rec.Switches(c.session))
+			sw := sessions.Switch{From: name, To: to.Name(), Variant: to.Variant, Rung: rung, Reason: reason, At: now}
+			again := ok && pending.From == name
+			recordSwitch(rec, c.session, sw, again)
+			rec.SetRunning(c.session, to.Name())
+			return modelMove{to: &to, switched: &sw, again: again}
 		}
 	}
-	r.store.Tracked().SetRunning(ctx, c.session, name)
-	r.switchApplied(ctx, c.session, name)
-	return ops
+	rec.SetRunning(c.session, name)
+	return modelMove{applied: r.switchAppliedIn(rec, c.session, name)}
 }
 
 // sessionCreated learns a new session's agent and parent (session.created).
@@ -108,10 +169,18 @@ func (r *modelRouter) sessionCreated(ctx context.Context, session, parent, agent
 	if session == "" || parent == "" {
 		return
 	}
-	if agent != "" && r.store.Tracked().Agent(session) == "" {
-		r.store.Tracked().SetAgent(ctx, session, agent)
+	// The agent and the parent together, or neither.
+	err := r.store.RecordModels(ctx, func(rec *sessions.ModelRecords) {
+		if agent != "" && rec.Agent(session) == "" {
+			rec.SetAgent(session, agent)
+		}
+		if rec.Parent(session) != parent {
+			rec.SetParent(session, parent)
+		}
+	})
+	if err != nil {
+		r.log.Warn().Err(err).Str("session", session).Msg("session's agent and parent not recorded")
 	}
-	r.store.Tracked().SetParent(ctx, session, parent)
 }
 
 // statusHealth is status.health: every model whose health is kept, the

@@ -15,6 +15,13 @@ import (
 // recorded pending until the session is seen on the fallback
 // (switchApplied), so a switch the client never made is asked again at the
 // next attempt and no listing says the session runs on it.
+//
+// One failure is one intent of the store (sessions.Store.
+// RecordModels): the health, the session's agent and parent the
+// report names, its switch and its model decision are read and written in
+// one write transaction, so two processes reporting at once give the
+// answers of one after the other, and all of a failure's records are kept
+// or none.
 
 // Actions model.failed asks of the client.
 const (
@@ -51,53 +58,103 @@ type modelFailedResult struct {
 	Reason   string         `json:"reason,omitempty"`
 }
 
+// failureReport is one model.failed's report, as read from its params.
+type failureReport struct {
+	session, model, agent, parent string
+	failure                       core.ProviderFailure
+	retryAfter                    string
+	retryAt                       float64
+	attempt                       int
+	inPlace                       bool
+}
+
+// failureLog is what one failure logs and counts once its records are
+// kept.
+type failureLog struct {
+	cooling  bool // the model starts cooling
+	strikes  int
+	applied  string // the pending switch the failure showed applied: its fallback
+	switched *sessions.Switch
+	agent    string
+	again    bool
+}
+
 // modelFailed answers model.failed (4.8).
 func (s *Server) modelFailed(ctx context.Context, p *modelFailedParams) (modelFailedResult, error) {
-	f := core.ProviderFailure{Name: rawString(p.Error.Name), Message: rawString(p.Error.Message)}
+	rep := failureReport{session: p.SessionID, agent: p.Agent, parent: p.ParentID, inPlace: p.InPlace, attempt: max(p.Attempt, 0),
+		failure: core.ProviderFailure{Name: rawString(p.Error.Name), Message: rawString(p.Error.Message)}, retryAfter: rawString(p.RetryAfter)}
 	if n, ok := rawNumber(p.Error.StatusCode); ok {
-		f.StatusCode = int(n)
+		rep.failure.StatusCode = int(n)
 	}
-	model := ""
 	if m, ok := parseMessageModel(p.Model); ok {
-		model = m.Name()
-	} else if name := strings.TrimSpace(rawString(p.Model)); name != "" {
-		model = name
+		rep.model = m.Name()
 	} else {
-		model = s.store.Tracked().Running(p.SessionID)
+		rep.model = strings.TrimSpace(rawString(p.Model))
 	}
-	now := s.clock()
-	retryAfter := core.ParseRetryAfter(rawString(p.RetryAfter), now)
-	if at, ok := rawNumber(p.RetryAt); ok && at > 0 {
-		retryAfter = max(retryAfter, core.RetryAtDelay(at, now))
+	if at, ok := rawNumber(p.RetryAt); ok {
+		rep.retryAt = at
+	}
+	var res modelFailedResult
+	var lg failureLog
+	err := s.store.RecordModels(ctx, func(rec *sessions.ModelRecords) {
+		res, lg = s.router.modelFailed(rec, rep)
+	})
+	if err != nil {
+		// Nothing was kept: the answer changes nothing either (a switch
+		// the store does not hold would be counted and shown nowhere).
+		s.router.log.Warn().Err(err).Str("session", rep.session).Str("model", res.Model).Msg("model failure not recorded")
+		class, counted := core.ClassifyFailure(rep.failure)
+		return modelFailedResult{Counted: counted, Class: class, Model: res.Model, Action: actionNone}, nil
+	}
+	s.router.logFailure(rep.session, res, lg)
+	return res, nil
+}
+
+// modelFailed decides and records one failure in rec (the write
+// transaction of its intent): the model's health, the agent and parent the
+// report names, and the switch off the model.
+func (r *modelRouter) modelFailed(rec *sessions.ModelRecords, p failureReport) (modelFailedResult, failureLog) {
+	now := r.clock()
+	model := p.model
+	if model == "" {
+		model = rec.Running(p.session)
+	}
+	retryAfter := core.ParseRetryAfter(p.retryAfter, now)
+	if p.retryAt > 0 {
+		retryAfter = max(retryAfter, core.RetryAtDelay(p.retryAt, now))
 	}
 	// A client that knows the session's agent or parent better than the
 	// store (OpenCode 2: the retry hook names the agent; the child of a
 	// subagent call in flight has no session.created yet) says so.
-	if p.Agent != "" && len(p.Agent) <= sessions.MaxAgentNameBytes && s.store.Tracked().Agent(p.SessionID) == "" {
-		s.store.Tracked().SetAgent(ctx, p.SessionID, p.Agent)
+	if p.agent != "" && len(p.agent) <= sessions.MaxAgentNameBytes && rec.Agent(p.session) == "" {
+		rec.SetAgent(p.session, p.agent)
 	}
-	if p.ParentID != "" && p.ParentID != p.SessionID && len(p.ParentID) <= sessions.MaxIDBytes && s.store.Tracked().Parent(p.SessionID) == "" {
-		s.store.Tracked().SetParent(ctx, p.SessionID, p.ParentID)
+	if p.parent != "" && p.parent != p.session && len(p.parent) <= sessions.MaxIDBytes && rec.Parent(p.session) == "" {
+		rec.SetParent(p.session, p.parent)
 	}
 	// A failure on the model a pending switch went to: the session ran on it.
-	s.router.switchApplied(ctx, p.SessionID, model)
-	res, wasCooling := s.router.countFailure(ctx, p.SessionID, model, f, retryAfter, now)
+	var applied string
+	if r.switchAppliedIn(rec, p.session, model) {
+		applied = model
+	}
+	res, lg := r.countFailure(rec, model, p.failure, retryAfter, now)
+	lg.applied = applied
 	if res.Until == nil {
-		return res, nil
+		return res, lg
 	}
-	again, dup := s.router.askedAgain(p.SessionID, model, max(p.Attempt, 0), wasCooling)
-	agent := s.store.Tracked().Agent(p.SessionID)
-	if !s.cfg.FallbackEnabled(agent) || dup {
-		return res, nil
+	again, dup := askedAgain(rec.Switches(p.session), model, p.attempt, lg.wasCooling())
+	agent := rec.Agent(p.session)
+	if !r.cfg.FallbackEnabled(agent) || dup {
+		return res, lg
 	}
-	parent := s.store.Tracked().Parent(p.SessionID)
-	_, listed := s.cfg.AgentModels[agent]
+	parent := rec.Parent(p.session)
+	_, listed := r.cfg.AgentModels[agent]
 	var action string
 	switch {
-	case p.InPlace && (parent != "" || listed):
+	case p.inPlace && (parent != "" || listed):
 		// Where 1.x would abort or resend, the same call goes on.
-		if !again && len(s.store.Tracked().Switches(p.SessionID)) >= maxInPlaceSwitches {
-			return res, nil
+		if !again && len(rec.Switches(p.session)) >= maxInPlaceSwitches {
+			return res, lg
 		}
 		action = actionSwitch
 	case parent != "":
@@ -105,31 +162,34 @@ func (s *Server) modelFailed(ctx context.Context, p *modelFailedParams) (modelFa
 	case listed:
 		action = actionResend
 	default:
-		return res, nil
+		return res, lg
 	}
-	to, rung, ok := s.router.nextHealthy(p.SessionID, agent, model, now)
+	to, rung, ok := r.nextHealthy(rec, p.session, agent, model, now)
 	if !ok {
-		return res, nil
+		return res, lg
 	}
 	res.Action, res.Fallback = action, &to
-	res.Reason = switchReason(res.Class, f.Message)
-	sw := sessions.Switch{From: model, To: to.Name(), Variant: to.Variant, Rung: rung, Reason: res.Reason, At: now, Attempt: max(p.Attempt, 0), Pending: true}
-	if prev, ok := s.router.pendingSwitch(p.SessionID); again && ok && prev.To == sw.To {
+	res.Reason = switchReason(res.Class, p.failure.Message)
+	sw := sessions.Switch{From: model, To: to.Name(), Variant: to.Variant, Rung: rung, Reason: res.Reason, At: now, Attempt: p.attempt, Pending: true}
+	if prev, ok := pendingOf(rec.Switches(p.session)); again && ok && prev.To == sw.To {
 		// The same switch asked again keeps when it was first asked (one
 		// switch for the views, one toast).
 		sw.At = prev.At
 	}
-	s.router.recordSwitch(ctx, p.SessionID, agent, sw, again)
-	return res, nil
+	recordSwitch(rec, p.session, sw, again)
+	lg.switched, lg.agent, lg.again = &sw, agent, again
+	return res, lg
 }
 
-// askedAgain decides a counted failure of session on model that its
-// latest switch left (4.8): dup when it is one already answered (model
-// cooled before it, and it names no attempt, or the attempt the switch
+// wasCooling: the model already cooled before the failure.
+func (lg failureLog) wasCooling() bool { return !lg.cooling }
+
+// askedAgain decides a counted failure on model of a session whose
+// switches are sw (4.8): dup when it is one already answered (model cooled
+// before it, and it names no attempt, or the attempt the switch
 // answered), again when it is a later attempt still on that model (the
 // switch did not apply: it is asked again, in place of its record).
-func (r *modelRouter) askedAgain(session, model string, attempt int, wasCooling bool) (again, dup bool) {
-	sw := r.store.Tracked().Switches(session)
+func askedAgain(sw []sessions.Switch, model string, attempt int, wasCooling bool) (again, dup bool) {
 	if len(sw) == 0 || !wasCooling {
 		return false, false
 	}
@@ -143,26 +203,36 @@ func (r *modelRouter) askedAgain(session, model string, attempt int, wasCooling 
 	return true, false
 }
 
-// countFailure classifies a failed model call of session on model and,
-// when it counts, keeps the model's health (4.8): the result with Until
-// set, and whether the model already cooled before it. model.failed and
-// OpenCode 2's failed subagent calls (subagent_model.go) both come here.
-func (r *modelRouter) countFailure(ctx context.Context, session, model string, f core.ProviderFailure, retryAfter time.Duration, now time.Time) (modelFailedResult, bool) {
+// countFailure classifies a failed model call on model and, when it
+// counts, keeps the model's health (4.8) in rec: the result with Until
+// set. model.failed and OpenCode 2's failed subagent calls
+// (subagent_model.go) both come here.
+func (r *modelRouter) countFailure(rec *sessions.ModelRecords, model string, f core.ProviderFailure, retryAfter time.Duration, now time.Time) (modelFailedResult, failureLog) {
 	class, counted := core.ClassifyFailure(f)
 	res := modelFailedResult{Counted: counted, Class: class, Action: actionNone, Model: model}
 	if !counted || model == "" || len(model) > sessions.MaxModelBytes {
-		return res, false
+		return res, failureLog{}
 	}
-	prev, _ := r.store.ProviderHealth().Of(model)
+	prev, _ := rec.Health(model)
 	next := core.NextHealth(prev, now, retryAfter, class, f.Message, r.cfg.RuntimeFallback.Policy())
-	r.store.ProviderHealth().Set(ctx, model, next)
+	rec.SetHealth(model, next)
 	until := next.Until
 	res.Until = &until
-	if !prev.Cooling(now) {
-		r.log.Info().Str("model", model).Str("class", class).Int("strikes", next.Strikes).Time("until", next.Until).
+	return res, failureLog{cooling: !prev.Cooling(now), strikes: next.Strikes}
+}
+
+// logFailure logs what one recorded failure did, and counts its switch.
+func (r *modelRouter) logFailure(session string, res modelFailedResult, lg failureLog) {
+	if lg.applied != "" {
+		r.log.Info().Str("session", session).Str("to", lg.applied).Msg("model switch applied")
+	}
+	if lg.cooling && res.Until != nil {
+		r.log.Info().Str("model", res.Model).Str("class", res.Class).Int("strikes", lg.strikes).Time("until", *res.Until).
 			Msg("model cooling")
 	}
-	return res, prev.Cooling(now)
+	if lg.switched != nil {
+		r.switchLogged(session, lg.agent, *lg.switched, lg.again)
+	}
 }
 
 // switchReason is a switch's why: the failure's class and message.
@@ -174,20 +244,56 @@ func switchReason(class, message string) string {
 	return class + ": " + message
 }
 
-// recordSwitch keeps a switch of session, in place of its latest when
-// replace, and logs it. An applied switch (not Pending) makes the
-// session's model decision at once; a pending one when it applies
-// (switchApplied).
-func (r *modelRouter) recordSwitch(ctx context.Context, session, agent string, sw sessions.Switch, replace bool) {
+// modelReader is what the fallback choice reads of the sessions and the
+// models' health (nextHealthy): a model intent's records
+// (sessions.ModelRecords), or the store's own (storeModels).
+type modelReader interface {
+	Parent(session string) string
+	Running(session string) string
+	Cooling(model string, now time.Time) bool
+}
+
+// modelState is what the model decisions of 4.7 and 4.8 read and write of
+// the sessions and the models' health, inside a model intent's
+// transaction (sessions.ModelRecords).
+type modelState interface {
+	modelReader
+	Switches(session string) []sessions.Switch
+	AddSwitch(session string, sw sessions.Switch)
+	ReplaceSwitch(session string, sw sessions.Switch)
+	SetModelDecision(session string, d sessions.ModelDecision)
+	SetRunning(session, model string)
+}
+
+var _ modelState = (*sessions.ModelRecords)(nil)
+
+// storeModels reads the store itself, outside a model intent.
+type storeModels struct{ store Store }
+
+func (m storeModels) Parent(session string) string  { return m.store.Tracked().Parent(session) }
+func (m storeModels) Running(session string) string { return m.store.Tracked().Running(session) }
+func (m storeModels) Cooling(model string, now time.Time) bool {
+	return m.store.ProviderHealth().Cooling(model, now)
+}
+
+// recordSwitch keeps a switch of session in m, in place of its latest
+// when replace. An applied switch (not Pending) makes the session's model
+// decision at once; a pending one when it applies (switchApplied).
+func recordSwitch(m modelState, session string, sw sessions.Switch, replace bool) {
 	if replace {
-		r.store.Tracked().ReplaceSwitch(ctx, session, sw)
+		m.ReplaceSwitch(session, sw)
 	} else {
-		r.store.Tracked().AddSwitch(ctx, session, sw)
+		m.AddSwitch(session, sw)
 	}
 	if !sw.Pending {
-		r.store.Tracked().SetModelDecision(ctx, session, switchDecision(sw))
+		m.SetModelDecision(session, switchDecision(sw))
 	}
-	if !replace {
+}
+
+// switchLogged counts and logs a switch kept (a switch asked again, in
+// place of its record, is counted once).
+func (r *modelRouter) switchLogged(session, agent string, sw sessions.Switch, again bool) {
+	if !again {
 		r.models.switched() // a switch asked again is the same switch
 	}
 	ev := r.log.Info().Str("session", session).Str("agent", agent).Str("from", sw.From).Str("to", sw.To).
@@ -195,7 +301,7 @@ func (r *modelRouter) recordSwitch(ctx context.Context, session, agent string, s
 	if sw.Attempt > 0 {
 		ev = ev.Int("attempt", sw.Attempt)
 	}
-	if replace {
+	if again {
 		ev = ev.Bool("again", true)
 	}
 	ev.Msg("model switched")
@@ -211,29 +317,52 @@ func switchDecision(sw sessions.Switch) sessions.ModelDecision {
 // switch is pending and went to model, the switch applied: it is no
 // longer pending, the session's model decision becomes its fallback and
 // the session runs on it (a subagent call that ended before OpenCode 2's
-// event came left it on the call's model).
+// event came left it on the call's model), in one transaction.
 func (r *modelRouter) switchApplied(ctx context.Context, session, model string) {
-	if session == "" || model == "" {
+	if p, ok := r.pendingSwitch(session); !ok || p.To != model || session == "" {
+		return // nothing to change: no write
+	}
+	applied := false
+	err := r.store.RecordModels(ctx, func(rec *sessions.ModelRecords) {
+		applied = r.switchAppliedIn(rec, session, model)
+	})
+	if err != nil {
+		r.log.Warn().Err(err).Str("session", session).Msg("model switch applied, not recorded")
 		return
 	}
-	sw := r.store.Tracked().Switches(session)
+	if applied {
+		r.log.Info().Str("session", session).Str("to", model).Msg("model switch applied")
+	}
+}
+
+// switchAppliedIn is switchApplied in m; it reports whether the switch
+// applied.
+func (r *modelRouter) switchAppliedIn(m modelState, session, model string) bool {
+	if session == "" || model == "" {
+		return false
+	}
+	sw := m.Switches(session)
 	if len(sw) == 0 {
-		return
+		return false
 	}
 	last := sw[len(sw)-1]
 	if !last.Pending || last.To != model {
-		return
+		return false
 	}
 	last.Pending = false
-	r.store.Tracked().ReplaceSwitch(ctx, session, last)
-	r.store.Tracked().SetModelDecision(ctx, session, switchDecision(last))
-	r.store.Tracked().SetRunning(ctx, session, model)
-	r.log.Info().Str("session", session).Str("to", model).Msg("model switch applied")
+	m.ReplaceSwitch(session, last)
+	m.SetModelDecision(session, switchDecision(last))
+	m.SetRunning(session, model)
+	return true
 }
 
 // pendingSwitch is session's latest switch when it is pending.
 func (r *modelRouter) pendingSwitch(session string) (sessions.Switch, bool) {
-	sw := r.store.Tracked().Switches(session)
+	return pendingOf(r.store.Tracked().Switches(session))
+}
+
+// pendingOf is the latest of sw when it is pending.
+func pendingOf(sw []sessions.Switch) (sessions.Switch, bool) {
 	if len(sw) == 0 || !sw[len(sw)-1].Pending {
 		return sessions.Switch{}, false
 	}

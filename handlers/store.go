@@ -20,9 +20,13 @@ type Store interface {
 	ProviderHealth() sessions.ProviderHealth
 	PromptCache() sessions.PromptCache
 	Stats() sessions.Stats
+	// RecordModels is one intent on the models' records (4.7, 4.8: a
+	// failed model call; a session seen on a model, moved off one that
+	// cools): what record reads and changes, in one write transaction.
+	RecordModels(ctx context.Context, record func(*sessions.ModelRecords)) error
 }
 
-// The parts' faces, each a type of package sessions, and what the
+// The store's methods for each part, each a type of package sessions, and what the
 // handlers use of each.
 
 // taskStore: the task calls and their aliases (4.2), sessions.list.
@@ -60,7 +64,6 @@ type sessionStore interface {
 type healthStore interface {
 	Of(model string) (core.ModelHealth, bool)
 	Cooling(model string, now time.Time) bool
-	Set(ctx context.Context, model string, h core.ModelHealth)
 	List() []sessions.Health
 }
 

@@ -164,47 +164,68 @@ func (r *modelRouter) subagentDone(ctx context.Context, in *toolInput, child, te
 		// No model known for the call: nothing to keep (v2 chose it).
 		return
 	}
-	// The child is tracked with its agent and parent, as session.created
-	// makes it on 1.x: its model and health need both.
-	if p.agent != "" && r.store.Tracked().Agent(child) == "" {
-		r.store.Tracked().SetAgent(ctx, child, p.agent)
+	// A child that failed on a provider's error counts for its model's
+	// health, as model.failed would.
+	var fail *core.ProviderFailure
+	if failed {
+		first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+		if mm := subagentFailedRe.FindStringSubmatch(first); mm != nil && mm[1] == child {
+			fail = &core.ProviderFailure{Message: mm[2]}
+		}
 	}
-	if r.store.Tracked().Parent(child) == "" {
-		r.store.Tracked().SetParent(ctx, child, in.SessionID)
+	// What the child keeps is one intent of the store: its agent and
+	// parent, its model and switch, and its failure's health, together.
+	var res modelFailedResult
+	var lg failureLog
+	err := r.store.RecordModels(ctx, func(rec *sessions.ModelRecords) {
+		res, lg = r.childDone(rec, p, in.SessionID, child, fail)
+	})
+	if err != nil {
+		r.log.Warn().Err(err).Str("session", child).Msg("subagent's model not recorded")
+		return
 	}
-	if sw := r.store.Tracked().Switches(child); len(sw) > 0 && sw[len(sw)-1].From == p.model && !sw[len(sw)-1].Pending {
+	if res.Until != nil {
+		r.logFailure(child, res, lg)
+	}
+}
+
+// childDone records, in rec, what a subagent call's execute.after keeps
+// of its child: the child is tracked with its agent and parent, as
+// session.created makes it on 1.x (its model and health need both); it
+// runs on the call's model with the call's decision and switch, or on the
+// fallback a switch during the call moved it to; and fail, a provider's
+// error it failed on, makes its model's health.
+func (r *modelRouter) childDone(rec *sessions.ModelRecords, p pendingModel, parent, child string, fail *core.ProviderFailure) (modelFailedResult, failureLog) {
+	if p.agent != "" && rec.Agent(child) == "" {
+		rec.SetAgent(child, p.agent)
+	}
+	if rec.Parent(child) == "" {
+		rec.SetParent(child, parent)
+	}
+	if sw := rec.Switches(child); len(sw) > 0 && sw[len(sw)-1].From == p.model && !sw[len(sw)-1].Pending {
 		// Switched off the call's model during the call (the same-call
 		// rescue, model.failed with inPlace): the switch's decision and
 		// model stand.
-		r.store.Tracked().SetRunning(ctx, child, sw[len(sw)-1].To)
+		rec.SetRunning(child, sw[len(sw)-1].To)
 	} else if len(sw) > 0 && sw[len(sw)-1].From == p.model {
 		// The switch never applied (4.8): the child ran on the call's
 		// model; its pending record stays as it is.
 		if p.decision != nil {
-			r.store.Tracked().SetModelDecision(ctx, child, *p.decision)
+			rec.SetModelDecision(child, *p.decision)
 		}
-		r.store.Tracked().SetRunning(ctx, child, p.model)
+		rec.SetRunning(child, p.model)
 	} else {
 		if p.decision != nil {
-			r.store.Tracked().SetModelDecision(ctx, child, *p.decision)
+			rec.SetModelDecision(child, *p.decision)
 		}
 		if p.sw != nil {
-			r.store.Tracked().AddSwitch(ctx, child, *p.sw)
+			rec.AddSwitch(child, *p.sw)
 		}
-		r.store.Tracked().SetRunning(ctx, child, p.model)
+		rec.SetRunning(child, p.model)
 	}
-	if !failed {
-		return
+	model := rec.Running(child)
+	if fail == nil || model == "" {
+		return modelFailedResult{}, failureLog{}
 	}
-	first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
-	mm := subagentFailedRe.FindStringSubmatch(first)
-	if mm == nil || mm[1] != child {
-		return
-	}
-	model := r.store.Tracked().Running(child)
-	if model == "" {
-		return
-	}
-	now := r.clock()
-	r.countFailure(ctx, child, model, core.ProviderFailure{Message: mm[2]}, 0, now)
+	return r.countFailure(rec, model, *fail, 0, r.clock())
 }

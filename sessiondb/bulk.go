@@ -19,13 +19,15 @@ type Writer struct {
 // Parent writes p whole (its row, entries, counters and frozen blocks).
 func (w *Writer) Parent(p sessions.ParentRecord) error {
 	w.rev = max(w.rev, p.Rev)
-	return writeParent(w.ctx, w.c, p)
+	_, err := writeParent(w.ctx, w.c, p)
+	return err
 }
 
 // Tracked writes a tracked session with its agent and model decision.
 func (w *Writer) Tracked(t sessions.TrackedRecord) error {
 	w.rev = max(w.rev, t.Rev)
-	return writeTracked(w.ctx, w.c, t)
+	_, err := writeTracked(w.ctx, w.c, t)
+	return err
 }
 
 // Import writes many records into the state database at path (made with
@@ -52,13 +54,13 @@ func Import(ctx context.Context, path string, fill func(*Writer) error) error {
 			return err
 		}
 		b := txRows{newStoreDB(c)}
-		seq, clock, err := b.SeqClock(ctx)
+		seq, clock, err := b.c.seqClock(ctx)
 		if err != nil {
 			return err
 		}
-		if err := b.SetMeta(ctx, "seq", max(seq, w.rev+1)); err != nil {
+		if err := b.setMeta(ctx, "seq", max(seq, w.rev+1)); err != nil {
 			return err
 		}
-		return b.SetMeta(ctx, "clock", max(clock, w.rev+1))
+		return b.setMeta(ctx, "clock", max(clock, w.rev+1))
 	})
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/hookwire/hookwire/sessions"
 )
 
-// The cache book in the state database: one row per session, its figures
+// The prompt-cache figures in the state database: one row per session, its figures
 // as the JSON of CacheRecord, written through on each usage counted and
 // read through when a process first meets the session (the next `opencode
 // run --session` compares its first request with the last one of the

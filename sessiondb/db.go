@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,80 +13,18 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // The state database (PROTOCOL.md 6): one SQLite file per project, opened
 // by every process on the project at once, in WAL mode. This file opens it
-// safely; backing.go is what the store reads and writes there.
+// safely; persistence.go is what the store reads and writes there.
 
 // busyTimeout is how long a statement waits for another process's write
 // transaction (each is a few milliseconds) before it fails.
 const busyTimeout = 5 * time.Second
 
-// companionSuffixes name the files SQLite keeps beside the database.
-var companionSuffixes = []string{"-wal", "-shm", "-journal"}
-
 // ErrNewerFormat is returned for a database a newer hookwire wrote.
 var ErrNewerFormat = errors.New("written by a newer hookwire")
-
-// FileError says why the state path cannot be used as it is: a symlink, a
-// FIFO or another non-regular file, where the database or one of its
-// companion files belongs. Nothing is opened, created or changed.
-type FileError struct {
-	Path   string
-	Reason string
-}
-
-func (e *FileError) Error() string { return e.Path + ": " + e.Reason }
-
-// CheckStatePath refuses what must never be opened as the database at
-// path or one of its companion files: a symbolic link (followed it could
-// make us write wherever it points; a dangling one would create its
-// target) or anything but a regular file (a FIFO would hang the open). A
-// missing file is fine. It never blocks: it only looks at names.
-func CheckStatePath(path string) error {
-	for _, name := range append([]string{path}, companions(path)...) {
-		fi, err := os.Lstat(name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return &FileError{Path: name, Reason: err.Error()}
-		}
-		switch m := fi.Mode(); {
-		case m&fs.ModeSymlink != 0:
-			return &FileError{Path: name, Reason: "is a symbolic link; hookwire does not follow links for its state (remove it, or point --state at the real file)"}
-		case !m.IsRegular():
-			return &FileError{Path: name, Reason: "is not a regular file (" + m.Type().String() + "); hookwire opens only regular files as state"}
-		}
-	}
-	return nil
-}
-
-// companions names the files beside the database at path: SQLite's, and
-// the writers' queue (dbqueue.go), which is not part of the database and
-// is not moved aside with it.
-func companions(path string) []string {
-	out := make([]string, 0, len(companionSuffixes)+1)
-	for _, s := range companionSuffixes {
-		out = append(out, path+s)
-	}
-	return append(out, path+queueSuffix)
-}
-
-// DirWarning returns a warning when the directory holding path can be
-// written by other users (who could plant files there), else "".
-func DirWarning(path string) string {
-	dir := filepath.Dir(path)
-	fi, err := os.Stat(dir)
-	if err != nil || fi.Mode().Perm()&0o022 == 0 {
-		return ""
-	}
-	return fmt.Sprintf("state directory %s is writable by others (mode %04o): another user could plant files there; chmod 700 it", dir, fi.Mode().Perm())
-}
 
 // dbConn is one open state database: a single connection, so that
 // PRAGMA data_version sees exactly the other processes' commits.
@@ -113,6 +50,9 @@ type dbConn struct {
 	turn  turn
 	// wal is the record of the WAL's checkpoints (dbwal.go).
 	wal walBound
+	// revs gives the rows a write transaction writes their revisions
+	// (dbtx.go).
+	revs revisions
 }
 
 // dbURI is path as an SQLite URI filename with the given parameters.
@@ -203,41 +143,6 @@ func openDB(ctx context.Context, path string, mode openMode) (c *dbConn, roReaso
 		return nil, roReason, err
 	}
 	return c, roReason, nil
-}
-
-// retryBusy runs open until it does not fail with SQLITE_BUSY or
-// SQLITE_LOCKED, for up to the busy timeout. Some of what opening does
-// is refused at once while another connection holds a lock, the busy
-// timeout notwithstanding: PRAGMA journal_mode=WAL while another process
-// opens or closes the database (the loser ran memory-only for its life),
-// the schema read while another creates it.
-func retryBusy(ctx context.Context, open func() error) error {
-	deadline := time.Now().Add(busyTimeout)
-	wait := time.Millisecond
-	for {
-		err := open()
-		if err == nil || !isBusy(err) || time.Now().After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(wait + time.Duration(rand.Int64N(int64(wait)))):
-		}
-		wait = min(2*wait, 50*time.Millisecond)
-	}
-}
-
-// isBusy reports SQLite's "another connection holds the lock".
-func isBusy(err error) bool {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-			return true
-		}
-	}
-	return false
 }
 
 // createFile creates path empty with mode 0600 if it is missing, never
@@ -335,12 +240,6 @@ func (c *dbConn) check(ctx context.Context) error {
 	return nil
 }
 
-// damagedFormat is a hookwire database whose format number is one
-// hookwire never writes: damaged, moved aside as a corrupt file is.
-func damagedFormat(version int64) error {
-	return fmt.Errorf("%w: its format number (PRAGMA user_version) is %d, which hookwire never writes", errCorrupt, version)
-}
-
 // quickCheck runs SQLite's quick_check over every page (a few ms a MiB):
 // a database damaged past its header (every write failed "malformed"
 // while it opened as persistent) is errCorrupt, so it is moved aside at
@@ -386,87 +285,6 @@ func (c *dbConn) setUp(ctx context.Context) error {
 		return classify(err)
 	}
 	return c.migrate(ctx, migrations[:])
-}
-
-// inTx runs fn in a write transaction (BEGIN IMMEDIATE: the write lock is
-// taken first, so what fn reads stays true until it commits).
-func (c *dbConn) inTx(ctx context.Context, fn func() error) (err error) {
-	if err := c.beginWrite(ctx); err != nil {
-		return classify(err)
-	}
-	// A panic in fn (a bug) still ends the transaction: one left open
-	// kept SQLite's write lock for the life of the process, and every
-	// other process on the file got "database is locked".
-	done := false
-	defer func() {
-		if !done {
-			c.rollback(ctx)
-		}
-	}()
-	err = fn()
-	done = true
-	if err != nil {
-		c.rollback(ctx)
-		return classify(err)
-	}
-	if err := c.commit(ctx); err != nil {
-		c.rollback(ctx)
-		return classify(err)
-	}
-	return nil
-}
-
-// beginWrite starts a write transaction: it waits for this process's
-// earlier writers on the file (dbwriters.go), then for other processes
-// (BEGIN IMMEDIATE, within the busy timeout). commit or rollback ends it.
-func (c *dbConn) beginWrite(ctx context.Context) error {
-	if c.writing {
-		return errors.New("a write transaction is already open on this connection")
-	}
-	if c.writers != nil {
-		if err := c.writers.lock(ctx, busyTimeout); err != nil {
-			return err
-		}
-		c.writing = true
-	}
-	if c.queue != nil {
-		c.turn, _ = c.queue.lock(ctx, queueWait)
-	}
-	if _, err := c.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		c.endWrite()
-		return err
-	}
-	return nil
-}
-
-// commit commits the write transaction; when it fails the transaction is
-// still this connection's, for rollback to end.
-func (c *dbConn) commit(ctx context.Context) error {
-	if _, err := c.conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return err
-	}
-	c.boundWAL(ctx)
-	c.endWrite()
-	return nil
-}
-
-// rollback ends the write transaction, if one is open, and gives the turn
-// to the next writer. It runs when ctx is done too (what was cancelled is
-// the work, not its undoing).
-func (c *dbConn) rollback(ctx context.Context) {
-	c.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-	c.endWrite()
-}
-
-// endWrite gives the next writer on the file its turn: another
-// process's waiting in the queue, and this process's.
-func (c *dbConn) endWrite() {
-	c.turn.release()
-	c.turn = turn{}
-	if c.writing {
-		c.writing = false
-		c.writers.unlock()
-	}
 }
 
 // stmt returns the statement for query, prepared once.
@@ -553,15 +371,10 @@ func (c *dbConn) seqClock(ctx context.Context) (seq, clock int64, err error) {
 	if err == nil && version > int64(schemaVersion) {
 		err = newerWhileRunning(version)
 	}
+	if err == nil {
+		c.revs.saw(seq)
+	}
 	return seq, clock, err
-}
-
-// newerWhileRunning is the error of a write refused because a newer
-// hookwire migrated the database to format version after this process
-// opened it.
-func newerWhileRunning(version int64) error {
-	return fmt.Errorf("the state database was migrated to format %d by a newer hookwire while this one runs (%w; this build writes %d): "+
-		"nothing more is written to it, new aliases and figures are kept in this process's memory; restart OpenCode to use the newer hookwire", version, ErrNewerFormat, schemaVersion)
 }
 
 // close releases the connection. A writer that is the last one on the
@@ -610,68 +423,6 @@ var (
 	abandonedMu sync.Mutex
 	abandoned   []*sql.DB
 )
-
-// classify gives SQLite's errors that matter here their meaning.
-func classify(err error) error {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_NOTADB:
-			return fmt.Errorf("%w: %v", errNotDatabase, err)
-		case sqlite3.SQLITE_CORRUPT:
-			return fmt.Errorf("%w: %v", errCorrupt, err)
-		}
-	}
-	return err
-}
-
-// errCorrupt marks a database SQLite found damaged.
-var errCorrupt = errors.New("database is corrupt")
-
-// isBadFile reports an error that means the file is not usable state: it
-// is moved aside.
-func isBadFile(err error) bool {
-	return errors.Is(err, errNotDatabase) || errors.Is(err, errCorrupt)
-}
-
-// isReadOnlyError reports SQLite's ways of saying it cannot write or
-// cannot make the files it needs to (read-only file, directory or file
-// system).
-func isReadOnlyError(err error) bool {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
-			return true
-		}
-	}
-	return errors.Is(err, fs.ErrPermission) || isReadOnlyFS(err)
-}
-
-// corruptTimeFormat stamps a database moved aside: FILE.corrupt-<UTC>.
-const corruptTimeFormat = "20060102T150405Z"
-
-// moveAside renames path (and its companion files) to
-// path.corrupt-<UTC time>, never over an earlier one.
-func moveAside(path string) (string, error) {
-	base := path + ".corrupt-" + time.Now().UTC().Format(corruptTimeFormat)
-	name := base
-	for i := 2; ; i++ {
-		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		name = base + "-" + strconv.Itoa(i)
-	}
-	if err := os.Rename(path, name); err != nil {
-		return "", err
-	}
-	for _, s := range companionSuffixes {
-		if _, err := os.Lstat(path + s); err == nil {
-			os.Rename(path+s, name+s)
-		}
-	}
-	return name, nil
-}
 
 // connectReadOnly connects to the database at path read-only and checks
 // it, as immutable when no -shm can be made beside a WAL database (a

@@ -11,7 +11,7 @@ import (
 )
 
 // The store's rows in the state database: storeDB is the Backend a Store
-// keeps its state in (backing.go says how the cache and the database
+// keeps its state in (persistence.go says how the cache and the database
 // agree), over one connection (db.go). Every error it returns is
 // classified (a damaged file is errCorrupt or errNotDatabase).
 
@@ -23,13 +23,17 @@ type storeDB struct {
 	// lister reads Page's pages on a read connection of its own
 	// (dblist.go).
 	lister lister
+	// seen is PRAGMA data_version as last read, epoch how many times it
+	// changed (Epoch): other connections' commits seen.
+	seen  int64
+	epoch uint64
 }
 
 // newStoreDB is the Backend of the database on c.
 func newStoreDB(c *dbConn) *storeDB { return &storeDB{c: c} }
 
-// The Backend's parts over one storeDB: each book's rows are a type of
-// their own, so a part asks for what its book needs and no more.
+// The Backend's parts over one storeDB: each kind of state's rows are a
+// type of their own, so a part asks for what it needs and no more.
 type (
 	txRows      struct{ *storeDB }
 	parentRows  struct{ *storeDB }
@@ -54,16 +58,31 @@ func (d *storeDB) backend() sessions.Backend {
 		Health: healthRows{d}, Cache: cacheRows{d}, Upkeep: upkeepRows{d}}
 }
 
-func (d txRows) DataVersion(ctx context.Context) (int64, error) {
+// Epoch reads PRAGMA data_version, which changes when another connection
+// commits, and counts its changes: the store's cached rows are checked
+// against the database again when it moves on.
+func (d txRows) Epoch(ctx context.Context) (uint64, error) {
 	v, err := d.c.dataVersion(ctx)
-	return v, classify(err)
+	if err != nil {
+		return 0, classify(err)
+	}
+	if d.epoch == 0 {
+		d.epoch = 1
+	}
+	if v != d.seen {
+		d.seen = v
+		d.epoch++
+	}
+	return d.epoch, nil
 }
 
-func (d txRows) BeginWrite(ctx context.Context) error { return classify(d.c.beginWrite(ctx)) }
-func (d txRows) Commit(ctx context.Context) error     { return classify(d.c.commit(ctx)) }
-func (d txRows) Rollback(ctx context.Context)         { d.c.rollback(ctx) }
+// Write runs fn in one write transaction that it begins (BEGIN
+// IMMEDIATE, after the writers before it) and ends: committed when fn
+// returns nil, rolled back otherwise.
+func (d txRows) Write(ctx context.Context, fn func() error) error { return d.c.inTx(ctx, fn) }
 
-func (d txRows) ReadTx(ctx context.Context, fn func() error) error {
+// Read runs fn in one read transaction that it begins and ends.
+func (d txRows) Read(ctx context.Context, fn func() error) error {
 	if err := d.c.exec(ctx, "BEGIN"); err != nil {
 		return classify(err)
 	}
@@ -71,12 +90,20 @@ func (d txRows) ReadTx(ctx context.Context, fn func() error) error {
 	return fn()
 }
 
-func (d txRows) SeqClock(ctx context.Context) (seq, clock int64, err error) {
-	seq, clock, err = d.c.seqClock(ctx)
-	return seq, clock, classify(err)
+// Clock reads the database's logical clock (and refuses a format newer
+// than this build's, seqClock).
+func (d txRows) Clock(ctx context.Context) (int64, error) {
+	_, clock, err := d.c.seqClock(ctx)
+	return clock, classify(err)
 }
 
-func (d txRows) SetMeta(ctx context.Context, key string, value int64) error {
+func (d txRows) SetClock(ctx context.Context, clock int64) error {
+	return d.setMeta(ctx, "clock", clock)
+}
+
+// setMeta writes one of the database's numbers ("seq", "clock") or a
+// marker ("imported").
+func (d txRows) setMeta(ctx context.Context, key string, value int64) error {
 	return classify(d.c.exec(ctx, "INSERT INTO meta(key,value) VALUES(?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", key, value))
 }
 
@@ -180,13 +207,34 @@ func deleteParentPid(ctx context.Context, c *dbConn, pid int64) error {
 	return nil
 }
 
-func (d parentRows) Write(ctx context.Context, p sessions.ParentRecord) error {
-	return classify(writeParent(ctx, d.c, p))
+func (d parentRows) Write(ctx context.Context, p sessions.ParentRecord) (int64, error) {
+	rev, err := writeParent(ctx, d.c, p)
+	return rev, classify(err)
 }
 
 // writeParent writes p whole: its row, entries and counters, and the
-// frozen blocks made or dropped since it was last written.
-func writeParent(ctx context.Context, c *dbConn, p sessions.ParentRecord) error {
+// frozen blocks made or dropped since it was last written. The row, and
+// each new frozen block, gets the transaction's next revision (p.Rev,
+// when given, is kept); it returns the row's.
+func writeParent(ctx context.Context, c *dbConn, p sessions.ParentRecord) (int64, error) {
+	rev, err := writeRev(ctx, c, p.Rev)
+	if err != nil {
+		return 0, err
+	}
+	return rev, writeParentAt(ctx, c, p, rev)
+}
+
+// writeRev is the revision a row written in the transaction on c gets:
+// given, when not 0, else the next.
+func writeRev(ctx context.Context, c *dbConn, given int64) (int64, error) {
+	if given != 0 {
+		return given, c.revs.given(ctx, c, given)
+	}
+	return c.revs.next(ctx, c)
+}
+
+func writeParentAt(ctx context.Context, c *dbConn, p sessions.ParentRecord, rev int64) error {
+	p.Rev = rev
 	if err := c.exec(ctx, "INSERT INTO parents(id,rev,bytes) VALUES(?,?,?) ON CONFLICT(id) DO UPDATE SET rev=excluded.rev, bytes=excluded.bytes", p.ID, p.Rev, p.Bytes); err != nil {
 		return err
 	}
@@ -221,6 +269,11 @@ func writeParent(ctx context.Context, c *dbConn, p sessions.ParentRecord) error 
 		}
 	}
 	for _, f := range p.Frozen { // oldest first: seq grows with recency
+		seq, err := writeRev(ctx, c, f.Seq)
+		if err != nil {
+			return err
+		}
+		f.Seq = seq
 		if err := c.exec(ctx, "INSERT INTO frozen(pid,message_id,seq,block) VALUES(?,?,?,?) ON CONFLICT(pid,message_id) DO NOTHING", pid, f.MessageID, f.Seq, f.Block); err != nil {
 			return err
 		}
@@ -292,16 +345,22 @@ func (d trackedRows) Read(ctx context.Context, session string) (sessions.Tracked
 	return t, true, nil
 }
 
-func (d trackedRows) Write(ctx context.Context, t sessions.TrackedRecord) error {
-	return classify(writeTracked(ctx, d.c, t))
+func (d trackedRows) Write(ctx context.Context, t sessions.TrackedRecord) (int64, error) {
+	rev, err := writeTracked(ctx, d.c, t)
+	return rev, classify(err)
 }
 
-func writeTracked(ctx context.Context, c *dbConn, t sessions.TrackedRecord) error {
+// writeTracked writes t at the transaction's next revision (t.Rev, when
+// given, is kept) and returns it.
+func writeTracked(ctx context.Context, c *dbConn, t sessions.TrackedRecord) (int64, error) {
 	model, err := trackedModelColumn(t) // healthdb.go
 	if err != nil {
-		return err
+		return 0, err
 	}
-	return c.exec(ctx, "INSERT INTO tracked(session,agent,model,rev,bytes) VALUES(?,?,?,?,?) ON CONFLICT(session) DO UPDATE SET agent=excluded.agent, model=excluded.model, rev=excluded.rev, bytes=excluded.bytes",
+	if t.Rev, err = writeRev(ctx, c, t.Rev); err != nil {
+		return 0, err
+	}
+	return t.Rev, c.exec(ctx, "INSERT INTO tracked(session,agent,model,rev,bytes) VALUES(?,?,?,?,?) ON CONFLICT(session) DO UPDATE SET agent=excluded.agent, model=excluded.model, rev=excluded.rev, bytes=excluded.bytes",
 		t.Session, t.Agent, model, t.Rev, t.Bytes)
 }
 
@@ -344,164 +403,4 @@ func (d upkeepRows) Stats(ctx context.Context) (sessions.Stats, error) {
 func (d *storeDB) Close() error {
 	d.lister.close()
 	return d.c.close()
-}
-
-func (d upkeepRows) Prune(ctx context.Context, b sessions.Bounds) (sessions.Pruned, error) {
-	pr, err := prune(ctx, d.c, b)
-	return pr, classify(err)
-}
-
-// prune brings the database toward b: MaxParents and MaxTrackedSessions
-// by least recent write, then the byte budget as the store's
-// enforceBudget keeps the cache (never the most recently written
-// parent), the prompt-cache rows (cachedb.go) counted and forgotten with
-// them. It forgets at most b.Batch rows of each table, each found
-// through the revision index (time linear in what it forgets); OverBound
-// says whether more is left for the next transaction.
-func prune(ctx context.Context, c *dbConn, b sessions.Bounds) (sessions.Pruned, error) {
-	var out sessions.Pruned
-	var parents, tracked int
-	var parentBytes, trackedBytes int64
-	if err := c.queryRow(ctx, "SELECT count(*), coalesce(sum(bytes),0) FROM parents").Scan(&parents, &parentBytes); err != nil {
-		return out, err
-	}
-	if err := c.queryRow(ctx, "SELECT count(*), coalesce(sum(bytes),0) FROM tracked").Scan(&tracked, &trackedBytes); err != nil {
-		return out, err
-	}
-	// The prompt-cache rows (cachedb.go) count in the same budget.
-	var cacheRows int
-	var cacheBytes int64
-	if err := c.queryRow(ctx, "SELECT count(*), coalesce(sum(bytes),0) FROM cache").Scan(&cacheRows, &cacheBytes); err != nil {
-		return out, err
-	}
-	parentBudget, trackedBudget, cacheBudget := b.Batch, b.Batch, b.Batch
-	dropped := false
-	// dropParents forgets the n least recently written parents.
-	dropParents := func(n int) error {
-		const oldest = "SELECT pid FROM parents ORDER BY rev, pid LIMIT ?"
-		ids, bytes, err := keysAndBytes(ctx, c, "SELECT id, bytes FROM parents ORDER BY rev, pid LIMIT ?", n)
-		if err != nil {
-			return err
-		}
-		// The same n parents (nothing else writes in the transaction),
-		// each table's rows by its pid index.
-		for _, q := range []string{
-			"DELETE FROM entries WHERE pid IN (" + oldest + ")", "DELETE FROM counters WHERE pid IN (" + oldest + ")",
-			"DELETE FROM frozen WHERE pid IN (" + oldest + ")", "DELETE FROM parents WHERE pid IN (" + oldest + ")",
-		} {
-			if err := c.exec(ctx, q, n); err != nil {
-				return err
-			}
-		}
-		out.Parents = append(out.Parents, ids...)
-		dropped = dropped || len(ids) > 0
-		parents -= len(ids)
-		parentBytes -= bytes
-		parentBudget -= len(ids)
-		if len(ids) < n {
-			parentBudget = 0 // none left to drop
-		}
-		return nil
-	}
-	dropTracked := func(n int) error {
-		sessions, bytes, err := keysAndBytes(ctx, c, "SELECT session, bytes FROM tracked ORDER BY rev, session LIMIT ?", n)
-		if err != nil {
-			return err
-		}
-		if err := c.exec(ctx, "DELETE FROM tracked WHERE session IN (SELECT session FROM tracked ORDER BY rev, session LIMIT ?)", n); err != nil {
-			return err
-		}
-		out.Tracked = append(out.Tracked, sessions...)
-		dropped = dropped || len(sessions) > 0
-		tracked -= len(sessions)
-		trackedBytes -= bytes
-		trackedBudget -= len(sessions)
-		if len(sessions) < n {
-			trackedBudget = 0
-		}
-		return nil
-	}
-	// dropCache forgets the least recently used prompt-cache row. A
-	// process whose book holds the session writes it again at its next
-	// usage.
-	dropCache := func() error {
-		var b int64
-		err := c.queryRow(ctx, "DELETE FROM cache WHERE session=(SELECT session FROM cache ORDER BY used, session LIMIT 1) RETURNING bytes").Scan(&b)
-		if errors.Is(err, sql.ErrNoRows) {
-			cacheBudget = 0
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		dropped = true
-		cacheRows--
-		cacheBytes -= b
-		cacheBudget--
-		return nil
-	}
-	defer func() {
-		if dropped {
-			// Give the pages of what was forgotten back to the file
-			// system, so the file stays near what the budget counts.
-			c.exec(ctx, "PRAGMA incremental_vacuum")
-		}
-	}()
-	if n := min(parents-b.MaxParents, parentBudget); n > 0 {
-		if err := dropParents(n); err != nil {
-			return out, err
-		}
-	}
-	if n := min(tracked-b.MaxTrackedSessions, trackedBudget); n > 0 {
-		if err := dropTracked(n); err != nil {
-			return out, err
-		}
-	}
-	budget := b.MaxBytes
-	over := func() bool { return parentBytes+trackedBytes+cacheBytes > budget }
-	// Beyond the budget, from the kind that holds the most bytes, as
-	// enforceBudget does (never the last parent).
-	for over() && (parentBudget > 0 || trackedBudget > 0 || cacheBudget > 0) {
-		canParent := parents > 1 && parentBudget > 0
-		canTracked := tracked > 0 && trackedBudget > 0
-		canCache := cacheRows > 0 && cacheBudget > 0
-		var err error
-		switch {
-		case canParent && (!canTracked || parentBytes >= trackedBytes) && (!canCache || parentBytes >= cacheBytes):
-			err = dropParents(1)
-		case canTracked && (!canCache || trackedBytes >= cacheBytes):
-			err = dropTracked(1)
-		case canCache:
-			err = dropCache()
-		default:
-			parentBudget, trackedBudget, cacheBudget = 0, 0, 0
-		}
-		if err != nil {
-			return out, err
-		}
-	}
-	out.OverBound = parents > b.MaxParents || tracked > b.MaxTrackedSessions ||
-		(over() && (parents > 1 || tracked > 0 || cacheRows > 0))
-	return out, nil
-}
-
-// keysAndBytes runs query (rows of a key and its bytes, limited by n) and
-// returns the keys in order with the sum of their bytes: what a prune is
-// about to forget.
-func keysAndBytes(ctx context.Context, c *dbConn, query string, n int) (keys []string, bytes int64, err error) {
-	rows, err := c.query(ctx, query, n)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var key string
-		var b int64
-		if err := rows.Scan(&key, &b); err != nil {
-			return nil, 0, err
-		}
-		keys = append(keys, key)
-		bytes += b
-	}
-	return keys, bytes, rows.Err()
 }

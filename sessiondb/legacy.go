@@ -97,7 +97,7 @@ func importInto(ctx context.Context, c *dbConn, src *sessions.Store) error {
 	if err := src.WriteAll(ctx, b.backend()); err != nil {
 		return err
 	}
-	return txRows{b}.SetMeta(ctx, "imported", 1)
+	return txRows{b}.setMeta(ctx, "imported", 1)
 }
 
 // migrateInPlace turns the JSON state file at d.path (a --state FILE an

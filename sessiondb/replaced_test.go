@@ -246,7 +246,7 @@ func TestListerFollowsAReplacedFile(t *testing.T) {
 // An entry whose write failed is shown by its task id until written; when
 // the database is replaced and the process writes what it holds into the
 // new one, the entry is written there and shown by its alias again (the
-// new backing must know it is provisional, or it stays so for good).
+// new persistence must know it is provisional, or it stays so for good).
 func TestProvisionalEntryWrittenByReattach(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	h, d := dbHarness(t, path, sessions.Config{})

@@ -17,9 +17,9 @@ type countingBackend struct {
 	versions int
 }
 
-func (c *countingBackend) DataVersion(ctx context.Context) (int64, error) {
+func (c *countingBackend) Epoch(ctx context.Context) (uint64, error) {
 	c.versions++
-	return c.Transactions.DataVersion(ctx)
+	return c.Transactions.Epoch(ctx)
 }
 
 // Within one request the store looks for other processes' commits once for

@@ -45,10 +45,10 @@ func (e *entry) resumeName() string {
 	return e.alias
 }
 
-// Tasks is the store's face of the task sessions its parents remember
+// Tasks is the store's methods for the task sessions its parents remember
 // (PROTOCOL.md 4.2): the pending calls and the parents' entries and aliases
-// (the books, calls.go and parents.go), under the store's lock, read
-// through from the database and written in one transaction a method.
+// (calls.go and parents.go), under the store's lock, read through from
+// the database and written in one transaction a change.
 type Tasks struct{ s *Store }
 
 // Tasks is the store's task sessions.
@@ -86,30 +86,37 @@ func (t Tasks) BeginCall(ctx context.Context, callID, parent, agent, label, requ
 	if requested == "" {
 		return TaskIDLeave, ""
 	}
-	s.begin()
-	defer s.finish()
-	if p := s.cached(parent); p != nil {
-		s.parents.list.Touch(parent)
-		if a := p.agents[agent]; a != nil {
-			e, _ := a.entries.Get(requested)
-			if e == nil {
-				e = a.byTask[requested]
-			}
-			if e != nil {
-				s.parents.use(e, e.label, s.tick(), s.cfg.Now())
-				s.calls.setResumes(pc, e.taskID)
-				if recorded {
-					// Only a recorded call has an outcome that ends the run.
-					s.parents.setRun(e, Run{State: RunRunning})
-				}
-				return TaskIDReplace, e.taskID
-			}
-		}
-	}
+	act, id := TaskIDRemove, ""
 	if strings.HasPrefix(requested, "ses") {
-		return TaskIDReplace, requested
+		act, id = TaskIDReplace, requested
 	}
-	return TaskIDRemove, ""
+	s.inWrite(func() error {
+		p := s.cached(parent)
+		if p == nil {
+			return nil
+		}
+		s.parents.list.Touch(parent)
+		a := p.agents[agent]
+		if a == nil {
+			return nil
+		}
+		e, _ := a.entries.Get(requested)
+		if e == nil {
+			e = a.byTask[requested]
+		}
+		if e == nil {
+			return nil
+		}
+		s.parents.use(e, e.label, s.tick(), s.cfg.Now())
+		s.calls.setResumes(pc, e.taskID)
+		if recorded {
+			// Only a recorded call has an outcome that ends the run.
+			s.parents.setRun(e, Run{State: RunRunning})
+		}
+		act, id = TaskIDReplace, e.taskID
+		return nil
+	}, false)
+	return act, id
 }
 
 // CompleteCall takes the pending call callID (tool.execute.after) and
@@ -126,9 +133,17 @@ func (t Tasks) CompleteCall(ctx context.Context, callID string, out core.TaskOut
 	if len(out.TaskID) > MaxIDBytes {
 		return // not kept: served, not remembered
 	}
-	s.begin()
-	id := keep(out.TaskID)
-	defer s.enforceBudget()
+	s.inWrite(func() error {
+		t.complete(pc, keep(out.TaskID), out)
+		s.enforceBudget()
+		return nil
+	}, false)
+}
+
+// complete is CompleteCall's change: pc's entry after the call's outcome
+// (its task id id); the caller holds mu.
+func (t Tasks) complete(pc *pendingCall, id string, out core.TaskOutcome) {
+	s := t.s
 	if id == "" {
 		if pc.resumes != "" {
 			if e := lookup(s.cached(pc.parent), pc.agent, pc.resumes); e != nil {
@@ -193,11 +208,13 @@ func (t Tasks) FailCall(ctx context.Context, callID, message string) {
 	if pc == nil || pc.resumes == "" {
 		return
 	}
-	s.begin()
-	if e := lookup(s.cached(pc.parent), pc.agent, pc.resumes); e != nil {
-		s.parents.setRun(e, Run{State: RunError, Error: cutBytes(message, MaxRunErrorBytes)})
-		s.enforceBudget()
-	}
+	s.inWrite(func() error {
+		if e := lookup(s.cached(pc.parent), pc.agent, pc.resumes); e != nil {
+			s.parents.setRun(e, Run{State: RunError, Error: cutBytes(message, MaxRunErrorBytes)})
+			s.enforceBudget()
+		}
+		return nil
+	}, false)
 }
 
 // remember records id for pc's parent and agent: an id already remembered
@@ -325,34 +342,36 @@ func (t Tasks) ForgetAlias(ctx context.Context, alias, parent string) int {
 	s := t.s
 	s.lock(ctx)
 	defer s.unlock()
-	s.begin()
-	var parents []string
-	if d := s.db; d != nil {
-		var err error
-		if parents, err = d.b.Parents.WithAlias(d.ctx, alias, parent); err != nil {
-			d.fail(err)
-			return 0
-		}
-	} else if parent != "" {
-		parents = []string{parent}
-	} else {
-		for id := range s.parents.list.All() {
-			parents = append(parents, id)
-		}
-	}
 	n := 0
-	for _, id := range parents {
-		p := s.cached(id)
-		if p == nil {
-			continue
-		}
-		for _, a := range p.agents {
-			if e, ok := a.entries.Get(alias); ok {
-				s.parents.forget(e)
-				n++
+	s.inWrite(func() error {
+		var parents []string
+		if d := s.db; d != nil {
+			var err error
+			if parents, err = d.b.Parents.WithAlias(d.ctx, alias, parent); err != nil {
+				d.fail(err)
+				return nil
+			}
+		} else if parent != "" {
+			parents = []string{parent}
+		} else {
+			for id := range s.parents.list.All() {
+				parents = append(parents, id)
 			}
 		}
-	}
-	s.changes++
+		for _, id := range parents {
+			p := s.cached(id)
+			if p == nil {
+				continue
+			}
+			for _, a := range p.agents {
+				if e, ok := a.entries.Get(alias); ok {
+					s.parents.forget(e)
+					n++
+				}
+			}
+		}
+		s.changes++
+		return nil
+	}, false)
 	return n
 }

@@ -8,14 +8,15 @@ import (
 // Backend is where a Store keeps what it remembers beyond the process:
 // the project's state database (package sessiondb), shared with every
 // other process on the project. The store's maps are a cache in front of
-// it (backing.go says how the two agree); the store decides, the backend
+// it (persistence.go says how the two agree); the store decides, the backend
 // reads and writes rows.
 //
-// It is asked for by book: each of the store's parts names the few things
+// It is asked for by kind of state: each of the store's parts names the few things
 // it needs of the database (ParentRows for the task aliases and frozen
 // blocks, TrackedRows for the tracked sessions, HealthRows, CacheRows for
 // the prompt-cache figures), Transactions the one write transaction a
-// request makes, Upkeep the bounds of the whole database.
+// request's work runs in (begun and ended by the Backend), Upkeep the
+// bounds of the whole database.
 //
 // The store calls a Backend while it holds its own lock, one call at a
 // time, except ParentRows.Page, which it calls without its lock and may
@@ -32,25 +33,26 @@ type Backend struct {
 	Upkeep  Upkeep
 }
 
-// Transactions are the database's transactions and its write sequence.
+// Transactions run the store's work in the database's transactions, which
+// the Backend begins and ends, and keep its write sequence.
 type Transactions interface {
-	// DataVersion changes when another process commits: the cheap test
-	// for "someone else wrote".
-	DataVersion(ctx context.Context) (int64, error)
-	// BeginWrite starts a write transaction, after this process's and
-	// other processes' earlier writers; Commit or Rollback ends it.
-	// Commit failing leaves the transaction open for Rollback.
-	BeginWrite(ctx context.Context) error
-	Commit(ctx context.Context) error
-	Rollback(ctx context.Context)
-	// ReadTx runs fn in one read transaction: what fn reads is one state,
-	// however others write.
-	ReadTx(ctx context.Context, fn func() error) error
-	// SeqClock reads the database's write sequence and logical clock (0
-	// in a new database); SetMeta writes one of them ("seq", "clock") or
-	// a marker ("imported").
-	SeqClock(ctx context.Context) (seq, clock int64, err error)
-	SetMeta(ctx context.Context, key string, value int64) error
+	// Epoch moves on (from 1) when another process committed since it
+	// was last asked: the cheap test for "someone else wrote". The store
+	// checks a cached row against the database again in a new epoch.
+	Epoch(ctx context.Context) (uint64, error)
+	// Write runs fn in one write transaction, which it begins (after
+	// this process's and other processes' earlier writers) and ends:
+	// committed when fn returns nil, rolled back when fn returns an error
+	// or the commit fails. Its error is the begin's (fn did not run),
+	// fn's or the commit's.
+	Write(ctx context.Context, fn func() error) error
+	// Read runs fn in one read transaction, which it begins and ends:
+	// what fn reads is one state, however others write.
+	Read(ctx context.Context, fn func() error) error
+	// Clock reads the database's logical clock (0 in a new database),
+	// SetClock moves it on: the store's ticks go on from it.
+	Clock(ctx context.Context) (int64, error)
+	SetClock(ctx context.Context, clock int64) error
 	// Close releases the backend.
 	Close() error
 }
@@ -64,8 +66,10 @@ type ParentRows interface {
 	// counters and frozen blocks (the newest first).
 	Read(ctx context.Context, id string) (ParentRecord, error)
 	// Write writes p's row, entries and counters whole, adds p.Frozen
-	// and deletes p.GoneFrozen, inside the write transaction.
-	Write(ctx context.Context, p ParentRecord) error
+	// and deletes p.GoneFrozen, inside the write transaction. The row and
+	// each new block get the transaction's next revisions (the Backend
+	// keeps the write sequence): it returns the row's.
+	Write(ctx context.Context, p ParentRecord) (rev int64, err error)
 	// Delete deletes parent id with its entries, counters and frozen
 	// blocks.
 	Delete(ctx context.Context, id string) error
@@ -85,7 +89,8 @@ type ParentRows interface {
 type TrackedRows interface {
 	// Read reads a tracked session's row; ok false when there is none.
 	Read(ctx context.Context, session string) (rec TrackedRecord, ok bool, err error)
-	Write(ctx context.Context, t TrackedRecord) error
+	// Write writes t at the transaction's next revision and returns it.
+	Write(ctx context.Context, t TrackedRecord) (rev int64, err error)
 	Delete(ctx context.Context, session string) error
 	// List lists every tracked session, the least recently written first.
 	List(ctx context.Context) ([]string, error)
@@ -130,13 +135,14 @@ type Upkeep interface {
 // ParentRecord is a parent session as a Backend keeps it.
 type ParentRecord struct {
 	ID    string
-	Rev   int64 // the revision written or read
+	Rev   int64 // the revision read (written: 0, the Backend gives the next)
 	Bytes int   // what the byte budget counts for it
 	// Entries: read, the most recently used first.
 	Entries  []EntryRecord
 	Counters map[string]int64 // alias prefix → last n handed out
 	// Frozen: read, every block, the newest first; written, the blocks
-	// made since the parent was last written, the oldest first.
+	// made since the parent was last written, the oldest first (each
+	// given the next revision as its Seq).
 	Frozen []FrozenRecord
 	// GoneFrozen: written, the blocks dropped since (by message id).
 	GoneFrozen []string

@@ -11,18 +11,18 @@ type pendingCall struct {
 	resumes                              string // task id this call resumes, "" if none
 }
 
-// callBook is the pending calls, newest first: pure, no lock and no IO.
+// pendingCalls is the pending calls, newest first: pure, no lock and no IO.
 // bytes is what they count against the byte budget.
-type callBook struct {
+type pendingCalls struct {
 	list  *lru.List[string, *pendingCall] // by call id
 	bytes int
 }
 
-func newCallBook() callBook { return callBook{list: lru.New[string, *pendingCall]()} }
+func newPendingCalls() pendingCalls { return pendingCalls{list: lru.New[string, *pendingCall]()} }
 
 // add records pc as the newest pending call, replacing one with the same
 // call id, and forgets the oldest beyond max.
-func (b *callBook) add(pc *pendingCall, max int) {
+func (b *pendingCalls) add(pc *pendingCall, max int) {
 	b.remove(pc.callID)
 	b.list.PushFront(pc.callID, pc)
 	b.bytes += pendingCost(pc)
@@ -34,7 +34,7 @@ func (b *callBook) add(pc *pendingCall, max int) {
 
 // setResumes records the task id pc resumes, counting its bytes if pc is
 // pending.
-func (b *callBook) setResumes(pc *pendingCall, taskID string) {
+func (b *pendingCalls) setResumes(pc *pendingCall, taskID string) {
 	if cur, _ := b.list.Get(pc.callID); cur == pc {
 		b.bytes += len(taskID) - len(pc.resumes)
 	}
@@ -42,7 +42,7 @@ func (b *callBook) setResumes(pc *pendingCall, taskID string) {
 }
 
 // remove takes the pending call callID; nil when there is none.
-func (b *callBook) remove(callID string) *pendingCall {
+func (b *pendingCalls) remove(callID string) *pendingCall {
 	pc, ok := b.list.Remove(callID)
 	if !ok {
 		return nil

@@ -1,13 +1,16 @@
 // Package sessions is hookwire's session store: per parent session and
 // agent, the remembered task sessions with their aliases; the pending task
 // calls; which agent each session runs; the frozen cache-stable blocks; the
-// models' health and the prompt-cache figures. Each is a book of its own
-// (Store says which), reached through a face (Store.Tasks, Frozen,
-// Tracked, ProviderHealth, PromptCache). The store keeps them in
-// memory, as a cache in front of a Backend (backend.go: what each of the
-// store's parts asks of the database, a small interface a part, and the
-// records they exchange), when one is attached
-// (backing.go says how the two agree). It reads time only from
+// models' health and the prompt-cache figures. Each kind of state is a
+// type of its own with its rules, pure (Store says which), and callers
+// reach it through the store's methods for it (Store.Tasks, Frozen,
+// Tracked, ProviderHealth, PromptCache). The store keeps them in memory,
+// as a cache in front of a Backend when one is attached (backend.go: what
+// each kind of state asks of the database, a small interface each, and
+// the records they exchange; persistence.go: how the cache and the
+// database agree). Each change the store makes runs in one write
+// transaction that the Backend begins and ends; a model failure's records
+// are one such change (model_failure.go). It reads time only from
 // Config.Now. It is safe for concurrent use. It never speaks the protocol
 // and never decides guidance text (that is core's).
 //

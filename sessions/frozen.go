@@ -7,8 +7,8 @@ import "context"
 
 type frozenBlock struct{ messageID, text string }
 
-// Frozen is the store's face of the frozen cache-stable blocks (the
-// parents book keeps them with each parent).
+// Frozen is the store's methods for the frozen cache-stable blocks (the
+// parent set keeps them with each parent).
 type Frozen struct{ s *Store }
 
 // Frozen is the store's frozen blocks.
@@ -49,17 +49,21 @@ func (f Frozen) Block(ctx context.Context, session, messageID string, compute fu
 
 	s.lock(ctx)
 	defer s.unlock()
-	s.begin()
-	p = s.parent(session) // it may have been evicted or deleted meanwhile
-	if text, ok := frozenText(p, messageID); ok {
-		return text
-	}
-	if frozenFull(p) {
-		return "" // filled up meanwhile
-	}
-	s.parents.freeze(p, messageID, text, s.db != nil && !s.db.loading)
-	s.changes++
-	s.enforceBudget()
+	s.inWrite(func() error {
+		p = s.parent(session) // it may have been evicted or deleted meanwhile
+		if was, ok := frozenText(p, messageID); ok {
+			text = was
+			return nil
+		}
+		if frozenFull(p) {
+			text = "" // filled up meanwhile
+			return nil
+		}
+		s.parents.freeze(p, messageID, text, s.db != nil && !s.db.loading)
+		s.changes++
+		s.enforceBudget()
+		return nil
+	}, false)
 	return text
 }
 
@@ -92,19 +96,21 @@ func (f Frozen) Retain(ctx context.Context, session string, inHistory func(messa
 	if p == nil || !frozenFull(p) {
 		return
 	}
-	s.begin()
-	if p = s.cached(session); p == nil {
-		return
-	}
-	for id, fb := range p.frozen.All() {
-		if !inHistory(id) {
-			p.frozen.Remove(id)
-			if s.db != nil {
-				p.goneFrozen = append(p.goneFrozen, id)
-			}
-			s.parents.frozen--
-			s.parents.addBytes(p, -frozenCost(fb))
-			s.changes++
+	s.inWrite(func() error {
+		if p = s.cached(session); p == nil {
+			return nil
 		}
-	}
+		for id, fb := range p.frozen.All() {
+			if !inHistory(id) {
+				p.frozen.Remove(id)
+				if s.db != nil {
+					p.goneFrozen = append(p.goneFrozen, id)
+				}
+				s.parents.frozen--
+				s.parents.addBytes(p, -frozenCost(fb))
+				s.changes++
+			}
+		}
+		return nil
+	}, false)
 }

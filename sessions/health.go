@@ -51,19 +51,19 @@ func cutText(s string, n int) string {
 	return cutBytes(s, n)
 }
 
-// healthBook is the models' health: pure, no lock and no IO, within
+// healthSet is the models' health: pure, no lock and no IO, within
 // MaxHealthModels.
-type healthBook map[string]Health
+type healthSet map[string]Health
 
 // get is model's health, if kept.
-func (b healthBook) get(model string) (Health, bool) {
+func (b healthSet) get(model string) (Health, bool) {
 	h, ok := b[model]
 	return h, ok
 }
 
 // put adds or replaces one model's health, forgetting the model whose
 // latest failure is oldest beyond MaxHealthModels.
-func (b healthBook) put(h Health) {
+func (b healthSet) put(h Health) {
 	b[h.Model] = h
 	for len(b) > MaxHealthModels {
 		oldest := ""
@@ -77,7 +77,7 @@ func (b healthBook) put(h Health) {
 }
 
 // list is every model's health, the latest failure first.
-func (b healthBook) list() []Health {
+func (b healthSet) list() []Health {
 	out := make([]Health, 0, len(b))
 	for _, h := range b {
 		out = append(out, h)
@@ -86,8 +86,8 @@ func (b healthBook) list() []Health {
 	return out
 }
 
-// ProviderHealth is the store's face of the models' health (PROTOCOL.md
-// 4.8): the book under the store's lock, with a database read from there,
+// ProviderHealth is the store's methods for the models' health (PROTOCOL.md
+// 4.8): healthSet under the store's lock, with a database read from there,
 // so a failure another process saw counts at once.
 type ProviderHealth struct{ s *Store }
 
@@ -99,6 +99,12 @@ func (p ProviderHealth) Of(model string) (core.ModelHealth, bool) {
 	s := p.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return p.of(model)
+}
+
+// of is Of; the caller holds mu.
+func (p ProviderHealth) of(model string) (core.ModelHealth, bool) {
+	s := p.s
 	if d := s.db; d != nil {
 		if h, ok, err := d.b.Health.Read(d.ctx, model); err == nil {
 			return h.core(), ok
@@ -126,16 +132,26 @@ func (p ProviderHealth) Set(ctx context.Context, model string, h core.ModelHealt
 	s := p.s
 	s.lock(ctx)
 	defer s.unlock()
-	s.begin()
+	s.inWrite(func() error {
+		if err := p.set(model, h); err != nil {
+			s.db.fail(err)
+		}
+		return nil
+	}, false)
+}
+
+// set is Set, in the write transaction begun (its write's error is the
+// caller's to report); the caller holds mu.
+func (p ProviderHealth) set(model string, h core.ModelHealth) error {
+	s := p.s
 	h.Message = cutText(h.Message, MaxReasonBytes)
 	kept := healthOf(keep(model), h)
 	s.health.put(kept)
-	if d := s.db; d != nil && d.inTx {
-		if err := d.b.Health.Write(d.ctx, kept); err != nil {
-			d.fail(err)
-		}
-	}
 	s.changes++
+	if d := s.db; d != nil && d.inTx {
+		return d.b.Health.Write(d.ctx, kept)
+	}
+	return nil
 }
 
 // List is every kept model's health, the latest failure first.

@@ -58,10 +58,10 @@ func TestNoDatabaseFilesInTheDomain(t *testing.T) {
 	assert.Empty(t, files)
 }
 
-// Each feature's state is a book of its own, coordinated by a thin store
+// Each feature's state is a type of its own, coordinated by a thin store
 // (issue 43): no type of the package (tests aside) has more than 40
 // methods, and no interface more than 12 (the Backend is asked for by
-// book, backend.go). An interface's embedded interfaces of this package
+// kind of state, backend.go). An interface's embedded interfaces of this package
 // count with their methods.
 func TestTypesStaySmall(t *testing.T) {
 	fset := token.NewFileSet()

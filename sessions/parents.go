@@ -6,15 +6,15 @@ import (
 	"github.com/hookwire/hookwire/internal/lru"
 )
 
-// parentBook is the parent sessions the store holds, the most recently
+// parentSet is the parent sessions the store holds, the most recently
 // active first: under each, the remembered task sessions (entries) with
 // their aliases by agent, the alias counters and the frozen blocks; every
 // parent's entries indexed by task id. It is pure: no lock and no IO.
 // bytes is what the parents count against the byte budget; mark is told
-// of each parent whose contents changed (the store writes it, backing.go).
+// of each parent whose contents changed (the store writes it, persistence.go).
 // The rules that need the database (read-through, which alias is free
 // across processes) are Tasks' (aliases.go) and the store's.
-type parentBook struct {
+type parentSet struct {
 	list     *lru.List[string, *parentState]
 	byTaskID map[string]map[*entry]struct{}
 	entries  int // entries under every parent
@@ -24,12 +24,12 @@ type parentBook struct {
 	mark     func(*parentState)
 }
 
-func newParentBook(mark func(*parentState)) parentBook {
-	return parentBook{list: lru.New[string, *parentState](), byTaskID: make(map[string]map[*entry]struct{}), mark: mark}
+func newParentSet(mark func(*parentState)) parentSet {
+	return parentSet{list: lru.New[string, *parentState](), byTaskID: make(map[string]map[*entry]struct{}), mark: mark}
 }
 
-// holds reports whether e is still an entry of the book.
-func (b *parentBook) holds(e *entry) bool {
+// holds reports whether e is still an entry of the set.
+func (b *parentSet) holds(e *entry) bool {
 	p, ok := b.list.Get(e.parent.id)
 	if !ok || p != e.parent || p.agents[e.agent.name] != e.agent {
 		return false
@@ -51,7 +51,7 @@ func lookup(p *parentState, agent, taskID string) *entry {
 }
 
 // addBytes counts n more (or, negative, fewer) bytes under p.
-func (b *parentBook) addBytes(p *parentState, n int) {
+func (b *parentSet) addBytes(p *parentState, n int) {
 	p.bytes += n
 	b.bytes += n
 	b.mark(p)
@@ -59,7 +59,7 @@ func (b *parentBook) addBytes(p *parentState, n int) {
 
 // evict forgets the least recently active parents beyond
 // MaxParents.
-func (b *parentBook) evict(max int) {
+func (b *parentSet) evict(max int) {
 	for b.list.Len() > max {
 		_, oldest, _ := b.list.Back()
 		b.drop(oldest)
@@ -67,7 +67,7 @@ func (b *parentBook) evict(max int) {
 }
 
 // drop forgets p with its counters, entries and frozen blocks.
-func (b *parentBook) drop(p *parentState) {
+func (b *parentSet) drop(p *parentState) {
 	for _, a := range p.agents {
 		for _, e := range a.entries.All() {
 			b.unindex(e)
@@ -82,7 +82,7 @@ func (b *parentBook) drop(p *parentState) {
 }
 
 // newAgent adds an agent without entries under p.
-func (b *parentBook) newAgent(p *parentState, name string) *agentState {
+func (b *parentSet) newAgent(p *parentState, name string) *agentState {
 	a := &agentState{
 		name:    name,
 		entries: lru.New[string, *entry](),
@@ -95,7 +95,7 @@ func (b *parentBook) newAgent(p *parentState, name string) *agentState {
 
 // link adds e, not yet in any index, to its agent (as its least recently
 // used entry) and the task-id index.
-func (b *parentBook) link(e *entry) {
+func (b *parentSet) link(e *entry) {
 	a := e.agent
 	a.entries.PushBack(e.alias, e)
 	a.byTask[e.taskID] = e
@@ -107,7 +107,7 @@ func (b *parentBook) link(e *entry) {
 // use marks e as the newest use. An entry keeps the label of the call
 // that made it (a resume's description says what that call asks, not
 // what the session is); label is taken only by an entry without one.
-func (b *parentBook) use(e *entry, label string, tick uint64, now time.Time) {
+func (b *parentSet) use(e *entry, label string, tick uint64, now time.Time) {
 	e.tick = tick
 	e.lastUse = now
 	if e.label == "" {
@@ -121,7 +121,7 @@ func (b *parentBook) use(e *entry, label string, tick uint64, now time.Time) {
 
 // relabel gives e the label label (kept within MaxLabelBytes), counting
 // its bytes; an empty label keeps e's.
-func (b *parentBook) relabel(e *entry, label string) {
+func (b *parentSet) relabel(e *entry, label string) {
 	if label == "" || e.label == label {
 		return
 	}
@@ -132,7 +132,7 @@ func (b *parentBook) relabel(e *entry, label string) {
 }
 
 // setRun records e's run state, counting its bytes.
-func (b *parentBook) setRun(e *entry, r Run) {
+func (b *parentSet) setRun(e *entry, r Run) {
 	if e.run == r {
 		return
 	}
@@ -144,7 +144,7 @@ func (b *parentBook) setRun(e *entry, r Run) {
 }
 
 // retarget makes e hold taskID id instead of its current one.
-func (b *parentBook) retarget(e *entry, id string) {
+func (b *parentSet) retarget(e *entry, id string) {
 	delete(e.agent.byTask, e.taskID)
 	b.unindex(e)
 	before := entryCost(e)
@@ -154,7 +154,7 @@ func (b *parentBook) retarget(e *entry, id string) {
 	b.index(e)
 }
 
-func (b *parentBook) index(e *entry) {
+func (b *parentSet) index(e *entry) {
 	set := b.byTaskID[e.taskID]
 	if set == nil {
 		set = make(map[*entry]struct{}, 1)
@@ -163,7 +163,7 @@ func (b *parentBook) index(e *entry) {
 	set[e] = struct{}{}
 }
 
-func (b *parentBook) unindex(e *entry) {
+func (b *parentSet) unindex(e *entry) {
 	set := b.byTaskID[e.taskID]
 	delete(set, e)
 	if len(set) == 0 {
@@ -172,7 +172,7 @@ func (b *parentBook) unindex(e *entry) {
 }
 
 // forget removes e everywhere; an agent left without entries goes too.
-func (b *parentBook) forget(e *entry) {
+func (b *parentSet) forget(e *entry) {
 	a := e.agent
 	a.entries.Remove(e.alias)
 	delete(a.byTask, e.taskID)
@@ -186,7 +186,7 @@ func (b *parentBook) forget(e *entry) {
 }
 
 // trimAgent keeps a's max most recently used entries.
-func (b *parentBook) trimAgent(a *agentState, max int) {
+func (b *parentSet) trimAgent(a *agentState, max int) {
 	for a.entries.Len() > max {
 		_, oldest, _ := a.entries.Back()
 		b.forget(oldest)
@@ -195,7 +195,7 @@ func (b *parentBook) trimAgent(a *agentState, max int) {
 
 // trimAgents keeps p's MaxAgentsPerParent most recently used agents. It
 // scans, but only when a new agent pushed p over the bound.
-func (b *parentBook) trimAgents(p *parentState) {
+func (b *parentSet) trimAgents(p *parentState) {
 	for len(p.agents) > MaxAgentsPerParent {
 		var oldest *agentState
 		for _, a := range p.agents {
@@ -211,7 +211,7 @@ func (b *parentBook) trimAgents(p *parentState) {
 
 // freeze stores a new frozen block under p as its newest; the caller
 // checked the bound.
-func (b *parentBook) freeze(p *parentState, messageID, text string, written bool) {
+func (b *parentSet) freeze(p *parentState, messageID, text string, written bool) {
 	if p.frozen == nil {
 		p.frozen = lru.New[string, *frozenBlock]()
 	}

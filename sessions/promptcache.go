@@ -8,13 +8,13 @@ import (
 )
 
 // The prompt-cache figures of each session (PROTOCOL.md 4.9): requests,
-// tokens, busts and their causes. They are kept in a book of their own
+// tokens, busts and their causes. They are kept in a set of their own
 // beside the store's other parts, with their own lock, bound and member of
 // the state file ("cache"), and forgotten with the session.
 
-// Bounds of the cache book (PROTOCOL.md 7).
+// Bounds of the prompt-cache figures (PROTOCOL.md 7).
 const (
-	// MaxCacheSessions is how many sessions the book keeps figures for;
+	// MaxCacheSessions is how many sessions the set keeps figures for;
 	// beyond it the session whose last request is oldest is forgotten.
 	MaxCacheSessions = 256
 	// MaxBustsPerSession is how many busts a session keeps (the newest);
@@ -119,23 +119,23 @@ type cacheSession struct {
 	pending []*core.PromptPrint // memory only: prompts waiting for their usage
 }
 
-// cacheBook is the sessions' prompt-cache figures: pure, no lock and no
+// cacheSet is the sessions' prompt-cache figures: pure, no lock and no
 // IO. The store holds it under its one lock and gives it, where it lacks a
-// session, what the database has (load); PromptCache is the store's face
-// of it, and says when figures are written.
-type cacheBook struct {
+// session, what the database has (load); PromptCache holds the store's
+// methods for it, and says when figures are written.
+type cacheSet struct {
 	sessions *lru.List[string, *cacheSession] // most recently used first
 	changes  uint64
 }
 
-func newCacheBook() cacheBook {
-	return cacheBook{sessions: lru.New[string, *cacheSession]()}
+func newCacheSet() cacheSet {
+	return cacheSet{sessions: lru.New[string, *cacheSession]()}
 }
 
-// session returns id's figures: the book's, else load's (the database's
+// session returns id's figures: the set's, else load's (the database's
 // row, nil when none), else new ones (which may forget the least recently
 // used session's).
-func (b *cacheBook) session(id string, load func(string) *CacheRecord) *cacheSession {
+func (b *cacheSet) session(id string, load func(string) *CacheRecord) *cacheSession {
 	if cs, ok := b.sessions.Get(id); ok {
 		b.sessions.Touch(id)
 		return cs
@@ -165,7 +165,7 @@ func (cs *cacheSession) prompt(p *core.PromptPrint) {
 
 // system records the system prompt of session's request on its way: only
 // the first after a prompt counts.
-func (b *cacheBook) system(session string, system, block uint64) {
+func (b *cacheSet) system(session string, system, block uint64) {
 	cs, ok := b.sessions.Get(session)
 	if !ok || len(cs.pending) == 0 {
 		return
@@ -178,8 +178,8 @@ func (b *cacheBook) system(session string, system, block uint64) {
 // count counts u, a usage of cs: a message counted before is counted again
 // with its new figures. It reports whether the figures changed, the bust
 // found, if any, and whether it is the session's second (or later) in a
-// row: O(1), whatever the book holds.
-func (b *cacheBook) count(cs *cacheSession, u Usage) (changed bool, bust *CacheBust, inARow bool) {
+// row: O(1), whatever the set holds.
+func (b *cacheSet) count(cs *cacheSession, u Usage) (changed bool, bust *CacheBust, inARow bool) {
 	r := cs.last
 	if r != nil && r.usage.Message == u.Message {
 		if r.restored || r.usage == u {
@@ -220,7 +220,7 @@ func (b *cacheBook) count(cs *cacheSession, u Usage) (changed bool, bust *CacheB
 
 // attribute records parent and agent as cs's (a task call from parent, for
 // agent, ran in it); it reports whether that changed the figures.
-func (b *cacheBook) attribute(cs *cacheSession, parent, agent string) bool {
+func (b *cacheSet) attribute(cs *cacheSession, parent, agent string) bool {
 	if cs.Parent == parent && (cs.Agent == agent || agent == "") {
 		return false
 	}
@@ -233,7 +233,7 @@ func (b *cacheBook) attribute(cs *cacheSession, parent, agent string) bool {
 }
 
 // forget drops session's figures.
-func (b *cacheBook) forget(session string) {
+func (b *cacheSet) forget(session string) {
 	if _, ok := b.sessions.Remove(session); ok {
 		b.changes++
 	}
@@ -251,7 +251,7 @@ func (cs *cacheSession) figures() (CacheSession, bool) {
 }
 
 // list is every session's figures, the most recently used first.
-func (b *cacheBook) list() []CacheSession {
+func (b *cacheSet) list() []CacheSession {
 	out := make([]CacheSession, 0, b.sessions.Len())
 	for _, cs := range b.sessions.All() {
 		if c, ok := cs.figures(); ok {

@@ -32,7 +32,7 @@ type CacheRequestRecord struct {
 
 // records is every session's figures as the state keeps them, the most
 // recently used first.
-func (b *cacheBook) records() []CacheRecord {
+func (b *cacheSet) records() []CacheRecord {
 	out := make([]CacheRecord, 0, b.sessions.Len())
 	for _, cs := range b.sessions.All() {
 		out = append(out, cs.save())
@@ -49,7 +49,7 @@ func (cs *cacheSession) save() CacheRecord {
 	return sc
 }
 
-// loadCacheSession is sc as the book keeps it: bounded, its last request
+// loadCacheSession is sc as the set keeps it: bounded, its last request
 // restored to be compared with (never counted again). An error (a print
 // this build cannot read) still returns the figures, without the print.
 func loadCacheSession(sc *CacheRecord) (*cacheSession, error) {
@@ -72,9 +72,9 @@ func loadCacheSession(sc *CacheRecord) (*cacheSession, error) {
 	return cs, nil
 }
 
-// restore fills the empty book from a state file's "cache" member, the
+// restore fills the empty set from a state file's "cache" member, the
 // most recently used first; what breaks the bounds is left out.
-func (b *cacheBook) restore(list []CacheRecord) error {
+func (b *cacheSet) restore(list []CacheRecord) error {
 	for i := range list {
 		sc := &list[i]
 		if sc.Session == "" || len(sc.Session) > MaxIDBytes || b.sessions.Has(sc.Session) {

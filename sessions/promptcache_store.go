@@ -9,7 +9,7 @@ import (
 )
 
 // PromptCache is the store's prompt-cache figures (PROTOCOL.md 4.9): the
-// book (promptcache.go) under the store's lock, read through from the
+// cacheSet (promptcache.go) under the store's lock, read through from the
 // database and written to it.
 type PromptCache struct{ s *Store }
 
@@ -53,7 +53,7 @@ func (c PromptCache) Usage(ctx context.Context, u Usage) (bust *CacheBust, inARo
 	}
 	s := c.s
 	s.lock(ctx)
-	defer s.unlock() // finishes the transaction save begins
+	defer s.unlock()
 	// The parent and agent as the store knows them now, while the task
 	// runs: its entry may be forgotten later (maxSessionsPerAgent).
 	parent, agent := c.parentAndAgent(u.Session)
@@ -110,7 +110,7 @@ func (c PromptCache) List() []CacheSession {
 }
 
 // Of returns one session's figures as List gives them, reading no other
-// session's: what a bust in a row tells the client. The book's when it
+// session's: what a bust in a row tells the client. The set's when it
 // holds the session (this process counted its last usage), else the
 // database's row.
 func (c PromptCache) Of(session string) (CacheSession, bool) {
@@ -174,7 +174,7 @@ func (c PromptCache) forget(session string) {
 }
 
 // save writes cs's figures, stamped with the store's clock, in the
-// method's write transaction (finished by the caller's unlock), so the
+// method's write transaction (one of its own, when none runs), so the
 // row takes its turn with the other writers and the prune that follows
 // keeps the table inside the byte budget; the caller holds mu.
 func (c PromptCache) save(cs *cacheSession) {
@@ -182,14 +182,16 @@ func (c PromptCache) save(cs *cacheSession) {
 	if !s.db.writable() {
 		return
 	}
-	s.begin()
-	s.db.saveCache(cs.save(), s.cfg.Now())
+	s.inWrite(func() error {
+		s.db.saveCache(cs.save(), s.cfg.Now())
+		return nil
+	}, false)
 }
 
 // writeAll writes every session's figures into the database the store is
 // being imported into (WriteAll), the least recently used first, each
 // stamped a nanosecond after the one before, so the database keeps the
-// book's order; the caller holds mu.
+// set's order; the caller holds mu.
 func (c PromptCache) writeAll() error {
 	s := c.s
 	if s.cache.sessions.Len() == 0 {
@@ -209,16 +211,16 @@ func (c PromptCache) writeAll() error {
 	return nil
 }
 
-// The prompt-cache rows, on the store's backing (nil: memory only); the
+// The prompt-cache rows, on the store's persistence (nil: memory only); the
 // caller of each holds the store's mu.
 
 // writable reports whether what the store changes is written (a database
 // open for writing, which has every table).
-func (d *backing) writable() bool { return d != nil && !d.readOnly }
+func (d *persistence) writable() bool { return d != nil && !d.readOnly }
 
 // loadCache reads session's figures from the database, nil when it has
 // none (or there is no database).
-func (d *backing) loadCache(session string) *CacheRecord {
+func (d *persistence) loadCache(session string) *CacheRecord {
 	if d == nil {
 		return nil
 	}
@@ -235,20 +237,19 @@ func (d *backing) loadCache(session string) *CacheRecord {
 
 // saveCache writes one session's figures inside the write transaction,
 // when one could begin.
-func (d *backing) saveCache(rec CacheRecord, used time.Time) {
+func (d *persistence) saveCache(rec CacheRecord, used time.Time) {
 	if !d.inTx {
 		return
 	}
 	if err := d.b.Cache.Write(d.ctx, rec, used); err != nil {
-		d.fail(err)
-		d.rollback()
+		d.abort(err)
 		return
 	}
 	d.pruneDue = true
 }
 
 // deleteCache forgets session's row (session.deleted).
-func (d *backing) deleteCache(session string) {
+func (d *persistence) deleteCache(session string) {
 	if !d.writable() {
 		return
 	}

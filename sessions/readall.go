@@ -22,17 +22,17 @@ func Unbounded() *Store { return New(unbounded) }
 // bounds, the most recently written parents and sessions first, in one
 // read transaction, so it sees one state however others write.
 func ReadAll(ctx context.Context, b Backend) (*Store, error) {
-	return newBacking(ctx, b, true, func(error) {}).readAll()
+	return newPersistence(ctx, b, true, func(error) {}).readAll()
 }
 
 // readAll reads the whole database into a new memory-only store with no
 // bounds, the most recently written parents and sessions first; the
 // caller holds the store's mu (or owns d alone). It reads in one
 // transaction, so it sees one state however others write.
-func (d *backing) readAll() (*Store, error) {
+func (d *persistence) readAll() (*Store, error) {
 	if !d.inTx {
 		var out *Store
-		err := d.b.Tx.ReadTx(d.ctx, func() error {
+		err := d.b.Tx.Read(d.ctx, func() error {
 			var err error
 			out, err = d.readAllIn()
 			return err
@@ -42,9 +42,9 @@ func (d *backing) readAll() (*Store, error) {
 	return d.readAllIn()
 }
 
-func (d *backing) readAllIn() (*Store, error) {
+func (d *persistence) readAllIn() (*Store, error) {
 	reader := New(unbounded)
-	reader.db = newBacking(d.ctx, d.b, true, func(error) {})
+	reader.db = newPersistence(d.ctx, d.b, true, func(error) {})
 	reader.db.epoch = 1
 	ids, err := d.b.Parents.Revs(d.ctx)
 	if err != nil {
@@ -81,7 +81,7 @@ func (d *backing) readAllIn() (*Store, error) {
 }
 
 // stats counts what the database holds.
-func (d *backing) stats() (Stats, error) {
+func (d *persistence) stats() (Stats, error) {
 	st, err := d.b.Upkeep.Stats(d.ctx)
 	if err != nil {
 		d.fail(err)
@@ -90,7 +90,7 @@ func (d *backing) stats() (Stats, error) {
 }
 
 // parentsOfTask lists the parents with an entry whose task id is id.
-func (d *backing) parentsOfTask(id string) []string {
+func (d *persistence) parentsOfTask(id string) []string {
 	out, err := d.b.Parents.OfTask(d.ctx, id)
 	if err != nil {
 		d.fail(err)

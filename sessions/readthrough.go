@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// The store's reads from its Backend (backing.go says how the cache and
+// The store's reads from its Backend (persistence.go says how the cache and
 // the database agree): a cached parent or tracked session checked against
 // its row's revision, or read through when the cache lacks it.
 
@@ -16,7 +16,7 @@ import (
 func (s *Store) cached(id string) *parentState {
 	p, ok := s.parents.list.Get(id)
 	d := s.db
-	if d == nil || ok && (p.epoch == d.epoch || p.dirty || p.pinned || p.unwritten) {
+	if d == nil || ok && p.current(d.epoch) {
 		return p
 	}
 	rev, found, err := d.b.Parents.Rev(d.ctx, id)
@@ -51,7 +51,7 @@ func (s *Store) cached(id string) *parentState {
 // readParent reads parent id's row, at revision rev, into b as its most
 // recently active parent, checked as of this epoch (what it loads is not
 // marked changed); it returns the highest tick of the entries kept.
-func (d *backing) readParent(b *parentBook, id string, rev int64, maxPerAgent int) (*parentState, uint64, error) {
+func (d *persistence) readParent(b *parentSet, id string, rev int64, maxPerAgent int) (*parentState, uint64, error) {
 	rec, err := d.b.Parents.Read(d.ctx, id)
 	if err != nil {
 		return nil, 0, err
@@ -67,10 +67,10 @@ func (d *backing) readParent(b *parentBook, id string, rev int64, maxPerAgent in
 	return p, top, nil
 }
 
-// loadRecord loads a parent's row as the book's most recently active
+// loadRecord loads a parent's row as the set's most recently active
 // parent (checked as a state file's would be: a damaged row is an error
 // and loads nothing); it returns the highest tick of the entries kept.
-func (b *parentBook) loadRecord(rec ParentRecord, maxPerAgent int) (*parentState, uint64, error) {
+func (b *parentSet) loadRecord(rec ParentRecord, maxPerAgent int) (*parentState, uint64, error) {
 	p, top, err := b.load(recordParent(rec), maxPerAgent, false)
 	if err != nil {
 		b.drop(p)
@@ -80,7 +80,7 @@ func (b *parentBook) loadRecord(rec ParentRecord, maxPerAgent int) (*parentState
 	return p, top, nil
 }
 
-// recordParent is rec in the state file's form, which the parents book
+// recordParent is rec in the state file's form, which the parent set
 // loads (checking it as it would a file's).
 func recordParent(rec ParentRecord) *snapshotParent {
 	id := rec.ID
@@ -105,7 +105,7 @@ func recordParent(rec ParentRecord) *snapshotParent {
 func (s *Store) cachedAgent(session string) *sessionAgent {
 	sa, ok := s.tracked.list.Get(session)
 	d := s.db
-	if d == nil || ok && (sa.epoch == d.epoch || sa.dirty || sa.pinned || sa.unwritten) {
+	if d == nil || ok && sa.current(d.epoch) {
 		return sa
 	}
 	t, found, err := d.b.Tracked.Read(d.ctx, session)
@@ -129,7 +129,7 @@ func (s *Store) cachedAgent(session string) *sessionAgent {
 		return nil
 	}
 	t = t.Bounded()
-	sa = &sessionAgent{session: session, agent: t.Agent, rev: t.Rev, epoch: d.epoch,
+	sa = &sessionAgent{session: session, agent: t.Agent, rowSync: rowSync{rev: t.Rev, epoch: d.epoch},
 		model: t.Model, parent: t.Parent, running: t.Running, switches: t.Switches}
 	s.tracked.track(sa, false)
 	s.tracked.evict(s.cfg.MaxTrackedSessions)

@@ -150,21 +150,21 @@ func (a TaskIDAction) String() string {
 	return "TaskIDAction(?)"
 }
 
-// Store is the session store: it coordinates the books, each feature's
-// state with its rules (pure: no lock, no IO), under one mutex and, with a
-// database, one write transaction a method (backing.go). The books are
-// callBook (calls.go, the pending task calls), parentBook (parents.go: the
-// parents' entries, aliases, counters and frozen blocks), trackedBook
+// Store is the session store: it coordinates each kind of state with its
+// rules (pure: no lock, no IO) under one mutex and, with a database, runs
+// each change in one write transaction (persistence.go). The kinds are
+// pendingCalls (calls.go, the pending task calls), parentSet (parents.go:
+// the parents' entries, aliases, counters and frozen blocks), trackedSet
 // (tracked.go: each session's agent, model, parent and switches),
-// healthBook (health.go) and cacheBook (promptcache.go, the prompt-cache
-// figures). Callers reach each through its face, a small type that takes
-// the lock, reads through from the database and says what to write:
-// Tasks (aliases.go, list.go), Frozen (frozen.go), Tracked
+// healthSet (health.go) and cacheSet (promptcache.go, the prompt-cache
+// figures). Callers reach each through a small type of the store's methods
+// for it, which take the lock, read through from the database and say what
+// to write: Tasks (aliases.go, list.go), Frozen (frozen.go), Tracked
 // (tracked_store.go), ProviderHealth (health.go) and PromptCache
 // (promptcache_store.go). Every method is safe for concurrent use and does
 // O(1) work (ResumableSessions, List and DeleteSession are linear in what
-// they return or forget). budget.go holds the byte budget across the
-// books, snapshot.go the JSON form.
+// they return or forget). budget.go holds the byte budget across them,
+// snapshot.go the JSON form.
 type Store struct {
 	mu  sync.Mutex
 	cfg Config
@@ -174,25 +174,25 @@ type Store struct {
 	clock uint64
 	// changes counts mutations of the persisted state (changeCount).
 	// Since the state lives in the database (dirty parents and tracked
-	// sessions say what to write, backing.go) only the tests read it.
+	// sessions say what to write, persistence.go) only the tests read it.
 	changes uint64
 
-	// The books: each part's state, its rules and its bytes counted
-	// against Config.MaxStateBytes (budget.go).
-	calls   callBook    // the pending task calls (calls.go)
-	parents parentBook  // the parents: entries, aliases, frozen blocks (parents.go)
-	tracked trackedBook // the tracked sessions (tracked.go)
-	health  healthBook  // by provider/model (health.go)
+	// Each kind of state, with its rules and its bytes counted against
+	// Config.MaxStateBytes (budget.go).
+	calls   pendingCalls // the pending task calls (calls.go)
+	parents parentSet    // the parents: entries, aliases, frozen blocks (parents.go)
+	tracked trackedSet   // the tracked sessions (tracked.go)
+	health  healthSet    // by provider/model (health.go)
 
-	// db is the database the maps cache (backing.go); nil: memory only.
-	db *backing
-	// lost is the backing a failed Reattach left (its base context and
+	// db is the database the maps cache (persistence.go); nil: memory only.
+	db *persistence
+	// lost is the persistence a failed Reattach left (its base context and
 	// failure report), reused by the next Reattach that succeeds.
-	lost *backing
+	lost *persistence
 
 	// cache is the sessions' prompt-cache figures (promptcache.go; the
-	// store's face of them is PromptCache).
-	cache cacheBook
+	// store's methods for them are PromptCache's).
+	cache cacheSet
 
 	// pages orders Page's reads of the database (list.go), made without
 	// mu, with the store's moves between databases; it is taken before
@@ -208,17 +208,10 @@ type parentState struct {
 	agents   map[string]*agentState
 	frozen   *lru.List[string, *frozenBlock] // by message id, newest first; nil until the first
 
-	// With a database (backing.go): the revision read or written, the
-	// epoch it was last checked in, whether it changed since, and the
-	// frozen blocks made or dropped since.
-	rev                   int64
-	epoch                 uint64
-	dirty, pinned         bool
+	// With a database: how the parent stands against its row, and the
+	// frozen blocks made or dropped since it was last written.
+	rowSync
 	newFrozen, goneFrozen []string
-	// unwritten: changed while no write could be made (the database busy
-	// or failing); written by the next transaction that begins, unless
-	// another process changed the parent meanwhile (backing.go).
-	unwritten bool
 }
 
 // New returns an empty store; zero Config fields take their defaults.
@@ -248,12 +241,12 @@ func New(cfg Config) *Store {
 
 // reset empties every structure; the caller holds mu (or owns s alone).
 func (s *Store) reset() {
-	s.calls = newCallBook()
+	s.calls = newPendingCalls()
 	// A parent's change goes to the database the store has at the time.
-	s.parents = newParentBook(func(p *parentState) { s.db.markParent(p) })
-	s.tracked = newTrackedBook()
-	s.health = healthBook{}
-	s.cache = newCacheBook()
+	s.parents = newParentSet(func(p *parentState) { s.db.markParent(p) })
+	s.tracked = newTrackedSet()
+	s.health = healthSet{}
+	s.cache = newCacheSet()
 }
 
 // tick is the store's clock's next tick; the caller holds mu.
@@ -273,7 +266,7 @@ func (s *Store) parent(id string) *parentState {
 		id:       id,
 		counters: make(map[string]int),
 		agents:   make(map[string]*agentState),
-		epoch:    s.db.fresh(),
+		rowSync:  rowSync{epoch: s.db.fresh()},
 	}
 	s.parents.list.PushFront(id, p)
 	s.parents.addBytes(p, parentCost(id))
@@ -288,7 +281,14 @@ func (s *Store) parent(id string) *parentState {
 func (s *Store) DeleteSession(ctx context.Context, id string) {
 	s.lock(ctx)
 	defer s.unlock()
-	s.begin()
+	s.inWrite(func() error {
+		s.deleteSession(id)
+		return nil
+	}, false)
+}
+
+// deleteSession is DeleteSession's change; the caller holds mu.
+func (s *Store) deleteSession(id string) {
 	if s.db != nil {
 		// Load the parents that remember id as a task, so that forgetting
 		// it rewrites them.

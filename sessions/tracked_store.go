@@ -2,8 +2,8 @@ package sessions
 
 import "context"
 
-// Tracked is the store's face of the tracked sessions (tracked.go): the
-// book under the store's lock, read through from the database
+// Tracked is the store's methods for the tracked sessions (tracked.go):
+// trackedSet under the store's lock, read through from the database
 // (cachedAgent) and written in the method's transaction.
 type Tracked struct{ s *Store }
 
@@ -19,14 +19,22 @@ func (t Tracked) SetAgent(ctx context.Context, session, agent string) {
 	s.lock(ctx)
 	defer s.unlock()
 	s.db.refresh()
+	t.setAgent(session, agent)
+}
+
+// setAgent is SetAgent; the caller holds mu.
+func (t Tracked) setAgent(session, agent string) {
+	s := t.s
 	if len(session) > MaxIDBytes || len(agent) > MaxAgentNameBytes {
 		if s.cachedAgent(session) != nil {
-			s.begin()
-			if s.db != nil {
-				s.db.untracked = append(s.db.untracked, session)
-			}
-			s.tracked.untrack(session)
-			s.changes++
+			s.inWrite(func() error {
+				if s.db != nil {
+					s.db.untracked = append(s.db.untracked, session)
+				}
+				s.tracked.untrack(session)
+				s.changes++
+				return nil
+			}, false)
 		}
 		return
 	}
@@ -34,23 +42,25 @@ func (t Tracked) SetAgent(ctx context.Context, session, agent string) {
 		s.tracked.list.Touch(session)
 		return
 	}
-	s.begin()
-	if sa := s.cachedAgent(session); sa != nil {
-		s.tracked.list.Touch(session)
-		if sa.agent != agent {
-			s.tracked.change(sa, func(sa *sessionAgent) { sa.agent = keep(agent) })
-			s.db.markTracked(sa)
-			s.changes++
-			s.enforceBudget()
+	s.inWrite(func() error {
+		if sa := s.cachedAgent(session); sa != nil {
+			s.tracked.list.Touch(session)
+			if sa.agent != agent {
+				s.tracked.change(sa, func(sa *sessionAgent) { sa.agent = keep(agent) })
+				s.db.markTracked(sa)
+				s.changes++
+				s.enforceBudget()
+			}
+			return nil
 		}
-		return
-	}
-	sa := &sessionAgent{session: keep(session), agent: keep(agent), epoch: s.db.fresh()}
-	s.tracked.track(sa, false)
-	s.db.markTracked(sa)
-	s.tracked.evict(s.cfg.MaxTrackedSessions)
-	s.changes++
-	s.enforceBudget()
+		sa := &sessionAgent{session: keep(session), agent: keep(agent), rowSync: rowSync{epoch: s.db.fresh()}}
+		s.tracked.track(sa, false)
+		s.db.markTracked(sa)
+		s.tracked.evict(s.cfg.MaxTrackedSessions)
+		s.changes++
+		s.enforceBudget()
+		return nil
+	}, false)
 }
 
 // Agent returns the agent session runs ("" unknown).
@@ -77,14 +87,16 @@ func (t Tracked) change(session string, wanted func(*sessionAgent) bool, change 
 	if sa == nil || !wanted(sa) {
 		return
 	}
-	s.begin()
-	if sa = s.cachedAgent(session); sa == nil {
-		return
-	}
-	s.tracked.change(sa, change)
-	s.db.markTracked(sa)
-	s.changes++
-	s.enforceBudget()
+	s.inWrite(func() error {
+		if sa = s.cachedAgent(session); sa == nil {
+			return nil
+		}
+		s.tracked.change(sa, change)
+		s.db.markTracked(sa)
+		s.changes++
+		s.enforceBudget()
+		return nil
+	}, false)
 }
 
 // SetParent records session's parent session (from session.created), for a
@@ -119,6 +131,11 @@ func (t Tracked) set(ctx context.Context, session, value string, field func(*ses
 	s := t.s
 	s.lock(ctx)
 	defer s.unlock()
+	t.setField(session, value, field)
+}
+
+// setField is set; the caller holds mu.
+func (t Tracked) setField(session, value string, field func(*sessionAgent) *string) {
 	t.change(session, func(sa *sessionAgent) bool { return *field(sa) != value },
 		func(sa *sessionAgent) { *field(sa) = keep(value) })
 }
@@ -130,7 +147,12 @@ func (t Tracked) get(session string, field func(*sessionAgent) string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.db.refresh()
-	if sa := s.cachedAgent(session); sa != nil {
+	return t.field(session, field)
+}
+
+// field is get; the caller holds mu.
+func (t Tracked) field(session string, field func(*sessionAgent) string) string {
+	if sa := t.s.cachedAgent(session); sa != nil {
 		return field(sa)
 	}
 	return ""
@@ -153,12 +175,17 @@ func (t Tracked) ReplaceSwitch(ctx context.Context, session string, sw Switch) {
 
 func (t Tracked) putSwitch(ctx context.Context, session string, sw Switch, replace bool) {
 	s := t.s
+	s.lock(ctx)
+	defer s.unlock()
+	t.putSwitchIn(session, sw, replace)
+}
+
+// putSwitchIn is putSwitch; the caller holds mu.
+func (t Tracked) putSwitchIn(session string, sw Switch, replace bool) {
 	if !sw.fits() {
 		return
 	}
 	sw = sw.kept()
-	s.lock(ctx)
-	defer s.unlock()
 	t.change(session, func(sa *sessionAgent) bool {
 		return !replace || len(sa.switches) == 0 || sa.switches[len(sa.switches)-1] != sw
 	}, func(sa *sessionAgent) {
@@ -202,13 +229,18 @@ func (t Tracked) switchesOf(session string) []Switch {
 // kept (the session's earlier one is dropped too, so none that is out of
 // date is shown).
 func (t Tracked) SetModelDecision(ctx context.Context, session string, d ModelDecision) {
+	s := t.s
+	s.lock(ctx)
+	defer s.unlock()
+	t.setModelDecision(session, d)
+}
+
+// setModelDecision is SetModelDecision; the caller holds mu.
+func (t Tracked) setModelDecision(session string, d ModelDecision) {
 	var next *ModelDecision
 	if d.fits() {
 		next = &ModelDecision{Model: keep(d.Model), Variant: keep(d.Variant), Rung: keep(d.Rung), Changed: d.Changed}
 	}
-	s := t.s
-	s.lock(ctx)
-	defer s.unlock()
 	t.change(session, func(sa *sessionAgent) bool {
 		return (sa.model == nil) != (next == nil) || sa.model != nil && *sa.model != *next
 	}, func(sa *sessionAgent) { sa.model = next })
