@@ -24,9 +24,15 @@ type storeDB struct {
 	// (dblist.go).
 	lister lister
 	// seen is PRAGMA data_version as last read, epoch how many times it
-	// changed (Epoch): other connections' commits seen.
+	// changed (Epoch): other connections' commits seen; looks counts the
+	// reads of data_version (a test holds a request to one).
 	seen  int64
 	epoch uint64
+	looks int
+	// inRequest: a request is being served (BeginRequest); checked: its
+	// epoch was read once already, so Epoch outside a write transaction
+	// answers that again. writing: the store's write transaction runs.
+	inRequest, checked, writing bool
 }
 
 // newStoreDB is the Backend of the database on c.
@@ -60,8 +66,15 @@ func (d *storeDB) backend() sessions.Backend {
 
 // Epoch reads PRAGMA data_version, which changes when another connection
 // commits, and counts its changes: the store's cached rows are checked
-// against the database again when it moves on.
+// against the database again when it moves on. Within a request it is
+// read once for the reads and again in each write transaction (so a
+// write decides on the latest state; BeginRequest).
 func (d txRows) Epoch(ctx context.Context) (uint64, error) {
+	if d.inRequest && d.checked && !d.writing {
+		return d.epoch, nil
+	}
+	d.checked = d.inRequest
+	d.looks++
 	v, err := d.c.dataVersion(ctx)
 	if err != nil {
 		return 0, classify(err)
@@ -79,7 +92,22 @@ func (d txRows) Epoch(ctx context.Context) (uint64, error) {
 // Write runs fn in one write transaction that it begins (BEGIN
 // IMMEDIATE, after the writers before it) and ends: committed when fn
 // returns nil, rolled back otherwise.
-func (d txRows) Write(ctx context.Context, fn func() error) error { return d.c.inTx(ctx, fn) }
+func (d txRows) Write(ctx context.Context, fn func() error) error {
+	return d.c.inTx(ctx, func() error {
+		d.writing = true
+		defer func() { d.writing = false }()
+		return fn()
+	})
+}
+
+// BeginRequest marks the start of one request's work for Epoch: a
+// transform told a dozen things of a session read data_version twelve
+// times, where once answers its reads as of the request's start, as if
+// the request had come a moment earlier.
+func (d txRows) BeginRequest() (end func()) {
+	d.inRequest, d.checked = true, false
+	return func() { d.inRequest, d.checked = false, false }
+}
 
 // Read runs fn in one read transaction that it begins and ends.
 func (d txRows) Read(ctx context.Context, fn func() error) error {

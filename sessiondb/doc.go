@@ -8,7 +8,10 @@
 // dbqueue_other.go) the writers' turns within and across processes,
 // dbwal.go the WAL's bound, dblist.go the listing's reads, database.go what
 // the server holds (Database: the store attached to the database, its
-// mode and warnings), forget.go and inspect.go the CLI's writes and reads,
+// mode and warnings; dbwatch.go its watch on the file and the reopen),
+// subagentdb.go the subagents' records (subagents.Service: the tables and
+// caps in subagentschema.go, the intents in subagentwrite.go, the pages
+// in subagentread.go, the observer's revision in subagentrev.go), forget.go and inspect.go the CLI's writes and reads,
 // legacy.go the one-time import of an earlier release's JSON state file,
 // project.go the project's state path.
 //

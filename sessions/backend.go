@@ -40,6 +40,11 @@ type Transactions interface {
 	// was last asked: the cheap test for "someone else wrote". The store
 	// checks a cached row against the database again in a new epoch.
 	Epoch(ctx context.Context) (uint64, error)
+	// BeginRequest marks the start of one request's work, the function it
+	// returns its end (the store calls both holding its lock): within it,
+	// Epoch looks for other processes' commits once for the reads outside
+	// a write transaction, and again in each write transaction.
+	BeginRequest() (end func())
 	// Write runs fn in one write transaction, which it begins (after
 	// this process's and other processes' earlier writers) and ends:
 	// committed when fn returns nil, rolled back when fn returns an error

@@ -64,6 +64,10 @@ func (c *fakeConn) Epoch(context.Context) (uint64, error) {
 	}
 	return c.epoch, nil
 }
+
+// BeginRequest: the fake's Epoch looks at every call.
+func (c *fakeConn) BeginRequest() (end func()) { return func() {} }
+
 func (c *fakeConn) Write(_ context.Context, fn func() error) error {
 	c.begins++
 	if c.beginErr != nil {

@@ -1,10 +1,12 @@
 package sessions
 
 import (
+	"bytes"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -119,4 +121,58 @@ func TestTypesStaySmall(t *testing.T) {
 		assert.LessOrEqual(t, count(it), 12, "interface %s has %d methods", name, count(it))
 	}
 	t.Logf("Store: %d methods; %d types with methods, %d interfaces", methods["Store"], len(methods), len(ifaces))
+}
+
+// Files a reader can hold in mind (issue 50): no file of the domain, its
+// persistence, its subagents or the handlers, tests and generated code
+// aside, is over 500 lines.
+func TestFilesStayShort(t *testing.T) {
+	const maxLines = 500
+	fset := token.NewFileSet()
+	checked := 0
+	for _, dir := range []string{".", "../sessiondb", "../handlers", "../subagents"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		require.NoError(t, err)
+		require.NotEmpty(t, files, "no Go files in %s", dir)
+		for _, name := range files {
+			if strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(name)
+			require.NoError(t, err)
+			f, err := parser.ParseFile(fset, name, src, parser.PackageClauseOnly|parser.ParseComments)
+			require.NoError(t, err)
+			if ast.IsGenerated(f) {
+				continue
+			}
+			checked++
+			lines := bytes.Count(src, []byte("\n"))
+			if len(src) > 0 && src[len(src)-1] != '\n' {
+				lines++
+			}
+			assert.LessOrEqual(t, lines, maxLines, "%s has %d lines", name, lines)
+		}
+	}
+	t.Logf("%d files checked", checked)
+}
+
+// The domain drives no transaction (issue 50): sessiondb begins and ends
+// each one, so no file of sessions (tests aside) names BeginWrite,
+// Commit(, Rollback( or ReadTx, not even in a comment.
+func TestNoTransactionsInTheDomain(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		require.NoError(t, err)
+		for i, line := range strings.Split(string(src), "\n") {
+			for _, word := range []string{"BeginWrite", "Commit(", "Rollback(", "ReadTx"} {
+				assert.False(t, strings.Contains(line, word), "%s:%d names %s: %s", name, i+1, word, strings.TrimSpace(line))
+			}
+		}
+	}
 }

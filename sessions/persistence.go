@@ -46,11 +46,7 @@ type persistence struct {
 	base context.Context
 
 	epoch uint64 // the Backend's epoch as last read (moves on when another process committed)
-	// inRequest: a request is being served (BeginRequest); checked: its
-	// epoch was read once already, so its reads outside a write
-	// transaction use that answer.
-	inRequest, checked bool
-	inTx               bool
+	inTx  bool
 	// txErr: a write inside the transaction failed (abort): it is rolled
 	// back when the change ends. cacheOnly: a change runs on the cache
 	// alone, no transaction could begin.
@@ -93,37 +89,30 @@ func (s *Store) lock(ctx context.Context) {
 }
 
 // BeginRequest marks the start of one request's work; the returned
-// function its end. Within it, other processes' commits are looked for
-// (the Backend's Epoch: PRAGMA data_version) once for the reads
-// and again in each write transaction, instead of once a store method: a
-// transform told a dozen things of a session read the version twelve
-// times. A write always decides on the latest state (inWrite refreshes
-// inside the write lock); a read answers as of the request's start, as if
-// the request had come a moment earlier.
+// function its end. Within it, the Backend decides how often its Epoch
+// looks for other processes' commits (Transactions.BeginRequest: once for
+// the reads, again in each write transaction, so a write always decides
+// on the latest state).
 func (s *Store) BeginRequest() (end func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.db == nil {
 		return func() {}
 	}
-	d := s.db
-	d.inRequest, d.checked = true, false
+	endTx := s.db.b.Tx.BeginRequest()
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		d.inRequest, d.checked = false, false
+		endTx()
 	}
 }
 
-// refresh notices other processes' commits; the caller holds mu.
+// refresh notices other processes' commits (as often as the Backend's
+// Epoch looks); the caller holds mu.
 func (d *persistence) refresh() {
 	if d == nil {
 		return
 	}
-	if d.inRequest && d.checked && !d.inTx {
-		return
-	}
-	d.checked = d.inRequest
 	e, err := d.b.Tx.Epoch(d.ctx)
 	if err != nil {
 		d.fail(err)
