@@ -573,6 +573,9 @@ function el(tag: string, props: Record<string, unknown>, children: unknown[] = [
   return node;
 }
 
+/** Work done, for tests: the section's redraws (each builds its lines). */
+export const stats = { draws: 0 };
+
 function setText(node: unknown, text: string): void {
   insert(node as never, null as never);
   insert(node as never, [text] as never);
@@ -590,6 +593,7 @@ function sectionElement(view: SectionView, fg?: unknown): unknown {
   const shown: Array<string | undefined> = [];
   const draw = () => {
     try {
+      stats.draws++;
       const next = view.lines();
       for (let i = 0; i < MAX_LINES; i++) {
         const line = next[i];
