@@ -43,6 +43,12 @@ func (s *Server) initialize(_ context.Context, p *initializeParams) (initializeR
 	if s.opts.OpenState != nil {
 		s.persist = s.opts.OpenState(store)
 	}
+	s.subs.svc = nil
+	if r, ok := s.persist.(SubagentRecords); ok {
+		s.subs.svc = r.SubagentService()
+	} else if s.opts.Subagents != nil {
+		s.subs.svc = s.opts.Subagents()
+	}
 	s.maxBytes.Store(cfg.MaxMessageBytes)
 	s.gate.opened()
 	s.log.Info().Strs("managedAgents", cfg.ManagedSet()).Strs("reminderAgents", cfg.ReminderAgents()).

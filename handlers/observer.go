@@ -10,6 +10,7 @@ import (
 	"github.com/hookwire/hookwire/contract"
 	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
+	"github.com/hookwire/hookwire/subagents"
 )
 
 // CodeReadOnlyObserver answers a hook sent to an observer (PROTOCOL.md 8).
@@ -37,6 +38,12 @@ type ObservedFile interface {
 // prompt-cache figures (PROTOCOL.md 4.9), for status.cache.
 type ObservedCache interface {
 	Cache() []sessions.CacheSession
+}
+
+// ObservedSubagents is what an ObservedFile may also give: a page of a
+// parent's subagents read from the file now (subagents.list, 4.10).
+type ObservedSubagents interface {
+	Subagents(ctx context.Context, parent, cursor string, limit int) (subagents.Page, error)
 }
 
 // ObservedFileStatus is status.observer (PROTOCOL.md 9).
@@ -90,6 +97,19 @@ func (o *Observer) SessionsChanged(count int) {
 	}
 }
 
+// SubagentsChanged tells the client that subagents of these top-level
+// parents changed (4.10); as SessionsChanged, never before initialize and
+// never blocking.
+func (o *Observer) SubagentsChanged(parents []string) {
+	if !o.gate.ready() || len(parents) == 0 {
+		return
+	}
+	select {
+	case o.notes <- rpc.Notification{Method: contract.MethodSubagentsChanged, Params: subagents.Changed{Parents: parents}}:
+	default:
+	}
+}
+
 type sessionsChanged struct {
 	Count int `json:"count"`
 }
@@ -108,7 +128,7 @@ func (o *Observer) dispatch(ctx context.Context, req rpc.Request) (any, error) {
 	switch req.Method {
 	case contract.MethodInitialize:
 		return o.initialize(ctx, req)
-	case contract.MethodSessionsList, contract.MethodSessionsPage, contract.MethodStatus:
+	case contract.MethodSessionsList, contract.MethodSessionsPage, contract.MethodSubagentsList, contract.MethodStatus:
 		if err := o.gate.admit(req.Method); err != nil {
 			return nil, err
 		}
@@ -117,6 +137,8 @@ func (o *Observer) dispatch(ctx context.Context, req rpc.Request) (any, error) {
 			return o.status(), nil
 		case contract.MethodSessionsPage:
 			return o.sessionsPage(ctx, req)
+		case contract.MethodSubagentsList:
+			return o.subagentsList(ctx, req)
 		}
 		return o.sessionsList(ctx, req)
 	case contract.MethodShutdown, contract.MethodExit:
@@ -219,6 +241,23 @@ func (o *Observer) sessionsPage(ctx context.Context, req rpc.Request) (any, erro
 		return nil, rpc.Errorf(rpc.CodeInternalError, "reading the state file: %v", err)
 	}
 	return page, nil
+}
+
+// subagentsList is subagents.list from the file as it is now.
+func (o *Observer) subagentsList(ctx context.Context, req rpc.Request) (any, error) {
+	p, err := decodeSubagentsListParams(req)
+	if err != nil {
+		return nil, err
+	}
+	limit, err := subagentsLimit(p.Limit)
+	if err != nil {
+		return nil, err
+	}
+	f, ok := o.file.(ObservedSubagents)
+	if !ok {
+		return subagents.Page{Parent: subagents.Parent{SessionID: p.SessionID}, Subagents: []subagents.Row{}}, nil
+	}
+	return subagentsPage(f.Subagents(ctx, p.SessionID, p.Cursor, limit))
 }
 
 type observerStatus struct {

@@ -13,6 +13,7 @@ import (
 	"github.com/hookwire/hookwire/contract"
 	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessions"
+	"github.com/hookwire/hookwire/subagents"
 )
 
 // ProtocolVersion is the protocol version this sidecar speaks.
@@ -39,6 +40,10 @@ type Options struct {
 	OnExit func()
 	// Now is the clock of provider health (4.8); nil: time.Now.
 	Now func() time.Time
+	// Subagents makes the subagents' records (4.10) when the Persistence
+	// gives none (no state database); nil: subagents.list answers empty
+	// pages.
+	Subagents func() subagents.Service
 }
 
 // Server holds the protocol's lifecycle and routes methods to handlers. It
@@ -78,6 +83,9 @@ type Server struct {
 	// cache reads usage into the store's cache figures and tells the
 	// client of busts in a row (cache_accounting.go).
 	cache *cacheAccounting
+	// subs records subagents from OpenCode's events and tells the client
+	// of changes (subagents.go).
+	subs subagentRecords
 }
 
 // New returns a server that waits for initialize.
@@ -96,6 +104,7 @@ func New(opts Options) *Server {
 		s.clock = time.Now
 	}
 	s.router = modelRouter{cfg: &s.cfg, models: &s.models, log: s.log, clock: s.clock}
+	s.subs = subagentRecords{log: s.log, notes: s.cache.notes, clock: s.clock}
 	s.transform.cfg = &s.cfg
 	s.register()
 	return s
@@ -136,7 +145,7 @@ func (s *Server) register() {
 }
 
 // Notifications are the server's messages to the client (rpc.Options):
-// cache.bust.
+// cache.bust and subagents.changed.
 func (s *Server) Notifications() <-chan rpc.Notification { return s.cache.notes }
 
 // MaxMessageBytes is the current message size limit (rpc.Options).

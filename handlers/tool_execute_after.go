@@ -38,6 +38,9 @@ func (s *Server) toolExecuteAfter(ctx context.Context, p *toolExecuteAfterParams
 			outcome.Error = text
 		}
 		s.store.Tasks().CompleteCall(ctx, in.CallID, outcome)
+		if s.cfg.IsTaskTool(in.Tool) {
+			s.subagentTask(ctx, in.SessionID, outcome.TaskID)
+		}
 	}
 	if d.Generation == 2 && s.cfg.IsTaskTool(in.Tool) {
 		// The model the call ran on, for the child (4.7, 4.8).

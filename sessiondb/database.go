@@ -60,6 +60,32 @@ type Database struct {
 	failedAt   time.Time
 	// newerSaid: a newer format met while serving was put in warnings.
 	newerSaid bool
+
+	// subs are the subagents' records (subagentdb.go): in the database
+	// when it is open for writing, else in memory.
+	subsOnce sync.Once
+	subs     *Subagents
+}
+
+// Subagents are the subagents' records (PROTOCOL.md 4.10) beside the
+// store: in the database when it is open for writing (a connection of
+// their own), else in this process's memory.
+func (d *Database) Subagents() *Subagents {
+	d.subsOnce.Do(func() {
+		d.mu.Lock()
+		persistent := d.mode == sessions.StatePersistent
+		d.mu.Unlock()
+		if persistent {
+			s, err := OpenSubagents(d.ctx, d.path)
+			if err == nil {
+				d.subs = s
+				return
+			}
+			d.log.Warn().Err(err).Str("state", d.path).Msg("subagents' records not opened in the state database; keeping them in memory")
+		}
+		d.subs = MemorySubagents()
+	})
+	return d.subs
 }
 
 // OpenDatabase opens (creating when missing) the state database at path
@@ -320,7 +346,7 @@ func (d *Database) refuse() bool {
 // MemoryOnly is a Database that keeps nothing: the store stays in memory,
 // and State says so with reason (no state directory, for one).
 func MemoryOnly(path, reason string, log zerolog.Logger) *Database {
-	d := &Database{path: path, log: log}
+	d := &Database{path: path, log: log, ctx: context.Background()}
 	d.memoryOnly(reason)
 	return d
 }
@@ -427,6 +453,9 @@ func (d *Database) Close() error {
 	if stopWatch != nil {
 		close(stopWatch)
 		d.watching.Wait()
+	}
+	if d.subs != nil {
+		d.subs.Close() // before the store's: its close is the last on the file
 	}
 	d.mu.Lock()
 	c, b := d.c, d.b

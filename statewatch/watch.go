@@ -28,6 +28,7 @@ import (
 
 	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
+	"github.com/hookwire/hookwire/subagents"
 )
 
 // Defaults of Options.
@@ -56,6 +57,10 @@ type Options struct {
 	// changed the entries or the prompt-cache figures, with how many
 	// entries there are now.
 	OnChange func(count int)
+	// OnSubagentsChanged is called, from the watcher's goroutine, after a
+	// read in which subagent rows or figures of these top-level parents
+	// changed (PROTOCOL.md 4.10).
+	OnSubagentsChanged func(parents []string)
 }
 
 // Status is what the watcher knows of its file.
@@ -93,6 +98,10 @@ type Watcher struct {
 	file   os.FileInfo
 	seq    int64
 	read   bool
+
+	// subs reads the subagents' records on a connection it keeps, so that
+	// the check for their changes reopens nothing (issue 51).
+	subs *sessiondb.Subagents
 }
 
 // Start reads path once, then follows it until ctx is done. path is made
@@ -108,7 +117,11 @@ func Start(ctx context.Context, path string, opts Options) (*Watcher, error) {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = DefaultPollInterval
 	}
-	w := &Watcher{path: abs, opts: opts, log: opts.Log, status: Status{File: abs, Watch: WatchPoll}}
+	w := &Watcher{path: abs, opts: opts, log: opts.Log, status: Status{File: abs, Watch: WatchPoll}, subs: sessiondb.ReadSubagents(abs)}
+	go func() {
+		<-ctx.Done()
+		w.subs.Close()
+	}()
 	// Watch (or look) before the first read: a version that comes between
 	// the two is then seen as a change.
 	var fw *fsnotify.Watcher
@@ -126,6 +139,7 @@ func Start(ctx context.Context, path string, opts Options) (*Watcher, error) {
 	}
 	seen := w.look()
 	w.load()
+	w.subagentChanges() // where the next check starts
 	if fw != nil {
 		w.status.Watch = WatchFsnotify
 		go w.watchEvents(ctx, fw)
@@ -166,6 +180,22 @@ func (w *Watcher) Count() int {
 // order), without reading the rest: a missing file is an empty page.
 func (w *Watcher) Page(ctx context.Context, parent, cursor string, limit int) (sessions.EntryPage, error) {
 	return sessiondb.ReadPage(ctx, w.path, parent, cursor, limit)
+}
+
+// Subagents reads one page of a parent's subagents from the file as it is
+// now (subagents.list), on the watcher's kept connection.
+func (w *Watcher) Subagents(ctx context.Context, parent, cursor string, limit int) (subagents.Page, error) {
+	return w.subs.SubagentsOf(ctx, parent, cursor, limit)
+}
+
+// subagentChanges asks the kept connection which parents' subagents
+// changed since the last ask: nothing is read when nobody committed.
+func (w *Watcher) subagentChanges() []string {
+	parents, err := w.subs.Changes(context.Background())
+	if err != nil {
+		w.log.Debug().Err(err).Msg("subagents' changes not read")
+	}
+	return parents
 }
 
 // Cache returns the sessions' prompt-cache figures the last good read
@@ -285,6 +315,9 @@ func (w *Watcher) reload() {
 	count, changed := w.load()
 	if changed && w.opts.OnChange != nil {
 		w.opts.OnChange(count)
+	}
+	if parents := w.subagentChanges(); len(parents) > 0 && w.opts.OnSubagentsChanged != nil {
+		w.opts.OnSubagentsChanged(parents)
 	}
 }
 

@@ -48,7 +48,7 @@ func observeCmd(args []string, stdout, stderr io.Writer) int {
 	ver := thisBuild().Version
 	file := &watchedFile{}
 	obs := handlers.NewObserver(handlers.Options{Version: ver, Log: log, OnExit: cancel}, file)
-	w, err := statewatch.Start(ctx, state, statewatch.Options{Log: log, OnChange: obs.SessionsChanged})
+	w, err := statewatch.Start(ctx, state, statewatch.Options{Log: log, OnChange: obs.SessionsChanged, OnSubagentsChanged: obs.SubagentsChanged})
 	if err != nil {
 		fmt.Fprintln(stderr, "hookwire observe:", err)
 		return 1

@@ -133,8 +133,8 @@ func TestObserveFollowsServe(t *testing.T) {
 	o.result("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]any{"name": "test"}}, &init)
 	assert.True(t, init.Observer)
 	assert.Empty(t, init.Capabilities.Hooks)
-	assert.Equal(t, []string{"sessions.list", "sessions.page", "status", "delegate.resolveModel", "delegate.detectError"}, init.Capabilities.Methods)
-	assert.Equal(t, []string{"sessions.changed"}, init.Capabilities.Notifications)
+	assert.Equal(t, []string{"sessions.list", "sessions.page", "subagents.list", "status", "delegate.resolveModel", "delegate.detectError"}, init.Capabilities.Methods)
+	assert.Equal(t, []string{"sessions.changed", "subagents.changed"}, init.Capabilities.Notifications)
 	assert.Empty(t, o.list(), "no file yet")
 	assert.Equal(t, "missing", o.lastLoad())
 
@@ -170,6 +170,30 @@ func TestObserveFollowsServe(t *testing.T) {
 	n = o.nextNote(5 * time.Second)
 	assert.JSONEq(t, `{"count":2}`, string(n.Params))
 	assert.Equal(t, []string{"exp-1", "ora-1"}, aliasesOf(o.list()))
+
+	// A subagent the serving sidecar records from OpenCode's events: the
+	// observer names its parent and lists it (issue 51).
+	drain(o.notes)
+	srv.send("event", nil, map[string]any{"input": map[string]any{"event": map[string]any{"type": "session.created",
+		"properties": map[string]any{"sessionID": "ses_child_3", "info": map[string]any{"id": "ses_child_3", "parentID": "ses_parent",
+			"title": "Slow audit (@general subagent)", "time": map[string]any{"created": 1795993563894}}}}}})
+	for n = o.nextNote(5 * time.Second); n.Method != "subagents.changed"; n = o.nextNote(5 * time.Second) {
+	}
+	assert.JSONEq(t, `{"parents":["ses_parent"]}`, string(n.Params))
+	var page struct {
+		Parent struct {
+			Running int `json:"running"`
+		} `json:"parent"`
+		Subagents []struct {
+			SessionID, State, Label, Agent string
+		} `json:"subagents"`
+	}
+	o.result("subagents.list", map[string]any{"sessionID": "ses_parent"}, &page)
+	require.Len(t, page.Subagents, 1)
+	assert.Equal(t, "ses_child_3", page.Subagents[0].SessionID)
+	assert.Equal(t, "running", page.Subagents[0].State, "its writer is alive")
+	assert.Equal(t, "Slow audit", page.Subagents[0].Label)
+	assert.Equal(t, 1, page.Parent.Running)
 }
 
 func drain(ch chan note) {

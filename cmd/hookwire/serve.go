@@ -16,6 +16,7 @@ import (
 	"github.com/hookwire/hookwire/rpc"
 	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
+	"github.com/hookwire/hookwire/subagents"
 	"github.com/hookwire/hookwire/transcript"
 )
 
@@ -102,7 +103,8 @@ func serve(args []string, stdout, stderr io.Writer) int {
 // nil, starts from the store as loaded), or in memory with noState as the
 // reason status gives when that is not ""; stop ends the session (exit).
 func newServer(ctx context.Context, stop func(), log zerolog.Logger, state, noState string, rec *transcript.Recorder) *handlers.Server {
-	opts := handlers.Options{Version: thisBuild().Version, Log: log, OnExit: stop}
+	opts := handlers.Options{Version: thisBuild().Version, Log: log, OnExit: stop,
+		Subagents: func() subagents.Service { return sessiondb.MemorySubagents() }}
 	if noState != "" {
 		opts.OpenState = func(store *sessions.Store) handlers.Persistence {
 			defer recordLoaded(rec, store)

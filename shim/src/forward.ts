@@ -106,25 +106,47 @@ export type EventOptions = {
 const USAGE_MEMORY = 256;
 
 /**
- * What goes out of a `message.updated` event (PROTOCOL.md 4.9): an assistant
- * message's usage, cut down to the session, message id, provider, model and
- * token counts (no content, no error text, no paths); undefined for any
- * other message, and for one whose tokens are still all zero (OpenCode
- * reports a message when it starts).
+ * What goes out of a `message.updated` event (PROTOCOL.md 4.9, 4.10): an
+ * assistant message's usage, cut down to the session, message id,
+ * provider, model, token counts, cost, completion time and error (its
+ * name and status code: its text comes with session.error) — no content,
+ * no error text, no paths;
+ * undefined for any other message, and for one whose tokens are still all
+ * zero while it neither completed nor failed (OpenCode reports a message
+ * when it starts).
  */
 export function usageEvent(event: { type: string; properties?: unknown }): { type: string; properties: unknown } | undefined {
   const info = (event.properties as { info?: Record<string, unknown> } | undefined)?.info;
   if (!info || info.role !== "assistant" || typeof info.id !== "string" || typeof info.sessionID !== "string") return undefined;
-  const t = info.tokens as { input?: unknown; output?: unknown; cache?: { read?: unknown; write?: unknown } } | undefined;
+  const t = info.tokens as { input?: unknown; output?: unknown; reasoning?: unknown; cache?: { read?: unknown; write?: unknown } } | undefined;
   const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0);
-  const tokens = { input: num(t?.input), output: num(t?.output), cache: { read: num(t?.cache?.read), write: num(t?.cache?.write) } };
-  if (tokens.input + tokens.output + tokens.cache.read + tokens.cache.write === 0) return undefined;
+  const tokens = {
+    input: num(t?.input),
+    output: num(t?.output),
+    reasoning: num(t?.reasoning),
+    cache: { read: num(t?.cache?.read), write: num(t?.cache?.write) },
+  };
+  const completed = num((info.time as { completed?: unknown } | undefined)?.completed);
+  const err = info.error as { name?: unknown; data?: { statusCode?: unknown } } | undefined;
   const str = (v: unknown) => (typeof v === "string" ? v : "");
+  const status = num(err?.data?.statusCode);
+  const error = err && typeof err === "object" ? { name: str(err.name), ...(status ? { data: { statusCode: status } } : {}) } : undefined;
+  if (tokens.input + tokens.output + tokens.reasoning + tokens.cache.read + tokens.cache.write === 0 && !completed && !error) return undefined;
   return {
     type: event.type,
     properties: {
       sessionID: info.sessionID,
-      info: { id: info.id, sessionID: info.sessionID, role: "assistant", providerID: str(info.providerID), modelID: str(info.modelID), tokens },
+      info: {
+        id: info.id,
+        sessionID: info.sessionID,
+        role: "assistant",
+        providerID: str(info.providerID),
+        modelID: str(info.modelID),
+        tokens,
+        cost: num(info.cost),
+        ...(completed ? { time: { completed } } : {}),
+        ...(error ? { error } : {}),
+      },
     },
   };
 }
@@ -166,8 +188,8 @@ export class EventForwarder {
 
   /** Whether this usage differs from the one last sent for its message (and remembers it). */
   private firstTime(usage: { properties: unknown }): boolean {
-    const info = (usage.properties as { info: { id: string; tokens: unknown; modelID: string } }).info;
-    const sig = JSON.stringify([info.tokens, info.modelID]);
+    const info = (usage.properties as { info: { id: string; tokens: unknown; modelID: string; cost: unknown; time?: unknown; error?: unknown } }).info;
+    const sig = JSON.stringify([info.tokens, info.modelID, info.cost, info.time, info.error]);
     if (this.sentUsage.get(info.id) === sig) return false;
     this.sentUsage.delete(info.id);
     this.sentUsage.set(info.id, sig);

@@ -320,26 +320,35 @@ test("message.updated: only an assistant message's usage goes out, projected (no
   const info = (over) => ({
     id: "msg_a1", sessionID: "ses_1", role: "assistant", providerID: "fake", modelID: "m1", path: { cwd: "/secret" },
     error: { name: "APIError", data: { message: "the prompt text" } }, summary: { title: "private" },
-    tokens: { input: 10, output: 5, reasoning: 2, cache: { read: 90, write: 0 } }, time: { created: 1, completed: 2 }, ...over,
+    tokens: { input: 10, output: 5, reasoning: 2, cache: { read: 90, write: 0 } }, cost: 0.25, time: { created: 1, completed: 2 }, ...over,
   });
   const ev = (i) => ({ event: { type: "message.updated", properties: { sessionID: i.sessionID, info: i } } });
   const want = {
     type: "message.updated",
-    properties: { sessionID: "ses_1", info: { id: "msg_a1", sessionID: "ses_1", role: "assistant", providerID: "fake", modelID: "m1", tokens: { input: 10, output: 5, cache: { read: 90, write: 0 } } } },
+    properties: {
+      sessionID: "ses_1",
+      info: {
+        id: "msg_a1", sessionID: "ses_1", role: "assistant", providerID: "fake", modelID: "m1",
+        tokens: { input: 10, output: 5, reasoning: 2, cache: { read: 90, write: 0 } }, cost: 0.25, time: { completed: 2 }, error: { name: "APIError" },
+      },
+    },
   };
   const cases = [
     ["an assistant message with usage: projected", info({}), want],
     ["a user message: nothing", info({ role: "user" }), undefined],
-    ["an assistant message just started (all tokens 0): nothing", info({ tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } } }), undefined],
-    ["no tokens: nothing", info({ tokens: undefined }), undefined],
+    ["an assistant message just started (all tokens 0): nothing", info({ tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } }, time: { created: 1 }, error: undefined }), undefined],
+    ["all tokens 0 but failed: its error name and status go (4.10)", info({ tokens: undefined, time: { created: 1 }, error: { name: "APIError", data: { statusCode: 429, message: "the prompt text" } } }),
+      { ...want, properties: { ...want.properties, info: { id: "msg_a1", sessionID: "ses_1", role: "assistant", providerID: "fake", modelID: "m1",
+        tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } }, cost: 0.25, error: { name: "APIError", data: { statusCode: 429 } } } } }],
+    ["no tokens, not ended: nothing", info({ tokens: undefined, time: { created: 1 }, error: undefined }), undefined],
     ["no id: nothing", info({ id: 7 }), undefined],
     ["bad counts read as 0", info({ tokens: { input: "10", output: -1, cache: { read: 4, write: NaN } } }),
-      { ...want, properties: { ...want.properties, info: { ...want.properties.info, tokens: { input: 0, output: 0, cache: { read: 4, write: 0 } } } } }],
+      { ...want, properties: { ...want.properties, info: { ...want.properties.info, tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 4, write: 0 } } } } }],
   ];
   for (const [name, i, expected] of cases) assert.deepEqual(usageEvent(ev(i).event), expected, name);
 
   await events.onEvent(ev(info({})));
-  await events.onEvent(ev(info({ time: { created: 1, completed: 3 } }))); // same figures again: not sent twice
+  await events.onEvent(ev(info({ path: { cwd: "/other" } }))); // same figures again: not sent twice
   await events.onEvent(ev(info({ role: "user" })));
   await events.onEvent(ev(info({ tokens: { input: 12, output: 5, cache: { read: 90, write: 0 } } }))); // new figures: sent
   assert.equal(s.sent.length, 2);
