@@ -310,12 +310,12 @@ else
   tmux -L "$TMUX_SOCKET" send-keys -t hw -l "STOCK_TUI_SLOW: audit slowly."
   tmux -L "$TMUX_SOCKET" send-keys -t hw Enter
   tui_wait slow-task 60 'main.includes("Slow audit")'
-  tui_wait slow-running 30 '/~ gen-\d+\*? general running/.test(side) && side.includes("Slow audit")'
+  tui_wait slow-running 30 '/~ (gen-\d+\*? )?general running/.test(side) && side.includes("Slow audit")'
   tmux -L "$TMUX_SOCKET" send-keys -t hw Escape
   sleep 0.3
   tmux -L "$TMUX_SOCKET" send-keys -t hw Escape
   date +%s%3N >"$TUI/esc.at"
-  tui_wait slow-stopped 20 '/- gen-\d+\*? general (cancelled|interrupted)/.test(side) && !/running/.test(side)'
+  tui_wait slow-stopped 20 '/- (gen-\d+\*? )?general (cancelled|interrupted)/.test(side) && !/running/.test(side)'
   # T7: six subagents in a new session, all listed.
   sleep 2
   tmux -L "$TMUX_SOCKET" send-keys -t hw -l "/new"

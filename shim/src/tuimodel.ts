@@ -315,7 +315,9 @@ function detailLines(r: SubagentRow, cache: Map<string, SectionCache>, indent: s
   const out: string[] = [];
   const label = safeText(r.label);
   if (label) out.push(`${indent}${label}`);
-  const figures = [shortModel(r.model), tokenWords(rowTokens(r)) && `${tokenWords(rowTokens(r))} tok`, costWords(r.cost)].filter(Boolean);
+  // No figures yet (a subagent before its first answer): nothing rather than "0 tok $0".
+  const tokens = rowTokens(r);
+  const figures = [shortModel(r.model), tokens ? `${tokenWords(tokens)} tok` : "", tokens || r.cost ? costWords(r.cost) : ""].filter(Boolean);
   if (figures.length) out.push(`${indent}${figures.join(" ")}`);
   const ctx = r.context?.used ? `ctx ${tokenWords(r.context.used)}${r.context.limit ? `/${tokenWords(r.context.limit)}` : ""}` : "";
   const share = typeof r.cacheShare === "number" && Number.isFinite(r.cacheShare) ? `cache ${sharePercent(r.cacheShare)}%` : cacheWords(cache.get(r.sessionID));
@@ -427,9 +429,11 @@ export function sectionLines(input: SectionInput): string[] {
     return done();
   }
 
-  out.push(...parentLines(input.page?.parent));
+  const figures = parentLines(input.page?.parent);
   const own = cacheWords(input.cache.get(input.sessionID));
-  if (own) out.push(`this session ${own}`);
+  // The session's own cache share goes under its own figures.
+  if (own) figures.splice(figures.length ? 1 : 0, 0, figures.length ? `  ${own}` : `this session ${own}`);
+  out.push(...figures);
   const total = input.page?.parent?.subagents ?? rows.length;
   if (rows.length === 0) {
     out.push("no subagents yet");

@@ -58,6 +58,18 @@ test("the parent's view: its own and total figures labelled, each row begins wit
     "   ↪ from primary-model: rate-limit",
   ]);
   assert.deepEqual(sectionLines(base).slice(1), ["no subagents yet"]);
+  // The session's own cache share under its own figures; a subagent with no figures yet shows none.
+  const cache = new Map([["ses_p", { session: "ses_p", requests: 4, cacheShare: 0.912, busts: 0 }]]);
+  const fresh = { ...gen1, tokens: T(0, 0), cost: 0, label: "" };
+  assert.deepEqual(sectionLines({ ...base, cache, page: page([fresh], { ...parent, subagents: 1 }) }).slice(1, 6), [
+    "this session $0.0123 1.2k tok",
+    "  cache 91%",
+    "with subagents $0.0456 9.9k tok",
+    "subagents (1):",
+    " ~ gen-1 general running 42s",
+  ]);
+  assert.equal(sectionLines({ ...base, cache, page: page([fresh], { ...parent, subagents: 1 }) }).length, 6, "no figures line");
+  assert.deepEqual(sectionLines({ ...base, cache }).slice(1), ["this session cache 91%", "no subagents yet"]);
 });
 
 test("every state: running with its time, retrying with its attempt, done, failed with its reason, cancelled, interrupted; a mark on an alias no longer resumable", () => {
