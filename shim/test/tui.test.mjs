@@ -417,10 +417,14 @@ test("OpenCode 2: one keymap layer from the app claim however often the sidebar 
       dialog: { select: async (o) => o.options[0]?.value },
       router: { navigate: () => {}, current: () => ({ type: "session", sessionID: P }) },
     },
-    data: { on: () => () => {}, session: { get: (id) => ({ id }), status: () => "running" } },
+    data: {
+      on: (type, fn) => (handlers.set(type, fn), () => handlers.delete(type)),
+      session: { get: (id) => (id === "ses_run2" ? { id, parentID: P } : { id }), status: () => "running" },
+    },
     keymap: { layer: (input) => layers.push(input) },
     client: { session: { interrupt: async (p) => interrupted.push(p) } },
   };
+  const handlers = new Map();
   const cleanup = await plugin.setup(ctx);
   try {
     const app = claims.find((c) => c.append === "app");
@@ -437,6 +441,13 @@ test("OpenCode 2: one keymap layer from the app claim however often the sidebar 
     await waitFor(() => textOf(view).includes("running") || undefined, 10000, 20);
     await layers[0]().commands[1].run();
     assert.deepEqual(interrupted, [{ sessionID: "ses_run2" }]);
+
+    // 2.2's execution events about a child of the parent on screen ask again (payloads under data).
+    for (const t of ["session.execution.started", "session.execution.succeeded", "session.execution.failed", "session.execution.interrupted", "session.step.ended", "session.retry.scheduled"]) assert.ok(handlers.has(t), t);
+    const n0 = fake.requests().length;
+    handlers.get("session.execution.interrupted")({ type: "session.execution.interrupted", data: { sessionID: "ses_run2" } });
+    await waitFor(() => fake.requests().length > n0 || undefined, 3000, 20);
+    assert.deepEqual(fake.requests().at(-1), { method: "subagents.list", params: { sessionID: P, limit: 24 } });
 
     fake.set({ parents: { [P]: { rows: [{ ...runRow, switches: [{ from: "fake/a\x1b[2J", to: "fake/b\u202e", class: "rate-limit", at: new Date(Date.now() + 1000).toISOString() }] }] } } });
     fake.notify("subagents.changed", { parents: [P] });
