@@ -351,7 +351,7 @@ else
   tmux -L "$TMUX_SOCKET" send-keys -t hw -l "hookwire: stop"
   sleep 1
   tmux -L "$TMUX_SOCKET" send-keys -t hw Enter
-  tui_wait narrow-stop 15 '/general running \d+s Slow sweep/.test(s)'
+  tui_wait narrow-stop 15 '/general running Slow sweep/.test(s)'
   tmux -L "$TMUX_SOCKET" send-keys -t hw Enter
   date +%s%3N >"$TUI/stop.at"
   tui_wait narrow-stopped 30 's.includes("BUILD_STOP_DONE")'
