@@ -25,6 +25,7 @@ SIZE=${4:-220x50}
 TUI=$WORKDIR/tui
 OC_TAG=tui-cpu
 OPENCODE=$(find_opencode) || { log "no opencode $OPENCODE_VERSION under $CACHE"; exit 1; }
+SIDECAR=
 oc_env
 unset HOOKWIRE_BIN
 oc_home "$TUI"
