@@ -2,6 +2,7 @@ package core
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -30,7 +31,9 @@ func TaskLabel(description, prompt, agent string) string {
 // foldSpace folds each whitespace run to one space and trims the ends.
 func foldSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// cutRunes keeps the first n code points of s, without re-encoding it.
+// cutRunes keeps at most the first n code points of s, without
+// re-encoding it and without splitting a character a user sees as one
+// (ClusterStart): a cut inside an emoji family or a flag keeps less.
 func cutRunes(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
@@ -38,12 +41,57 @@ func cutRunes(s string, n int) string {
 	count := 0
 	for i := range s {
 		if count == n {
-			return s[:i]
+			return s[:ClusterStart(s, i)]
 		}
 		count++
 	}
 	return s
 }
+
+// ClusterStart moves the byte index i of s (a rune's start) back to the
+// start of the user-perceived character it falls in, so that s[:i] splits
+// none: not before a combining mark, a zero-width joiner, a variation
+// selector, an emoji modifier or tag, nor after a joiner, nor between the
+// two regional indicators of a flag. An approximation of Unicode's
+// grapheme clusters (UAX #29) for cutting labels, with no tables.
+func ClusterStart(s string, i int) int {
+	for i > 0 && i < len(s) {
+		r, _ := utf8.DecodeRuneInString(s[i:])
+		prev, size := utf8.DecodeLastRuneInString(s[:i])
+		switch {
+		case extendsCluster(r), prev == zwj:
+			i -= size
+		case isRegional(r) && isRegional(prev):
+			// A flag is a pair: cut before the pair when r is its second.
+			n := 0
+			for j := i; j > 0; {
+				p, sz := utf8.DecodeLastRuneInString(s[:j])
+				if !isRegional(p) {
+					break
+				}
+				n++
+				j -= sz
+			}
+			if n%2 == 0 {
+				return i
+			}
+			i -= size
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+const zwj = '\u200d'
+
+// extendsCluster: a rune that belongs to the character before it.
+func extendsCluster(r rune) bool {
+	return r == zwj || unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc) ||
+		(r >= 0xFE00 && r <= 0xFE0F) || (r >= 0x1F3FB && r <= 0x1F3FF) || (r >= 0xE0020 && r <= 0xE007F) || (r >= 0xE0100 && r <= 0xE01EF)
+}
+
+func isRegional(r rune) bool { return r >= 0x1F1E6 && r <= 0x1F1FF }
 
 // builtinPrefixes are the alias prefixes of the anchors' own agents and
 // of OpenCode's stock subagents (explore, general).

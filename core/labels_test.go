@@ -86,3 +86,31 @@ func TestAliasPrefix(t *testing.T) {
 		})
 	}
 }
+
+// A label is cut where a user sees a character end: an emoji family (joined
+// by zero-width joiners), a flag (two regional indicators), a letter with
+// its combining accent stay whole (issue 51).
+func TestCutKeepsCharactersWhole(t *testing.T) {
+	family := "\U0001F468\u200d\U0001F469\u200d\U0001F467" // 5 code points
+	flag := "\U0001F1EF\U0001F1F5"                         // 2 code points
+	tests := []struct {
+		name, in string
+		n        int
+		want     string
+	}{
+		{"ascii", "abcdef", 3, "abc"},
+		{"a family is not split", "ab" + family, 4, "ab"},
+		{"a whole family fits", "ab" + family + "c", 7, "ab" + family},
+		{"a flag is not split", "a" + flag + flag, 4, "a" + flag},
+		{"flags in a row: cut between pairs", flag + flag + flag, 5, flag + flag},
+		{"an accent stays with its letter", "cafe\u0301s", 4, "caf"},
+		{"CJK: whole code points", "漢字漢字", 2, "漢字"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := cutRunes(tt.in, tt.n)
+			assert.Equal(t, tt.want, got)
+			assert.True(t, utf8.ValidString(got))
+		})
+	}
+}

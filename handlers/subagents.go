@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookwire/hookwire/contract"
 	"github.com/hookwire/hookwire/rpc"
+	"github.com/hookwire/hookwire/sessions"
 	"github.com/hookwire/hookwire/subagents"
 )
 
@@ -253,18 +254,49 @@ func (r *subagentRecords) ended(ctx context.Context, session string, e eventErro
 }
 
 // subagentTask records what a finished task call says of its child: the
-// alias it got, its agent and label (from the parent's entries).
-func (s *Server) subagentTask(ctx context.Context, parent, child string) {
+// alias it got, its agent and label (from the parent's entries). On
+// OpenCode 2 (v2, the subagent tool), a child the records do not know yet
+// (no session.created reached them) is recorded from the call: started,
+// and ended with the call unless the call left it running in the
+// background. (On 1.x session.created always comes first, and the shim
+// catches up after a late start.)
+func (s *Server) subagentTask(ctx context.Context, parent, child string, v2, failed bool, output string) {
 	if s.subs.svc == nil || child == "" {
 		return
 	}
-	t := subagents.Task{Session: child, Parent: parent, At: s.subs.clock()}
+	now := s.subs.clock()
+	t := subagents.Task{Session: child, Parent: parent, At: now}
+	running := false
 	for _, e := range s.store.Tasks().List(parent) {
 		if e.TaskID == child {
 			t.Alias, t.Agent, t.Label = e.Alias, e.Agent, e.Label
+			running = e.Run.State == sessions.RunRunning
 			break
 		}
 	}
 	ch, err := s.subs.svc.SubagentTask(ctx, t)
 	s.subs.told("task", ch, err)
+	if err != nil || len(ch.Parents) > 0 || !v2 {
+		return
+	}
+	page, err := s.subs.svc.SubagentsOf(ctx, child, "", 1)
+	if err != nil || page.Parent.Own != (subagents.Figures{}) || page.Parent.Subagents > 0 {
+		return // known (as a parent of its own): nothing to add
+	}
+	ch, err = s.subs.svc.SubagentStarted(ctx, subagents.Started{Session: child, Parent: parent, Label: t.Label, Agent: t.Agent, At: now})
+	s.subs.told("started", ch, err)
+	if err != nil || len(ch.Parents) == 0 {
+		return
+	}
+	ch, err = s.subs.svc.SubagentTask(ctx, t)
+	s.subs.told("task", ch, err)
+	switch {
+	case running:
+	case failed:
+		ch, err = s.subs.svc.SubagentEnded(ctx, child, subagents.Errored, subagents.Reason("", output, 0), now)
+		s.subs.told("ended", ch, err)
+	default:
+		ch, err = s.subs.svc.SubagentEnded(ctx, child, subagents.Idle, "", now)
+		s.subs.told("ended", ch, err)
+	}
 }

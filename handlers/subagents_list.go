@@ -32,10 +32,10 @@ func (s *Server) subagentsList(ctx context.Context, p *subagentsListParams) (sub
 	return subagentsPage(page, err)
 }
 
-// fromStore fills a page's aliases and switches from the store, which
-// holds them in this process (the records' own are what the database
-// said; a store in memory has none there): an alias the entries still
-// hold is resumable.
+// fromStore fills a page's aliases and switches from the store where it
+// holds them (a store in memory has none in the records' database): an
+// alias the entries hold is resumable. What the store does not hold is
+// left as the database said (another process's entries and switches).
 func (s *Server) fromStore(rows []subagents.Row) {
 	entries := map[string][]sessions.Entry{}
 	for i := range rows {
@@ -45,7 +45,6 @@ func (s *Server) fromStore(rows []subagents.Row) {
 			list = s.store.Tasks().List(r.ParentID)
 			entries[r.ParentID] = list
 		}
-		r.Resumable = false
 		for _, e := range list {
 			if e.TaskID == r.SessionID {
 				r.Alias, r.Resumable = e.Alias, true

@@ -39,7 +39,7 @@ func (s *Server) toolExecuteAfter(ctx context.Context, p *toolExecuteAfterParams
 		}
 		s.store.Tasks().CompleteCall(ctx, in.CallID, outcome)
 		if s.cfg.IsTaskTool(in.Tool) {
-			s.subagentTask(ctx, in.SessionID, outcome.TaskID)
+			s.subagentTask(ctx, in.SessionID, outcome.TaskID, d.Generation == 2, failed, text)
 		}
 	}
 	if d.Generation == 2 && s.cfg.IsTaskTool(in.Tool) {

@@ -53,7 +53,7 @@ HOOKWIRE_BENCH_HISTORIES=$tmp HOOKWIRE_BENCH_ROUNDS=${BENCH_ROUNDS:-3} \
 	./handlers/ "${rpc_pkg[@]}" | tee "$tmp/go-bench.txt"
 # The state database: opening it with 10k task sessions against an empty
 # one (what initialize costs), and a task call's store work against memory.
-"$GO" test -run '^$' -bench 'OpenDatabase|StoreCall' -benchtime 20x ./sessiondb/ | tee -a "$tmp/go-bench.txt"
+"$GO" test -run '^$' -bench 'OpenDatabase|StoreCall|SubagentsPage' -benchtime 20x ./sessiondb/ | tee -a "$tmp/go-bench.txt"
 
 # The large and grow modes run the shim's own code (shim/dist).
 if [[ ! -d shim/node_modules ]]; then (cd shim && npm ci --no-audit --no-fund >/dev/null); fi

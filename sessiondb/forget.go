@@ -30,6 +30,9 @@ type Forgotten struct {
 	// With All only (issue 39 item 8: forgetting everything kept them):
 	Cache  int // sessions' prompt-cache figures
 	Health int // models' health records
+	// Subagents: the subagents' records (PROTOCOL.md 4.10) removed: with
+	// All every one; with Parent those of that session and below it.
+	Subagents int
 }
 
 // Forget removes what spec names from the state database at path, in one
@@ -91,6 +94,19 @@ func Forget(ctx context.Context, path string, spec ForgetSpec) (Forgotten, error
 					*q.n = int(n)
 				}
 			}
+			for _, table := range []string{"subagent_messages", "subagent_roots", "subagents"} {
+				res, err := c.execResult(ctx, "DELETE FROM "+table)
+				if noSubagentTables(err) {
+					continue // no sidecar of this build made them yet
+				}
+				if err != nil {
+					return err
+				}
+				if table == "subagents" {
+					n, _ := res.RowsAffected()
+					done.Subagents = int(n)
+				}
+			}
 			return c.exec(ctx, "INSERT INTO meta(key,value) VALUES('seq',1) ON CONFLICT(key) DO UPDATE SET value=value+1")
 		})
 		if err != nil {
@@ -100,7 +116,12 @@ func Forget(ctx context.Context, path string, spec ForgetSpec) (Forgotten, error
 		done.Parents = count("SELECT count(*) FROM parents WHERE id=?", spec.Parent)
 		done.Entries = count("SELECT count(*) FROM entries e JOIN parents p ON p.pid=e.pid WHERE e.task_id=? AND p.id<>?", spec.Parent, spec.Parent)
 		done.Sessions = count("SELECT count(*) FROM tracked WHERE session=?", spec.Parent)
+		done.Subagents = count(`WITH RECURSIVE tree(s) AS (SELECT ? UNION ALL SELECT x.session FROM subagents x JOIN tree ON x.parent=tree.s)
+			SELECT count(*) FROM subagents WHERE session IN (SELECT s FROM tree) OR root=?`, spec.Parent, spec.Parent)
 		s.DeleteSession(ctx, spec.Parent)
+		if _, ferr := d.Subagents().Forget(ctx, spec.Parent); ferr != nil {
+			err = ferr
+		}
 	default:
 		done.Entries = s.Tasks().ForgetAlias(ctx, spec.Alias, spec.Parent)
 	}

@@ -144,6 +144,12 @@ func (s *Subagents) Close() error {
 	return err
 }
 
+// quiet is ctx without its cancellation: the records' statements are
+// short and bounded by the busy timeout, and the SQLite driver starts a
+// goroutine per statement to watch a context that can be cancelled (a
+// busy sidecar's goroutines grew with its writes).
+func quiet(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
 // errNoFile: a reader of a path where no database is.
 var errNoFile = errors.New("no state database")
 
@@ -215,12 +221,33 @@ func (s *Subagents) conn(ctx context.Context) (*dbConn, error) {
 	return c, nil
 }
 
+// known reports whether the records hold anything of session (a
+// subagent's row, a parent's, or its messages): a status, an end or a
+// deletion of a session they do not know writes nothing, so the events of
+// sessions without subagents cost a read, not a write transaction. What
+// another process records between this read and a write is recorded by
+// that process's own intents.
+func (s *Subagents) known(ctx context.Context, session string) (bool, error) {
+	ctx = quiet(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := s.conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	var found bool
+	err = c.queryRow(ctx, `SELECT EXISTS(SELECT 1 FROM subagents WHERE session=?) OR EXISTS(SELECT 1 FROM subagent_roots WHERE root=?)
+		OR EXISTS(SELECT 1 FROM subagent_messages WHERE session=?)`, session, session, session).Scan(&found)
+	return found, classify(err)
+}
+
 // write runs fn in one write transaction; changed collects the roots it
 // names.
 func (s *Subagents) write(ctx context.Context, fn func(c *dbConn, tx *subTx) error) (subagents.Changed, error) {
 	if s.readOnly {
 		return subagents.Changed{}, errors.New("the subagents' records are open read-only")
 	}
+	ctx = quiet(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, err := s.conn(ctx)
@@ -228,7 +255,16 @@ func (s *Subagents) write(ctx context.Context, fn func(c *dbConn, tx *subTx) err
 		return subagents.Changed{}, err
 	}
 	tx := &subTx{c: c, pid: s.pid}
-	if err := c.inTx(ctx, func() error { return fn(c, tx) }); err != nil {
+	err = c.inTx(ctx, func() error {
+		if err := fn(c, tx); err != nil {
+			return err
+		}
+		if tx.rev%pruneEvery != 0 {
+			return nil
+		}
+		return pruneSubagents(ctx, c)
+	})
+	if err != nil {
 		return subagents.Changed{}, err
 	}
 	return subagents.Changed{Parents: tx.roots}, nil
@@ -330,19 +366,13 @@ func (s *Subagents) SubagentStarted(ctx context.Context, st subagents.Started) (
 		if err := tx.changed(ctx, root, st.At); err != nil {
 			return err
 		}
-		if err := c.exec(ctx, "UPDATE subagent_roots SET n=n+1 WHERE root=?", root); err != nil {
-			return err
-		}
-		if rev%pruneEvery != 0 {
-			return nil
-		}
-		return pruneSubagents(ctx, c)
+		return c.exec(ctx, "UPDATE subagent_roots SET n=n+1 WHERE root=?", root)
 	})
 }
 
-// pruneEvery: the caps are enforced at every pruneEvery-th revision that
-// starts a subagent (each check walks the index up to the cap), so the
-// tables are over them by fewer than pruneEvery rows at most.
+// pruneEvery: the caps are enforced in the transaction of every
+// pruneEvery-th revision (each check walks the indexes up to the caps),
+// so the tables are over them by fewer than pruneEvery rows at most.
 const pruneEvery = 64
 
 // pruneSubagents keeps the tables within their caps, the oldest out
@@ -401,6 +431,9 @@ func (s *Subagents) SubagentStatus(ctx context.Context, session string, ev subag
 	if session == "" {
 		return subagents.Changed{}, nil
 	}
+	if ok, err := s.known(ctx, session); err != nil || !ok {
+		return subagents.Changed{}, err
+	}
 	return s.write(ctx, func(c *dbConn, tx *subTx) error {
 		r, ok, err := readRow(ctx, c, session)
 		if err != nil || !ok {
@@ -433,6 +466,9 @@ func (s *Subagents) SubagentStatus(ctx context.Context, session string, ev subag
 func (s *Subagents) SubagentEnded(ctx context.Context, session string, ev subagents.Event, reason string, at time.Time) (subagents.Changed, error) {
 	if session == "" {
 		return subagents.Changed{}, nil
+	}
+	if ok, err := s.known(ctx, session); err != nil || !ok {
+		return subagents.Changed{}, err
 	}
 	return s.write(ctx, func(c *dbConn, tx *subTx) error {
 		// What the session's messages will not report again is in its
@@ -577,6 +613,9 @@ func (s *Subagents) SubagentTask(ctx context.Context, t subagents.Task) (subagen
 	if t.Session == "" {
 		return subagents.Changed{}, nil
 	}
+	if ok, err := s.known(ctx, t.Session); err != nil || !ok {
+		return subagents.Changed{}, err
+	}
 	return s.write(ctx, func(c *dbConn, tx *subTx) error {
 		r, ok, err := readRow(ctx, c, t.Session)
 		if err != nil || !ok {
@@ -605,6 +644,9 @@ func (s *Subagents) SubagentTask(ctx context.Context, t subagents.Task) (subagen
 func (s *Subagents) Forget(ctx context.Context, session string) (subagents.Changed, error) {
 	if session == "" {
 		return subagents.Changed{}, nil
+	}
+	if ok, err := s.known(ctx, session); err != nil || !ok {
+		return subagents.Changed{}, err
 	}
 	return s.write(ctx, func(c *dbConn, tx *subTx) error {
 		r, child, err := readRow(ctx, c, session)
@@ -642,11 +684,12 @@ func (s *Subagents) Forget(ctx context.Context, session string) (subagents.Chang
 // connection reads what it committed). A reader of a missing file or of
 // a database without the tables reads nothing: ok false.
 func (s *Subagents) read(ctx context.Context, fn func(c *dbConn) error) (ok bool, err error) {
+	ctx = quiet(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, err := s.conn(ctx)
-	if errors.Is(err, errNoFile) {
-		return false, nil
+	if s.readOnly && (errors.Is(err, errNoFile) || errors.Is(err, errEmptyDB) || errors.Is(err, errNotDatabase)) {
+		return false, nil // nothing of ours there (an earlier release's JSON state, a database being made)
 	}
 	if err != nil {
 		return false, err
@@ -875,6 +918,7 @@ func (s *Subagents) scanSubagent(rows *sql.Rows) (subagents.Row, subagents.Curso
 // nothing more; else only the rows whose revision is past the last one
 // seen.
 func (s *Subagents) Changes(ctx context.Context) ([]string, error) {
+	ctx = quiet(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, err := s.conn(ctx)
@@ -944,3 +988,41 @@ func (s *Subagents) String() string {
 // SubagentService is the Database's subagents' records as the handlers
 // take them (handlers.SubagentRecords).
 func (d *Database) SubagentService() subagents.Service { return d.Subagents() }
+
+// RecentParents are the top-level sessions with subagents, the most
+// recently changed first, at most limit of them (for `hookwire sessions`
+// and doctor).
+func (s *Subagents) RecentParents(ctx context.Context, limit int) ([]string, error) {
+	var out []string
+	_, err := s.read(ctx, func(c *dbConn) error {
+		rows, err := c.query(ctx, "SELECT root FROM subagent_roots WHERE n>0 ORDER BY used_ns DESC LIMIT ?", limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r string
+			if err := rows.Scan(&r); err != nil {
+				return err
+			}
+			s.rowsRead.Add(1)
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// StateOf is a subagent's state as a reader shows it; ok false when it is
+// no subagent on record.
+func (s *Subagents) StateOf(ctx context.Context, session string) (state subagents.State, ok bool, err error) {
+	_, err = s.read(ctx, func(c *dbConn) error {
+		r, found, err := readRow(ctx, c, session)
+		if err == nil && found {
+			s.rowsRead.Add(1)
+			state, ok = subagents.Shown(r.state, s.alive(r.owner)), true
+		}
+		return err
+	})
+	return state, ok, err
+}

@@ -343,3 +343,86 @@ func TestSubagentCap(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, MaxSubagents, p.Subagents)
 }
+
+// Sessions with messages and no subagents are parents with their own
+// figures: their rows stay within the parents' cap, the least recently
+// used out first.
+func TestSubagentParentsCap(t *testing.T) {
+	ctx := context.Background()
+	_, s := subagentDB(t)
+	_, err := s.write(ctx, func(c *dbConn, tx *subTx) error {
+		for i := range MaxSubagentParents + 5 {
+			if err := c.exec(ctx, "INSERT INTO subagent_roots(root, used_ns, rev) VALUES(?, ?, 1)", fmt.Sprintf("ses_%05d", i), at(i).UnixNano()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	for i := range pruneEvery {
+		m := msg("ses_new", fmt.Sprintf("msg_%02d", i), 1, 1, 0, true)
+		m.At = at(MaxSubagentParents + 10)
+		_, err := s.SubagentMessage(ctx, m)
+		require.NoError(t, err)
+	}
+	var n int
+	require.NoError(t, s.c.queryRow(ctx, "SELECT count(*) FROM subagent_roots").Scan(&n))
+	assert.Equal(t, MaxSubagentParents, n)
+	p, err := s.ParentFigures(ctx, "ses_new")
+	require.NoError(t, err)
+	assert.Equal(t, int64(pruneEvery), p.Own.Tokens.Input, "the newest kept")
+	p, err = s.ParentFigures(ctx, "ses_00000")
+	require.NoError(t, err)
+	assert.Equal(t, subagents.Parent{SessionID: "ses_00000"}, p, "the oldest gone")
+}
+
+// hookwire forget: --all takes the subagents' records too, --parent those
+// of that session and below it (a deleted session's records go with it).
+func TestForgetSubagents(t *testing.T) {
+	ctx := context.Background()
+	path, s := subagentDB(t)
+	for _, st := range []subagents.Started{{Session: "ses_A1", Parent: "ses_A"}, {Session: "ses_A2", Parent: "ses_A1"}, {Session: "ses_B1", Parent: "ses_B"}} {
+		_, err := s.SubagentStarted(ctx, st)
+		require.NoError(t, err)
+	}
+	done, err := Forget(ctx, path, ForgetSpec{Parent: "ses_A"})
+	require.NoError(t, err)
+	assert.Equal(t, 2, done.Subagents)
+	assert.Empty(t, page(t, s, "ses_A").Subagents)
+	assert.Len(t, page(t, s, "ses_B").Subagents, 1)
+	done, err = Forget(ctx, path, ForgetSpec{All: true})
+	require.NoError(t, err)
+	assert.Equal(t, 1, done.Subagents)
+	assert.Empty(t, page(t, s, "ses_B").Subagents)
+}
+
+// BenchmarkSubagentsPage: subagents.list's first page at 5,000 subagents
+// under one parent, read as the observer reads it (a kept read-only
+// connection), and its rows read per call (issue 51: 87 ms and 1.15 MB a
+// poll before).
+func BenchmarkSubagentsPage(b *testing.B) {
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), "state.db")
+	d, err := OpenDatabase(ctx, path, newTestStore(sessions.Config{}), zerolog.Nop())
+	require.NoError(b, err)
+	defer d.Close()
+	_, err = d.Subagents().write(ctx, func(c *dbConn, tx *subTx) error {
+		for i := range 5000 {
+			if err := c.exec(ctx, `INSERT INTO subagents(session, parent, root, depth, state, active, started_ns, owner, rev, cost)
+				VALUES(?, 'ses_P', 'ses_P', 1, 'done', 0, ?, 0, 1, 0.001)`, fmt.Sprintf("ses_%05d", i), at(i).UnixNano()); err != nil {
+				return err
+			}
+		}
+		return c.exec(ctx, "INSERT INTO subagent_roots(root, n, rev) VALUES('ses_P', 5000, 1)")
+	})
+	require.NoError(b, err)
+	r := ReadSubagents(path)
+	defer r.Close()
+	before := r.RowsRead()
+	for b.Loop() {
+		if _, err := r.SubagentsOf(ctx, "ses_P", "", 24); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(r.RowsRead()-before)/float64(b.N), "rows/op")
+}

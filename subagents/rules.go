@@ -90,7 +90,8 @@ func ParseTitle(title string) (label, agent string, ok bool) {
 // MaxTextBytes bounds a label, an error and a retry message as recorded.
 const MaxTextBytes = 256
 
-// Cut shortens s to at most MaxTextBytes, on a rune boundary.
+// Cut shortens s to at most MaxTextBytes, splitting no character a user
+// sees as one (core.ClusterStart).
 func Cut(s string) string {
 	if len(s) <= MaxTextBytes {
 		return s
@@ -99,7 +100,7 @@ func Cut(s string) string {
 	for cut > 0 && !isRuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut]
+	return s[:core.ClusterStart(s, cut)]
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
@@ -246,7 +247,8 @@ type SwitchRecord struct {
 }
 
 // switchClass is the class a switch's reason names: "<class>: <message>"
-// or "cooling until T (<class>: <message>)"; "unknown" when it names none.
+// or "cooling until T (<class>: <message>)"; a reason in other words is
+// classed by its words (core.ClassifyFailure).
 func switchClass(reason string) string {
 	if rest, ok := strings.CutPrefix(reason, coolingPrefix); ok {
 		if i := strings.Index(rest, " ("); i >= 0 {
@@ -255,8 +257,16 @@ func switchClass(reason string) string {
 	}
 	class, _, _ := strings.Cut(reason, ":")
 	class = strings.TrimSpace(class)
-	if class == "" || strings.ContainsAny(class, " ") {
-		return core.FailureUnknown
+	if knownClasses[class] {
+		return class
 	}
+	class, _ = core.ClassifyFailure(core.ProviderFailure{Message: reason})
 	return class
+}
+
+// knownClasses are the failure classes a switch's reason may begin with.
+var knownClasses = map[string]bool{
+	core.FailureRateLimit: true, core.FailureQuota: true, core.FailureOverloaded: true, core.FailureServer: true,
+	core.FailureModelNotFound: true, core.FailureBadRequest: true, core.FailureContextLength: true,
+	core.FailureContentFilter: true, core.FailureAborted: true, core.FailureUnknown: true,
 }

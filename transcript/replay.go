@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hookwire/hookwire/rpc"
 )
 
 // ReplyTimeout bounds the wait for one reply when ReplayOptions do not
@@ -280,12 +282,15 @@ func Dial(target Target, state string) (*Client, error) {
 }
 
 // read hands each non-blank line of the sidecar's output to Next, until
-// the output ends or Close.
+// the output ends or Close. The notifications the sidecar sends on its own
+// (cache.bust, subagents.changed: sent when they fall due, between any two
+// replies) are left out: a transcript keeps none, and Next is the next
+// reply.
 func (c *Client) read() {
 	br := bufio.NewReaderSize(c.sc.Out, 1<<16)
 	for {
 		line, err := br.ReadBytes('\n')
-		if line = bytes.TrimSpace(line); len(line) > 0 {
+		if line = bytes.TrimSpace(line); len(line) > 0 && !rpc.IsNotification(line) {
 			select {
 			case c.lines <- line:
 			case <-c.quit:

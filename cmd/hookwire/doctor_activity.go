@@ -7,6 +7,7 @@ package main
 // fallbacks, the sessions whose agent a hook call told it.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
+	"github.com/hookwire/hookwire/subagents"
 )
 
 // maxActivityAliases is how many aliases the line names.
@@ -32,7 +34,45 @@ func (d *doctor) checkActivity() {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return
 	}
+	r := sessiondb.ReadSubagents(path)
+	defer r.Close()
+	ctx := context.Background()
+	// A task call's run state is what the hooks saw; the subagent's
+	// record says what OpenCode reported since (issue 51: an interrupted
+	// resume read "running" for good).
+	for i, e := range got.Sessions {
+		if st, ok, err := r.StateOf(ctx, e.TaskID); err == nil && ok && e.Run.State == sessions.RunRunning && !subagents.Active(st) {
+			got.Sessions[i].Run = sessions.Run{State: string(st)}
+		}
+	}
 	d.addActivity(got, time.Now())
+	if parents, err := r.RecentParents(ctx, 1); err == nil && len(parents) == 1 {
+		if page, err := r.SubagentsOf(ctx, parents[0], "", 1); err == nil {
+			d.addSubagentActivity(page)
+		}
+	}
+}
+
+// addSubagentActivity is the subagents line: the latest parent's
+// subagents and figures, and its newest (or running) subagent, as
+// `hookwire sessions` shows them (PROTOCOL.md 4.10).
+func (d *doctor) addSubagentActivity(p subagents.Page) {
+	par := p.Parent
+	text := fmt.Sprintf("%s under %s, %d running; its own %s, total with subagents %s", plural(par.Subagents, "subagent"),
+		cell(par.SessionID), par.Running, figuresCell(par.Own), figuresCell(par.Total))
+	if len(p.Subagents) > 0 {
+		r := p.Subagents[0]
+		name := cell(r.Alias)
+		if r.Alias == "" {
+			name = cell(cut(r.Label, 48))
+		}
+		state := string(r.State)
+		if r.Error != "" {
+			state += ": " + cell(cut(r.Error, 80))
+		}
+		text += fmt.Sprintf("; the latest %s (%s) %s, %s", name, cell(r.Agent), state, figuresCell(subagents.Figures{Tokens: r.Tokens, Cost: r.Cost}))
+	}
+	d.add(levelOK, "subagents", text+".", "")
 }
 
 // addActivity is checkActivity's judgement of what the database holds.
@@ -88,10 +128,10 @@ func (d *doctor) addActivity(got sessiondb.StateContents, now time.Time) {
 		parts = append(parts, fmt.Sprintf("the Resumable Sessions list frozen on %s", plural(got.FrozenBlocks, "user message")))
 	}
 	switches := 0
-	var last sessions.Switch
+	var last subagents.Switch
 	var lastAlias string
 	for _, e := range got.Sessions {
-		for _, sw := range e.Switches {
+		for _, sw := range switchesOf(e) { // one per failure, with its class
 			switches++
 			if switches == 1 || sw.At.After(last.At) {
 				last, lastAlias = sw, e.Alias
@@ -100,7 +140,7 @@ func (d *doctor) addActivity(got sessiondb.StateContents, now time.Time) {
 	}
 	if switches > 0 {
 		parts = append(parts, fmt.Sprintf("%s, the latest %s: %s -> %s %s (%s)", plural(switches, "model fallback"),
-			cell(lastAlias), cell(last.From), cell(last.To), when(last.At, now), cell(last.Reason)))
+			cell(lastAlias), cell(last.From), cell(last.To), when(last.At, now), cell(last.Class)))
 	} else {
 		parts = append(parts, "no model fallback")
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
+	"github.com/hookwire/hookwire/subagents"
 )
 
 // TestDoctorActivity: the activity line tells "installed but idle" from
@@ -39,11 +40,13 @@ func TestDoctorActivity(t *testing.T) {
 		{name: "delegations, a failed one latest, a fallback, a model cooling", configured: true, level: levelOK,
 			got: sessiondb.StateContents{Parents: 2, Sessions: []sessions.Entry{
 				{Parent: "ses_p2", Agent: "general", Alias: "gen-1", LastUse: at(time.Hour), Run: sessions.Run{State: sessions.RunCompleted},
-					Switches: []sessions.Switch{{From: "fake/a", To: "fake/b", Reason: "rate-limit: 429", At: at(time.Hour)}}},
+					Switches: []sessions.Switch{{From: "fake/a", To: "fake/b", Reason: "rate-limit: 429", At: at(time.Hour)},
+						// chat.message's switch while fake/a cools down: the same failure (issue 51)
+						{From: "fake/a", To: "fake/b", Reason: "cooling until 2026-12-01T11:05:00Z (rate-limit: 429)", At: at(time.Hour - time.Second)}}},
 				{Parent: "ses_p1", Agent: "explore", Alias: "exp-2", LastUse: at(10 * time.Second), Run: sessions.Run{State: sessions.RunError, Error: "Provider\nerror"}},
 				{Parent: "ses_p1", Agent: "explore", Alias: "exp-1", LastUse: at(2 * time.Hour)}},
 				Health: []sessions.Health{{Model: "fake/a", Until: now.Add(time.Minute)}, {Model: "fake/c", Until: at(time.Minute)}}},
-			want: `^working: 3 aliases made under 2 parent sessions: exp-2 \(explore\), gen-1 \(general\), exp-1 \(explore\); the latest task call at \S+ \(just now\) \(exp-2, error: Provider error\); 1 model fallback, the latest gen-1: fake/a -> fake/b at \S+ \(1 hour ago\) \(rate-limit: 429\); 1 model cooling down now\.$`},
+			want: `^working: 3 aliases made under 2 parent sessions: exp-2 \(explore\), gen-1 \(general\), exp-1 \(explore\); the latest task call at \S+ \(just now\) \(exp-2, error: Provider error\); 1 model fallback, the latest gen-1: fake/a -> fake/b at \S+ \(1 hour ago\) \(rate-limit\); 1 model cooling down now\.$`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,4 +93,21 @@ func TestDoctorActivityFromDatabase(t *testing.T) {
 	code, stdout, _ = runCmd("doctor", "--project", e.project)
 	assert.Equal(t, 0, code, stdout)
 	assert.Regexp(t, `(?m)^ok +activity +working: 1 alias made under 1 parent session: exp-1 \(explorer\); the latest task call at \S+ \(just now\) \(exp-1, completed\)`, stdout)
+}
+
+// The subagents line: the latest parent's subagents with the figures
+// `hookwire sessions` shows, its own and its total (issue 51).
+func TestDoctorSubagentActivity(t *testing.T) {
+	d := &doctor{}
+	d.addSubagentActivity(subagents.Page{
+		Parent: subagents.Parent{SessionID: "ses_P", Subagents: 6, Running: 1,
+			Own:   subagents.Figures{Tokens: subagents.Tokens{Input: 10, Output: 5}, Cost: 0.0002},
+			Total: subagents.Figures{Tokens: subagents.Tokens{Input: 30, Output: 15}, Cost: 0.0005}},
+		Subagents: []subagents.Row{{SessionID: "ses_C", Alias: "gen-1", Agent: "general", Label: "Slow audit\x1b[2J", State: subagents.Cancelled,
+			Tokens: subagents.Tokens{Input: 20, Output: 10}, Cost: 0.0003}},
+	})
+	require.Len(t, d.findings, 1)
+	assert.Equal(t, "subagents", d.findings[0].what)
+	assert.Equal(t, "6 subagents under ses_P, 1 running; its own 10 in, 5 out, $0.0002, total with subagents 30 in, 15 out, $0.0005; "+
+		"the latest gen-1 (general) cancelled, 20 in, 10 out, $0.0003.", d.findings[0].text)
 }

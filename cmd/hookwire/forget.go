@@ -62,9 +62,9 @@ func forgetCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if *all {
 		// Everything the database held, each kind counted as deleted.
-		fmt.Fprintf(stdout, "%s: forgot everything: %s, %s, %s, %s, %s\n", path, plural(done.Parents, "parent session"),
+		fmt.Fprintf(stdout, "%s: forgot everything: %s, %s, %s, %s, %s, %s\n", path, plural(done.Parents, "parent session"),
 			pluralEntries(done.Entries), plural(done.Sessions, "session agent"),
-			plural(done.Cache, "prompt-cache record"), plural(done.Health, "model health record"))
+			plural(done.Cache, "prompt-cache record"), plural(done.Health, "model health record"), plural(done.Subagents, "subagent record"))
 		return 0
 	}
 	fmt.Fprintf(stdout, "%s: forgot %s, %s, %s\n", path, plural(done.Parents, "parent session"),

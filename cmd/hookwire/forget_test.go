@@ -31,7 +31,7 @@ func TestForgetCommand(t *testing.T) {
 		{name: "one parent", args: []string{"--parent", "ses_p2"},
 			stdout: ": forgot 1 parent session, 0 entries, 1 session agent\n", entries: 3},
 		{name: "everything", args: []string{"--all"},
-			stdout: ": forgot everything: 2 parent sessions, 4 entries, 2 session agents, 2 prompt-cache records, 0 model health records\n", entries: 0},
+			stdout: ": forgot everything: 2 parent sessions, 4 entries, 2 session agents, 2 prompt-cache records, 0 model health records, 0 subagent records\n", entries: 0},
 		{name: "an alias nobody holds", args: []string{"--alias", "exp-9"}, code: 1,
 			stderr: `nothing holds the alias "exp-9" (under any parent session); nothing forgotten`, entries: 4},
 		{name: "an alias the parent does not hold", args: []string{"--alias", "ora-1", "--parent", "ses_p2"}, code: 1,

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -15,8 +16,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/hookwire/hookwire/core"
 	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
+	"github.com/hookwire/hookwire/subagents"
 )
 
 // sessionsList is `hookwire sessions --json`'s output (README, Commands).
@@ -32,6 +35,38 @@ type sessionsList struct {
 	// Cache is each session's prompt-cache figures (PROTOCOL.md 4.9),
 	// the most recently used first; never null.
 	Cache []cacheEntry `json:"cache"`
+	// Subagents are the subagents of the most recently active parents
+	// (PROTOCOL.md 4.10), each a subagents.list page: the parent's figures
+	// and its first rows; never null.
+	Subagents []subagents.Page `json:"subagents"`
+}
+
+// The subagents `hookwire sessions` shows: of this many parents, the
+// most recently active first, this many rows each (a page says next when
+// there are more).
+const (
+	sessionsSubagentParents = 20
+	sessionsSubagentRows    = subagents.MaxLimit
+)
+
+// readSubagents reads the subagents' pages of the database at path.
+func readSubagents(path string) ([]subagents.Page, error) {
+	r := sessiondb.ReadSubagents(path)
+	defer r.Close()
+	ctx := context.Background()
+	parents, err := r.RecentParents(ctx, sessionsSubagentParents)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]subagents.Page, 0, len(parents))
+	for _, p := range parents {
+		page, err := r.SubagentsOf(ctx, p, "", sessionsSubagentRows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, page)
+	}
+	return out, nil
 }
 
 // cacheEntry is one session of sessions --json's cache list, in the shape
@@ -77,7 +112,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 	target := addStateFlags(flags,
 		"read the default state database (the shim's) of the project in `DIR`; default: the current directory",
 		"read the state database `FILE`")
-	asJSON := flags.Bool("json", false, "print one JSON object (path, exists, parents, frozenBlocks, trackedSessions, sessions, health, cache)")
+	asJSON := flags.Bool("json", false, "print one JSON object (path, exists, parents, frozenBlocks, trackedSessions, sessions, health, cache, subagents)")
 	if code, done := parseFlags(flags, args, "usage: hookwire sessions [--project DIR | --state FILE] [--json]", stdout, stderr); done {
 		return code
 	}
@@ -86,7 +121,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 
-	list := sessionsList{Path: path, Exists: true, Sessions: []sessions.Entry{}, Health: []sessions.Health{}, Cache: []cacheEntry{}}
+	list := sessionsList{Path: path, Exists: true, Sessions: []sessions.Entry{}, Health: []sessions.Health{}, Cache: []cacheEntry{}, Subagents: []subagents.Page{}}
 	view, err := sessiondb.OpenStateView(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -108,6 +143,11 @@ func sessionsCmd(args []string, stdout, stderr io.Writer) int {
 			list.Health = view.Health
 		}
 		list.Cache = cacheEntries(view.Cache)
+		if pages, err := readSubagents(path); err != nil {
+			fmt.Fprintf(stderr, "hookwire sessions: the subagents' records of %s: %v\n", path, err)
+		} else {
+			list.Subagents = pages
+		}
 	}
 	defer view.Close()
 
@@ -237,8 +277,8 @@ func printSessions(w io.Writer, l sessionsList, view *sessiondb.StateView) error
 			return err
 		}
 		err = view.EachEntry(func(e sessions.Entry) error {
-			for _, sw := range e.Switches {
-				if _, err := fmt.Fprintf(w, "switch: %s %s -> %s at %s: %s\n", cell(e.Alias), cell(sw.From), cell(sw.To), lastUse(sw.At), cell(sw.Reason)); err != nil {
+			for _, sw := range switchesOf(e) {
+				if _, err := fmt.Fprintf(w, "switch: %s %s -> %s at %s: %s\n", cell(e.Alias), cell(sw.From), cell(sw.To), lastUse(sw.At), cell(sw.Class)); err != nil {
 					return err
 				}
 			}
@@ -247,6 +287,9 @@ func printSessions(w io.Writer, l sessionsList, view *sessiondb.StateView) error
 		if err != nil {
 			return err
 		}
+	}
+	if err := printSubagents(w, l.Subagents); err != nil {
+		return err
 	}
 	if len(l.Health) > 0 {
 		fmt.Fprintln(w)
@@ -276,6 +319,97 @@ func printSessions(w io.Writer, l sessionsList, view *sessiondb.StateView) error
 	}
 	return nil
 }
+
+// switchesOf are an entry's model switches one per failure, each with its
+// failure's class (PROTOCOL.md 4.10: the switch made while the model
+// cools down is the same failure).
+func switchesOf(e sessions.Entry) []subagents.Switch {
+	recs := make([]subagents.SwitchRecord, 0, len(e.Switches))
+	for _, sw := range e.Switches {
+		recs = append(recs, subagents.SwitchRecord{From: sw.From, To: sw.To, Reason: sw.Reason, At: sw.At})
+	}
+	return subagents.Switches(recs)
+}
+
+// printSubagents writes each parent's subagents: its figures, own and
+// with its subagents, then a row per subagent, running first.
+func printSubagents(w io.Writer, pages []subagents.Page) error {
+	for _, p := range pages {
+		par := p.Parent
+		fmt.Fprintf(w, "\nsubagents of %s: %s, %d running; own %s; total with subagents %s\n", cell(par.SessionID),
+			plural(par.Subagents, "subagent"), par.Running, figuresCell(par.Own), figuresCell(par.Total))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "STATE\tALIAS\tAGENT\tLABEL\tMODEL\tTOKENS\tCOST\tCONTEXT\tSESSION")
+		for _, r := range p.Subagents {
+			state := string(r.State)
+			switch {
+			case r.State == subagents.Retrying && r.Retry != nil:
+				state = fmt.Sprintf("retrying (attempt %d)", r.Retry.Attempt)
+			case r.State == subagents.Failed && r.Error != "":
+				state = "failed: " + r.Error
+			}
+			alias := r.Alias
+			if alias != "" && !r.Resumable {
+				alias += " (not resumable)"
+			}
+			ctxUsed := "-"
+			if r.Context != nil {
+				ctxUsed = fmt.Sprint(r.Context.Used)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(cut(state, 48)), cell(alias), cell(r.Agent), cell(cut(r.Label, 48)), cell(r.Model),
+				tokensCell(r.Tokens), costCell(r.Cost), ctxUsed, cell(r.SessionID))
+			for _, sw := range r.Switches {
+				fmt.Fprintf(tw, "\t  switch\t%s -> %s\t%s\t\t\t\t\t\n", cell(sw.From), cell(sw.To), cell(sw.Class))
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if p.Next != "" {
+			fmt.Fprintf(w, "(the first %d listed; hookwire observe's subagents.list pages through the rest)\n", len(p.Subagents))
+		}
+	}
+	return nil
+}
+
+// cut shortens s to n runes, marking the cut with "…", splitting no
+// character a user sees as one.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	count := 0
+	for i := range s {
+		if count == n-1 {
+			return s[:core.ClusterStart(s, i)] + "…"
+		}
+		count++
+	}
+	return s
+}
+
+// figuresCell is figures in a few words: "1,234 tokens, $0.0123".
+func figuresCell(f subagents.Figures) string {
+	return tokensCell(f.Tokens) + ", " + costCell(f.Cost)
+}
+
+// tokensCell is tokens in a few words: "120 in, 40 out, 800 cached".
+func tokensCell(t subagents.Tokens) string {
+	s := fmt.Sprintf("%d in, %d out", t.Input, t.Output)
+	if t.Reasoning > 0 {
+		s += fmt.Sprintf(", %d reasoning", t.Reasoning)
+	}
+	if t.CacheRead > 0 {
+		s += fmt.Sprintf(", %d cached", t.CacheRead)
+	}
+	if t.CacheWrite > 0 {
+		s += fmt.Sprintf(", %d cache written", t.CacheWrite)
+	}
+	return s
+}
+
+// costCell is a cost as OpenCode computes it, in dollars.
+func costCell(c float64) string { return fmt.Sprintf("$%.4f", c) }
 
 // switchWhy is a failure's class and message on one line.
 func switchWhy(class, message string) string {
@@ -321,12 +455,17 @@ func bustCause(b sessions.CacheBust) string {
 	return fmt.Sprintf("%s%s, %d tokens: %s", b.Cause, who, b.TokensLost, b.Detail)
 }
 
-// cell keeps a table cell on one line: control characters (tabs,
-// newlines) become spaces; "" becomes "-".
+// cell keeps a table cell on one line and safe on a terminal: control
+// characters (tabs, newlines, ESC) become spaces, and format characters
+// (bidi overrides, zero-width spaces) go, but for the zero-width joiner
+// that holds an emoji together; "" becomes "-".
 func cell(s string) string {
 	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		switch {
+		case unicode.IsControl(r):
 			return ' '
+		case r != '\u200d' && unicode.Is(unicode.Cf, r):
+			return -1
 		}
 		return r
 	}, s)

@@ -147,13 +147,13 @@ func TestSessionsJSON(t *testing.T) {
 			{"session":"ses_p1","parent":null,"agent":"orchestrator","requests":5,"inputTokens":300,"cacheReadTokens":600,"cacheWriteTokens":100,"busts":[
 				{"message":"msg_a3","tokensLost":100,"cause":"system","byHookwire":true,"detail":"system prompt changed by hookwire (its Resumable Sessions block)"},
 				{"message":"msg_a5","tokensLost":50,"cause":"message","byHookwire":false,"detail":"message 2 changed by another plugin or OpenCode"}]},
-			{"session":"ses_b","parent":"ses_p1","agent":"explorer","requests":2,"inputTokens":100,"cacheReadTokens":100,"cacheWriteTokens":0,"busts":[]}]}`},
+			{"session":"ses_b","parent":"ses_p1","agent":"explorer","requests":2,"inputTokens":100,"cacheReadTokens":100,"cacheWriteTokens":0,"busts":[]}],"subagents":[]}`},
 		{"no file: exists false, an empty list (not null)", missing,
-			`{"path":"` + missing + `","exists":false,"parents":0,"frozenBlocks":0,"trackedSessions":0,"health":[],"sessions":[],"cache":[]}`},
+			`{"path":"` + missing + `","exists":false,"parents":0,"frozenBlocks":0,"trackedSessions":0,"health":[],"sessions":[],"cache":[],"subagents":[]}`},
 		{"an empty file: an empty list (not null)", empty,
-			`{"path":"` + empty + `","exists":true,"parents":0,"frozenBlocks":0,"trackedSessions":0,"health":[],"sessions":[],"cache":[]}`},
+			`{"path":"` + empty + `","exists":true,"parents":0,"frozenBlocks":0,"trackedSessions":0,"health":[],"sessions":[],"cache":[],"subagents":[]}`},
 		{"a state file without entries: an empty list (not null)", noEntries,
-			`{"path":"` + noEntries + `","exists":true,"parents":0,"frozenBlocks":0,"trackedSessions":1,"health":[],"sessions":[],"cache":[]}`},
+			`{"path":"` + noEntries + `","exists":true,"parents":0,"frozenBlocks":0,"trackedSessions":1,"health":[],"sessions":[],"cache":[],"subagents":[]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

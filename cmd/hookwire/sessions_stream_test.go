@@ -24,6 +24,7 @@ import (
 	"github.com/hookwire/hookwire/internal/seeddb"
 	"github.com/hookwire/hookwire/sessiondb"
 	"github.com/hookwire/hookwire/sessions"
+	"github.com/hookwire/hookwire/subagents"
 )
 
 // wholeSessionsOutput is `hookwire sessions`' output as it was made
@@ -35,7 +36,7 @@ func wholeSessionsOutput(t *testing.T, path string, asJSON bool) string {
 	got, err := sessiondb.ReadState(path)
 	require.NoError(t, err)
 	l := sessionsList{Path: path, Exists: true, Parents: got.Parents, FrozenBlocks: got.FrozenBlocks, TrackedSessions: got.TrackedSessions,
-		Sessions: got.Sessions, Health: got.Health, Cache: cacheEntries(got.Cache)}
+		Sessions: got.Sessions, Health: got.Health, Cache: cacheEntries(got.Cache), Subagents: []subagents.Page{}}
 	if l.Sessions == nil {
 		l.Sessions = []sessions.Entry{}
 	}
@@ -64,8 +65,8 @@ func wholeSessionsOutput(t *testing.T, path string, asJSON bool) string {
 		}
 		tw.Flush()
 		for _, e := range l.Sessions {
-			for _, sw := range e.Switches {
-				fmt.Fprintf(&b, "switch: %s %s -> %s at %s: %s\n", cell(e.Alias), cell(sw.From), cell(sw.To), lastUse(sw.At), cell(sw.Reason))
+			for _, sw := range switchesOf(e) {
+				fmt.Fprintf(&b, "switch: %s %s -> %s at %s: %s\n", cell(e.Alias), cell(sw.From), cell(sw.To), lastUse(sw.At), cell(sw.Class))
 			}
 		}
 	}
@@ -113,7 +114,7 @@ func TestSessionsStreamedAsReadWhole(t *testing.T) {
 				want := wholeSessionsOutput(t, path, asJSON)
 				assert.Equal(t, want, stdout)
 				if path == db && !asJSON {
-					assert.Contains(t, stdout, "switch: exp-2 fake/m1 -> fake/m2 at 2026-11-30T10:00:03Z: rate limit")
+					assert.Contains(t, stdout, "switch: exp-2 fake/m1 -> fake/m2 at 2026-11-30T10:00:03Z: rate-limit")
 				}
 			})
 		}

@@ -28,6 +28,7 @@ import { TransformSync } from "./transformsync.js";
 import { agentModelNames } from "./providers.js";
 import { belowMinimum, clientFeatures, dropModelVariant, HostCapabilities, MIN_OPENCODE, versionBesideBinary, type HostInfo } from "./host.js";
 import { RuntimeFallback, type FallbackClient } from "./fallback.js";
+import { SubagentCatchUp, type CatchUpClient } from "./catchup.js";
 import type { CacheSummary } from "./protocol.gen.js";
 
 export { HOOK_NAMES, type HookMethod } from "./forward.js";
@@ -144,6 +145,8 @@ export function createHookwire(
   const inspect = (s: Sidecar, after: string, extra?: Record<string, unknown>) =>
     trace ? traceInspect(trace, s, after, settings.transformTimeoutMs, extra) : Promise.resolve();
 
+  // Events reach it only once the hooks below exist, so `events` is set by then.
+  const catchUp = new SubagentCatchUp(client as CatchUpClient | undefined, (e) => events.onEvent(e), log);
   const sidecar = new Sidecar({
     binary: settings.binary,
     args,
@@ -167,6 +170,7 @@ export function createHookwire(
       // First, so the agents it lacks arrive before the calls that waited.
       init.onReady();
       providers.onReady();
+      catchUp.reset(); // a new sidecar: the subagents it missed are caught up on again (catchup.ts)
       log.log("info", `hookwire: sidecar ready (pid ${s.pid})`, { serverInfo: s.serverInfo, capabilities: s.capabilities, args });
       const mismatch = versionMismatch(pluginVersion, s.serverInfo, binary);
       if (mismatch) log.alert("version-mismatch", "warn", mismatch, { plugin: pluginVersion, serverInfo: s.serverInfo });
@@ -217,6 +221,7 @@ export function createHookwire(
       providers.onEvent(i),
       forgetDeleted(ctx.transforms, i),
       void fallback.onEvent(i),
+      catchUp.onEvent(i),
       events.onEvent(i as { event?: { type?: unknown } })
     ),
   };

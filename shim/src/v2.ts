@@ -13,7 +13,10 @@
 //   tool.hook("execute.after", draft)    tool.execute.after (a failed call
 //                                        too, with input.status "error")
 //   event.subscribe()                    event (session.deleted and the rest;
-//                                        session.step.ended as message.updated)
+//                                        session.step.ended/failed as
+//                                        message.updated, session.execution.*
+//                                        and session.retry.scheduled as
+//                                        session.status/idle/error: toV1Event)
 //   (nothing)                            chat.message: v2 has no hook that
 //                                        may change the model of a request
 //                                        (the drafts' `model` is read-only);
@@ -314,20 +317,104 @@ function setErrorMessage(draft: V2ToolAfter, message: string): void {
 
 // --- events -----------------------------------------------------------------------------
 
+/** How many steps' and sessions' models StepModels remembers (the oldest go first). */
+const STEP_MODELS = 256;
+
+/**
+ * The model each step runs on, from `session.step.started` (or the
+ * session's `session.model.selected`), for the figures of its
+ * `session.step.ended`, which names no model.
+ */
+export class StepModels {
+  private readonly byKey = new Map<string, { providerID: string; modelID: string }>();
+
+  remember(key: string, model: unknown): void {
+    const m = model as { id?: unknown; providerID?: unknown } | undefined;
+    if (typeof m?.id !== "string" || typeof m.providerID !== "string") return;
+    this.byKey.delete(key);
+    this.byKey.set(key, { providerID: m.providerID, modelID: m.id });
+    if (this.byKey.size > STEP_MODELS) this.byKey.delete(this.byKey.keys().next().value as string);
+  }
+
+  of(step: unknown, session: string): { providerID: string; modelID: string } | undefined {
+    return (typeof step === "string" ? this.byKey.get("step:" + step) : undefined) ?? this.byKey.get("session:" + session);
+  }
+}
+
+/** A v2 SessionError.Error `{type, message, status?}` as 1.x's error `{name, data: {message, statusCode?}}`. */
+function v1Error(error: unknown): { name: string; data: { message: string; statusCode?: number } } {
+  const e = (error && typeof error === "object" ? error : {}) as { type?: unknown; message?: unknown; status?: unknown };
+  const data: { message: string; statusCode?: number } = { message: typeof e.message === "string" ? e.message : "" };
+  if (typeof e.status === "number") data.statusCode = e.status;
+  return { name: typeof e.type === "string" ? e.type : "", data };
+}
+
 /**
  * A v2 event (`{id, type, data}`) as 1.x's event hook input (`{event: {id,
- * type, properties}}`). A step's end (`session.step.ended`, its token usage
- * `{input, output, cache: {read, write}}`) is 1.x's `message.updated` of an
- * assistant message, which the prompt-cache figures read (PROTOCOL.md 4.9).
+ * type, properties}}`), the shapes the sidecar reads (PROTOCOL.md 4.9,
+ * 4.10), as OpenCode 2 defines them (packages/schema/src/session-event.ts
+ * @ 03130971; SessionError.Error in session-error.ts; TokenUsage.Info in
+ * token-usage.ts):
+ * - `session.created` `{sessionID, parentID?, title?}` (not in
+ *   session-event.ts; its data as a 2.0.20 host sends it, recorded by a
+ *   third-party v2 TUI plugin's test: `{sessionID, parentID, projectID,
+ *   location, slug, version}`): 1.x's, its session as `info` with the
+ *   event's time as `time.created`; where a host sends none, the sidecar
+ *   records a child from its subagent call (PROTOCOL.md 4.10);
+ * - `session.execution.started`: `session.status` busy;
+ *   `.succeeded`: `session.idle`; `.failed {error}`: `session.error`;
+ *   `.interrupted {reason}`: `session.error` MessageAbortedError (an
+ *   interrupt, as 1.x reports one);
+ * - `session.retry.scheduled {attempt, at, error}`: `session.status` retry
+ *   `{attempt, message, next}`;
+ * - `session.step.started {assistantMessageID, model}` and
+ *   `session.model.selected {model}`: remembered in models, for
+ * - `session.step.ended {assistantMessageID, cost, tokens}` and
+ *   `session.step.failed {assistantMessageID, error, cost?, tokens?}`:
+ *   `message.updated` of an assistant message, with its step's model, its
+ *   end as `time.completed` and a failure's error.
  */
-export function toV1Event(e: V2Event): { event: { id?: string; type: string; properties: Record<string, unknown> } } {
+export function toV1Event(e: V2Event, models?: StepModels): { event: { id?: string; type: string; properties: Record<string, unknown> } } {
   const data = e.data && typeof e.data === "object" ? e.data : {};
-  if (e.type === "session.step.ended" && typeof data.sessionID === "string") {
-    // The step's model is on its session.step.started, not here: the figures go without it.
-    const info = { id: data.assistantMessageID, sessionID: data.sessionID, role: "assistant", tokens: data.tokens };
-    return { event: { id: e.id, type: "message.updated", properties: { info } } };
-  }
   const sessionID = typeof data.sessionID === "string" ? data.sessionID : e.durable?.aggregateID;
+  const at = typeof e.created === "number" ? e.created : Date.now();
+  const as = (type: string, properties: Record<string, unknown>) => ({ event: { id: e.id, type, properties: { sessionID, ...properties } } });
+  if (typeof sessionID === "string") {
+    switch (e.type) {
+      case "session.step.started":
+        models?.remember("step:" + String(data.assistantMessageID), data.model);
+        break;
+      case "session.model.selected":
+        models?.remember("session:" + sessionID, data.model);
+        break;
+      case "session.step.ended":
+      case "session.step.failed": {
+        const model = models?.of(data.assistantMessageID, sessionID);
+        const info: Record<string, unknown> = { id: data.assistantMessageID, sessionID, role: "assistant", tokens: data.tokens };
+        if (model) Object.assign(info, model);
+        if (typeof data.cost === "number") info.cost = data.cost;
+        if (e.type === "session.step.ended") info.time = { completed: at };
+        else info.error = v1Error(data.error);
+        return { event: { id: e.id, type: "message.updated", properties: { info } } };
+      }
+      case "session.execution.started":
+        return as("session.status", { status: { type: "busy" } });
+      case "session.execution.succeeded":
+        return as("session.idle", {});
+      case "session.execution.failed":
+        return as("session.error", { error: v1Error(data.error) });
+      case "session.execution.interrupted":
+        return as("session.error", { error: { name: "MessageAbortedError", data: { message: `interrupted (${String(data.reason ?? "user")})` } } });
+      case "session.retry.scheduled":
+        return as("session.status", {
+          status: { type: "retry", attempt: data.attempt, message: v1Error(data.error).data.message, next: data.at },
+        });
+      case "session.created":
+        return as("session.created", {
+          info: { id: sessionID, parentID: data.parentID, title: data.title, time: { created: at } },
+        });
+    }
+  }
   const properties: Record<string, unknown> = { ...data };
   if (typeof sessionID === "string") {
     properties.sessionID = sessionID;
@@ -568,6 +655,7 @@ export async function setupV2(ctx: V2PluginContext, hooks: Hooks, services: V2Se
     throw err;
   }
 
+  const models = new StepModels();
   const loop = (async () => {
     try {
       for (;;) {
@@ -575,7 +663,7 @@ export async function setupV2(ctx: V2PluginContext, hooks: Hooks, services: V2Se
         if (next.done || stopped) break;
         try {
           // Not awaited, as 1.x does not await the event hook.
-          void v1(hooks, "event")?.(toV1Event(next.value), undefined)?.catch?.(() => {});
+          void v1(hooks, "event")?.(toV1Event(next.value, models), undefined)?.catch?.(() => {});
           void bridgeCompletion(hooks, next.value).catch(() => {});
           void bridgeFailure(services, next.value).catch(() => {});
         } catch {

@@ -145,6 +145,54 @@ test("3 turns on OpenCode 2 with stock agents: two delegations, the Resumable Se
   s.cleanup();
 });
 
+test("subagents on OpenCode 2 (PROTOCOL.md 4.10): a call's child is recorded done; a background child's execution, steps and retry reach the records with their cost and model, and the parent's total", async () => {
+  const s = scratch();
+  const project = join(s.dir, "project");
+  const host = new V2Host({ options: optionsOf(s), directory: project });
+  const binary = realSidecar();
+  const subagentsOf = () => {
+    const out = execFileSync(binary, ["sessions", "--project", project, "--json"], { encoding: "utf8", env: { ...process.env, XDG_STATE_HOME: join(s.dir, "xdg-state") } });
+    return JSON.parse(out).subagents.find((p) => p.parent.sessionID === PARENT);
+  };
+  const rowOf = (page, id) => page?.subagents.find((r) => r.sessionID === id);
+  try {
+    await host.load(shimDir);
+    await host.context({ sessionID: PARENT, agent: "build", system: [{ type: "text", text: "You are build." }], messages: [user("msg_u1", "Look around")] });
+    await waitFor(() => s.records().find((r) => r.ev === "call" && r.method === "initialize"), 10000);
+    const first = await host.subagent({ sessionID: PARENT, id: "call_1", input: { agent: "explore", description: "Look around", prompt: "List the files" } });
+    assert.equal(first.status, "completed");
+    let page = await waitFor(() => rowOf(subagentsOf(), first.sessionID) && subagentsOf(), 5000);
+    const done = rowOf(page, first.sessionID);
+    assert.equal(done.state, "done", "a finished call's child, recorded from the call (no session.created reached the sidecar)");
+    assert.equal(done.alias, "exp-1");
+    assert.equal(done.label, "Look around");
+
+    const bg = await host.subagent({ sessionID: PARENT, id: "call_2", input: { agent: "general", description: "Watch the tests", prompt: "Run them", background: true } });
+    assert.equal(bg.status, "running");
+    // session-event.ts @ 03130971: Execution.Started, Step.Started {assistantMessageID, agent, model}, Step.Ended {cost, tokens}, RetryScheduled {attempt, at, error}.
+    host.emit({ type: "session.execution.started", data: { sessionID: bg.sessionID } });
+    host.emit({ type: "session.step.started", data: { sessionID: bg.sessionID, assistantMessageID: "msg_s1", agent: "general", model: { id: "fake-model-2", providerID: "fake" } } });
+    host.emit({ type: "session.step.ended", data: { sessionID: bg.sessionID, assistantMessageID: "msg_s1", finish: "tool-calls", cost: 0.25, tokens: { input: 100, output: 10, reasoning: 0, cache: { read: 300, write: 0 } } } });
+    host.emit({ type: "session.retry.scheduled", data: { sessionID: bg.sessionID, assistantMessageID: "msg_s2", attempt: 2, at: 1795993567000, error: { type: "provider.rate-limit", message: "Rate limit reached", status: 429 } } });
+    page = await waitFor(() => {
+      const p = subagentsOf();
+      return rowOf(p, bg.sessionID)?.state === "retrying" && p;
+    }, 5000);
+    const row = rowOf(page, bg.sessionID);
+    assert.equal(row.retry.attempt, 2);
+    assert.equal(row.model, "fake/fake-model-2", "the step's model");
+    assert.equal(row.cost, 0.25);
+    assert.deepEqual(row.tokens, { input: 100, output: 10, reasoning: 0, cacheRead: 300, cacheWrite: 0 });
+    assert.equal(page.parent.total.cost, page.parent.own.cost + 0.25, "the parent's total: its own and its subagents'");
+    assert.equal(page.parent.running, 1);
+    host.emit({ type: "session.execution.succeeded", data: { sessionID: bg.sessionID } });
+    await waitFor(() => rowOf(subagentsOf(), bg.sessionID)?.state === "done", 5000);
+  } finally {
+    await host.unload();
+    s.cleanup();
+  }
+});
+
 test("a service serving two projects: one sidecar per project, each with its directory, each stopped by its cleanup", async () => {
   const s = scratch();
   const binary = realSidecar();
@@ -226,7 +274,35 @@ test("v2 events as 1.x's: session.deleted keeps its session, a step's end is an 
   // session-event.ts @ 03130971: Step.Ended {sessionID, assistantMessageID, finish, cost, tokens}.
   const tokens = { input: 1200, output: 40, reasoning: 0, cache: { read: 1000, write: 200 } };
   const ended = toV1Event({ id: "e2", type: "session.step.ended", data: { sessionID: "ses_1", assistantMessageID: "msg_a1", finish: "stop", cost: 0, tokens } });
-  assert.deepEqual(ended.event, { id: "e2", type: "message.updated", properties: { info: { id: "msg_a1", sessionID: "ses_1", role: "assistant", tokens } } });
+  assert.deepEqual(ended.event, {
+    id: "e2", type: "message.updated", properties: { info: { id: "msg_a1", sessionID: "ses_1", role: "assistant", tokens, cost: 0, time: { completed: ended.event.properties.info.time.completed } } },
+  });
+});
+
+test("v2 events as 1.x's for the subagents (PROTOCOL.md 4.10): execution, retry, steps with their model and cost, creation with its parent", async () => {
+  const { toV1Event, StepModels } = await import(pathToFileURL(join(shimDir, "dist", "v2.js")).href);
+  const models = new StepModels();
+  const v1 = (type, data, created = 1795993563894) => toV1Event({ id: "e", type, created, data }, models).event;
+  // session-event.ts @ 03130971: Execution.*, RetryScheduled, Step.*, ModelSelected; session-error.ts: {type, message, status?}.
+  assert.deepEqual(v1("session.created", { sessionID: "ses_c", parentID: "ses_p", title: "Find the tests (@explore subagent)" }), {
+    id: "e", type: "session.created",
+    properties: { sessionID: "ses_c", info: { id: "ses_c", parentID: "ses_p", title: "Find the tests (@explore subagent)", time: { created: 1795993563894 } } },
+  });
+  assert.deepEqual(v1("session.execution.started", { sessionID: "ses_c" }), { id: "e", type: "session.status", properties: { sessionID: "ses_c", status: { type: "busy" } } });
+  assert.deepEqual(v1("session.retry.scheduled", { sessionID: "ses_c", assistantMessageID: "msg_1", attempt: 2, at: 1795993567000, error: { type: "provider.rate-limit", message: "Rate limit reached", status: 429 } }),
+    { id: "e", type: "session.status", properties: { sessionID: "ses_c", status: { type: "retry", attempt: 2, message: "Rate limit reached", next: 1795993567000 } } });
+  v1("session.model.selected", { sessionID: "ses_c", model: { id: "m-session", providerID: "fake" } });
+  v1("session.step.started", { sessionID: "ses_c", assistantMessageID: "msg_1", agent: "explore", model: { id: "m-step", providerID: "fake" } });
+  const tokens = { input: 10, output: 2, reasoning: 0, cache: { read: 5, write: 0 } };
+  assert.deepEqual(v1("session.step.ended", { sessionID: "ses_c", assistantMessageID: "msg_1", finish: "stop", cost: 0.25, tokens }).properties.info,
+    { id: "msg_1", sessionID: "ses_c", role: "assistant", tokens, providerID: "fake", modelID: "m-step", cost: 0.25, time: { completed: 1795993563894 } });
+  assert.equal(v1("session.step.ended", { sessionID: "ses_c", assistantMessageID: "msg_2", cost: 0, tokens }).properties.info.modelID, "m-session", "a step without a start: the session's model");
+  assert.deepEqual(v1("session.step.failed", { sessionID: "ses_c", assistantMessageID: "msg_3", error: { type: "provider.rate-limit", message: "slow down", status: 429 } }).properties.info.error,
+    { name: "provider.rate-limit", data: { message: "slow down", statusCode: 429 } });
+  assert.deepEqual(v1("session.execution.succeeded", { sessionID: "ses_c" }), { id: "e", type: "session.idle", properties: { sessionID: "ses_c" } });
+  assert.deepEqual(v1("session.execution.failed", { sessionID: "ses_c", error: { type: "provider.server", message: "Bad gateway", status: 502 } }).properties.error,
+    { name: "provider.server", data: { message: "Bad gateway", statusCode: 502 } });
+  assert.equal(v1("session.execution.interrupted", { sessionID: "ses_c", reason: "user" }).properties.error.name, "MessageAbortedError");
 });
 
 test("model choice on OpenCode 2: agentModels picks the subagent call's model input; an explicit model is kept; a child failed on a rate limit cools its model and the next call gets the fallback", async () => {

@@ -208,6 +208,23 @@ guarded(function()
   )
   check(render_lines[2] == "parent ses_p  50% cached !1 (system, hookwire)", "render: a bust marker with its cause: " .. tostring(render_lines[2]))
   check(render_lines[3]:find("cached", 1, true) == nil, "render: no figures before a session's first request")
+  -- A subagent OpenCode reports (PROTOCOL.md 4.10): its state and figures
+  -- replace the task call's run state on its line, live, and its parent's
+  -- line gains the total with its subagents.
+  serve.call("event", { input = { event = { type = "session.created", properties = { sessionID = "ses_child_1",
+    info = { id = "ses_child_1", parentID = "ses_parent", title = "Map the repo (@explorer subagent)" } } } } })
+  serve.call("event", { input = { event = { type = "session.status", properties = { sessionID = "ses_child_1",
+    status = { type = "retry", attempt = 2, message = "Rate limit reached", next = 1795993567000 } } } } })
+  check(wait_for(buf, "retrying (attempt 2)", 3000) ~= nil and line_of(buf, "retrying (attempt 2)") == line_of(buf, "exp-1"),
+    "exp-1's line shows its subagent retrying, from subagents.list")
+  check(wait_for(buf, "with subagents (own", 3000) ~= nil and line_of(buf, "with subagents (own") == line_of(buf, "parent ses_parent"),
+    "the parent's line shows its total with its subagents and its own")
+  serve.call("event", { input = { event = { type = "session.error", properties = { sessionID = "ses_child_1",
+    error = { name = "MessageAbortedError", data = { message = "aborted" } } } } } })
+  check(wait_for(buf, "cancelled", 3000) ~= nil and line_of(buf, "cancelled") == line_of(buf, "exp-1"), "an interrupt: cancelled, never running")
+  local sub = require("hookwire.buffer").subagent_text
+  check(sub({ state = "failed", error = "rate limit: slow\nmore", tokens = { input = 10, output = 2 }, cost = 0.0031 }) == "failed: rate limit: slow 12 tok $0.0031",
+    "a failure with its reason and figures: " .. sub({ state = "failed", error = "rate limit: slow\nmore", tokens = { input = 10, output = 2 }, cost = 0.0031 }))
   local text = require("hookwire.buffer").cache_text
   check(text({ requests = 3, cacheShare = vim.NIL, noCacheFigures = true, busts = 0 }) == "no cache figures", "a provider without cache figures: said, never 0%")
   check(text({ requests = 1, cacheShare = 0, busts = 0 }) == "0% cached", "a real 0% (writes, no reads) keeps its share")

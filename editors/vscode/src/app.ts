@@ -17,8 +17,16 @@ import {
   readCache,
   cacheTooltip,
   type CacheFigures,
+  readSubagents,
+  subagentText,
+  parentFiguresText,
+  type SubagentFigures,
+  type ParentFigures,
 } from "./entries.js";
 import { Observer, type ObserverOptions, type ObserverState } from "./observer.js";
+
+/** How many parents' subagent figures a refresh reads (the newest; one subagents.list each). */
+const MAX_PARENT_FIGURES = 20;
 
 export const VIEW_ID = "hookwire.sessions";
 export const COMMANDS = {
@@ -50,6 +58,9 @@ interface Folder {
   entries: SessionEntry[];
   /** Prompt-cache figures by session (status.cache, PROTOCOL.md 4.8). */
   cache: Map<string, CacheFigures>;
+  /** Subagents' states and figures by session, and parents' figures by parent (subagents.list, PROTOCOL.md 4.10). */
+  subagents: Map<string, SubagentFigures>;
+  parents: Map<string, ParentFigures>;
   listing: boolean;
   dirty: boolean;
   subs: Disposable[];
@@ -170,7 +181,7 @@ export class App {
       log: (line) => this.output.appendLine(`[${name}] ${line}`),
       ...this.options.observer,
     });
-    const folder: Folder = { path, name, observer, entries: [], cache: new Map(), listing: false, dirty: false, subs: [] };
+    const folder: Folder = { path, name, observer, entries: [], cache: new Map(), subagents: new Map(), parents: new Map(), listing: false, dirty: false, subs: [] };
     let reportedStartFailure = false;
     let everReady = false;
     folder.subs.push(
@@ -226,11 +237,31 @@ export class App {
         } catch {
           // an older sidecar or a failed status: the view shows no cache figures
         }
+        await this.readSubagentFigures(f);
         if (this.folders.get(f.path) === f) this.render();
       } while (f.dirty);
     } finally {
       f.listing = false;
     }
+  }
+
+  /** The subagents' figures of f's parents shown (the newest MAX_PARENT_FIGURES), one subagents.list each. */
+  private async readSubagentFigures(f: Folder): Promise<void> {
+    const subagents = new Map<string, SubagentFigures>();
+    const parents = new Map<string, ParentFigures>();
+    const shown = groupEntries(f.entries).slice(0, MAX_PARENT_FIGURES);
+    for (const g of shown) {
+      if (!g.parent) continue;
+      try {
+        const r = readSubagents(await f.observer.subagents(g.parent));
+        if (r.parent) parents.set(g.parent, r.parent);
+        for (const [id, fig] of r.rows) subagents.set(id, fig);
+      } catch {
+        return; // an older observer without subagents.list: the view shows the run states
+      }
+    }
+    f.subagents = subagents;
+    f.parents = parents;
   }
 
   // ---- view ---------------------------------------------------------------
@@ -277,7 +308,8 @@ export class App {
       item.id = `p:${n.group.parent}`;
       const folder = this.folders.size > 1 ? ` · ${this.folders.get(n.group.project)?.name ?? n.group.project}` : "";
       const cache = this.cacheOf(n.group.project, n.group.parent);
-      item.description = parentDescription(n.group, now, cache) + folder;
+      const figures = this.folders.get(n.group.project)?.parents.get(n.group.parent);
+      item.description = [parentDescription(n.group, now, cache), parentFiguresText(figures)].filter((s) => s !== "").join(" · ") + folder;
       item.tooltip = [`parent session ${n.group.parent}`, `project ${n.group.project}`, ...cacheTooltip(cache)].join("\n");
       item.iconPath = new v.ThemeIcon("comment-discussion");
       item.contextValue = "hookwire.parent";
@@ -295,9 +327,10 @@ export class App {
     const item = new v.TreeItem(e.alias, v.TreeItemCollapsibleState.None);
     item.id = `s:${e.parent}:${e.agent}:${e.taskId}`;
     const cache = this.cacheOf(e.project, e.taskId);
-    item.description = entryDescription(e, now, cache);
-    item.tooltip = [entryTooltip(e), ...cacheTooltip(cache)].join("\n");
-    item.iconPath = new v.ThemeIcon(runIcon(e.run));
+    const sub = this.folders.get(e.project)?.subagents.get(e.taskId);
+    item.description = entryDescription(e, now, cache, sub);
+    item.tooltip = [entryTooltip(e), ...(sub ? [`now: ${subagentText(sub)}${sub.error ? `: ${sub.error}` : ""}`] : []), ...cacheTooltip(cache)].join("\n");
+    item.iconPath = new v.ThemeIcon(runIcon(sub ? { state: sub.state } : e.run));
     item.contextValue = "hookwire.session";
     return item;
   }

@@ -277,11 +277,89 @@ export function cacheTooltip(c?: CacheFigures): string[] {
   return lines;
 }
 
-/** The description beside an entry's alias: label · model (and the model it left) · run state · cache · age, blanks left out. */
-export function entryDescription(e: SessionEntry, now: Date, cache?: CacheFigures): string {
+/** A subagent's state and figures from `subagents.list` (PROTOCOL.md 4.10). */
+export interface SubagentFigures {
+  /** running, retrying, done, failed, cancelled, interrupted (or what a newer observer sends). */
+  state: string;
+  error?: string;
+  /** The model its latest step ran on. */
+  model?: string;
+  /** All its tokens: input, output, reasoning, cache read and write. */
+  tokens: number;
+  cost: number;
+  retryAttempt?: number;
+}
+
+/** A parent's figures from `subagents.list`: its own and its total with its subagents. */
+export interface ParentFigures {
+  ownCost: number;
+  totalCost: number;
+  ownTokens: number;
+  totalTokens: number;
+  subagents: number;
+  running: number;
+}
+
+const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0);
+const tokenSum = (t: unknown) => {
+  const o = isObject(t) ? t : {};
+  return num(o.input) + num(o.output) + num(o.reasoning) + num(o.cacheRead) + num(o.cacheWrite);
+};
+
+/** A `subagents.list` result: the parent's figures, and each subagent's by session id; anything unreadable is left out. */
+export function readSubagents(result: unknown): { parent?: ParentFigures; rows: Map<string, SubagentFigures> } {
+  const rows = new Map<string, SubagentFigures>();
+  if (!isObject(result)) return { rows };
+  let parent: ParentFigures | undefined;
+  if (isObject(result.parent)) {
+    const p = result.parent;
+    const own = isObject(p.own) ? p.own : {};
+    const total = isObject(p.total) ? p.total : {};
+    parent = { ownCost: num(own.cost), totalCost: num(total.cost), ownTokens: tokenSum(own.tokens), totalTokens: tokenSum(total.tokens), subagents: num(p.subagents), running: num(p.running) };
+  }
+  for (const raw of Array.isArray(result.subagents) ? result.subagents : []) {
+    if (!isObject(raw) || typeof raw.sessionID !== "string" || typeof raw.state !== "string") continue;
+    const f: SubagentFigures = { state: raw.state, tokens: tokenSum(raw.tokens), cost: num(raw.cost) };
+    if (typeof raw.error === "string" && raw.error !== "") f.error = raw.error;
+    if (typeof raw.model === "string" && raw.model !== "") f.model = raw.model;
+    if (isObject(raw.retry) && num(raw.retry.attempt) > 0) f.retryAttempt = num(raw.retry.attempt);
+    rows.set(raw.sessionID, f);
+  }
+  return parent ? { parent, rows } : { rows };
+}
+
+/** Tokens in a few characters: "950 tok", "12.3k tok", "1.2M tok". */
+export function tokensText(n: number): string {
+  if (n < 1000) return `${n} tok`;
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k tok`;
+  return `${(n / 1_000_000).toFixed(1)}M tok`;
+}
+
+/** A cost as OpenCode computes it: "$0.0031". */
+export function costText(c: number): string {
+  return `$${c.toFixed(4)}`;
+}
+
+/** A subagent's state and figures on one line: "retrying (attempt 2) · 1.2k tok · $0.0031"; "" without figures. */
+export function subagentText(f?: SubagentFigures): string {
+  if (!f) return "";
+  const state = f.state === "retrying" && f.retryAttempt ? `retrying (attempt ${f.retryAttempt})` : f.state;
+  return [state, f.tokens > 0 ? tokensText(f.tokens) : "", f.tokens > 0 || f.cost > 0 ? costText(f.cost) : ""].filter((s) => s !== "").join(" · ");
+}
+
+/** A parent's figures, labelled so a user can tell them apart: "total $0.0456 with subagents (own $0.0123) · 1 running"; "" when no subagent of it is recorded. */
+export function parentFiguresText(p?: ParentFigures): string {
+  if (!p || p.subagents === 0) return "";
+  const running = p.running > 0 ? ` · ${p.running} running` : "";
+  return `total ${costText(p.totalCost)} with subagents (own ${costText(p.ownCost)})${running}`;
+}
+
+/** The description beside an entry's alias: label · model (and the model it left) · state and figures (subagents.list's, else the run state) · cache · age, blanks left out. */
+export function entryDescription(e: SessionEntry, now: Date, cache?: CacheFigures, sub?: SubagentFigures): string {
   const last = e.switches?.at(-1);
-  const model = formatModel(e.model) + (last ? ` (from ${last.from})` : "");
-  return [e.label, model.trim(), e.run?.state ?? "", cacheText(cache), formatAge(e.lastUse, now)].filter((s) => s !== "").join(" · ");
+  const model = (sub?.model ?? formatModel(e.model)) + (last ? ` (from ${last.from})` : "");
+  const state = sub ? subagentText(sub) : (e.run?.state ?? "");
+  return [e.label, model.trim(), state, cacheText(cache), formatAge(e.lastUse, now)].filter((s) => s !== "").join(" · ");
 }
 
 /** The hover text of an entry: every field on its own line. */
@@ -300,15 +378,21 @@ export function parentDescription(p: ParentGroup, now: Date, cache?: CacheFigure
   return [n, cacheText(cache), formatAge(p.lastUse, now)].filter((s) => s !== "").join(" · ");
 }
 
-/** A codicon name for a run state. */
+/** A codicon name for a run state (or a subagent's state, PROTOCOL.md 4.10). */
 export function runIcon(run?: RunState): string {
   switch (run?.state) {
     case "running":
+    case "retrying":
       return "sync";
     case "completed":
+    case "done":
       return "pass";
     case "error":
+    case "failed":
       return "error";
+    case "cancelled":
+    case "interrupted":
+      return "debug-stop";
     default:
       return "circle-outline";
   }

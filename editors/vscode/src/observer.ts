@@ -86,7 +86,7 @@ export class Observer {
     return this.child?.pid;
   }
 
-  /** listener runs when the sessions may have changed: on each ready, and on each sessions.changed. */
+  /** listener runs when the sessions may have changed: on each ready, and on each sessions.changed or subagents.changed. */
   onChanged(listener: () => void): { dispose(): void } {
     this.changedListeners.push(listener);
     return { dispose: () => (this.changedListeners = this.changedListeners.filter((l) => l !== listener)) };
@@ -107,6 +107,11 @@ export class Observer {
   /** The remembered sessions (the raw `sessions.list` result). Rejects unless ready. */
   list(sessionID?: string): Promise<unknown> {
     return this.request("sessions.list", sessionID ? { sessionID } : {});
+  }
+
+  /** A parent's subagents (the raw `subagents.list` result, PROTOCOL.md 4.10). Rejects unless ready, and on an older observer without it. */
+  subagents(sessionID: string): Promise<unknown> {
+    return this.request("subagents.list", { sessionID, limit: 200 });
   }
 
   /** The observer's `status` result. Rejects unless ready. */
@@ -191,6 +196,7 @@ export class Observer {
     const conn = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
     this.conn = conn;
     conn.onNotification("sessions.changed", () => this.emitChanged());
+    conn.onNotification("subagents.changed", () => this.emitChanged());
     conn.onError(() => {}); // read/write errors end with the process's exit, reported there
     conn.listen();
     withTimeout(

@@ -162,3 +162,35 @@ test("prompt cache: status.cache.perSession read by session, a share and a bust 
   assert.equal(entryDescription({ parent: "ses_P", agent: "explorer", alias: "exp-1", taskId: "ses_C", label: "Map", project: "/w" }, NOW, c.get("ses_C")), "Map · 50% cached ⚠1");
   for (const bad of [null, {}, { cache: null }, { cache: { perSession: "x" } }]) assert.equal(readCache(bad).size, 0);
 });
+
+test("subagents.list's figures (PROTOCOL.md 4.10): each subagent's state, tokens and cost beside its alias; the parent's own and total", () => {
+  const { readSubagents, subagentText, parentFiguresText, tokensText } = entries;
+  const result = {
+    parent: { sessionID: "ses_P", own: { tokens: { input: 10, output: 5 }, cost: 0.0002 }, total: { tokens: { input: 1130, output: 45, cacheRead: 800 }, cost: 0.0456 }, subagents: 2, running: 1 },
+    subagents: [
+      { sessionID: "ses_C", parentID: "ses_P", depth: 1, state: "retrying", retry: { attempt: 2, message: "Rate limit" }, model: "fake/m2", tokens: { input: 1120, output: 40, cacheRead: 800 }, cost: 0.0031 },
+      { sessionID: "ses_D", parentID: "ses_P", depth: 1, state: "failed", error: "rate limit: slow down", tokens: {}, cost: 0 },
+      { sessionID: 7, state: "done" },
+    ],
+  };
+  const r = readSubagents(result);
+  assert.equal(r.rows.size, 2);
+  assert.equal(subagentText(r.rows.get("ses_C")), "retrying (attempt 2) · 2.0k tok · $0.0031");
+  assert.equal(subagentText(r.rows.get("ses_D")), "failed");
+  assert.equal(r.rows.get("ses_D").error, "rate limit: slow down");
+  assert.equal(parentFiguresText(r.parent), "total $0.0456 with subagents (own $0.0002) · 1 running");
+  assert.equal(tokensText(950), "950 tok");
+  assert.equal(tokensText(123456), "123k tok");
+  assert.deepEqual(readSubagents(null), { rows: new Map() });
+
+  const e = readEntry({ parent: "ses_P", agent: "explorer", alias: "exp-1", taskId: "ses_C", label: "Map", lastUse: ago(30), run: { state: "running" } }, "/w");
+  assert.equal(entryDescription(e, NOW, undefined, r.rows.get("ses_C")), "Map · fake/m2 · retrying (attempt 2) · 2.0k tok · $0.0031 · 30s");
+  assert.equal(entryDescription(e, NOW), "Map · running · 30s", "without figures: the run state");
+  assert.equal(runIcon({ state: "cancelled" }), "debug-stop");
+  assert.equal(runIcon({ state: "done" }), "pass");
+});
+
+test("a parent with no subagent records shows no figures (its own alone is not a total with subagents)", () => {
+  const { readSubagents, parentFiguresText } = entries;
+  assert.equal(parentFiguresText(readSubagents({ parent: { sessionID: "ses_P", own: { tokens: { input: 5 }, cost: 0.1 }, total: { tokens: { input: 5 }, cost: 0.1 }, subagents: 0, running: 0 }, subagents: [] }).parent), "");
+});

@@ -113,12 +113,84 @@ function M.cache_text(c)
   return s
 end
 
+local function tokens_of(t)
+  if type(t) ~= "table" then
+    return 0
+  end
+  local n = 0
+  for _, k in ipairs({ "input", "output", "reasoning", "cacheRead", "cacheWrite" }) do
+    n = n + (tonumber(t[k]) or 0)
+  end
+  return n
+end
+
+local function cost_text(c)
+  return ("$%.4f"):format(tonumber(c) or 0)
+end
+
+--- A subagent's state and figures from subagents.list (PROTOCOL.md 4.10):
+--- "retrying (attempt 2) 1160 tok $0.0031"; "failed: rate limit: ...".
+function M.subagent_text(row)
+  if type(row) ~= "table" or type(row.state) ~= "string" then
+    return ""
+  end
+  local s = row.state
+  if s == "retrying" and type(row.retry) == "table" and tonumber(row.retry.attempt) then
+    s = ("retrying (attempt %d)"):format(tonumber(row.retry.attempt))
+  elseif s == "failed" and type(row.error) == "string" and row.error ~= "" then
+    s = s .. ": " .. row.error:gsub("\n.*", "")
+  end
+  local n = tokens_of(row.tokens)
+  if n > 0 or (tonumber(row.cost) or 0) > 0 then
+    s = s .. (" %d tok %s"):format(n, cost_text(row.cost))
+  end
+  return s
+end
+
+--- A parent's figures, labelled: "total $0.0456 with subagents (own
+--- $0.0123), 1 running"; "" when no subagent of it is recorded.
+function M.parent_figures_text(p)
+  if type(p) ~= "table" then
+    return ""
+  end
+  local total, own = type(p.total) == "table" and p.total or {}, type(p.own) == "table" and p.own or {}
+  if (tonumber(p.subagents) or 0) == 0 then
+    return "" -- no subagent recorded: no total with subagents to tell from its own
+  end
+  local s = ("total %s with subagents (own %s)"):format(cost_text(total.cost), cost_text(own.cost))
+  if (tonumber(p.running) or 0) > 0 then
+    s = s .. (", %d running"):format(tonumber(p.running))
+  end
+  return s
+end
+
+--- The subagents.list pages of several parents as { rows = {[session] =
+--- row}, parents = {[parent] = page.parent} }.
+function M.subagents_of(pages)
+  local out = { rows = {}, parents = {} }
+  for _, page in ipairs(pages or {}) do
+    if type(page) == "table" then
+      if type(page.parent) == "table" and type(page.parent.sessionID) == "string" then
+        out.parents[page.parent.sessionID] = page.parent
+      end
+      for _, row in ipairs(type(page.subagents) == "table" and page.subagents or {}) do
+        if type(row) == "table" and type(row.sessionID) == "string" then
+          out.rows[row.sessionID] = row
+        end
+      end
+    end
+  end
+  return out
+end
+
 --- The buffer's lines for entries (as sessions.list gives them) and, for
 --- each line that shows an entry, that entry. cache (M.cache_of) adds each
 --- session's prompt cache: the parent's on its line, a task's at the end of
---- its own.
-function M.render(entries, now, cache)
+--- its own. subs (M.subagents_of) puts each subagent's state and figures in
+--- place of its run state, and each parent's figures on its line.
+function M.render(entries, now, cache, subs)
   cache = cache or {}
+  subs = subs or { rows = {}, parents = {} }
   local lines, by_line = { HELP }, {}
   if #entries == 0 then
     table.insert(lines, "(no remembered task sessions yet)")
@@ -142,16 +214,18 @@ function M.render(entries, now, cache)
   end
   for _, p in ipairs(parents) do
     local pc = M.cache_text(cache[p])
-    table.insert(lines, "parent " .. p .. (pc ~= "" and "  " .. pc or ""))
+    local pf = M.parent_figures_text(subs.parents[p])
+    table.insert(lines, "parent " .. p .. (pc ~= "" and "  " .. pc or "") .. (pf ~= "" and "  " .. pf or ""))
     for _, e in ipairs(rows[p]) do
       local ec = M.cache_text(cache[e.taskId])
+      local st = M.subagent_text(subs.rows[e.taskId])
       table.insert(lines, ("  %s  %s  %s  %s  %4s  %s%s"):format(
         pad(e.alias, w.alias),
         pad(e.agent, w.agent),
         pad(e.label, w.label),
         pad(model_of(e), w.model),
         M.age(e.lastUse, now),
-        run_of(e),
+        st ~= "" and st or run_of(e),
         ec ~= "" and "  " .. ec or ""
       ))
       by_line[#lines] = e
@@ -192,13 +266,53 @@ function M.refresh(buf)
           if not vim.api.nvim_buf_is_valid(buf) then
             return
           end
-          local lines, by_line = M.render(entries, nil, M.cache_of(st))
-          set_lines(buf, lines)
-          entries_by_line[buf] = by_line
+          M.read_subagents(entries, function(subs)
+            vim.schedule(function()
+              if not vim.api.nvim_buf_is_valid(buf) then
+                return
+              end
+              local lines, by_line = M.render(entries, nil, M.cache_of(st), subs)
+              set_lines(buf, lines)
+              entries_by_line[buf] = by_line
+            end)
+          end)
         end)
       end)
     end)
   end)
+end
+
+-- How many parents' subagents a refresh reads (the newest; one
+-- subagents.list each).
+local MAX_PARENT_FIGURES = 20
+
+--- Reads the subagents of entries' parents (the newest MAX_PARENT_FIGURES)
+--- one after the other and gives callback(M.subagents_of(pages)); an
+--- observer without subagents.list gives none.
+function M.read_subagents(entries, callback)
+  local parents, seen = {}, {}
+  for _, e in ipairs(entries) do
+    if type(e.parent) == "string" and e.parent ~= "" and not seen[e.parent] and #parents < MAX_PARENT_FIGURES then
+      seen[e.parent] = true
+      table.insert(parents, e.parent)
+    end
+  end
+  local pages = {}
+  local function step(i)
+    if i > #parents then
+      callback(M.subagents_of(pages))
+      return
+    end
+    require("hookwire").subagents(parents[i], function(page, err)
+      if err then
+        callback(M.subagents_of(pages))
+        return
+      end
+      table.insert(pages, page)
+      step(i + 1)
+    end)
+  end
+  step(1)
 end
 
 --- Redraws every loaded sessions buffer.

@@ -92,7 +92,7 @@ function M.start()
   local client
   local ok, res = pcall(start_rpc, M.command(), {
     notification = function(method, params)
-      if method == "sessions.changed" then
+      if method == "sessions.changed" or method == "subagents.changed" then
         on_changed(params)
       end
     end,
@@ -179,6 +179,16 @@ function M.list(callback)
     else
       callback(result or {}, nil)
     end
+  end)
+end
+
+--- Gives a parent's subagents to callback(page, err): subagents.list's
+--- result (PROTOCOL.md 4.10), { parent = { own, total, subagents,
+--- running }, subagents = { { sessionID, state, tokens, cost, ... } } };
+--- an observer without the method gives err.
+function M.subagents(parent, callback)
+  request("subagents.list", { sessionID = parent, limit = 200 }, function(err, result)
+    callback(result, err)
   end)
 end
 
