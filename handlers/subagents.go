@@ -32,6 +32,7 @@ type subagentRecords struct {
 	mu      sync.Mutex
 	pending []string // parents to name in the next subagents.changed
 	timer   *time.Timer
+	lastErr string // the failure last logged at warn level
 }
 
 // changedEvery is the least time between two subagents.changed.
@@ -41,15 +42,22 @@ const changedEvery = 100 * time.Millisecond
 // view; the hook goes on), the parents it changed are named in the next
 // subagents.changed, sent at most once every changedEvery.
 func (r *subagentRecords) told(what string, ch subagents.Changed, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if err != nil {
-		r.log.Warn().Err(err).Str("intent", what).Msg("subagents' records not written")
+		// Once at warn level while it fails the same way (a database a
+		// newer hookwire migrated fails every event), then at debug.
+		ev := r.log.Debug()
+		if err.Error() != r.lastErr {
+			ev, r.lastErr = r.log.Warn(), err.Error()
+		}
+		ev.Err(err).Str("intent", what).Msg("subagents' records not written")
 		return
 	}
+	r.lastErr = ""
 	if len(ch.Parents) == 0 || r.notes == nil {
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	for _, p := range ch.Parents {
 		if !containsString(r.pending, p) {
 			r.pending = append(r.pending, p)

@@ -68,7 +68,12 @@ const (
 
 // memoryStoreTables stand in for the store's tables in memory.
 const memoryStoreTables = `CREATE TABLE entries(task_id TEXT, alias TEXT);
-CREATE TABLE tracked(session TEXT PRIMARY KEY, model TEXT) WITHOUT ROWID;`
+CREATE TABLE tracked(session TEXT PRIMARY KEY, model TEXT) WITHOUT ROWID;
+CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;`
+
+// revKey is the subagents' revision counter in the store's meta table
+// (the store reads only its own keys there).
+const revKey = "subagent_rev"
 
 // noSubagentTables: a database no writer of this build has opened yet,
 // read-only: no subagents.
@@ -206,6 +211,11 @@ func (s *Subagents) conn(ctx context.Context) (*dbConn, error) {
 		}
 		if err == nil {
 			if err = c.check(ctx); err == nil {
+				// As the store's connection writes (setUp): the file is in
+				// WAL already, the sidecar having opened it.
+				_, err = c.conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL")
+			}
+			if err == nil {
 				err = c.inTx(ctx, func() error { _, err := c.conn.ExecContext(ctx, subagentSchema); return err })
 			}
 			if err != nil {
@@ -279,12 +289,17 @@ type subTx struct {
 	roots []string
 }
 
-// nextRev is the revision this transaction writes (one above the highest
-// written), taken once.
+// nextRev is the revision this transaction writes (the counter's next),
+// taken once.
 func (t *subTx) nextRev(ctx context.Context) (int64, error) {
 	if t.rev == 0 {
-		err := t.c.queryRow(ctx, "SELECT max(coalesce((SELECT max(rev) FROM subagents),0), coalesce((SELECT max(rev) FROM subagent_roots),0))+1").Scan(&t.rev)
-		if err != nil {
+		// A counter of its own in meta, never reused: a revision read
+		// off the rows would go back when the newest rows are deleted,
+		// and the observer (Changes) would miss the writes after.
+		if err := t.c.exec(ctx, "INSERT INTO meta(key, value) VALUES('"+revKey+"', 1) ON CONFLICT(key) DO UPDATE SET value=value+1"); err != nil {
+			return 0, err
+		}
+		if err := t.c.queryRow(ctx, "SELECT value FROM meta WHERE key='"+revKey+"'").Scan(&t.rev); err != nil {
 			return 0, err
 		}
 	}
@@ -938,7 +953,7 @@ func (s *Subagents) Changes(ctx context.Context) ([]string, error) {
 	if !s.seen {
 		// The first look takes the revision to start from, from the
 		// indexes' ends, reading no rows.
-		err := c.queryRow(ctx, "SELECT max(coalesce((SELECT max(rev) FROM subagents),0), coalesce((SELECT max(rev) FROM subagent_roots),0))").Scan(&s.rev)
+		err := c.queryRow(ctx, "SELECT coalesce((SELECT value FROM meta WHERE key='"+revKey+"'), 0)").Scan(&s.rev)
 		if err != nil && !noSubagentTables(err) {
 			return nil, classify(err)
 		}

@@ -426,3 +426,28 @@ func BenchmarkSubagentsPage(b *testing.B) {
 	}
 	b.ReportMetric(float64(r.RowsRead()-before)/float64(b.N), "rows/op")
 }
+
+// The revision never goes back: after the newest rows are deleted, the
+// observer still sees the writes that follow.
+func TestSubagentChangesAfterDelete(t *testing.T) {
+	ctx := context.Background()
+	path, s := subagentDB(t)
+	r := ReadSubagents(path)
+	defer r.Close()
+	for _, id := range []string{"ses_A", "ses_B"} {
+		_, err := s.SubagentStarted(ctx, subagents.Started{Session: id + "1", Parent: id, At: at(0)})
+		require.NoError(t, err)
+	}
+	_, err := r.Changes(ctx)
+	require.NoError(t, err)
+	_, err = s.Forget(ctx, "ses_B") // the newest rows go
+	require.NoError(t, err)
+	got, err := r.Changes(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, got, "a deleted parent has nothing left to show")
+	_, err = s.SubagentStatus(ctx, "ses_A1", subagents.RetryScheduled, &subagents.Retry{Attempt: 1}, at(1))
+	require.NoError(t, err)
+	got, err = r.Changes(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ses_A"}, got)
+}
