@@ -486,3 +486,26 @@ test("the server part's options from each plugin list form: a name, [name, optio
     s.cleanup();
   }
 });
+
+test("an observer that keeps dying: the section says the observer is down, without a timer at rest", async () => {
+  const s = scratch();
+  const fake = fakeWorld(s, { parents: { [P]: { rows: [doneRow] } } });
+  process.env.FAKE_DIE = "1";
+  const { plugin, mod, cleanups } = await loadTui(s.dir);
+  const { api, rec } = api1x(s.dir, {});
+  try {
+    await plugin.tui(api, { binary: fakeObserver });
+    const view = rec.slots[0].slots.sidebar_content({}, { session_id: P });
+    await waitFor(() => /^hookwire: down \(observer gone\)$/m.test(textOf(view)) || undefined, 10000, 20);
+    const starts = fake.requests().filter((r) => r.method === "initialize").length;
+    assert.equal(starts, 3, "given up after three crashes");
+    const draws = mod.stats.draws;
+    await sleep(1000);
+    assert.equal(mod.stats.draws, draws, "nothing redrawn while it is down");
+  } finally {
+    delete process.env.FAKE_DIE;
+    for (const fn of cleanups.splice(0)) fn();
+    for (const fn of rec.disposers) await fn();
+    s.cleanup();
+  }
+});
