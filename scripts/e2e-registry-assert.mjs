@@ -245,7 +245,7 @@ const tui = join(work, "tui");
 const tuiSkipped = readText(join(tui, "skipped")).trim();
 const screen = (name) => readText(join(tui, `screen-${name}.txt`));
 const secs = (name) => readText(join(tui, `screen-${name}.secs`)).trim();
-if (tuiSkipped) console.log(`SKIP T1-T4: ${tuiSkipped}`);
+if (tuiSkipped) console.log(`SKIP T1-T9: ${tuiSkipped}`);
 else {
   check("T1. the TUI is up with the package in opencode.json and tui.json", () => {
     const s = screen("ready");
@@ -266,13 +266,43 @@ else {
   });
   check("T4. after a second prompt resumes exp-1, exp-1 is shown and not as running; no JSON or log lines from the plugin on any screen", () => {
     const s = screen("run2");
-    if (!/exp-1 done/.test(s)) return { ok: false, why: `screen: ${s}` };
-    for (const name of ["ready", "typo", "run1", "run2"]) {
+    if (!/exp-1\*? explore done/.test(s)) return { ok: false, why: `screen: ${s}` };
+    for (const name of ["ready", "typo", "run1", "run2", "slow-task", "slow-running", "slow-stopped", "six", "narrow-ready", "narrow-jump", "narrow-task", "narrow-stop", "narrow-stopped"]) {
       const t = screen(name);
       const stray = t.split("\n").find((l) => /^\s*\{"/.test(l) || /"level":|hookwire shim:|\[hookwire\]/.test(l));
       if (stray) return { ok: false, why: `${name}: ${stray}` };
     }
     return { ok: true, why: "exp-1 done after the resume; screens clean" };
+  });
+  const at = (name) => Number(readText(join(tui, `screen-${name}.at`)).trim() || readText(join(tui, name)).trim());
+  const side = (name) => screen(name).split("\n").map((l) => l.slice(178)).join("\n");
+  check("T5. a new subagent shows as running with its label within 5 s of OpenCode showing its task running", () => {
+    if (!at("slow-task")) return { ok: false, why: `OpenCode never showed the task: ${screen("slow-task").slice(-1500)}` };
+    if (!at("slow-running")) return { ok: false, why: `not running in the section: ${side("slow-running")}` };
+    const lag = (at("slow-running") - at("slow-task")) / 1000;
+    return lag <= 5 ? { ok: true, why: `${lag.toFixed(1)} s after OpenCode showed it` } : { ok: false, why: `${lag.toFixed(1)} s after OpenCode showed it` };
+  });
+  check("T6. after esc esc, within 8 s nothing says running and the subagent says cancelled or interrupted", () => {
+    if (!at("slow-stopped")) return { ok: false, why: `section: ${side("slow-stopped")}` };
+    const lag = (at("slow-stopped") - at("esc.at")) / 1000;
+    return lag <= 8 ? { ok: true, why: `${lag.toFixed(1)} s after esc esc` } : { ok: false, why: `${lag.toFixed(1)} s after esc esc` };
+  });
+  check("T7. six subagents in one session are all listed", () => {
+    const sd = side("six");
+    const missing = [1, 2, 3, 4, 5, 6].filter((i) => !sd.includes(`Six part ${i}`));
+    return missing.length === 0 ? { ok: true, why: "Six part 1-6 in the section" } : { ok: false, why: `missing ${missing.join(", ")}: ${sd}` };
+  });
+  check("T8. at 100x40, in a TUI process that never showed the sidebar, the palette's jump command lists the session's subagents", () => {
+    const s = screen("narrow-jump");
+    const missing = [1, 2, 3, 4, 5, 6].filter((i) => !s.includes(`Six part ${i}`));
+    if (!s.includes("hookwire: subagents") || missing.length) return { ok: false, why: `missing ${missing.join(", ")}: ${s}` };
+    return { ok: true, why: `listed within ${secs("narrow-jump")} s` };
+  });
+  check("T9. at 100x40 the stop command stops a running subagent (its parent's turn goes on at once, not after the subagent's minute)", () => {
+    if (!at("narrow-stop")) return { ok: false, why: `no stop dialog: ${screen("narrow-stop")}` };
+    if (!at("narrow-stopped")) return { ok: false, why: `the turn did not go on: ${screen("narrow-stopped")}` };
+    const lag = (at("narrow-stopped") - at("stop.at")) / 1000;
+    return lag < 30 ? { ok: true, why: `the turn finished ${lag.toFixed(1)} s after the stop` } : { ok: false, why: `${lag.toFixed(1)} s` };
   });
 }
 

@@ -22,8 +22,10 @@
 #      final answer) and R5 checks one sidecar for the whole OpenCode process
 #   5. OpenCode's TUI in tmux with the package in opencode.json and tui.json:
 #      hookwire's sidebar section after build delegates and resumes, and a
-#      misspelt option on screen
-# Checks R1-R5, D1-D2, P1-P2 and T1-T4 are scripts/e2e-registry-assert.mjs.
+#      misspelt option on screen; a slow subagent running, then stopped
+#      with esc esc; six subagents listed; at 100x40 (no sidebar) the
+#      palette's commands list the subagents and stop a running one
+# Checks R1-R5, D1-D2, P1-P2 and T1-T9 are scripts/e2e-registry-assert.mjs.
 #
 #   scripts/e2e-registry.sh [NPM_DIR]   (default dist/npm)
 #
@@ -252,16 +254,20 @@ fi # HOOKWIRE_E2E_ONLY
 # the package by name in opencode.json (with a misspelt option) and in
 # tui.json, stock agents; build delegates to explore and general
 # (STOCK_RUN1), then resumes both (STOCK_RUN2). The screen is read with
-# capture-pane into TUI/screen-*.txt for T1-T4 (e2e-registry-assert.mjs).
+# capture-pane into TUI/screen-*.txt for T1-T9 (e2e-registry-assert.mjs).
 TUI=$WORK/tui
 tui_pane() { tmux -L "$TMUX_SOCKET" capture-pane -p -t hw 2>/dev/null || true; }
 # tui_wait NAME SECONDS NODE_TEST: captures until the test (a JS expression
 # over `s`, the screen) holds, at most SECONDS; the last capture is kept.
+# In the test, `side` is the sidebar's columns (the last 42 of a line at
+# 220: hookwire's section), `main` the rest (OpenCode's own view). The
+# moment it held (epoch ms) goes to TUI/screen-NAME.at.
 tui_wait() {
   local name=$1 secs=$2 cond=$3 end=$(( $(date +%s) + $2 ))
   while :; do
     tui_pane >"$TUI/screen-$name.txt"
-    if node -e 'const s=require("fs").readFileSync(process.argv[1],"utf8"); process.exit(('"$cond"')?0:1)' "$TUI/screen-$name.txt"; then
+    if node -e 'const s=require("fs").readFileSync(process.argv[1],"utf8"); const ls=s.split("\n"); const side=ls.map((l)=>l.slice(178)).join("\n"), main=ls.map((l)=>l.slice(0,178)).join("\n"); process.exit(('"$cond"')?0:1)' "$TUI/screen-$name.txt"; then
+      date +%s%3N >"$TUI/screen-$name.at"
       echo "$(( secs - (end - $(date +%s)) ))" >"$TUI/screen-$name.secs"
       return 0
     fi
@@ -277,7 +283,7 @@ fi
 if oc_version_below 1.18 || ! command -v tmux >/dev/null; then
   mkdir -p "$TUI"
   echo "OpenCode $OPENCODE_VERSION has no TUI plugins (or no tmux here)" >"$TUI/skipped"
-  log "$(cat "$TUI/skipped"); T1-T4 skipped"
+  log "$(cat "$TUI/skipped"); T1-T9 skipped"
 else
   START=$(date +%s)
   home "$TUI"
@@ -298,7 +304,57 @@ else
   tui_wait run1 "$RUN_TIMEOUT" 's.includes("exp-1") && s.includes("gen-1") && s.includes("BUILD_RUN1_DONE")'
   tmux -L "$TMUX_SOCKET" send-keys -t hw -l "STOCK_RUN2: Pick up where you left off."
   tmux -L "$TMUX_SOCKET" send-keys -t hw Enter
-  tui_wait run2 "$RUN_TIMEOUT" 's.includes("BUILD_RUN2_DONE") && /exp-1 done/.test(s)'
+  tui_wait run2 "$RUN_TIMEOUT" 's.includes("BUILD_RUN2_DONE") && /exp-1\*? explore done/.test(s)'
+  # T5-T6: a subagent that runs for a minute: running with its label in
+  # the section soon after OpenCode shows its task; esc esc stops it.
+  tmux -L "$TMUX_SOCKET" send-keys -t hw -l "STOCK_TUI_SLOW: audit slowly."
+  tmux -L "$TMUX_SOCKET" send-keys -t hw Enter
+  tui_wait slow-task 60 'main.includes("Slow audit")'
+  tui_wait slow-running 30 '/~ (gen-\d+\*? )?general running/.test(side) && side.includes("Slow audit")'
+  tmux -L "$TMUX_SOCKET" send-keys -t hw Escape
+  sleep 0.3
+  tmux -L "$TMUX_SOCKET" send-keys -t hw Escape
+  date +%s%3N >"$TUI/esc.at"
+  tui_wait slow-stopped 20 '/- (gen-\d+\*? )?general (cancelled|interrupted)/.test(side) && !/running/.test(side)'
+  # T7: six subagents in a new session, all listed.
+  sleep 2
+  tmux -L "$TMUX_SOCKET" send-keys -t hw -l "/new"
+  sleep 1
+  tmux -L "$TMUX_SOCKET" send-keys -t hw Enter
+  sleep 2
+  tmux -L "$TMUX_SOCKET" send-keys -t hw -l "STOCK_TUI_SIX: look at six parts. AGENT_MARKER:build"
+  tmux -L "$TMUX_SOCKET" send-keys -t hw Enter
+  tui_wait six "$RUN_TIMEOUT" 's.includes("BUILD_SIX_DONE") && [1,2,3,4,5,6].every((i) => side.includes("Six part " + i))'
+  set -e
+  tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null || true
+  sleep 2
+  # T8: at 100x40 (no sidebar), a new TUI process on the same session: the
+  # palette's commands list its subagents and stop a running one.
+  tmux -L "$TMUX_SOCKET" new-session -d -s hw -x 100 -y 40 \
+    "cd '$TUI/project' && HOOKWIRE_SHIM_TRACE='$TUI/trace-narrow.jsonl' '$OPENCODE' --continue --model fake/fake-model --agent build 2>'$TUI/opencode-narrow.err'"
+  set +e
+  tui_wait narrow-ready "$RUN_TIMEOUT" 's.includes("ctrl+p") && s.includes("BUILD_SIX_DONE")'
+  tmux -L "$TMUX_SOCKET" send-keys -t hw C-p
+  sleep 1
+  tmux -L "$TMUX_SOCKET" send-keys -t hw -l "hookwire: open"
+  sleep 1
+  tmux -L "$TMUX_SOCKET" send-keys -t hw Enter
+  tui_wait narrow-jump 15 's.includes("hookwire: subagents") && [1,2,3,4,5,6].every((i) => s.includes("Six part " + i))'
+  tmux -L "$TMUX_SOCKET" send-keys -t hw Escape
+  sleep 1
+  tmux -L "$TMUX_SOCKET" send-keys -t hw -l "STOCK_TUI_STOP: sweep slowly."
+  tmux -L "$TMUX_SOCKET" send-keys -t hw Enter
+  tui_wait narrow-task 60 's.includes("Slow sweep")'
+  sleep 2
+  tmux -L "$TMUX_SOCKET" send-keys -t hw C-p
+  sleep 1
+  tmux -L "$TMUX_SOCKET" send-keys -t hw -l "hookwire: stop"
+  sleep 1
+  tmux -L "$TMUX_SOCKET" send-keys -t hw Enter
+  tui_wait narrow-stop 15 '/general running Slow sweep/.test(s)'
+  tmux -L "$TMUX_SOCKET" send-keys -t hw Enter
+  date +%s%3N >"$TUI/stop.at"
+  tui_wait narrow-stopped 30 's.includes("BUILD_STOP_DONE")'
   set -e
   tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null || true
   oc_fakellm_stop

@@ -229,6 +229,12 @@ func (w *Watcher) watchEvents(ctx context.Context, fw *fsnotify.Watcher) {
 			if !ok {
 				return
 			}
+			// A Chmod alone is no change: reading a WAL database (this
+			// watcher's own reads included) touches FILE-wal's attributes,
+			// and taking that for a write made each read set off the next.
+			if ev.Op == fsnotify.Chmod {
+				continue
+			}
 			if name := filepath.Clean(ev.Name); name == w.path || name == w.path+"-wal" {
 				timer.Reset(w.opts.Debounce)
 			}

@@ -304,3 +304,33 @@ func stateFileWith(t *testing.T, aliases map[string]string) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// Quiet at rest (issue 51): with serve holding the database open and
+// nothing changing, the observer does not read it again. Its own read of a
+// WAL database touches FILE-wal's attributes (an inotify IN_ATTRIB, a
+// Chmod event): taken for a change, each read caused the next, about 15
+// reopens a second with nothing written.
+func TestObserveQuietAtRest(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.db")
+	o := startObserver(t, "--state", state)
+	var init struct{}
+	o.result("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]any{"name": "test"}}, &init)
+	srv := start(t, true, "--state", state)
+	srv.initialize()
+	srv.orchestrate("ses_parent")
+	srv.createTask("ses_parent", "call_1", "explorer", "ses_child_1")
+	require.Eventually(t, func() bool { return len(o.list()) == 1 }, 5*time.Second, 20*time.Millisecond)
+	loads := func() int {
+		var st struct {
+			Observer struct {
+				Loads int `json:"loads"`
+			} `json:"observer"`
+		}
+		o.result("status", nil, &st)
+		return st.Observer.Loads
+	}
+	time.Sleep(500 * time.Millisecond) // what the task's writes set off settles
+	before := loads()
+	time.Sleep(1500 * time.Millisecond)
+	assert.Equal(t, before, loads(), "no read of the database while nothing is written")
+}

@@ -57,6 +57,21 @@ const BUILD_STEPS = {
     () => task({ description: "Summarise again", prompt: "Once more.", subagent_type: "general", task_id: "gen-1" }),
     () => ({ text: "BUILD_RUN2_DONE: both resumed." }),
   ],
+  // The TUI checks of the registry test (scripts/e2e-registry.sh): a
+  // subagent that runs for a while (its reply waits SLOW_MS), stopped
+  // with esc esc or the stop command; six subagents in one session.
+  STOCK_TUI_SLOW: [
+    () => task({ description: "Slow audit", prompt: "AGENT_MARKER:general SLOW_MS:60000 Audit slowly.", subagent_type: "general" }),
+    () => ({ text: "BUILD_SLOW_DONE: audited." }),
+  ],
+  STOCK_TUI_STOP: [
+    () => task({ description: "Slow sweep", prompt: "AGENT_MARKER:general SLOW_MS:60000 Sweep slowly.", subagent_type: "general" }),
+    () => ({ text: "BUILD_STOP_DONE: swept." }),
+  ],
+  STOCK_TUI_SIX: [
+    ...[1, 2, 3, 4, 5, 6].map((i) => () => task({ description: `Six part ${i}`, prompt: `AGENT_MARKER:explore Look at part ${i}.`, subagent_type: "explore" })),
+    () => ({ text: "BUILD_SIX_DONE: six parts looked at." }),
+  ],
 };
 
 /**
@@ -101,15 +116,21 @@ export async function reply(body, { agent }) {
       return { text: "ORACLE_REPLY: the design is sound." };
     case "build": {
       const users = (body.messages ?? []).filter((m) => m.role === "user");
-      const run = ownText(users.at(-1)?.content).match(/STOCK_RUN\d/)?.[0];
+      const run = ownText(users.at(-1)?.content).match(/STOCK_(?:RUN\d|TUI_[A-Z]+)/)?.[0];
       const steps = BUILD_STEPS[run];
       if (!steps) return { text: `UNEXPECTED_BUILD_TURN ${run}` };
       return steps[Math.min(stepOf(body), steps.length - 1)]();
     }
     case "explore":
-    case "general":
+    case "general": {
+      // SLOW_MS:n in the task's prompt: the reply waits n ms (the TUI
+      // shows the subagent running meanwhile; esc esc drops the request).
+      const users = (body.messages ?? []).filter((m) => m.role === "user");
+      const slow = Number(ownText(users[0]?.content).match(/SLOW_MS:(\d+)/)?.[1] ?? 0);
+      if (slow > 0 && users.length === 1) await new Promise((r) => setTimeout(r, slow));
       stockReplies[agent]++;
       return { text: `${agent.toUpperCase()}_REPLY_${stockReplies[agent]}: the repo has one file, README.md.` };
+    }
     default:
       return { text: "UNKNOWN_AGENT_REPLY" };
   }

@@ -31,6 +31,16 @@ export async function disposeTracked(sidecar: Sidecar, events: EventForwarder, t
   live.delete(sidecar);
 }
 
+/** Stops a sidecar started with startTracked that has no events waiting (the TUI's observer). Never throws. */
+export async function stopTracked(sidecar: Sidecar): Promise<void> {
+  try {
+    await sidecar.dispose();
+  } catch {
+    // disposal is best effort
+  }
+  live.delete(sidecar);
+}
+
 function installExitHandlers(): void {
   if (exitHandlersInstalled) return;
   exitHandlersInstalled = true;

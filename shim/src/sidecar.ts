@@ -92,6 +92,15 @@ export type SidecarOptions = {
    * types them; one of another name is dropped.
    */
   onNotification?: (n: SidecarNotification) => void;
+  /**
+   * The notifications passed to onNotification: by default the serving
+   * sidecar's (NOTIFICATIONS); an observer's client names the observer's
+   * (OBSERVER_NOTIFICATIONS, `subagents.changed`), whose params it checks
+   * itself.
+   */
+  notifications?: readonly string[];
+  /** Called on each state change (the TUI redraws "down" and restarts a given-up observer without polling it). */
+  onStateChange?: (state: SidecarState) => void;
   /** Called each time a (re)started sidecar has answered initialize. */
   onReady?: (sidecar: Sidecar) => void;
   /**
@@ -138,6 +147,8 @@ export class Sidecar {
   private restartTimer?: NodeJS.Timeout;
   private waiters = new Set<() => void>();
   private _state: SidecarState = "stopped";
+  /** The state onStateChange was last called with. */
+  private toldState: SidecarState = "stopped";
   /** Deadlines missed in a row with nothing read from the child meanwhile. */
   private misses = 0;
   capabilities?: Capabilities;
@@ -349,7 +360,7 @@ export class Sidecar {
         trace?.write({ ev: "oversized", pid: child.pid, id });
       },
       onNotification: (method, params) => {
-        if (gen !== this.gen || !(NOTIFICATIONS as readonly string[]).includes(method)) return;
+        if (gen !== this.gen || !(this.opts.notifications ?? (NOTIFICATIONS as readonly string[])).includes(method)) return;
         trace?.write({ ev: "notification", method });
         this.opts.onNotification?.({ method, params } as SidecarNotification);
       },
@@ -456,6 +467,14 @@ export class Sidecar {
   private setState(s: SidecarState): void {
     this._state = s;
     if (s !== "starting" && s !== "backoff") for (const w of [...this.waiters]) w();
+    if (s !== this.toldState) {
+      this.toldState = s;
+      try {
+        this.opts.onStateChange?.(s);
+      } catch {
+        // an observer of the state never stops the sidecar
+      }
+    }
   }
 
   /** Asks the child to exit (exit notification, stdin closed) and kills it after graceMs. */

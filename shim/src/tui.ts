@@ -1,4 +1,5 @@
-// The package's `./tui` entry: hookwire's section in OpenCode's sidebar.
+// The package's `./tui` entry: hookwire's section in OpenCode's sidebar,
+// and two palette commands (open a subagent, stop a running one).
 //
 // OpenCode 1.x (TUI plugins, 1.18.33): the default export `{id, tui}`;
 // `tui(api, options)` registers a `sidebar_content` slot
@@ -6,39 +7,83 @@
 // elements are built with `@opentui/solid`'s createElement/insert/setProp
 // (kept external: OpenCode hands the plugin its own copies). OpenCode 2:
 // the same export's `setup(ctx)` appends to the `sidebar.content` slot
-// (`ctx.ui.slot`). Both draw the same lines (tuimodel.ts).
+// (`ctx.ui.slot`) and registers its keymap layer once, inside an `app`
+// slot claim. Both entries share one controller (SectionData) and draw the
+// same lines (tuimodel.ts).
 //
 // The data is the observer's (`hookwire observe`, PROTOCOL.md 9), the
 // process the editors use: it reads the project's state database
 // read-only, so the section is right under `opencode attach` too and is
-// never a third copy of the state. The start-up problems are the shim's
-// own checks (resolveSettings) over the server part's options as OpenCode
+// never a third copy of the state. Draw on change: the observer says
+// which parents changed (`subagents.changed`, `sessions.changed`), and
+// OpenCode's own events about a child of the session on screen ask again
+// (debounced); nothing is asked or redrawn at rest, and nothing for a
+// parent no section shows. A running subagent's elapsed time ticks once a
+// second while one is on screen. The start-up problems are the shim's own
+// checks (resolveSettings) over the server part's options as OpenCode
 // passes them (api.state.config.plugin), shown while they last and
-// toasted once the TUI is ready (a toast the server part sends at start is
-// dropped). Nothing is written to the terminal; the render path reads
-// memory only; nothing thrown reaches OpenCode.
+// toasted once the TUI is ready. Every string that reaches the screen is
+// made safe (tuitext.ts). Nothing is written to the terminal; nothing
+// thrown reaches OpenCode.
 
 import { createElement, insert, setProp } from "@opentui/solid";
 import { onCleanup } from "solid-js";
 import { resolveSettings, type ShimSettings } from "./options.js";
 import { Logger } from "./log.js";
-import { PROTOCOL_VERSION } from "./contract.gen.js";
-import { Sidecar } from "./sidecar.js";
-import { newSwitches, sectionLines, type ObserverState, type SectionCache, type SectionEntry } from "./tuimodel.js";
+import { OBSERVER_NOTIFICATIONS, PROTOCOL_VERSION } from "./contract.gen.js";
+import { startTracked, stopTracked } from "./lifecycle.js";
+import { Sidecar, type SidecarState } from "./sidecar.js";
+import {
+  MAX_LINES,
+  needsClock,
+  newSwitches,
+  rowOfEntry,
+  sectionLines,
+  stateWord,
+  type ObserverState,
+  type SectionCache,
+  type SectionEntry,
+  type SubagentPage,
+  type SubagentRow,
+} from "./tuimodel.js";
+import { screenLine, safeText } from "./tuitext.js";
 import { stateProblemOf } from "./tuistate.js";
 
 /** The npm name whose server entry the TUI looks for in OpenCode's plugin list. */
 const PACKAGE = "hookwire-opencode";
-/** How often the observer is asked (a change shows within about this). */
-const POLL_MS = 1000;
+/** How long after a change the section asks the observer (changes in a burst are asked for once). */
+const OBSERVER_DEBOUNCE_MS = 50;
+/** How long after one of OpenCode's events the section asks (a streaming turn sends many). */
+const EVENT_DEBOUNCE_MS = 250;
+/** The rows asked per page for the section: no more than it can draw. */
+const SECTION_LIMIT = MAX_LINES;
+/** The rows asked per page for the commands' dialogs, and the most pages read per command. */
+const COMMAND_LIMIT = 200;
+const COMMAND_PAGES = 5;
+/** How long after the observer was given up on (it stopped too often) a new one is started. */
+const OBSERVER_RESTART_MS = 30_000;
+/** The width of a dialog's option title. */
+const DIALOG_WIDTH = 72;
 
-/** The server part's options from OpenCode's plugin list (`name` or `[name, options]`), when it names this package. */
+/** Whether a plugin list entry names this package. */
+function isHookwire(name: unknown): name is string {
+  return typeof name === "string" && (name === PACKAGE || name.startsWith(`${PACKAGE}@`) || /[/\\]hookwire-opencode([/\\]|$)/.test(name));
+}
+
+/**
+ * The server part's options from OpenCode's plugin list, when it names
+ * this package: `name`, `[name, options]` (1.x's `plugin`) or
+ * `{"package": name, "options": {...}}` (OpenCode 2's `plugins`).
+ */
 export function serverOptions(plugins: unknown): Record<string, unknown> | undefined {
   if (!Array.isArray(plugins)) return undefined;
   for (const p of plugins) {
-    const name = typeof p === "string" ? p : Array.isArray(p) && typeof p[0] === "string" ? p[0] : undefined;
-    if (!name || !(name === PACKAGE || name.startsWith(`${PACKAGE}@`) || /[/\\]hookwire-opencode([/\\]|$)/.test(name))) continue;
-    const o = Array.isArray(p) ? p[1] : undefined;
+    let name: unknown;
+    let o: unknown;
+    if (typeof p === "string") name = p;
+    else if (Array.isArray(p)) [name, o] = p;
+    else if (p && typeof p === "object") ({ package: name, options: o } = p as { package?: unknown; options?: unknown });
+    if (!isHookwire(name)) continue;
     return o && typeof o === "object" && !Array.isArray(o) ? (o as Record<string, unknown>) : {};
   }
   return undefined;
@@ -61,7 +106,7 @@ class SectionLog extends Logger {
   constructor() {
     super(undefined, "hookwire", undefined);
   }
-  override alert(kind: string, level: Parameters<Logger["alert"]>[1], message: string, extra?: Record<string, unknown>): void {
+  override alert(kind: string, _level: Parameters<Logger["alert"]>[1], _message: string, extra?: Record<string, unknown>): void {
     const w = (extra as { warnings?: unknown } | undefined)?.warnings;
     if (kind === "config-warnings" && Array.isArray(w)) {
       this.configWarnings.splice(0, this.configWarnings.length, ...w.filter((x): x is string => typeof x === "string"));
@@ -69,33 +114,53 @@ class SectionLog extends Logger {
   }
 }
 
-/**
- * The section of a project dir whose server part has options: the
- * start-up problems the shim reports for them, and the data (its observer
- * not started yet).
- */
-function sectionFor(options: unknown, dir: string): { warnings: string[]; data: SectionData } {
-  const settings = resolveSettings(options, process.env, { directory: dir, worktree: dir } as never);
-  return { warnings: startupWarnings(settings), data: new SectionData(settings, dir) };
-}
+/** What the section and the commands need of OpenCode's TUI, on either generation. */
+export type SectionHost = {
+  /** The session's parent, when it is a subagent's. */
+  parentOf: (sessionID: string) => string | undefined;
+  /** The session on screen. */
+  current?: () => string | undefined;
+  /** OpenCode's own list of a session's children, for the commands when the observer has none (an older sidecar, no binary). */
+  children?: (sessionID: string) => Promise<Array<{ id: string; title?: string }>>;
+  /** Whether OpenCode has the session running (its status), when it knows. */
+  running?: (sessionID: string) => boolean | undefined;
+  /** Stops a session (1.x: client.session.abort; OpenCode 2: client.session.interrupt); absent where the host has no such call. */
+  abort?: (sessionID: string) => Promise<void>;
+  toast?: (t: { variant: "info" | "warning" | "error"; message: string; duration?: number }) => void;
+  /** A select dialog; resolves the chosen value (undefined when dismissed). */
+  select?: (title: string, options: Array<{ title: string; value: string }>) => Promise<string | undefined> | void;
+  navigate?: (sessionID: string) => void;
+};
 
-/** The section's live data: one observer per TUI process, asked once a second for what is shown. */
+/**
+ * The section's live data: one observer per TUI process, asked for the
+ * parents on screen when something changed (never on a timer).
+ */
 export class SectionData {
   observer: ObserverState = { kind: "starting" };
   /** What keeps the sidecar from keeping aliases (memory only, read-only), "" when nothing. */
   stateProblem = "";
-  private readonly log = new SectionLog();
   readonly cache = new Map<string, SectionCache>();
-  private readonly entries = new Map<string, SectionEntry[]>();
-  /** Parents whose entries are shown now (the sidebar's session, or a child's parent). */
-  private readonly watched = new Map<string, number>();
+  private readonly log = new SectionLog();
+  private readonly pages = new Map<string, SubagentPage>();
+  /** Parents on screen, with how many views show each. */
+  private readonly shown = new Map<string, number>();
+  private readonly listeners = new Set<() => void>();
+  private readonly dirty = new Set<string>();
+  private statusDirty = false;
+  private flushTimer?: NodeJS.Timeout;
+  private flushing = false;
   private sidecar?: Sidecar;
-  private timer?: NodeJS.Timeout;
-  private polling = false;
+  private restartTimer?: NodeJS.Timeout;
+  private disposed = false;
+  /** The observer serves no subagents.list (an older binary): sessions.list's aliases then. */
+  private legacy = false;
   /** The model switches already seen (newSwitches), and told of new ones: OpenCode 2's TUI toasts them (1.x's server part does). */
   private readonly seenSwitches = new Set<string>();
   private readonly startedAt = Date.now();
   onSwitch?: (line: string) => void;
+  /** Observer requests made (a test counts them at rest). */
+  requests = 0;
 
   constructor(
     private readonly settings: ShimSettings,
@@ -103,7 +168,7 @@ export class SectionData {
   ) {}
 
   start(): void {
-    if (this.sidecar || this.timer) return;
+    if (this.sidecar || this.disposed) return;
     if (!this.settings.binary) {
       this.observer = { kind: "off", why: "no hookwire binary" };
       return;
@@ -111,7 +176,7 @@ export class SectionData {
     const args = ["observe"];
     if (this.settings.state) args.push("--state", this.settings.state);
     else args.push("--project", this.dir);
-    this.sidecar = new Sidecar({
+    const sidecar = new Sidecar({
       binary: this.settings.binary,
       args,
       env: process.env,
@@ -121,16 +186,213 @@ export class SectionData {
       log: this.log,
       stderrFile: null,
       maxCrashes: 3,
+      notifications: [...OBSERVER_NOTIFICATIONS, "subagents.changed", "sessions.changed"],
+      onNotification: (n) => this.notified(n.method as string, n.params),
+      onStateChange: (s) => this.stateChanged(sidecar, s),
     });
-    this.sidecar.start();
-    this.timer = setInterval(() => void this.poll(), POLL_MS);
-    this.timer.unref?.();
-    void this.poll();
+    this.sidecar = sidecar;
+    startTracked(sidecar);
   }
 
-  /** Marks parent as shown (its entries are asked for at the next poll). */
-  watch(parent: string): void {
-    this.watched.set(parent, Date.now());
+  private stateChanged(s: Sidecar, state: SidecarState): void {
+    if (s !== this.sidecar || this.disposed) return;
+    if (state === "ready") {
+      this.legacy = false;
+      this.statusDirty = true;
+      for (const p of this.shown.keys()) this.dirty.add(p);
+      this.schedule(0);
+      return;
+    }
+    if (state === "backoff") this.setObserver({ kind: "gone", why: "the observer is restarting" });
+    if (state === "failed") {
+      this.setObserver({ kind: "gone", why: "observer gone" });
+      // The fallback when the observer died for good: a new one later (one timer, only then).
+      clearTimeout(this.restartTimer);
+      this.restartTimer = setTimeout(() => {
+        this.restartTimer = undefined;
+        if (this.disposed || this.sidecar !== s) return;
+        this.sidecar = undefined;
+        void stopTracked(s);
+        this.start();
+      }, OBSERVER_RESTART_MS);
+      this.restartTimer.unref?.();
+    }
+  }
+
+  private notified(method: string, params: unknown): void {
+    if (method === "subagents.changed") {
+      const parents = (params as { parents?: unknown } | undefined)?.parents;
+      if (!Array.isArray(parents)) {
+        for (const p of this.shown.keys()) this.dirty.add(p);
+      } else {
+        for (const p of parents) if (typeof p === "string" && this.shown.has(p)) this.dirty.add(p);
+      }
+    } else if (method === "sessions.changed") {
+      // Aliases and prompt-cache figures: the status (cache shares), and
+      // with an older observer the lists too.
+      this.statusDirty = true;
+      for (const p of this.shown.keys()) if (this.legacy || this.pages.get(p)?.fromEntries) this.dirty.add(p);
+    } else {
+      return;
+    }
+    this.schedule(OBSERVER_DEBOUNCE_MS);
+  }
+
+  /** One of OpenCode's events about session (its own, or a child's): the parent on screen is asked again. */
+  sessionEvent(sessionID: string | undefined, parentID: string | undefined): void {
+    let hit = false;
+    for (const id of [parentID, sessionID]) {
+      if (id && this.shown.has(id)) {
+        this.dirty.add(id);
+        hit = true;
+      }
+    }
+    if (hit) this.schedule(EVENT_DEBOUNCE_MS);
+  }
+
+  private schedule(ms: number): void {
+    if (this.flushTimer || this.disposed) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      void this.flush();
+    }, ms);
+    this.flushTimer.unref?.();
+  }
+
+  private async flush(): Promise<void> {
+    if (this.flushing) {
+      this.schedule(OBSERVER_DEBOUNCE_MS);
+      return;
+    }
+    const s = this.sidecar;
+    if (!s || s.state !== "ready") return;
+    this.flushing = true;
+    let changed = false;
+    try {
+      if (this.statusDirty) {
+        this.statusDirty = false;
+        changed = (await this.readStatus(s)) || changed;
+      }
+      const parents = [...this.dirty];
+      this.dirty.clear();
+      for (const parent of parents) {
+        if (!this.shown.has(parent)) continue;
+        const page = await this.fetchPage(parent, SECTION_LIMIT);
+        if (!page) continue;
+        const before = this.pages.get(parent);
+        this.pages.set(parent, page);
+        if (!before || JSON.stringify(before) !== JSON.stringify(page)) changed = true;
+        this.tellSwitches(page, !before);
+      }
+    } catch {
+      // the next change asks again
+    } finally {
+      this.flushing = false;
+    }
+    if (changed) this.emit();
+  }
+
+  private async readStatus(s: Sidecar): Promise<boolean> {
+    this.requests++;
+    const st = await s.request("status", {} as never, 2000);
+    if (!st.ok) return false;
+    const r = st.result as { version?: string; observer?: { lastLoad?: string; file?: string }; cache?: { perSession?: SectionCache[] } };
+    const before = JSON.stringify([this.observer, this.stateProblem, [...this.cache.values()]]);
+    this.observer = { kind: "ready", version: r.version, lastLoad: r.observer?.lastLoad, file: r.observer?.file };
+    this.stateProblem = await stateProblemOf(this.settings, r.observer?.file);
+    this.cache.clear();
+    for (const c of r.cache?.perSession ?? []) if (typeof c?.session === "string") this.cache.set(c.session, c);
+    return before !== JSON.stringify([this.observer, this.stateProblem, [...this.cache.values()]]);
+  }
+
+  private tellSwitches(page: SubagentPage, first: boolean): void {
+    for (const line of newSwitches(this.seenSwitches, page.subagents, first, this.startedAt)) {
+      try {
+        this.onSwitch?.(line);
+      } catch {
+        // a toast that cannot be shown is not worth more
+      }
+    }
+  }
+
+  /**
+   * One page of parent's subagents: subagents.list (limit rows, from
+   * cursor), or from an older observer its sessions.list entries as rows
+   * (running first, then newest). undefined when the observer cannot say.
+   */
+  async fetchPage(parent: string, limit: number, cursor?: string): Promise<SubagentPage | undefined> {
+    const s = this.sidecar;
+    if (!s) return undefined;
+    if (!this.legacy) {
+      this.requests++;
+      const r = await s.request("subagents.list" as never, { sessionID: parent, limit, ...(cursor ? { cursor } : {}) } as never, 2000);
+      if (r.ok) {
+        const res = r.result as Partial<SubagentPage> | undefined;
+        const rows = Array.isArray(res?.subagents) ? res.subagents.filter((x) => x && typeof x === "object" && typeof x.sessionID === "string") : [];
+        const page = { parent: res?.parent && typeof res.parent === "object" ? res.parent : undefined, subagents: rows, next: typeof res?.next === "string" ? res.next : undefined };
+        // No subagent records (a state file from before they were kept):
+        // the aliases it holds, if any.
+        if (rows.length > 0 || cursor) return page;
+        const old = await this.entryPage(s, parent, limit);
+        return old && old.subagents.length > 0 ? { ...old, parent: { ...page.parent, ...old.parent }, fromEntries: true } : page;
+      }
+      // -32601 method not found; -32004 an observer that serves no such method.
+      if (r.reason !== "error" || (r.code !== -32601 && r.code !== -32004)) return undefined;
+      this.legacy = true;
+    }
+    if (cursor) return undefined;
+    return this.entryPage(s, parent, limit);
+  }
+
+  /** sessions.list's aliases of parent as a page of rows (running first, then newest use). */
+  private async entryPage(s: Sidecar, parent: string, limit: number): Promise<SubagentPage | undefined> {
+    this.requests++;
+    const l = await s.request("sessions.list", { sessionID: parent } as never, 2000);
+    if (!l.ok || !Array.isArray(l.result)) return undefined;
+    const rows = (l.result as SectionEntry[]).map(rowOfEntry);
+    const active = (r: SubagentRow) => r.state === "running" || r.state === "retrying";
+    const ordered = [...rows.filter(active), ...rows.filter((r) => !active(r))];
+    return { subagents: ordered.slice(0, limit), next: ordered.length > limit ? "more" : undefined, parent: { subagents: rows.length, running: rows.filter(active).length }, fromEntries: true };
+  }
+
+  /** Every subagent of parent, read now for a command (bounded: COMMAND_PAGES pages of COMMAND_LIMIT rows). */
+  async listNow(parent: string): Promise<SubagentRow[] | undefined> {
+    const s = this.sidecar;
+    if (!s || !(await s.whenReady(3000))) return undefined;
+    const out: SubagentRow[] = [];
+    let cursor: string | undefined;
+    for (let i = 0; i < COMMAND_PAGES; i++) {
+      const page = await this.fetchPage(parent, COMMAND_LIMIT, cursor);
+      if (!page) return i === 0 ? undefined : out;
+      out.push(...page.subagents);
+      if (!page.next || this.legacy) break;
+      cursor = page.next;
+    }
+    return out;
+  }
+
+  /** Marks parent as on screen (asked for now, and on its changes) until the returned function is called. */
+  show(parent: string): () => void {
+    this.shown.set(parent, (this.shown.get(parent) ?? 0) + 1);
+    if (!this.pages.has(parent)) {
+      this.dirty.add(parent);
+      this.schedule(0);
+    }
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const n = (this.shown.get(parent) ?? 1) - 1;
+      if (n > 0) this.shown.set(parent, n);
+      else {
+        this.shown.delete(parent);
+        this.pages.delete(parent); // not on screen: not kept
+      }
+    };
+  }
+
+  page(parent: string): SubagentPage | undefined {
+    return this.pages.get(parent);
   }
 
   /** The config warnings the observer reported (a typo'd option with its did-you-mean). */
@@ -138,93 +400,169 @@ export class SectionData {
     return this.log.configWarnings;
   }
 
-  entriesOf(parent: string): SectionEntry[] {
-    return this.entries.get(parent) ?? [];
+  /** Calls fn after each change of what the section shows; returns the unsubscribe. */
+  subscribe(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
   }
 
-  async poll(): Promise<void> {
-    const s = this.sidecar;
-    if (!s || this.polling) return;
-    this.polling = true;
-    try {
-      if (s.state === "failed" || s.state === "stopped") {
-        this.observer = { kind: "gone", why: "observer gone" };
-        return;
+  private setObserver(o: ObserverState): void {
+    this.observer = o;
+    this.emit();
+  }
+
+  private emit(): void {
+    for (const fn of [...this.listeners]) {
+      try {
+        fn();
+      } catch {
+        // one view's failure is not another's
       }
-      const st = await s.request("status", {} as never, 2000);
-      if (!st.ok) {
-        if (s.state !== "ready") this.observer = this.observer.kind === "ready" ? { kind: "gone", why: "the observer is restarting" } : this.observer;
-        return;
-      }
-      const r = st.result as { version?: string; observer?: { lastLoad?: string; file?: string }; cache?: { perSession?: SectionCache[] } };
-      this.observer = { kind: "ready", version: r.version, lastLoad: r.observer?.lastLoad, file: r.observer?.file };
-      this.stateProblem = await stateProblemOf(this.settings, r.observer?.file);
-      this.cache.clear();
-      for (const c of r.cache?.perSession ?? []) if (typeof c?.session === "string") this.cache.set(c.session, c);
-      const now = Date.now();
-      for (const [parent, at] of this.watched) {
-        if (now - at > 10 * POLL_MS) {
-          this.watched.delete(parent); // no longer on screen
-          continue;
-        }
-        const l = await s.request("sessions.list", { sessionID: parent } as never, 2000);
-        if (!l.ok || !Array.isArray(l.result)) continue;
-        const first = !this.entries.has(parent);
-        this.entries.set(parent, l.result as SectionEntry[]);
-        for (const line of newSwitches(this.seenSwitches, l.result as SectionEntry[], first, this.startedAt)) {
-          try {
-            this.onSwitch?.(line);
-          } catch {
-            // a toast that cannot be shown is not worth more
-          }
-        }
-      }
-    } catch {
-      // the next poll tries again
-    } finally {
-      this.polling = false;
     }
   }
 
   async dispose(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.sidecar?.dispose().catch(() => {});
+    this.disposed = true;
+    clearTimeout(this.flushTimer);
+    clearTimeout(this.restartTimer);
+    this.listeners.clear();
+    const s = this.sidecar;
     this.sidecar = undefined;
+    if (s) await stopTracked(s);
   }
 }
 
-/** What the section needs of OpenCode's TUI, on either generation. */
-export type SectionHost = {
-  /** The session's parent, when it is a subagent's. */
-  parentOf: (sessionID: string) => string | undefined;
-};
+/** A view of the section for one session: its lines, and its parent marked as shown while mounted. */
+export class SectionView {
+  private unshow?: () => void;
+  private parent?: string;
 
-/** The section's lines for the session a sidebar shows. */
+  constructor(
+    private readonly data: SectionData,
+    private readonly host: SectionHost,
+    private readonly warnings: string[],
+    private readonly sessionID: () => string,
+  ) {}
+
+  /** The lines now (at most MAX_LINES, each safe and cut to the width). */
+  lines(now = Date.now()): string[] {
+    const sessionID = this.sessionID();
+    const parentID = sessionID ? this.host.parentOf(sessionID) : undefined;
+    const listed = parentID ?? sessionID;
+    if (listed !== this.parent) {
+      this.unshow?.();
+      this.unshow = listed ? this.data.show(listed) : undefined;
+      this.parent = listed;
+    }
+    return sectionLines({
+      observer: this.data.observer,
+      sessionID,
+      parentID,
+      page: listed ? this.data.page(listed) : undefined,
+      cache: this.data.cache,
+      warnings: [...this.warnings, ...this.data.configWarnings],
+      stateProblem: this.data.stateProblem || undefined,
+      now,
+    });
+  }
+
+  /** Whether a time on screen moves (a running subagent's elapsed time). */
+  ticking(): boolean {
+    return this.data.observer.kind === "ready" && !!this.parent && needsClock(this.data.page(this.parent));
+  }
+
+  subscribe(fn: () => void): () => void {
+    return this.data.subscribe(fn);
+  }
+
+  close(): void {
+    this.unshow?.();
+    this.unshow = undefined;
+    this.parent = undefined;
+  }
+}
+
+/** The section's lines for the session a sidebar shows (one look, for tests and tools). */
 export function linesFor(data: SectionData, host: SectionHost, warnings: string[], sessionID: string): string[] {
-  const parentID = host.parentOf(sessionID);
-  const listed = parentID ?? sessionID;
-  data.watch(listed);
-  const entries = data.entriesOf(listed);
-  const all = [...warnings, ...data.configWarnings];
-  return sectionLines({ observer: data.observer, sessionID, parentID, entries, cache: data.cache, warnings: all, stateProblem: data.stateProblem || undefined, expanded: entries.length <= 4 });
+  return new SectionView(data, host, warnings, () => sessionID).lines();
+}
+
+/** A row as a dialog option's title: alias, agent, state, label, safe and cut. */
+function optionTitle(r: SubagentRow): string {
+  const alias = safeText(r.alias);
+  const parts = [alias ? `${alias}${r.resumable === false ? "*" : ""}` : "", safeText(r.agent), stateWord(r), safeText(r.label)].filter(Boolean);
+  return screenLine(parts.join(" "), DIALOG_WIDTH);
+}
+
+/** The subagents of the session on screen's parent (or the session), read now; OpenCode's own list of children when the observer has none. */
+async function rowsNow(data: SectionData, host: SectionHost, parent: string): Promise<SubagentRow[]> {
+  const rows = await data.listNow(parent).catch(() => undefined);
+  if (rows && rows.length > 0) return rows;
+  if (!host.children) return rows ?? [];
+  try {
+    const kids = await host.children(parent);
+    return kids.map((k) => {
+      const running = host.running?.(k.id);
+      return { sessionID: k.id, parentID: parent, label: k.title, state: running === true ? "running" : running === false ? "done" : undefined };
+    });
+  } catch {
+    return rows ?? [];
+  }
+}
+
+function tell(host: SectionHost, variant: "info" | "warning" | "error", message: string): void {
+  try {
+    host.toast?.({ variant, message: screenLine(message, 200), duration: 5000 });
+  } catch {
+    // a toast that cannot be shown is not worth more
+  }
 }
 
 /**
- * The jump command's choices from session: its parent (from a subagent's
- * session), then the subagents listed under the parent (or the session
- * itself), each an alias, agent and label opening that child.
+ * The jump command: the session's subagents read when it runs (at any
+ * width, whether or not a section was drawn), from a child its parent too;
+ * the chosen session opened.
  */
-export function jumpOptions(data: SectionData, host: SectionHost, session: string): Array<{ title: string; value: string }> {
-  const parent = host.parentOf(session);
-  return [
-    ...(parent ? [{ title: "↑ parent session", value: parent }] : []),
-    ...data
-      .entriesOf(parent ?? session)
-      .filter((e): e is SectionEntry & { taskId: string } => typeof e.taskId === "string")
-      .map((e) => ({ title: `${e.alias} ${e.agent ?? ""} ${e.label ?? ""}`.trim(), value: e.taskId })),
-  ];
+export async function runJump(data: SectionData, host: SectionHost): Promise<void> {
+  try {
+    const here = host.current?.();
+    if (!here) return tell(host, "info", "hookwire: open a session first");
+    const parent = host.parentOf(here);
+    const rows = await rowsNow(data, host, parent ?? here);
+    const options = [
+      ...(parent ? [{ title: "↑ parent session", value: parent }] : []),
+      ...rows.filter((r) => r.sessionID && r.sessionID !== here).map((r) => ({ title: optionTitle(r), value: r.sessionID })),
+    ];
+    if (options.length === 0) return tell(host, "info", "hookwire: this session has no subagents");
+    const chosen = await host.select?.("hookwire: subagents", options);
+    if (chosen) host.navigate?.(chosen);
+  } catch {
+    // never into OpenCode
+  }
 }
+
+/** The stop command: the running subagents read when it runs; the chosen one stopped through OpenCode's own call. */
+export async function runStop(data: SectionData, host: SectionHost): Promise<void> {
+  try {
+    const here = host.current?.();
+    if (!here) return tell(host, "info", "hookwire: open a session first");
+    if (!host.abort) return tell(host, "warning", "hookwire: this OpenCode offers no call to stop a session");
+    const parent = host.parentOf(here) ?? here;
+    const rows = await rowsNow(data, host, parent);
+    const running = rows.filter((r) => r.state === "running" || r.state === "retrying" || (r.state === undefined && host.running?.(r.sessionID) === true));
+    if (running.length === 0) return tell(host, "info", "hookwire: no subagent is running");
+    const chosen = await host.select?.("hookwire: stop a running subagent", running.map((r) => ({ title: optionTitle(r), value: r.sessionID })));
+    if (!chosen) return;
+    const row = running.find((r) => r.sessionID === chosen);
+    await host.abort(chosen);
+    tell(host, "info", `hookwire: stopping ${safeText(row?.alias) || safeText(row?.agent) || "the subagent"}`);
+  } catch (err) {
+    tell(host, "error", `hookwire: could not stop it (${err instanceof Error ? err.message : String(err)})`);
+  }
+}
+
+const JUMP = { id: "hookwire.jump", title: "hookwire: open a subagent by its alias" };
+const STOP = { id: "hookwire.stop", title: "hookwire: stop a running subagent" };
 
 // --- elements (@opentui/solid without JSX: the package ships compiled JS) ---
 
@@ -235,8 +573,8 @@ function el(tag: string, props: Record<string, unknown>, children: unknown[] = [
   return node;
 }
 
-/** The most lines the section draws (the rest are left out). */
-const MAX_LINES = 24;
+/** Work done, for tests: the section's redraws (each builds its lines). */
+export const stats = { draws: 0 };
 
 function setText(node: unknown, text: string): void {
   insert(node as never, null as never);
@@ -246,16 +584,17 @@ function setText(node: unknown, text: string): void {
 /**
  * The section's element: a column of MAX_LINES text nodes made once, one
  * a line (a line is cut to the sidebar's width, so none wraps), the unused
- * ones hidden; redrawn from memory every half second while mounted, and
- * only the lines that changed.
+ * ones hidden; redrawn when the data changed (and once a second while a
+ * time on screen moves), only the lines that changed.
  */
-function sectionElement(lines: () => string[], fg?: unknown): unknown {
+function sectionElement(view: SectionView, fg?: unknown): unknown {
   const nodes = Array.from({ length: MAX_LINES }, () => el("text", { fg, visible: false, width: "100%", flexShrink: 0 }, [""]));
   const root = el("box", { flexDirection: "column", width: "100%" }, nodes);
   const shown: Array<string | undefined> = [];
   const draw = () => {
     try {
-      const next = lines().slice(0, MAX_LINES);
+      stats.draws++;
+      const next = view.lines();
       for (let i = 0; i < MAX_LINES; i++) {
         const line = next[i];
         if (line === shown[i]) continue;
@@ -270,35 +609,38 @@ function sectionElement(lines: () => string[], fg?: unknown): unknown {
       // a bad frame is skipped
     }
   };
-  draw();
-  const timer = setInterval(draw, 500);
-  timer.unref?.();
-  onCleanup(() => clearInterval(timer));
+  let clock: NodeJS.Timeout | undefined;
+  const sync = () => {
+    draw();
+    const want = view.ticking();
+    if (want && !clock) {
+      clock = setInterval(draw, 1000);
+      clock.unref?.();
+    } else if (!want && clock) {
+      clearInterval(clock);
+      clock = undefined;
+    }
+  };
+  const unsubscribe = view.subscribe(sync);
+  sync();
+  onCleanup(() => {
+    unsubscribe();
+    if (clock) clearInterval(clock);
+    view.close();
+  });
   return root;
 }
 
-// --- OpenCode 1.x ------------------------------------------------------------------
-
-type TuiApi = {
-  state?: { ready?: boolean; path?: { directory?: string }; config?: { plugin?: unknown }; session?: { get?: (id: string) => { parentID?: string } | undefined } };
-  slots?: { register?: (plugin: unknown) => unknown };
-  ui?: { toast?: (t: { variant?: string; title?: string; message: string; duration?: number }) => void; dialog?: { replace?: (render: () => unknown) => void; clear?: () => void }; DialogSelect?: (props: unknown) => unknown };
-  route?: { navigate?: (name: string, params?: Record<string, unknown>) => void; readonly current?: { name: string; params?: Record<string, unknown> } };
-  command?: { register?: (cb: () => unknown[]) => () => void };
-  theme?: { current?: { textMuted?: unknown } };
-  lifecycle?: { onDispose?: (fn: () => void | Promise<void>) => unknown };
-};
-
 /**
- * Toasts the start-up warnings once, when the TUI is ready (a toast sent
- * while plugins load is dropped) and the observer has judged the config
- * (or gave up).
+ * Toasts the start-up warnings (the shim's and the config's the observer
+ * judged) once, when the TUI is ready (a toast sent while plugins load is
+ * dropped) and the observer has judged the config (or gave up).
  */
-function toastWhenReady(api: TuiApi, data: SectionData, warnings: string[]): void {
-  if (typeof api.ui?.toast !== "function") return;
+function toastWhenReady(toast: ((message: string) => void) | undefined, data: SectionData, warnings: string[], ready: () => boolean): void {
+  if (!toast) return;
   const started = Date.now();
   const tick = () => {
-    const waiting = api.state?.ready === false || data.observer.kind === "starting";
+    const waiting = !ready() || data.observer.kind === "starting";
     if (waiting && Date.now() - started < 60_000) {
       setTimeout(tick, 250).unref?.();
       return;
@@ -306,7 +648,7 @@ function toastWhenReady(api: TuiApi, data: SectionData, warnings: string[]): voi
     const all = [...warnings, ...data.configWarnings];
     if (all.length === 0) return;
     try {
-      api.ui!.toast!({ variant: "warning", title: "hookwire", message: all.join("\n"), duration: 10_000 });
+      toast(all.map((w) => screenLine(w, 400)).join("\n"));
     } catch {
       // a toast that cannot be shown is not worth more
     }
@@ -315,6 +657,81 @@ function toastWhenReady(api: TuiApi, data: SectionData, warnings: string[]): voi
   setTimeout(tick, 1500).unref?.();
 }
 
+/** The session ID and parent an OpenCode event is about ({sessionID} or {info: {id, parentID}} or {info: {sessionID}}), under `properties` (1.x) or `data` (2.x). */
+function eventSession(ev: unknown): { sessionID?: string; parentID?: string } {
+  const e = ev as { properties?: Record<string, unknown>; data?: Record<string, unknown> } | undefined;
+  const p = (e?.properties ?? e?.data ?? {}) as { sessionID?: unknown; info?: { id?: unknown; sessionID?: unknown; parentID?: unknown } };
+  const str = (x: unknown) => (typeof x === "string" && x ? x : undefined);
+  return { sessionID: str(p.sessionID) ?? str(p.info?.sessionID) ?? str(p.info?.id), parentID: str(p.info?.parentID) };
+}
+
+/** OpenCode 1.x's events that change what the section shows (the server part's event hook sees the same). */
+const EVENTS_1X = ["session.created", "session.deleted", "session.status", "session.idle", "session.error", "message.updated"];
+/** OpenCode 2's (2.2 moved execution state to session.execution.*). */
+const EVENTS_2X = [
+  "session.created",
+  "session.deleted",
+  "session.execution.started",
+  "session.execution.succeeded",
+  "session.execution.failed",
+  "session.execution.interrupted",
+  "session.step.ended",
+  "session.retry.scheduled",
+  "session.model.selected",
+];
+
+/** Subscribes to OpenCode's events: one about a child of a parent on screen (or the parent) asks again. Returns the unsubscribes. */
+function followEvents(on: ((type: string, fn: (ev: unknown) => void) => unknown) | undefined, types: string[], data: SectionData, host: SectionHost): Array<() => void> {
+  const offs: Array<() => void> = [];
+  if (typeof on !== "function") return offs;
+  for (const type of types) {
+    try {
+      const off = on(type, (ev) => {
+        try {
+          const { sessionID, parentID } = eventSession(ev);
+          data.sessionEvent(sessionID, parentID ?? (sessionID ? host.parentOf(sessionID) : undefined));
+        } catch {
+          // never into OpenCode
+        }
+      });
+      if (typeof off === "function") offs.push(off as () => void);
+    } catch {
+      // an event this OpenCode does not have
+    }
+  }
+  return offs;
+}
+
+/**
+ * The section of a project dir whose server part has options: the
+ * start-up problems the shim reports for them, and the data (its observer
+ * not started yet).
+ */
+function sectionFor(options: unknown, dir: string): { warnings: string[]; data: SectionData } {
+  const settings = resolveSettings(options, process.env, { directory: dir, worktree: dir } as never);
+  return { warnings: startupWarnings(settings), data: new SectionData(settings, dir) };
+}
+
+// --- OpenCode 1.x ------------------------------------------------------------------
+
+type TuiApi = {
+  state?: {
+    ready?: boolean;
+    path?: { directory?: string };
+    config?: { plugin?: unknown; plugins?: unknown };
+    session?: { get?: (id: string) => { parentID?: string } | undefined; status?: (id: string) => { type?: string } | undefined };
+  };
+  slots?: { register?: (plugin: unknown) => unknown };
+  ui?: { toast?: (t: { variant?: string; title?: string; message: string; duration?: number }) => void; dialog?: { replace?: (render: () => unknown) => void; clear?: () => void }; DialogSelect?: (props: unknown) => unknown };
+  route?: { navigate?: (name: string, params?: Record<string, unknown>) => void; readonly current?: { name: string; params?: Record<string, unknown> } };
+  command?: { register?: (cb: () => unknown[]) => () => void };
+  theme?: { current?: { textMuted?: unknown } };
+  lifecycle?: { onDispose?: (fn: () => void | Promise<void>) => unknown };
+  event?: { on?: (type: string, fn: (ev: unknown) => void) => () => void };
+  /** @opencode-ai/sdk/v2's client (1.18.33: client.session.abort({sessionID}), client.session.children({sessionID})). */
+  client?: { session?: { abort?: (p: { sessionID: string }) => Promise<unknown>; children?: (p: { sessionID: string }) => Promise<{ data?: unknown } | undefined> } };
+};
+
 /** The session the TUI shows now, from its route. */
 function currentSession(api: TuiApi): string | undefined {
   const r = api.route?.current;
@@ -322,35 +739,56 @@ function currentSession(api: TuiApi): string | undefined {
   return typeof id === "string" ? id : undefined;
 }
 
-/** The palette command that lists the session's aliases and opens the chosen child (from a child: back to its parent). */
-function registerJump(api: TuiApi, data: SectionData, host: SectionHost): void {
+/** OpenCode 1.x's part of SectionHost. */
+function hostOf1x(api: TuiApi): SectionHost {
+  const session = api.client?.session;
+  return {
+    parentOf: (id) => api.state?.session?.get?.(id)?.parentID || undefined,
+    current: () => currentSession(api),
+    children: session?.children
+      ? async (id) => {
+          const r = await session.children!({ sessionID: id });
+          const list = Array.isArray(r?.data) ? (r.data as Array<{ id?: unknown; title?: unknown }>) : [];
+          return list.filter((s) => typeof s?.id === "string").map((s) => ({ id: s.id as string, title: typeof s.title === "string" ? s.title : undefined }));
+        }
+      : undefined,
+    running: (id) => {
+      const t = api.state?.session?.status?.(id)?.type;
+      return t === undefined ? undefined : t === "busy" || t === "retry";
+    },
+    // 1.18.33: @opencode-ai/sdk/v2 gen/sdk.gen.d.ts, Session.abort({sessionID}) ("Abort an active session").
+    abort: session?.abort
+      ? async (id) => {
+          const r = (await session.abort!({ sessionID: id })) as { error?: unknown } | undefined;
+          if (r && r.error) throw new Error(typeof r.error === "string" ? r.error : JSON.stringify(r.error).slice(0, 200));
+        }
+      : undefined,
+    toast: (t) => api.ui?.toast?.({ ...t, title: "hookwire" }),
+    select: (title, options) => {
+      if (typeof api.ui?.dialog?.replace !== "function" || typeof api.ui.DialogSelect !== "function") return;
+      return new Promise<string | undefined>((resolve) => {
+        api.ui!.dialog!.replace!(() =>
+          api.ui!.DialogSelect!({
+            title,
+            options,
+            onSelect: (o: { value: string }) => {
+              api.ui?.dialog?.clear?.();
+              resolve(o.value);
+            },
+          }),
+        );
+      });
+    },
+    navigate: (id) => api.route?.navigate?.("session", { sessionID: id }),
+  };
+}
+
+/** The palette commands (at any width: the palette does not need the sidebar). */
+function registerCommands(api: TuiApi, data: SectionData, host: SectionHost): void {
   if (typeof api.command?.register !== "function") return;
   const dispose = api.command.register(() => [
-    {
-      title: "hookwire: open a subagent by its alias",
-      value: "hookwire.jump",
-      category: "hookwire",
-      onSelect: () => {
-        try {
-          const here = currentSession(api);
-          if (!here) return;
-          const options = jumpOptions(data, host, here);
-          if (options.length === 0 || typeof api.ui?.dialog?.replace !== "function" || typeof api.ui.DialogSelect !== "function") return;
-          api.ui.dialog.replace(() =>
-            api.ui!.DialogSelect!({
-              title: "hookwire: subagents",
-              options,
-              onSelect: (o: { value: string }) => {
-                api.ui?.dialog?.clear?.();
-                api.route?.navigate?.("session", { sessionID: o.value });
-              },
-            }),
-          );
-        } catch {
-          // never into OpenCode
-        }
-      },
-    },
+    { title: JUMP.title, value: JUMP.id, category: "hookwire", onSelect: () => void runJump(data, host) },
+    { title: STOP.title, value: STOP.id, category: "hookwire", onSelect: () => void runStop(data, host) },
   ]);
   api.lifecycle?.onDispose?.(() => dispose?.());
 }
@@ -358,22 +796,31 @@ function registerJump(api: TuiApi, data: SectionData, host: SectionHost): void {
 async function tui(api: TuiApi, options?: Record<string, unknown>): Promise<void> {
   try {
     const dir = api.state?.path?.directory || process.cwd();
-    const fromServer = serverOptions(api.state?.config?.plugin);
+    const fromServer = serverOptions(api.state?.config?.plugin) ?? serverOptions(api.state?.config?.plugins);
     const { warnings, data } = sectionFor(fromServer ?? options, dir);
-    const host: SectionHost = { parentOf: (id) => api.state?.session?.get?.(id)?.parentID || undefined };
+    const host = hostOf1x(api);
     data.start();
-    api.lifecycle?.onDispose?.(() => data.dispose());
+    const offs = followEvents(api.event?.on, EVENTS_1X, data, host);
+    api.lifecycle?.onDispose?.(async () => {
+      for (const off of offs) off();
+      await data.dispose();
+    });
     api.slots?.register?.({
       order: 150,
       slots: {
         sidebar_content(_ctx: unknown, props: { session_id?: string } | undefined) {
-          const id = props?.session_id ?? currentSession(api) ?? "";
-          return sectionElement(() => linesFor(data, host, warnings, id), api.theme?.current?.textMuted);
+          const view = new SectionView(data, host, warnings, () => props?.session_id ?? currentSession(api) ?? "");
+          return sectionElement(view, api.theme?.current?.textMuted);
         },
       },
     });
-    registerJump(api, data, host);
-    toastWhenReady(api, data, warnings);
+    registerCommands(api, data, host);
+    toastWhenReady(
+      api.ui?.toast ? (message) => api.ui!.toast!({ variant: "warning", title: "hookwire", message, duration: 10_000 }) : undefined,
+      data,
+      warnings,
+      () => api.state?.ready !== false,
+    );
   } catch {
     // The TUI entry never throws into OpenCode.
   }
@@ -390,79 +837,102 @@ type V2TuiContext = {
     slot?: (claim: { append: string; render: (input: { sessionID?: string }) => unknown }) => () => void;
     toast?: { show?: (o: { title?: string; message: string; variant?: string; duration?: number }) => void };
     dialog?: { select?: (o: { title: string; options: Array<{ title: string; value: string }> }) => Promise<string | undefined> };
-    router?: { navigate?: (d: { type: "session"; sessionID: string }) => void };
+    router?: { navigate?: (d: { type: "session"; sessionID: string }) => void; current?: () => { type: string; sessionID?: string } };
   };
-  data?: { session?: { get?: (id: string) => { parentID?: string } | undefined } };
+  data?: {
+    on?: (type: string, fn: (ev: unknown) => void) => () => void;
+    session?: { get?: (id: string) => { parentID?: string } | undefined; list?: () => Array<{ id?: string; parentID?: string; title?: string }>; status?: (id: string) => "idle" | "running" };
+  };
   keymap?: { layer?: (input: () => { commands?: Array<{ id?: string; title?: string; group?: string; palette?: true; run: () => void | Promise<void> }> }) => void };
+  /** OpenCodeClient: session.interrupt({sessionID}) (packages/client/src/promise/generated/client.ts @ 01b31469: POST /api/session/{id}/interrupt). */
+  client?: { session?: { interrupt?: (p: { sessionID: string }) => Promise<unknown> } };
 };
+
+/** OpenCode 2's part of SectionHost. */
+function hostOf2x(ctx: V2TuiContext): SectionHost {
+  const safe = <T>(fn: () => T): T | undefined => {
+    try {
+      return fn();
+    } catch {
+      return undefined;
+    }
+  };
+  const interrupt = ctx.client?.session?.interrupt;
+  return {
+    parentOf: (id) => safe(() => ctx.data?.session?.get?.(id)?.parentID) || undefined,
+    current: () => {
+      const r = safe(() => ctx.ui?.router?.current?.());
+      return r?.type === "session" && typeof r.sessionID === "string" ? r.sessionID : undefined;
+    },
+    children: ctx.data?.session?.list
+      ? async (id) => (safe(() => ctx.data!.session!.list!()) ?? []).filter((s) => s?.parentID === id && typeof s.id === "string").map((s) => ({ id: s.id as string, title: s.title }))
+      : undefined,
+    running: (id) => {
+      const st = safe(() => ctx.data?.session?.status?.(id));
+      return st === undefined ? undefined : st === "running";
+    },
+    abort: interrupt
+      ? async (id) => {
+          await interrupt.call(ctx.client!.session, { sessionID: id });
+        }
+      : undefined,
+    toast: (t) => ctx.ui?.toast?.show?.({ ...t, title: "hookwire" }),
+    select: (title, options) => ctx.ui?.dialog?.select?.({ title, options }),
+    navigate: (id) => ctx.ui?.router?.navigate?.({ type: "session", sessionID: id }),
+  };
+}
 
 /**
  * OpenCode 2's TUI: `setup(ctx)` appends the section to the
  * `sidebar.content` slot (`ctx.ui.slot({append, render})`, its input
- * `{sessionID}`); a session's parent is its `parentID` in
- * `ctx.data.session.get`; the jump command is a palette command of a
- * keymap layer the section owns, a `ctx.ui.dialog.select` of the aliases
- * that navigates to the chosen session. Returns the cleanup.
+ * `{sessionID}`); the commands are a keymap layer registered once, inside
+ * an `app` slot claim (a layer needs a Solid owner; the sidebar's render
+ * runs per session shown); a session's parent is its `parentID` in
+ * `ctx.data.session.get`. Returns the cleanup.
  */
 async function setup(ctx: V2TuiContext): Promise<() => Promise<void>> {
   try {
     const dir = ctx.location?.directory || process.cwd();
     const { warnings, data } = sectionFor(ctx.options, dir);
-    const host: SectionHost = {
-      parentOf: (id) => {
-        try {
-          return ctx.data?.session?.get?.(id)?.parentID || undefined;
-        } catch {
-          return undefined;
-        }
-      },
-    };
+    const host = hostOf2x(ctx);
     // A model switch is news on OpenCode 2, where the server part has no
     // client to toast with (on 1.x it toasts the switch itself).
-    data.onSwitch = (line) => ctx.ui?.toast?.show?.({ variant: "info", title: "hookwire", message: line, duration: 6_000 });
+    data.onSwitch = (line) => host.toast?.({ variant: "info", message: screenLine(line, 200), duration: 6_000 });
     data.start();
-    const unslot = ctx.ui?.slot?.({
-      append: "sidebar.content",
-      render: (input) => {
-        const id = input?.sessionID ?? "";
+    const offs = followEvents(ctx.data?.on, EVENTS_2X, data, host);
+    const unapp = ctx.ui?.slot?.({
+      append: "app",
+      render: () => {
         try {
           ctx.keymap?.layer?.(() => ({
             commands: [
-              {
-                id: "hookwire.jump",
-                title: "hookwire: open a subagent by its alias",
-                group: "hookwire",
-                palette: true,
-                run: async () => {
-                  try {
-                    const options = jumpOptions(data, host, id);
-                    const chosen = await ctx.ui?.dialog?.select?.({ title: "hookwire: subagents", options });
-                    if (chosen) ctx.ui?.router?.navigate?.({ type: "session", sessionID: chosen });
-                  } catch {
-                    // never into OpenCode
-                  }
-                },
-              },
+              { ...JUMP, group: "hookwire", palette: true, run: () => runJump(data, host) },
+              { ...STOP, group: "hookwire", palette: true, run: () => runStop(data, host) },
             ],
           }));
         } catch {
           // no keymap: the section still draws
         }
-        return sectionElement(() => linesFor(data, host, warnings, id));
+        return null;
       },
     });
-    if (warnings.length > 0) {
-      try {
-        ctx.ui?.toast?.show?.({ variant: "warning", title: "hookwire", message: warnings.join("\n"), duration: 10_000 });
-      } catch {
-        // no toast
-      }
-    }
+    const unslot = ctx.ui?.slot?.({
+      append: "sidebar.content",
+      render: (input) => sectionElement(new SectionView(data, host, warnings, () => input?.sessionID ?? "")),
+    });
+    toastWhenReady(
+      ctx.ui?.toast?.show ? (message) => ctx.ui!.toast!.show!({ variant: "warning", title: "hookwire", message, duration: 10_000 }) : undefined,
+      data,
+      warnings,
+      () => true,
+    );
     return async () => {
-      try {
-        unslot?.();
-      } catch {
-        // the host drops it with the plugin
+      for (const un of [unslot, unapp, ...offs]) {
+        try {
+          un?.();
+        } catch {
+          // the host drops it with the plugin
+        }
       }
       await data.dispose();
     };
