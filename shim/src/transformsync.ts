@@ -9,6 +9,7 @@
 
 import { CODE_INVALID_PARAMS, CODE_UNKNOWN_BASE } from "./contract.gen.js";
 import { projectMessage, record, str, textRead, type ProjectedMessage, type ProjectedPart } from "./projection.js";
+import { inPieces } from "./rpc.js";
 import type { CallResult, Sidecar } from "./sidecar.js";
 import type { ChatMessagesTransformParams, TransformResult } from "./protocol.gen.js";
 
@@ -24,6 +25,8 @@ export type SyncLimits = {
 
 export const DEFAULT_SYNC_SESSIONS = 16;
 export const DEFAULT_SYNC_BYTES = 16 << 20;
+/** The counted bytes (sizeOf) from which the full form's line is made in pieces (rpc.ts inPieces): about where a line's string would pass 64 Ki UTF-16 units. */
+const PIECEWISE_BYTES = 64 << 10;
 const MESSAGE_BYTES = 160;
 const PART_BYTES = 120;
 
@@ -345,10 +348,15 @@ export class TransformSync {
       items.push({ message: msgs[i] });
     }
     const inputOrEmpty = input ?? {};
-    const full = () =>
-      session === undefined
-        ? { input: inputOrEmpty, output: { messages: msgs } }
-        : { input: inputOrEmpty, output: { messages: msgs }, sync: { session } };
+    const full = () => {
+      const output = { messages: msgs };
+      const params = session === undefined ? { input: inputOrEmpty, output } : { input: inputOrEmpty, output, sync: { session } };
+      // A long history's line is made message group by message group (rpc.ts).
+      let bytes = 0;
+      for (const n of sizes) bytes += n;
+      if (bytes >= PIECEWISE_BYTES) inPieces(params, output, msgs);
+      return params;
+    };
     const incremental = held !== undefined;
     return {
       params: incremental ? { input: inputOrEmpty, sync: { session, base: held.base, messages: items, reapply: true } } : full(),
