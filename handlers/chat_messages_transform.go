@@ -170,7 +170,7 @@ func (t *transformState) notePromptMessages(p *chatMessagesTransformParams, hist
 	pp := &core.PromptPrint{Messages: make([]core.MessagePrint, n), Truncated: n < len(history)}
 	for i := range n {
 		m := &history[i]
-		pp.Messages[i] = core.MessagePrint{ID: core.HashID(m.Wire.Info.ID), Content: m.ContentHash(), Ops: incremental.HashOps(per[i])}
+		pp.Messages[i] = core.MessagePrint{ID: core.HashID(m.Wire.Info.ID), Content: m.ContentHash(), Ops: t.histories().HashOps(per[i])}
 	}
 	t.store.PromptCache().Prompt(session, pp)
 }

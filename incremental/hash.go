@@ -114,9 +114,47 @@ func (c *Content[D]) ContentHash() uint64 {
 
 // HashOps is the hash of a message's ops, 0 for none: what the hook added
 // to or replaced in the message, for prompt-cache accounting.
-func HashOps(ops []Op) uint64 {
+func (s *Store[L, D]) HashOps(ops []Op) uint64 {
 	if len(ops) == 0 {
 		return 0
 	}
-	return hashOps(ops)
+	return s.hashOps(ops)
+}
+
+// opStep is one op's step of hashOps: the hash before it, and the op.
+type opStep struct {
+	h uint64
+	Op
+}
+
+// Bounds of Store.opSteps: at most this many steps, of ops whose text is
+// at least this long (a shorter one costs less to hash than to look up).
+const (
+	maxOpSteps    = 256
+	minOpStepText = 64
+)
+
+// hashOps is hashOps, each long op's step remembered: a history's ops
+// repeat a few texts (the reminder in every user message, frozen blocks,
+// guidance remembered per error), and each request hashes them twice, for
+// prompt-cache accounting and for the base id.
+func (s *Store[L, D]) hashOps(ops []Op) uint64 {
+	h := fnvOffset
+	for _, o := range ops {
+		if len(o.Text) < minOpStepText {
+			h = fnvString(fnvUint64(h, uint64(int64(o.Part))), o.Text)
+			continue
+		}
+		k := opStep{h, o}
+		if next, ok := s.opSteps[k]; ok {
+			h = next
+			continue
+		}
+		h = fnvString(fnvUint64(h, uint64(int64(o.Part))), o.Text)
+		if s.opSteps == nil || len(s.opSteps) >= maxOpSteps {
+			s.opSteps = make(map[opStep]uint64)
+		}
+		s.opSteps[k] = h
+	}
+	return h
 }

@@ -40,6 +40,8 @@ type Store[L, D any] struct {
 	// per is the hook's per-message ops, reused from request to request
 	// (PerMessage).
 	per [][]Op
+	// opSteps remembers the hash of long ops' steps (hashOps).
+	opSteps map[opStep]uint64
 }
 
 // base is the history held for one session, and the generation of the
@@ -89,12 +91,15 @@ type History[L, D any] struct {
 	done   bool
 }
 
-// Full returns the history of the full form: msgs, none derived yet.
+// Full returns the history of the full form: msgs, none derived yet,
+// their content hashes worked out (a base id and prompt-cache accounting
+// read them all), four messages side by side (hashContents).
 func (s *Store[L, D]) Full(msgs []Message) *History[L, D] {
 	entries := make([]Entry[L, D], len(msgs))
 	for i := range msgs {
 		entries[i].Content = &Content[D]{Wire: msgs[i]}
 	}
+	hashContents(entries)
 	return &History[L, D]{Entries: entries, store: s}
 }
 
@@ -136,7 +141,7 @@ func (h *History[L, D]) Commit(session string, per [][]Op) string {
 	}
 	for i := range h.Entries {
 		if e := &h.Entries[i]; e.origin() == 0 || !sameOps(per[i], e.ops) {
-			e.ops, e.opsHash = per[i], hashOps(per[i])
+			e.ops, e.opsHash = per[i], h.store.hashOps(per[i])
 			e.place &^= kept // the base's id hash up to it no longer holds
 		}
 	}

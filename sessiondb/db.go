@@ -347,8 +347,12 @@ func (c *dbConn) dataVersion(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	// Not cancellable: the read is instant and never waits for a lock,
+	// and a cancellable context costs database/sql and the driver a
+	// goroutine each (to interrupt the statement), which wakes another
+	// thread on every request.
 	var v int64
-	err = st.QueryRowContext(ctx).Scan(&v)
+	err = st.QueryRowContext(context.WithoutCancel(ctx)).Scan(&v)
 	return v, err
 }
 

@@ -69,6 +69,68 @@ const LONG_LINE = 16 * 1024;
 /** The largest scratch buffer a connection keeps for its long lines (bytes). */
 const MAX_SCRATCH = 1 << 20;
 const utf8 = new TextEncoder();
+/**
+ * About how many UTF-16 units of a long array's JSON are made into one
+ * string (inPieces): a string under 64 Ki units is allocated among V8's
+ * young objects, where flattening it costs a copy; a longer one gets pages
+ * of its own, each faulted in anew.
+ */
+const GROUP_UNITS = 40 * 1024;
+/** The objects and arrays marked by inPieces. */
+const pieceWise = new WeakSet<object>();
+
+/**
+ * Marks a request's params for a long line (a history, issue 50): the
+ * arrays among marked are serialised a group of elements at a time, and
+ * the plain objects among marked member by member, each down to the marked
+ * object or array it holds; everything else is JSON.stringify's as a
+ * whole. The line is the same text JSON.stringify makes of the params; it
+ * is put together piece by piece, so that no string of the whole line is
+ * made (V8's JSON.stringify makes a rope of its parts, which the encoding
+ * flattens into a string of the whole, allocated on fresh pages). A marked
+ * array's elements must not have a toJSON (a group is serialised as an
+ * array of its own, so the index such a method is given would differ).
+ */
+export function inPieces(...marked: object[]): void {
+  for (const o of marked) pieceWise.add(o);
+}
+
+/** Appends the JSON of v, a marked object or array, to out in pieces. */
+function piecesOf(v: unknown, out: string[]): void {
+  if (Array.isArray(v)) {
+    out.push("[");
+    let k = 4;
+    for (let i = 0; i < v.length; ) {
+      const group = JSON.stringify(v.slice(i, i + k));
+      // The group's elements, without its brackets (a slice of the
+      // group's string, flattened once, as it is encoded).
+      if (i > 0) out.push(",");
+      out.push(group.slice(1, -1));
+      i += k;
+      // The next group's size follows this one's units per element.
+      k = Math.max(1, Math.min(2 * k, Math.floor((k * GROUP_UNITS) / Math.max(group.length, 1))));
+    }
+    out.push("]");
+    return;
+  }
+  const o = v as Record<string, unknown>;
+  let sep = "{";
+  for (const key of Object.keys(o)) {
+    const member = o[key];
+    if (member !== null && typeof member === "object" && pieceWise.has(member)) {
+      out.push(sep + JSON.stringify(key) + ":");
+      piecesOf(member, out);
+    } else {
+      // JSON.stringify of the member as it stands in its object (a
+      // toJSON is given its name; a value it leaves out is left out).
+      const json = JSON.stringify({ [key]: member });
+      if (json.length === 2) continue;
+      out.push(sep + json.slice(1, -1));
+    }
+    sep = ",";
+  }
+  out.push(sep === "{" ? "{}" : "}");
+}
 /** How much of an oversized line is looked at for its id (the sidecar's own rule for requests, PROTOCOL.md 1). */
 const ID_WINDOW = 4096;
 /** Calls given up on whose late replies still count as answers (the oldest are forgotten first). */
@@ -110,7 +172,10 @@ export class LineConnection {
     const id = this.nextId++;
     let line: string | Buffer;
     try {
-      line = this.encodeLine(JSON.stringify(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params }));
+      line =
+        params !== null && typeof params === "object" && pieceWise.has(params)
+          ? this.encodePieces(`{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":`, params)
+          : this.encodeLine(JSON.stringify(params === undefined ? { jsonrpc: "2.0", id, method } : { jsonrpc: "2.0", id, method, params }));
     } catch (err) {
       return Promise.reject(new EncodeError(err instanceof Error ? err.message : String(err)));
     }
@@ -193,17 +258,37 @@ export class LineConnection {
    */
   private encodeLine(json: string): string | Buffer {
     if (json.length < LONG_LINE) return json + "\n";
-    const room = 3 * json.length + 1; // UTF-8 takes at most 3 bytes per UTF-16 unit
-    let buf: Buffer;
-    if (!this.scratchHeld && room <= MAX_SCRATCH) {
-      if (!this.scratch || this.scratch.length < room) this.scratch = Buffer.allocUnsafe(Math.min(MAX_SCRATCH, Math.max(room, 2 * (this.scratch?.length ?? 0))));
-      buf = this.scratch;
-    } else {
-      buf = Buffer.allocUnsafe(room);
-    }
+    const buf = this.lineBuffer(json.length);
     const { written } = utf8.encodeInto(json, buf);
     buf[written] = NEWLINE;
     return buf.subarray(0, written + 1);
+  }
+
+  /**
+   * The line of a request whose params inPieces marked: head, then the
+   * params' JSON, made and encoded piece by piece (piecesOf) into a line
+   * buffer as encodeLine's, then "}".
+   */
+  private encodePieces(head: string, params: object): string | Buffer {
+    const pieces = [head];
+    piecesOf(params, pieces);
+    pieces.push("}");
+    let units = 0;
+    for (const p of pieces) units += p.length;
+    if (units < LONG_LINE) return pieces.join("") + "\n";
+    const buf = this.lineBuffer(units);
+    let at = 0;
+    for (const p of pieces) at += utf8.encodeInto(p, at === 0 ? buf : buf.subarray(at)).written;
+    buf[at] = NEWLINE;
+    return buf.subarray(0, at + 1);
+  }
+
+  /** A buffer for a line of units UTF-16 units and its newline: the scratch buffer when no write holds it, else a new one. */
+  private lineBuffer(units: number): Buffer {
+    const room = 3 * units + 1; // UTF-8 takes at most 3 bytes per UTF-16 unit
+    if (this.scratchHeld || room > MAX_SCRATCH) return Buffer.allocUnsafe(room);
+    if (!this.scratch || this.scratch.length < room) this.scratch = Buffer.allocUnsafe(Math.min(MAX_SCRATCH, Math.max(room, 2 * (this.scratch?.length ?? 0))));
+    return this.scratch;
   }
 
   private write(line: string | Buffer): void {

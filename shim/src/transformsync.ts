@@ -9,6 +9,7 @@
 
 import { CODE_INVALID_PARAMS, CODE_UNKNOWN_BASE } from "./contract.gen.js";
 import { projectMessage, record, str, textRead, type ProjectedMessage, type ProjectedPart } from "./projection.js";
+import { inPieces } from "./rpc.js";
 import type { CallResult, Sidecar } from "./sidecar.js";
 import type { ChatMessagesTransformParams, TransformResult } from "./protocol.gen.js";
 
@@ -56,6 +57,12 @@ export type Prepared = {
   incremental: boolean;
   /** The full form, with sync, for the resend. */
   full(): ChatMessagesTransformParams;
+  /**
+   * Works out what commit holds of the messages sent whole (their flat
+   * form and counted bytes): left out of the params' making, so that it can
+   * be done while the sidecar works on them. commit does it when it was not.
+   */
+  complete(): void;
   /**
    * Takes a successful reply: holds its base (or forgets the session when it
    * has none) and returns the patch to apply, reapply runs expanded; or an
@@ -339,22 +346,36 @@ export class TransformSync {
         continue;
       }
       run = undefined;
-      msgs[i] = projectMessage(raw[i]);
-      sizes[i] = sizeOf(msgs[i]);
-      flat[i] = flatten(msgs[i]);
+      msgs[i] = projectMessage(raw[i]); // its size and flat form: complete()
       items.push({ message: msgs[i] });
     }
     const inputOrEmpty = input ?? {};
-    const full = () =>
-      session === undefined
-        ? { input: inputOrEmpty, output: { messages: msgs } }
-        : { input: inputOrEmpty, output: { messages: msgs }, sync: { session } };
+    const full = () => {
+      const output = { messages: msgs };
+      const params = session === undefined ? { input: inputOrEmpty, output } : { input: inputOrEmpty, output, sync: { session } };
+      // A long history's line is made message group by message group
+      // (rpc.ts); a short one is joined whole there.
+      inPieces(params, output, msgs);
+      return params;
+    };
+    let completed = false;
+    const complete = () => {
+      if (completed) return;
+      completed = true;
+      for (let i = 0; i < msgs.length; i++) {
+        if (flat[i] !== undefined) continue;
+        sizes[i] = sizeOf(msgs[i]);
+        flat[i] = flatten(msgs[i]);
+      }
+    };
     const incremental = held !== undefined;
     return {
       params: incremental ? { input: inputOrEmpty, sync: { session, base: held.base, messages: items, reapply: true } } : full(),
       incremental,
       full,
+      complete,
       commit: (result) => {
+        complete();
         const r = record(result);
         const runs = r?.reapply;
         if (session === undefined) {
@@ -407,7 +428,9 @@ export class TransformSync {
     const started = Date.now();
     const prepared = this.prepare(input, output);
     if (!prepared) return undefined;
-    let r = await sidecar.request(method, prepared.params, deadlineMs);
+    const sent = sidecar.request(method, prepared.params, deadlineMs);
+    prepared.complete(); // while the sidecar reads the request (it was written, when the sidecar was ready)
+    let r = await sent;
     if (!r.ok && prepared.incremental && r.reason === "error" && (r.code === CODE_UNKNOWN_BASE || r.code === CODE_INVALID_PARAMS)) {
       r = await sidecar.request(method, prepared.full(), deadlineMs - (Date.now() - started));
     }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { PassThrough, Writable } from "node:stream";
 import { test } from "node:test";
-import { CancelledError, ClosedError, EncodeError, LineConnection, OverloadedError, RpcError } from "../dist/rpc.js";
+import { CancelledError, ClosedError, EncodeError, inPieces, LineConnection, OverloadedError, RpcError } from "../dist/rpc.js";
 
 function pair() {
   const fromSidecar = new PassThrough();
@@ -126,6 +126,35 @@ test("long lines go out as their UTF-8 bytes, each its own, while an earlier one
   void conn.request("t", { text: texts[2] }).catch(() => {});
   void conn.request("t", { text: texts[0] }).catch(() => {});
   assert.deepEqual(await drain(), [line(3, texts[3]), line(4, texts[2]), line(5, texts[0])]);
+});
+
+test("params marked inPieces go out as the line JSON.stringify makes of them, long or short", async () => {
+  const sent = [];
+  const conn = new LineConnection(new PassThrough(), new Writable({ write: (chunk, _e, cb) => (sent.push(Buffer.from(chunk).toString()), cb()) }));
+  const texts = ["é → ✓ \ud83d\ude00 \"q\"\n", "plain ascii ", "\u2028\u0000\\"];
+  const message = (i, n) => ({ info: { id: `m${i}`, role: i % 2 ? "assistant" : "user" }, parts: [{ type: "text", text: texts[i % 3].repeat(n) }, { type: "tool", synthetic: false }] });
+  const cases = {
+    "long, groups of every size": (() => {
+      const msgs = Array.from({ length: 60 }, (_, i) => message(i, i % 7 === 0 ? 9000 : 40));
+      return { params: { input: { sessionID: "s", deep: [1, { x: null }] }, output: { messages: msgs }, sync: { session: "s" } }, marked: (p) => [p, p.output, p.output.messages] };
+    })(),
+    "short": { params: { input: {}, output: { messages: [message(0, 1)] } }, marked: (p) => [p, p.output, p.output.messages] },
+    "empty array": { params: { input: {}, output: { messages: [] } }, marked: (p) => [p, p.output, p.output.messages] },
+    "members left out or given their name": {
+      params: { a: undefined, f: () => 1, input: { toJSON: (key) => `input was ${key}` }, output: { messages: [message(1, 3000), message(2, 3000)] }, z: 1 },
+      marked: (p) => [p, p.output, p.output.messages],
+    },
+    "nothing between the root and the array marked": { params: { output: { messages: [message(0, 3000)] } }, marked: (p) => [p, p.output.messages] },
+    "only the root marked": { params: { input: 1, output: { messages: [message(0, 3000)] } }, marked: (p) => [p] },
+  };
+  let id = 0;
+  for (const [name, { params, marked }] of Object.entries(cases)) {
+    inPieces(...marked(params));
+    void conn.request("chat.messages.transform", params).catch(() => {});
+    id++;
+    await new Promise((r) => setImmediate(r));
+    assert.equal(sent.at(-1), JSON.stringify({ jsonrpc: "2.0", id, method: "chat.messages.transform", params }) + "\n", name);
+  }
 });
 
 test("a notification from the sidecar (a method, no id) goes to onNotification and answers no call", async () => {
