@@ -75,25 +75,37 @@ func TestDoctorBoundIncludesPipes(t *testing.T) {
 			}
 			e.globalJSON(`{"plugin":["hookwire-opencode"]}`)
 			e.installed("hookwire-opencode@latest", "0.3.0") // without its platform package: PATH's hookwire runs
-			type result struct {
-				code           int
-				stdout, stderr string
-			}
-			done := make(chan result, 1)
-			go func() {
-				code, stdout, stderr := runCmd("doctor", "--project", e.project)
-				done <- result{code, stdout, stderr}
-			}()
-			var r result
-			select {
-			case r = <-done:
-			case <-time.After(2 * time.Minute):
-				release()
-				r = <-done
-				t.Fatalf("doctor returned only once the child let go of its stdout:\n%s", r.stdout)
-			}
+			r := doctorWithin(t, e.project, 2*time.Minute, release, "doctor returned only once the child let go of its stdout")
 			assert.Empty(t, r.stderr)
 			assert.Regexp(t, regexp.MustCompile(`(?m)`+tt.want), r.stdout)
 		})
+	}
+}
+
+// doctorResult is what a doctor run printed and returned.
+type doctorResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// doctorWithin runs doctor on project and fails the test when it has not
+// finished within limit: release then lets go of whatever held it (so
+// a regression fails here instead of hanging the suite), and the failure
+// says why with what doctor printed.
+func doctorWithin(t *testing.T, project string, limit time.Duration, release func(), why string) doctorResult {
+	t.Helper()
+	done := make(chan doctorResult, 1)
+	go func() {
+		code, stdout, stderr := runCmd("doctor", "--project", project)
+		done <- doctorResult{code, stdout, stderr}
+	}()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(limit):
+		release()
+		r := <-done
+		t.Fatalf("%s:\n%s", why, r.stdout)
+		return r
 	}
 }

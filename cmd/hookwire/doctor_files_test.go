@@ -108,23 +108,7 @@ func TestDoctorReadsOnlyRegularFiles(t *testing.T) {
 					}
 				}
 			}
-			type result struct {
-				code           int
-				stdout, stderr string
-			}
-			done := make(chan result, 1)
-			go func() {
-				code, stdout, stderr := runCmd("doctor", "--project", e.project)
-				done <- result{code, stdout, stderr}
-			}()
-			var r result
-			select {
-			case r = <-done:
-			case <-time.After(20 * time.Second):
-				release()
-				r = <-done
-				t.Fatalf("doctor finished only once its FIFOs were opened:\n%s", r.stdout)
-			}
+			r := doctorWithin(t, e.project, 20*time.Second, release, "doctor finished only once its FIFOs were opened")
 			assert.Empty(t, r.stderr)
 			assert.Equal(t, tt.code, r.code, r.stdout)
 			assertReport(t, r.stdout, tt.want, nil)
