@@ -247,7 +247,7 @@ const screen = (name) => readText(join(tui, `screen-${name}.txt`));
 const secs = (name) => readText(join(tui, `screen-${name}.secs`)).trim();
 const at = (name) => Number(readText(join(tui, `screen-${name}.at`)).trim() || readText(join(tui, name)).trim());
 const side = (name) => screen(name).split("\n").map((l) => l.slice(178)).join("\n");
-if (tuiSkipped) console.log(`SKIP T1-T11: ${tuiSkipped}`);
+if (tuiSkipped) console.log(`SKIP T1-T12: ${tuiSkipped}`);
 else {
   check("T1. the TUI is up with the package in opencode.json and tui.json", () => {
     const s = screen("ready");
@@ -449,6 +449,16 @@ if (!tuiSkipped) {
     return bad.length ? { ok: false, why: `${bad.join("\n  ")}\n  section: ${section.join(" | ")}\n  ${figures}` } : { ok: true, why: figures };
   });
 }
+
+if (!tuiSkipped)
+  check("T12. each subagent's context is shown against its model's window as OpenCode knows it (the fake models': 128000)", () => {
+    const { rows, section } = sectionOf(side("limit-settled"));
+    const ctx = rows.map((r) => [r, r.details.find((l) => /^ctx /.test(l))]).filter(([, l]) => l);
+    const bad = ctx.filter(([, l]) => !/^ctx \d[\d.]*[kM]?\/128k\b/.test(l));
+    if (ctx.length === 0) return { ok: false, why: `no ctx line: ${section.join(" | ")}` };
+    if (bad.length) return { ok: false, why: bad.map(([r, l]) => `${r.alias ?? r.agent}: ${l}`).join("; ") };
+    return { ok: true, why: ctx.map(([r, l]) => `${r.alias ?? r.agent}: ${l}`).join("; ") };
+  });
 
 // Not a check: what the registry had to fetch from its uplink.
 {

@@ -27,7 +27,7 @@
 #      palette's commands list the subagents and stop a running one; an
 #      explorer rescued from a 429 by its fallback (one switch, rate-limit);
 #      the figures of the first session against `opencode export`
-# Checks R1-R5, D1-D2, P1-P2 and T1-T11 are scripts/e2e-registry-assert.mjs.
+# Checks R1-R5, D1-D2, P1-P2 and T1-T12 are scripts/e2e-registry-assert.mjs.
 #
 #   scripts/e2e-registry.sh [NPM_DIR]   (default dist/npm)
 #
@@ -256,7 +256,7 @@ fi # HOOKWIRE_E2E_ONLY
 # the package by name in opencode.json (with a misspelt option) and in
 # tui.json, stock agents; build delegates to explore and general
 # (STOCK_RUN1), then resumes both (STOCK_RUN2). The screen is read with
-# capture-pane into TUI/screen-*.txt for T1-T11 (e2e-registry-assert.mjs).
+# capture-pane into TUI/screen-*.txt for T1-T12 (e2e-registry-assert.mjs).
 TUI=$WORK/tui
 tui_pane() { tmux -L "$TMUX_SOCKET" capture-pane -p -t hw 2>/dev/null || true; }
 # tui_wait NAME SECONDS NODE_TEST: captures until the test (a JS expression
@@ -285,7 +285,7 @@ fi
 if oc_version_below 1.18 || ! command -v tmux >/dev/null; then
   mkdir -p "$TUI"
   echo "OpenCode $OPENCODE_VERSION has no TUI plugins (or no tmux here)" >"$TUI/skipped"
-  log "$(cat "$TUI/skipped"); T1-T11 skipped"
+  log "$(cat "$TUI/skipped"); T1-T12 skipped"
 else
   START=$(date +%s)
   home "$TUI"
