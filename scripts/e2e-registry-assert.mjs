@@ -245,7 +245,9 @@ const tui = join(work, "tui");
 const tuiSkipped = readText(join(tui, "skipped")).trim();
 const screen = (name) => readText(join(tui, `screen-${name}.txt`));
 const secs = (name) => readText(join(tui, `screen-${name}.secs`)).trim();
-if (tuiSkipped) console.log(`SKIP T1-T9: ${tuiSkipped}`);
+const at = (name) => Number(readText(join(tui, `screen-${name}.at`)).trim() || readText(join(tui, name)).trim());
+const side = (name) => screen(name).split("\n").map((l) => l.slice(178)).join("\n");
+if (tuiSkipped) console.log(`SKIP T1-T12: ${tuiSkipped}`);
 else {
   check("T1. the TUI is up with the package in opencode.json and tui.json", () => {
     const s = screen("ready");
@@ -267,15 +269,13 @@ else {
   check("T4. after a second prompt resumes exp-1, exp-1 is shown and not as running; no JSON or log lines from the plugin on any screen", () => {
     const s = screen("run2");
     if (!/exp-1\*? explore done/.test(s)) return { ok: false, why: `screen: ${s}` };
-    for (const name of ["ready", "typo", "run1", "run2", "slow-task", "slow-running", "slow-stopped", "six", "narrow-ready", "narrow-jump", "narrow-task", "narrow-stop", "narrow-stopped"]) {
+    for (const name of ["ready", "typo", "run1", "run2", "slow-task", "slow-running", "slow-stopped", "six", "limit", "limit-settled", "narrow-ready", "narrow-jump", "narrow-task", "narrow-stop", "narrow-stopped"]) {
       const t = screen(name);
       const stray = t.split("\n").find((l) => /^\s*\{"/.test(l) || /"level":|hookwire shim:|\[hookwire\]/.test(l));
       if (stray) return { ok: false, why: `${name}: ${stray}` };
     }
     return { ok: true, why: "exp-1 done after the resume; screens clean" };
   });
-  const at = (name) => Number(readText(join(tui, `screen-${name}.at`)).trim() || readText(join(tui, name)).trim());
-  const side = (name) => screen(name).split("\n").map((l) => l.slice(178)).join("\n");
   check("T5. a new subagent shows as running with its label within 5 s of OpenCode showing its task running", () => {
     if (!at("slow-task")) return { ok: false, why: `OpenCode never showed the task: ${screen("slow-task").slice(-1500)}` };
     if (!at("slow-running")) return { ok: false, why: `not running in the section: ${side("slow-running")}` };
@@ -305,6 +305,160 @@ else {
     return lag < 30 ? { ok: true, why: `the turn finished ${lag.toFixed(1)} s after the stop` } : { ok: false, why: `${lag.toFixed(1)} s` };
   });
 }
+
+/**
+ * hookwire's section in a sidebar (the `side` columns of a screen): the
+ * parent's figure lines and the rows, each with its detail lines, as drawn.
+ */
+function sectionOf(sideText) {
+  const lines = sideText.split("\n").map((l) => l.trim());
+  const head = lines.findIndex((l) => /^hookwire\b/.test(l));
+  const section = [];
+  for (let i = head; i >= 0 && i < lines.length && lines[i] !== ""; i++) section.push(lines[i]);
+  const rowRe = /^([~↻✓✗.·-]) (?:(\S+-\d+)\*? )?(explorer|explore|general) (running|retrying|done|failed|cancelled|interrupted|idle)\b/;
+  const rows = [];
+  for (const l of section) {
+    const m = l.match(rowRe);
+    if (m) rows.push({ line: l, alias: m[2], agent: m[3], state: m[4], details: [] });
+    else if (rows.length && !/^\+\d+ more/.test(l)) rows.at(-1).details.push(l);
+  }
+  return { section, rows, own: section.find((l) => l.startsWith("this session")), total: section.find((l) => l.startsWith("with subagents")) };
+}
+
+/** The cost and tokens a line shows ("... $0.0400 30 tok", "fake-model 30 tok $0.0400"), with the places the cost was rounded to. */
+function figuresOf(line) {
+  const cost = line?.match(/\$(\d+(?:\.(\d+))?)/);
+  const tok = line?.match(/(?:^|\s)(\d+(?:\.\d+)?)([kM]?) tok\b/);
+  return {
+    cost: cost ? Number(cost[1]) : undefined,
+    places: cost ? (cost[2] ?? "").length : 0,
+    tokens: tok ? Number(tok[1]) * (tok[2] === "k" ? 1e3 : tok[2] === "M" ? 1e6 : 1) : undefined,
+    tokenText: tok ? `${tok[1]}${tok[2]}` : undefined,
+  };
+}
+
+/** The section's short token count (tuimodel.ts tokenWords), to compare an export's sum as the screen rounds it. */
+function tokenWords(n) {
+  if (n < 1000) return `${Math.round(n)}`;
+  if (n < 10_000) return `${(n / 1000).toFixed(1).replace(/\.0$/, "")}k`;
+  if (n < 1_000_000) return `${Math.round(n / 1000)}k`;
+  return `${(n / 1_000_000).toFixed(1).replace(/\.0$/, "")}M`;
+}
+
+/** A session's figures as `opencode export` gives them: the sums over its assistant messages. */
+function exportFigures(file) {
+  const e = json(file);
+  if (!e) return undefined;
+  let cost = 0;
+  let tokens = 0;
+  let messages = 0;
+  for (const m of e.messages ?? []) {
+    if (m.info?.role !== "assistant") continue;
+    messages++;
+    cost += m.info.cost ?? 0;
+    const t = m.info.tokens ?? {};
+    tokens += (t.input ?? 0) + (t.output ?? 0) + (t.reasoning ?? 0) + (t.cache?.read ?? 0) + (t.cache?.write ?? 0);
+  }
+  return { id: e.info?.id, title: e.info?.title ?? "", cost, tokens, messages };
+}
+
+/** Whether a figure line shows these figures: tokens as the section rounds them, the cost within its rounding. */
+function sameFigures(shown, want) {
+  const bad = [];
+  if (shown.tokenText === undefined) bad.push("no tokens shown");
+  else if (shown.tokenText !== tokenWords(want.tokens)) bad.push(`tokens ${shown.tokenText} on screen, ${want.tokens} exported`);
+  if (shown.cost === undefined) bad.push("no cost shown");
+  else if (Math.abs(shown.cost - want.cost) > 0.5 * 10 ** -shown.places + 1e-9) bad.push(`cost $${shown.cost} on screen, $${want.cost} exported`);
+  return bad;
+}
+
+if (!tuiSkipped) {
+  check("T10. a subagent rescued from a 429 by its fallback shows one switch, whose text says rate-limit (never cooling until)", () => {
+    const sd = side("limit-settled");
+    if (!at("limit")) return { ok: false, why: `the explorer was not shown done with a switch: ${side("limit")}` };
+    const { rows, section } = sectionOf(sd);
+    const row = rows.find((r) => r.agent === "explorer");
+    if (!row) return { ok: false, why: `no explorer row: ${section.join(" | ")}` };
+    const switches = row.details.filter((l) => l.startsWith("↪"));
+    if (/cooling/i.test(sd)) return { ok: false, why: `"cooling" on screen: ${section.join(" | ")}` };
+    if (switches.length !== 1) return { ok: false, why: `${switches.length} switch lines: ${[row.line, ...row.details].join(" | ")}` };
+    if (!/^↪ from fake-model-3: rate-limit$/.test(switches[0])) return { ok: false, why: `switch line ${JSON.stringify(switches[0])}` };
+    if (row.state !== "done") return { ok: false, why: `explorer ${row.state}` };
+    const fig = row.details.find((l) => / tok\b/.test(l)) ?? "";
+    if (!fig.startsWith("fake-model-2 ")) return { ok: false, why: `the explorer's model line: ${JSON.stringify(fig)}` };
+    return { ok: true, why: `${[row.line, ...row.details].join(" | ")} (${secs("limit")} s after the prompt)` };
+  });
+
+  check("T11. finished subagents' figures on screen equal `opencode export`'s, and 'with subagents' equals the parent's own plus its children's", () => {
+    const sessions = json(join(tui, "sessions.json"));
+    if (!sessions) return { ok: false, why: `no session tree: ${readText(join(tui, "sessions.err"))}` };
+    const parentID = sessions.find((r) => sessions.some((c) => c.parent_id === r.id && /^Limited look/.test(c.title)))?.id;
+    if (!parentID) return { ok: false, why: `no parent of the explorer among ${sessions.length} sessions` };
+    const parent = exportFigures(join(tui, `export-${parentID}.json`));
+    const children = sessions.filter((r) => r.parent_id === parentID).map((r) => exportFigures(join(tui, `export-${r.id}.json`)) ?? { id: r.id, missing: true });
+    const missing = children.filter((c) => c.missing);
+    if (!parent || missing.length) return { ok: false, why: `no export of ${parent ? missing.map((c) => c.id).join(", ") : parentID}` };
+    if (!(parent.cost > 0)) return { ok: false, why: `the parent's exported cost is ${parent.cost}: the models have no price` };
+    const { rows, own, total, section } = sectionOf(side("limit-settled"));
+    const out = [];
+    const bad = [];
+    // Each child to its row: by label (the child's title is "<label> (@<agent> subagent)"), else the one row of its agent left.
+    const labelOf = (c) => c.title.replace(/ \(@[^)]*subagent\)$/, "");
+    const agentOf = (c) => c.title.match(/\(@([^)\s]+) subagent\)$/)?.[1];
+    const free = new Set(rows);
+    const pairs = [];
+    for (const c of children) {
+      const r = [...free].find((r) => r.details[0] && labelOf(c).startsWith(r.details[0].replace(/…$/, "")) && r.agent === agentOf(c));
+      if (r) (free.delete(r), pairs.push([c, r]));
+    }
+    for (const c of children.filter((c) => !pairs.some(([p]) => p === c))) {
+      const same = [...free].filter((r) => r.agent === agentOf(c));
+      if (same.length === 1) (free.delete(same[0]), pairs.push([c, same[0]]));
+      else bad.push(`no row for ${c.id} (${c.title})`);
+    }
+    let compared = 0;
+    for (const [c, r] of pairs) {
+      if (r.state === "running" || r.state === "retrying") {
+        bad.push(`${r.line}: not finished`);
+        continue;
+      }
+      const line = r.details.find((l) => / tok\b|\$\d/.test(l));
+      if (!line) {
+        if (c.tokens || c.cost) bad.push(`${r.line}: no figures on screen, exported ${c.tokens} tok $${c.cost}`);
+        else out.push(`${r.alias ?? r.agent} ${r.state}: none shown, 0 exported`);
+        continue;
+      }
+      const diff = sameFigures(figuresOf(line), c);
+      if (diff.length) bad.push(`${r.line} (${c.id}): ${diff.join("; ")}`);
+      else (compared++, out.push(`${r.alias ?? r.agent}: "${line}" = export ${c.tokens} tok $${+c.cost.toFixed(6)}`));
+    }
+    const sum = children.reduce((a, c) => ({ cost: a.cost + c.cost, tokens: a.tokens + c.tokens }), { cost: 0, tokens: 0 });
+    const all = { cost: parent.cost + sum.cost, tokens: parent.tokens + sum.tokens };
+    if (!own) bad.push("no 'this session' line");
+    else {
+      const diff = sameFigures(figuresOf(own), parent);
+      if (diff.length) bad.push(`"${own}": ${diff.join("; ")}`);
+    }
+    if (!total) bad.push("no 'with subagents' line");
+    else {
+      const diff = sameFigures(figuresOf(total), all);
+      if (diff.length) bad.push(`"${total}": ${diff.join("; ")}`);
+    }
+    if (compared < 2) bad.push(`only ${compared} finished subagents with figures compared`);
+    const figures = `"${own}" = export ${parent.tokens} tok $${+parent.cost.toFixed(6)}; "${total}" = own + ${children.length} children = ${all.tokens} tok $${+all.cost.toFixed(6)}; ${out.join("; ")}`;
+    return bad.length ? { ok: false, why: `${bad.join("\n  ")}\n  section: ${section.join(" | ")}\n  ${figures}` } : { ok: true, why: figures };
+  });
+}
+
+if (!tuiSkipped)
+  check("T12. each subagent's context is shown against its model's window as OpenCode knows it (the fake models': 128000)", () => {
+    const { rows, section } = sectionOf(side("limit-settled"));
+    const ctx = rows.map((r) => [r, r.details.find((l) => /^ctx /.test(l))]).filter(([, l]) => l);
+    const bad = ctx.filter(([, l]) => !/^ctx \d[\d.]*[kM]?\/128k\b/.test(l));
+    if (ctx.length === 0) return { ok: false, why: `no ctx line: ${section.join(" | ")}` };
+    if (bad.length) return { ok: false, why: bad.map(([r, l]) => `${r.alias ?? r.agent}: ${l}`).join("; ") };
+    return { ok: true, why: ctx.map(([r, l]) => `${r.alias ?? r.agent}: ${l}`).join("; ") };
+  });
 
 // Not a check: what the registry had to fetch from its uplink.
 {

@@ -24,8 +24,10 @@
 #      hookwire's sidebar section after build delegates and resumes, and a
 #      misspelt option on screen; a slow subagent running, then stopped
 #      with esc esc; six subagents listed; at 100x40 (no sidebar) the
-#      palette's commands list the subagents and stop a running one
-# Checks R1-R5, D1-D2, P1-P2 and T1-T9 are scripts/e2e-registry-assert.mjs.
+#      palette's commands list the subagents and stop a running one; an
+#      explorer rescued from a 429 by its fallback (one switch, rate-limit);
+#      the figures of the first session against `opencode export`
+# Checks R1-R5, D1-D2, P1-P2 and T1-T12 are scripts/e2e-registry-assert.mjs.
 #
 #   scripts/e2e-registry.sh [NPM_DIR]   (default dist/npm)
 #
@@ -254,7 +256,7 @@ fi # HOOKWIRE_E2E_ONLY
 # the package by name in opencode.json (with a misspelt option) and in
 # tui.json, stock agents; build delegates to explore and general
 # (STOCK_RUN1), then resumes both (STOCK_RUN2). The screen is read with
-# capture-pane into TUI/screen-*.txt for T1-T9 (e2e-registry-assert.mjs).
+# capture-pane into TUI/screen-*.txt for T1-T12 (e2e-registry-assert.mjs).
 TUI=$WORK/tui
 tui_pane() { tmux -L "$TMUX_SOCKET" capture-pane -p -t hw 2>/dev/null || true; }
 # tui_wait NAME SECONDS NODE_TEST: captures until the test (a JS expression
@@ -283,7 +285,7 @@ fi
 if oc_version_below 1.18 || ! command -v tmux >/dev/null; then
   mkdir -p "$TUI"
   echo "OpenCode $OPENCODE_VERSION has no TUI plugins (or no tmux here)" >"$TUI/skipped"
-  log "$(cat "$TUI/skipped"); T1-T9 skipped"
+  log "$(cat "$TUI/skipped"); T1-T12 skipped"
 else
   START=$(date +%s)
   home "$TUI"
@@ -316,6 +318,16 @@ else
   tmux -L "$TMUX_SOCKET" send-keys -t hw Escape
   date +%s%3N >"$TUI/esc.at"
   tui_wait slow-stopped 20 '/- (gen-\d+\*? )?general (cancelled|interrupted)/.test(side) && !/running/.test(side)'
+  # T10-T11: explorer on a model that answers 429, rescued by its fallback
+  # (one switch, rate-limit); then, the session's subagents all finished,
+  # the figures on screen (read a few seconds later, so that a second
+  # switch or a late figure would show) against `opencode export`.
+  sleep 1
+  tmux -L "$TMUX_SOCKET" send-keys -t hw -l "STOCK_TUI_LIMIT: look despite the limit."
+  tmux -L "$TMUX_SOCKET" send-keys -t hw Enter
+  tui_wait limit 90 'main.includes("BUILD_LIMIT_DONE") && /✓ (exp-\d+\*? )?explorer done/.test(side) && side.includes("↪")'
+  sleep 3
+  tui_wait limit-settled 5 'true'
   # T7: six subagents in a new session, all listed.
   sleep 2
   tmux -L "$TMUX_SOCKET" send-keys -t hw -l "/new"
@@ -358,6 +370,22 @@ else
   set -e
   tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null || true
   oc_fakellm_stop
+  # T11: the first session's tree as OpenCode stores it (its parent is the
+  # root with the explorer child), each session as `opencode export` prints it.
+  if command -v sqlite3 >/dev/null; then
+    sqlite3 -readonly -json "$XDG_DATA_HOME/opencode/opencode.db" 'select id, parent_id, title from session' >"$TUI/sessions.json" 2>"$TUI/sessions.err" || true
+    exports=()
+    for id in $(node -e '
+      const rows = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8") || "[]");
+      const parent = rows.find((r) => rows.some((c) => c.parent_id === r.id && /^Limited look/.test(c.title)))?.id;
+      if (parent) for (const r of rows) if (r.id === parent || r.parent_id === parent) console.log(r.id);' "$TUI/sessions.json"); do
+      (cd "$TUI/project" && timeout -k 5 60 "$OPENCODE" export "$id" --pure </dev/null >"$TUI/export-$id.json" 2>"$TUI/export-$id.err") &
+      exports+=($!)
+    done
+    for p in "${exports[@]}"; do wait "$p" || true; done
+  else
+    echo "no sqlite3 to read OpenCode's session tree" >"$TUI/sessions.err"
+  fi
   log "TUI: $(($(date +%s) - START)) s"
 fi
 stop_verdaccio

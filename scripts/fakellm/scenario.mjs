@@ -68,6 +68,12 @@ const BUILD_STEPS = {
     () => task({ description: "Slow sweep", prompt: "AGENT_MARKER:general SLOW_MS:60000 Sweep slowly.", subagent_type: "general" }),
     () => ({ text: "BUILD_STOP_DONE: swept." }),
   ],
+  // T10-T11: explorer (opencode.json: on fake-model-3, which answers 429;
+  // its agentModels fallback fake-model-2) rescued by hookwire's fallback.
+  STOCK_TUI_LIMIT: [
+    () => task({ description: "Limited look", prompt: "Look at the limits.", subagent_type: "explorer" }),
+    () => ({ text: "BUILD_LIMIT_DONE: looked despite the limit." }),
+  ],
   STOCK_TUI_SIX: [
     ...[1, 2, 3, 4, 5, 6].map((i) => () => task({ description: `Six part ${i}`, prompt: `AGENT_MARKER:explore Look at part ${i}.`, subagent_type: "explore" })),
     () => ({ text: "BUILD_SIX_DONE: six parts looked at." }),
@@ -100,7 +106,16 @@ function stepOf(body) {
 let explorerReplies = 0;
 const stockReplies = { explore: 0, general: 0 };
 
+/** The model that always answers 429 (the TUI test's explorer runs on it: e2e-registry-config.mjs --tui). */
+export const LIMITED_MODEL = "fake-model-3";
+
 export async function reply(body, { agent }) {
+  if (agent !== "title" && body.model === LIMITED_MODEL)
+    return {
+      status: 429,
+      headers: { "retry-after": "2" },
+      error: { message: `Rate limit reached for ${LIMITED_MODEL}`, type: "rate_limit_exceeded", code: "rate_limit_exceeded" },
+    };
   switch (agent) {
     case "title":
       return { text: "E2E session" };

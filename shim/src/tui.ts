@@ -130,6 +130,8 @@ export type SectionHost = {
   /** A select dialog; resolves the chosen value (undefined when dismissed). */
   select?: (title: string, options: Array<{ title: string; value: string }>) => Promise<string | undefined> | void;
   navigate?: (sessionID: string) => void;
+  /** The context window OpenCode knows for a model ("provider/model"): 1.x's providers in the TUI's state. */
+  contextLimit?: (model: string) => number | undefined;
 };
 
 /**
@@ -463,6 +465,7 @@ export class SectionView {
       warnings: [...this.warnings, ...this.data.configWarnings],
       stateProblem: this.data.stateProblem || undefined,
       now,
+      contextLimit: this.host.contextLimit,
     });
   }
 
@@ -720,6 +723,8 @@ type TuiApi = {
     path?: { directory?: string };
     config?: { plugin?: unknown; plugins?: unknown };
     session?: { get?: (id: string) => { parentID?: string } | undefined; status?: (id: string) => { type?: string } | undefined };
+    /** 1.18.33: TuiState.provider, @opencode-ai/sdk/v2's Provider[] (models by id, each with limit.context). */
+    provider?: ReadonlyArray<{ id?: string; models?: Record<string, { limit?: { context?: number } } | undefined> }>;
   };
   slots?: { register?: (plugin: unknown) => unknown };
   ui?: { toast?: (t: { variant?: string; title?: string; message: string; duration?: number }) => void; dialog?: { replace?: (render: () => unknown) => void; clear?: () => void }; DialogSelect?: (props: unknown) => unknown };
@@ -731,6 +736,17 @@ type TuiApi = {
   /** @opencode-ai/sdk/v2's client (1.18.33: client.session.abort({sessionID}), client.session.children({sessionID})). */
   client?: { session?: { abort?: (p: { sessionID: string }) => Promise<unknown>; children?: (p: { sessionID: string }) => Promise<{ data?: unknown } | undefined> } };
 };
+
+/** The context window of "provider/model" among OpenCode 1.x's providers (the model id may hold slashes), else undefined. */
+export function contextLimitOf(providers: unknown, model: string): number | undefined {
+  if (!Array.isArray(providers)) return undefined;
+  const slash = model.indexOf("/");
+  if (slash <= 0) return undefined;
+  const list = providers as ReadonlyArray<{ id?: unknown; models?: Record<string, { limit?: { context?: unknown } } | undefined> } | undefined>;
+  const provider = list.find((p) => p?.id === model.slice(0, slash));
+  const n = provider?.models?.[model.slice(slash + 1)]?.limit?.context;
+  return typeof n === "number" && Number.isFinite(n) && n > 0 ? n : undefined;
+}
 
 /** The session the TUI shows now, from its route. */
 function currentSession(api: TuiApi): string | undefined {
@@ -745,6 +761,7 @@ function hostOf1x(api: TuiApi): SectionHost {
   return {
     parentOf: (id) => api.state?.session?.get?.(id)?.parentID || undefined,
     current: () => currentSession(api),
+    contextLimit: (model) => contextLimitOf(api.state?.provider, model),
     children: session?.children
       ? async (id) => {
           const r = await session.children!({ sessionID: id });

@@ -179,6 +179,12 @@ export type SectionInput = {
   maxLines?: number;
   /** Columns a line has (SIDEBAR_WIDTH). */
   width?: number;
+  /**
+   * The context window OpenCode knows for a model ("provider/model"), for a
+   * row the sidecar gives none (it never knows the window: OpenCode's TUI
+   * does, from its providers).
+   */
+  contextLimit?: (model: string) => number | undefined;
 };
 
 /** A line cut to the sidebar's width by display columns (an ellipsis marks the cut), made safe. */
@@ -313,7 +319,7 @@ function compactLine(r: SubagentRow, now: number): string {
 const MAX_SWITCH_LINES = 2;
 
 /** A row's detail lines under its first: label; model, tokens, cost; context and cache; each switch once with its class. */
-function detailLines(r: SubagentRow, cache: Map<string, SectionCache>, indent: string): string[] {
+function detailLines(r: SubagentRow, cache: Map<string, SectionCache>, indent: string, contextLimit?: SectionInput["contextLimit"]): string[] {
   const out: string[] = [];
   const label = safeText(r.label);
   if (label) out.push(`${indent}${label}`);
@@ -321,7 +327,8 @@ function detailLines(r: SubagentRow, cache: Map<string, SectionCache>, indent: s
   const tokens = rowTokens(r);
   const figures = [shortModel(r.model), tokens ? `${tokenWords(tokens)} tok` : "", tokens || r.cost ? costWords(r.cost) : ""].filter(Boolean);
   if (figures.length) out.push(`${indent}${figures.join(" ")}`);
-  const ctx = r.context?.used ? `ctx ${tokenWords(r.context.used)}${r.context.limit ? `/${tokenWords(r.context.limit)}` : ""}` : "";
+  const limit = r.context?.limit || (r.context?.used && r.model ? windowOf(contextLimit, r.model) : undefined);
+  const ctx = r.context?.used ? `ctx ${tokenWords(r.context.used)}${limit ? `/${tokenWords(limit)}` : ""}` : "";
   const share = typeof r.cacheShare === "number" && Number.isFinite(r.cacheShare) ? `cache ${sharePercent(r.cacheShare)}%` : cacheWords(cache.get(r.sessionID));
   const cc = [ctx, share].filter(Boolean).join(" ");
   if (cc) out.push(`${indent}${cc}`);
@@ -339,6 +346,16 @@ function detailLines(r: SubagentRow, cache: Map<string, SectionCache>, indent: s
   }
   out.push(...shown);
   return out;
+}
+
+/** A model's context window from the host's lookup: a positive finite number, else undefined (a lookup that throws knows none). */
+function windowOf(contextLimit: SectionInput["contextLimit"], model: string): number | undefined {
+  try {
+    const n = contextLimit?.(model);
+    return typeof n === "number" && Number.isFinite(n) && n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Whether the lines hold a time that moves (a running subagent's elapsed time, a retry's countdown): the section then redraws once a second. */
@@ -426,7 +443,7 @@ export function sectionLines(input: SectionInput): string[] {
     } else {
       out.push(`subagent ${safeText(me.alias) || "(no alias)"}${me.resumable === false ? "*" : ""} (${safeText(me.agent) || "?"})`);
       out.push(` ${MARK[stateWord(me)] ?? "·"} ${stateDetail(me, now, false)}`);
-      out.push(...detailLines(me, input.cache, "   "));
+      out.push(...detailLines(me, input.cache, "   ", input.contextLimit));
     }
     out.push(`parent ${safeText(input.parentID)}`);
     return done();
@@ -451,7 +468,7 @@ export function sectionLines(input: SectionInput): string[] {
     const r = rows[i];
     const first = ` ${MARK[stateWord(r)] ?? "·"} ${rowName(r)} ${stateDetail(r, now, false)}`;
     if (i < 4) {
-      const details = detailLines(r, input.cache, "   ");
+      const details = detailLines(r, input.cache, "   ", input.contextLimit);
       // Details only where the rows after it still get their line.
       const left = fits - i - 1;
       const spare = room - 1 - left - (fits < total ? 1 : 0);

@@ -472,6 +472,24 @@ test("OpenCode 2: one keymap layer from the app claim however often the sidebar 
   }
 });
 
+test("OpenCode 1.x: a model's context window from the TUI's providers (TuiState.provider), by provider id and model id", async () => {
+  const s = scratch();
+  try {
+    const { mod } = await loadTui(s.dir);
+    const providers = [
+      { id: "fake", models: { "fake-model": { limit: { context: 128000, output: 4096 } }, "no-limit": {} } },
+      { id: "openrouter", models: { "anthropic/claude-x": { limit: { context: 200000 } } } },
+    ];
+    assert.equal(mod.contextLimitOf(providers, "fake/fake-model"), 128000);
+    assert.equal(mod.contextLimitOf(providers, "openrouter/anthropic/claude-x"), 200000, "a model id with a slash");
+    for (const model of ["fake/no-limit", "fake/other", "other/fake-model", "fake-model", "/fake-model", "fake/constructor"]) assert.equal(mod.contextLimitOf(providers, model), undefined, model);
+    for (const bad of [undefined, null, {}, "x", [null, { id: "fake", models: null }]]) assert.equal(mod.contextLimitOf(bad, "fake/fake-model"), undefined);
+    assert.equal(mod.contextLimitOf([{ id: "fake", models: { m: { limit: { context: "128000" } } } }], "fake/m"), undefined, "not a number");
+  } finally {
+    s.cleanup();
+  }
+});
+
 test("the server part's options from each plugin list form: a name, [name, options], {package, options}", async () => {
   const s = scratch();
   try {

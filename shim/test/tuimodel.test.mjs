@@ -131,6 +131,21 @@ test("a child's view: its alias, agent, state, figures, switches and parent", ()
   assert.deepEqual(sectionLines({ ...base, sessionID: "ses_x", parentID: "ses_p", page: page([exp1]) }).slice(1), ["subagent (not listed yet)", "parent ses_p"]);
 });
 
+test("context: used against the window the sidecar gives, else the one OpenCode's TUI knows for the row's model, else used alone", () => {
+  const row = { ...exp1, switches: [], cacheShare: undefined, context: { used: 15 } };
+  const ctx = (extra) => sectionLines({ ...base, page: page([row]), ...extra }).find((l) => l.includes("ctx"));
+  assert.equal(ctx({}), "   ctx 15", "no window known: used alone");
+  const asked = [];
+  const limits = (m) => (asked.push(m), m === "fake/fallback-model" ? 128000 : undefined);
+  assert.equal(ctx({ contextLimit: limits }), "   ctx 15/128k", "the TUI's window for the row's model");
+  assert.deepEqual(asked, ["fake/fallback-model"]);
+  assert.equal(sectionLines({ ...base, page: page([{ ...row, context: { used: 15, limit: 200000 } }]), contextLimit: limits }).find((l) => l.includes("ctx")), "   ctx 15/200k", "the sidecar's window first");
+  assert.equal(ctx({ contextLimit: () => { throw new Error("state gone"); } }), "   ctx 15", "a lookup that throws knows none");
+  for (const bad of [0, -1, NaN, Infinity, "128000", null]) assert.equal(ctx({ contextLimit: () => bad }), "   ctx 15", `window ${String(bad)} is none`);
+  // A child's own view too.
+  assert.ok(sectionLines({ ...base, sessionID: "ses_c1", parentID: "ses_p", page: page([row]), contextLimit: limits }).includes("   ctx 15/128k"));
+});
+
 test("a switch is drawn once with its failure's class, never a cooling-until reason", () => {
   // An older sidecar's two records of one 429: the second a cooling-until.
   const entry = {
