@@ -277,10 +277,12 @@ tui_wait() {
     sleep 0.5
   done
 }
-if ! oc_version_below 1.18 && ! command -v tmux >/dev/null; then
-  log "tmux not found; installing Debian's tmux"
+# The TUI checks drive tmux, and T11 reads OpenCode's session tree with
+# sqlite3: a new machine has neither, so both come from Debian's packages.
+if ! oc_version_below 1.18 && { ! command -v tmux >/dev/null || ! command -v sqlite3 >/dev/null; }; then
+  log "tmux or sqlite3 not found; installing Debian's tmux and sqlite3"
   if [ "$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi
-  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq tmux >/dev/null; } || true
+  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq tmux sqlite3 >/dev/null; } || true
 fi
 if oc_version_below 1.18 || ! command -v tmux >/dev/null; then
   mkdir -p "$TUI"
