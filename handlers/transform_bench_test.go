@@ -41,6 +41,14 @@ var (
 
 // history returns the chat.messages.transform params of one size.
 func history(b *testing.B, name string, size int) []byte {
+	return generatedHistory(b, name, strconv.Itoa(size))
+}
+
+// generatedHistory returns the params gen.mjs writes for args (a size,
+// with --text the text-heavy shape), whole, named name: from
+// HOOKWIRE_BENCH_HISTORIES (make bench writes them there) or made now,
+// once per name.
+func generatedHistory(b *testing.B, name string, args ...string) []byte {
 	b.Helper()
 	historiesMu.Lock()
 	defer historiesMu.Unlock()
@@ -52,7 +60,7 @@ func history(b *testing.B, name string, size int) []byte {
 	if dir := os.Getenv("HOOKWIRE_BENCH_HISTORIES"); dir != "" {
 		h, err = os.ReadFile(filepath.Join(dir, "history-"+name+".json"))
 	} else {
-		cmd := exec.Command("node", filepath.Join("..", "scripts", "bench", "gen.mjs"), strconv.Itoa(size))
+		cmd := exec.Command("node", append([]string{filepath.Join("..", "scripts", "bench", "gen.mjs")}, args...)...)
 		cmd.Stderr = os.Stderr
 		h, err = cmd.Output()
 	}

@@ -10,9 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -27,26 +24,7 @@ var textHistorySizes = []struct {
 // textHistory returns the text-heavy chat.messages.transform params of
 // one size, whole (as gen.mjs --text writes them).
 func textHistory(b *testing.B, name string, size int) []byte {
-	b.Helper()
-	historiesMu.Lock()
-	defer historiesMu.Unlock()
-	if h, ok := histories[name]; ok {
-		return h
-	}
-	var h []byte
-	var err error
-	if dir := os.Getenv("HOOKWIRE_BENCH_HISTORIES"); dir != "" {
-		h, err = os.ReadFile(filepath.Join(dir, "history-"+name+".json"))
-	} else {
-		cmd := exec.Command("node", filepath.Join("..", "scripts", "bench", "gen.mjs"), "--text", strconv.Itoa(size))
-		cmd.Stderr = os.Stderr
-		h, err = cmd.Output()
-	}
-	if err != nil {
-		b.Skipf("no %s history (set HOOKWIRE_BENCH_HISTORIES or install node): %v", name, err)
-	}
-	histories[name] = h
-	return h
+	return generatedHistory(b, name, "--text", strconv.Itoa(size))
 }
 
 // The shim's projection (shim/src/projection.ts): the members it copies,
