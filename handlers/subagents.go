@@ -282,6 +282,13 @@ func (s *Server) subagentTask(ctx context.Context, parent, child string, v2, fai
 			break
 		}
 	}
+	if !v2 && !running {
+		// On 1.x a task call returns once its child stopped.
+		t.Ended, t.Failed = true, failed
+		if failed {
+			t.Reason = subagents.Reason("", output, 0)
+		}
+	}
 	ch, err := s.subs.svc.SubagentTask(ctx, t)
 	s.subs.told("task", ch, err)
 	if err != nil || len(ch.Parents) > 0 || !v2 {

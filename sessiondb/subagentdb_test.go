@@ -177,6 +177,51 @@ func TestSubagentInterruptedWhenWriterGone(t *testing.T) {
 	assert.Equal(t, subagents.Done, page(t, r, "ses_P").Subagents[0].State)
 }
 
+// A task call's end stops a child the records still have at work (a
+// session.idle that never reached them), in the call's own transaction;
+// a child already ended keeps its state, a cancel included, and a call
+// that left its child running changes no state.
+func TestSubagentTaskEndStopsItsChild(t *testing.T) {
+	tests := []struct {
+		name   string
+		before subagents.Event // the last event the records saw; Busy: running
+		task   subagents.Task
+		want   subagents.State
+		reason string
+	}{
+		{"completed call, child still running", subagents.Busy, subagents.Task{Ended: true}, subagents.Done, ""},
+		{"failed call, child still retrying", subagents.RetryScheduled, subagents.Task{Ended: true, Failed: true, Reason: "rate limit: slow down"}, subagents.Failed, "rate limit: slow down"},
+		{"call left the child running", subagents.Busy, subagents.Task{}, subagents.Running, ""},
+		{"failed call after esc esc: still cancelled", subagents.Aborted, subagents.Task{Ended: true, Failed: true, Reason: "aborted"}, subagents.Cancelled, ""},
+		{"completed call after idle: done once", subagents.Idle, subagents.Task{Ended: true}, subagents.Done, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			_, s := subagentDB(t)
+			_, err := s.SubagentStarted(ctx, subagents.Started{Session: "ses_C", Parent: "ses_P", At: at(0)})
+			require.NoError(t, err)
+			switch tt.before {
+			case subagents.Busy, subagents.RetryScheduled:
+				_, err = s.SubagentStatus(ctx, "ses_C", tt.before, &subagents.Retry{Attempt: 1, Message: "wait"}, at(1))
+			default:
+				_, err = s.SubagentEnded(ctx, "ses_C", tt.before, "", at(1))
+			}
+			require.NoError(t, err)
+			task := tt.task
+			task.Session, task.Parent, task.Alias, task.At = "ses_C", "ses_P", "exp-1", at(2)
+			_, err = s.SubagentTask(ctx, task)
+			require.NoError(t, err)
+			row := page(t, s, "ses_P").Subagents[0]
+			assert.Equal(t, tt.want, row.State)
+			assert.Equal(t, "exp-1", row.Alias)
+			if tt.reason != "" {
+				assert.Equal(t, tt.reason, row.Error)
+			}
+		})
+	}
+}
+
 // Two processes' writers on one file: every intent of both lands, one
 // after the other, and the sums are exact.
 func TestSubagentTwoWriters(t *testing.T) {

@@ -303,7 +303,27 @@ func (s *Subagents) SubagentTask(ctx context.Context, t subagents.Task) (subagen
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		n, _ := res.RowsAffected()
+		if t.Ended && subagents.Active(r.state) {
+			// The call ended: its child is not at work any more, whatever
+			// OpenCode's events have told the records (PROTOCOL.md 4.10).
+			ev := subagents.Idle
+			if t.Failed {
+				ev = subagents.Errored
+			}
+			next := subagents.Next(r.state, ev)
+			set := "state=?, active=?, ended_ns=?, retry_attempt=0, retry_next_ns=0, retry_message='', owner=?, rev=?"
+			args := []any{next, active(next), t.At.UnixNano(), tx.pid, rev}
+			if next == subagents.Failed {
+				set += ", error=?"
+				args = append(args, subagents.Cut(t.Reason))
+			}
+			if err := c.exec(ctx, "UPDATE subagents SET "+set+" WHERE session=?", append(args, t.Session)...); err != nil {
+				return err
+			}
+			n = 1
+		}
+		if n == 0 {
 			return nil
 		}
 		return tx.changed(ctx, r.root, t.At)

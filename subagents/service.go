@@ -61,4 +61,10 @@ type Task struct {
 	Session, Parent     string
 	Label, Agent, Alias string
 	At                  time.Time
+	// Ended: the call ended with its child stopped (false when it left
+	// the child running), Failed with Reason in a user's words. A child
+	// still recorded at work is then done, or failed: a session.idle that
+	// never reached the records does not leave it running.
+	Ended, Failed bool
+	Reason        string
 }
