@@ -22,10 +22,7 @@ func TestProvisionalEntryListedByTaskID(t *testing.T) {
 	b, _ := dbHarness(t, path, sessions.Config{MaxSessionsPerAgent: 5})
 	a.task("ses_p", "explorer", "first", "ses_1")
 
-	execOn(t, path, "CREATE TRIGGER fail_writes BEFORE INSERT ON entries WHEN NEW.task_id='ses_from_a' BEGIN SELECT RAISE(ABORT, 'database is locked (test)'); END")
-	a.task("ses_p", "explorer", "a's", "ses_from_a")
-	require.NotEmpty(t, da.State().LastWriteError)
-	execOn(t, path, "DROP TRIGGER fail_writes")
+	unwrittenTask(t, path, a, da, "database is locked (test)", "ses_p", "explorer", "a's", "ses_from_a")
 	b.task("ses_p", "explorer", "b's", "ses_from_b")
 
 	listed := func(h *harness) map[string]string {

@@ -221,6 +221,17 @@ func execOn(t *testing.T, path string, stmts ...string) {
 	}
 }
 
+// unwrittenTask has h make task call id under parent while the database
+// refuses that entry's insert (why: the error SQLite raises), so the
+// entry stays in h's memory, not written; writes work again after it.
+func unwrittenTask(t *testing.T, path string, h *harness, d *Database, why, parent, agent, label, id string) {
+	t.Helper()
+	execOn(t, path, "CREATE TRIGGER fail_writes BEFORE INSERT ON entries WHEN NEW.task_id='"+id+"' BEGIN SELECT RAISE(ABORT, '"+why+"'); END")
+	h.task(parent, agent, label, id)
+	require.NotEmpty(t, d.State().LastWriteError)
+	execOn(t, path, "DROP TRIGGER fail_writes")
+}
+
 // An alias made while writes fail, under a parent the database does not
 // hold yet, is served at the process's next requests (it was dropped at
 // the next one, as the database lacked the parent) and written by the
@@ -261,10 +272,7 @@ func TestUnwrittenYieldsToAnotherProcess(t *testing.T) {
 	a.task("ses_p", "explorer", "first", "ses_1")
 	require.Len(t, b.s.Tasks().List("ses_p"), 1)
 
-	execOn(t, path, "CREATE TRIGGER fail_writes BEFORE INSERT ON entries WHEN NEW.task_id='ses_from_a' BEGIN SELECT RAISE(ABORT, 'disk full (test)'); END")
-	a.task("ses_p", "oracle", "a's, not written", "ses_from_a")
-	require.NotEmpty(t, da.State().LastWriteError)
-	execOn(t, path, "DROP TRIGGER fail_writes")
+	unwrittenTask(t, path, a, da, "disk full (test)", "ses_p", "oracle", "a's, not written", "ses_from_a")
 	b.task("ses_p", "coder", "b's", "ses_from_b")
 	a.s.Tracked().SetAgent(context.Background(), "ses_x", "explorer") // a's next transaction
 

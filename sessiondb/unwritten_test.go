@@ -28,10 +28,7 @@ func TestUnwrittenParentForgottenElsewhereStaysForgotten(t *testing.T) {
 	a.task("ses_p", "explorer", "written", "ses_old")
 	require.Len(t, b.s.Tasks().List("ses_p"), 1)
 
-	execOn(t, path, "CREATE TRIGGER fail_writes BEFORE INSERT ON entries WHEN NEW.task_id='ses_from_a' BEGIN SELECT RAISE(ABORT, 'disk full (test)'); END")
-	a.task("ses_p", "oracle", "a's, not written", "ses_from_a")
-	require.NotEmpty(t, da.State().LastWriteError)
-	execOn(t, path, "DROP TRIGGER fail_writes")
+	unwrittenTask(t, path, a, da, "disk full (test)", "ses_p", "oracle", "a's, not written", "ses_from_a")
 
 	b.s.DeleteSession(context.Background(), "ses_p") // forgotten by the other process
 	require.False(t, taskIDsIn(t, path)["ses_old"])
